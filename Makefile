@@ -1,0 +1,64 @@
+# forge-api: every task a developer, an operator or CI runs.
+SHELL := /bin/bash
+BIN := node_modules/.bin
+SPEC := openapi/openapi.yaml
+PORT ?= 8080
+
+.PHONY: install generate check-generated lint typecheck build migrate run test test-unit mock docs ops-coverage clean
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+install: node_modules/.installed
+
+## Contract: bundle the spec and generate the TypeScript types from it.
+generate: install
+	$(BIN)/redocly bundle $(SPEC) --ext json -o generated/openapi.json >/dev/null
+	$(BIN)/openapi-typescript generated/openapi.json -o generated/openapi.d.ts --root-types --alphabetize --redocly scripts/openapi-ts.redocly.yaml >/dev/null
+	$(BIN)/prettier --log-level warn --write generated/openapi.d.ts
+
+check-generated: install
+	@tmp=$$(mktemp -d); \
+	$(BIN)/redocly bundle $(SPEC) --ext json -o $$tmp/openapi.json >/dev/null && \
+	$(BIN)/openapi-typescript $$tmp/openapi.json -o $$tmp/openapi.d.ts --root-types --alphabetize --redocly scripts/openapi-ts.redocly.yaml >/dev/null && \
+	$(BIN)/prettier --log-level warn --write $$tmp/openapi.d.ts && \
+	cmp -s $$tmp/openapi.json generated/openapi.json && cmp -s $$tmp/openapi.d.ts generated/openapi.d.ts \
+	  || { echo "generated/ is stale: run make generate and commit the result" >&2; rm -rf $$tmp; exit 1; }; \
+	rm -rf $$tmp
+
+lint: install check-generated
+	$(BIN)/redocly lint $(SPEC) --format stylish
+	$(BIN)/tsc --noEmit -p tsconfig.json
+	$(BIN)/eslint --max-warnings 0 .
+	$(BIN)/prettier --check --log-level warn .
+
+typecheck: install
+	$(BIN)/tsc --noEmit -p tsconfig.json
+
+build: install
+	rm -rf dist && $(BIN)/tsc -p tsconfig.build.json
+
+## Run on the embedded database (or DATABASE_URL when set).
+migrate: build
+	node dist/src/cli/setup.js
+
+run: build
+	@node dist/src/cli/setup.js
+	node dist/src/main.js
+
+test: install
+	@bash scripts/test-env.sh $(BIN)/vitest run $(VITEST_ARGS)
+
+mock: install
+	$(BIN)/prism mock generated/openapi.json --port 4010 --host 127.0.0.1
+
+docs: install
+	$(BIN)/redocly build-docs generated/openapi.json --inlineBundle -o docs/api.html >/dev/null
+	@echo "docs/api.html"
+
+ops-coverage: install
+	@node --import tsx scripts/ops-coverage.ts
+
+clean:
+	rm -rf dist data .forge-test

@@ -1,0 +1,67 @@
+import crypto from 'node:crypto';
+import Koa from 'koa';
+import type { DataSource } from 'typeorm';
+import type { Config } from './config.js';
+import type { Logger } from './logger.js';
+import { apiMiddleware } from './core/api.js';
+import { createBackend, type Backend } from './core/contract.js';
+import { errorMiddleware } from './core/error-middleware.js';
+import { routeNotFound } from './core/errors.js';
+import { responseValidation, type ResponseCheck } from './core/response-validation.js';
+import { handlers } from './handlers.js';
+import { createMetrics } from './ops/metrics.js';
+import { opsRouter } from './ops/routes.js';
+import { createServices, type Services } from './services.js';
+
+export interface AppOptions {
+  config: Config;
+  dataSource: DataSource;
+  logger: Logger;
+  backend?: Backend;
+  /** When set, every API response is checked against the contract and reported here. */
+  onResponseCheck?: (check: ResponseCheck) => void;
+}
+
+export interface App {
+  koa: Koa;
+  services: Services;
+}
+
+const REQUEST_ID = /^[\w.-]{1,128}$/;
+
+export async function createApp(options: AppOptions): Promise<App> {
+  const { config, dataSource, logger } = options;
+  const backend = options.backend ?? (await createBackend());
+  const services = createServices({ dataSource, config });
+  const metrics = createMetrics();
+  const koa = new Koa({ proxy: true });
+
+  koa.use(async (ctx, next) => {
+    const incoming = ctx.get('X-Request-Id');
+    const requestId = REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
+    ctx.state.requestId = requestId;
+    ctx.set('X-Request-Id', requestId);
+    const started = process.hrtime.bigint();
+    await next();
+    logger.info(
+      {
+        requestId,
+        method: ctx.method,
+        path: ctx.path,
+        status: ctx.status,
+        operationId: ctx.state.operationId,
+        durationMs: Number(process.hrtime.bigint() - started) / 1e6,
+      },
+      'request',
+    );
+  });
+  koa.use(metrics.middleware);
+  if (options.onResponseCheck) koa.use(responseValidation(backend, logger, options.onResponseCheck));
+  koa.use(errorMiddleware(logger));
+  koa.use(opsRouter(dataSource, metrics.registry).routes());
+  koa.use(apiMiddleware({ backend, handlers, services, dataSource, config }));
+  koa.use(() => {
+    throw routeNotFound();
+  });
+  return { koa, services };
+}

@@ -1,0 +1,27 @@
+import path from 'node:path';
+
+/** Every setting comes from the environment; see the README's configuration table. */
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl?: string;
+  dataDir: string;
+  externalUrl: string;
+  logLevel: string;
+  rootToken?: string;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const port = Number(env.PORT ?? 8080);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT is not a valid port: ${env.PORT}`);
+  const externalUrl = (env.EXTERNAL_URL ?? `http://localhost:${port}`).replace(/\/+$/, '');
+  return {
+    port,
+    host: env.HOST ?? '0.0.0.0',
+    databaseUrl: env.DATABASE_URL || undefined,
+    dataDir: path.resolve(env.DATA_DIR ?? './data'),
+    externalUrl,
+    logLevel: env.LOG_LEVEL ?? 'info',
+    rootToken: env.FORGE_ROOT_TOKEN || undefined,
+  };
+}

@@ -1,0 +1,148 @@
+import type { Context, Middleware } from 'koa';
+import type { DataSource } from 'typeorm';
+import type { Config } from '../config.js';
+import type { Services } from '../services.js';
+import { authenticate, presentedToken, type Caller } from './auth.js';
+import type { Backend, Operation } from './contract.js';
+import { ApiError, badParameter, methodNotAllowed, routeNotFound, unauthorized } from './errors.js';
+import type { HandlerContext, HandlerMap, OperationId } from './handler.js';
+import { readBodyParams, writeJson } from './http.js';
+import { coerce, mergeParams, parseBracketPairs, propertySchema, queryPairs, type ParamObject } from './params.js';
+
+export const API_PREFIX = '/api/v4';
+const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
+/** Credentials travel as parameters but are not parameters of any operation. */
+const CREDENTIAL_PARAMS = ['private_token', 'job_token', 'sudo'];
+
+type Schema = Record<string, unknown>;
+type ParameterObject = { name: string; in: string; schema?: Schema };
+
+export interface ApiOptions {
+  backend: Backend;
+  handlers: HandlerMap;
+  services: Services;
+  dataSource: DataSource;
+  config: Config;
+}
+
+function safeDecode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw routeNotFound();
+  }
+}
+
+function matchOperation(backend: Backend, method: string, path: string): Operation {
+  const lookupMethod = method === 'head' ? 'get' : method;
+  const operation = backend.router.matchOperation({ method: lookupMethod, path, headers: {} });
+  if (operation) return operation;
+  const other = METHODS.some((m) => m !== lookupMethod && backend.router.matchOperation({ method: m, path, headers: {} }));
+  throw other ? methodNotAllowed() : routeNotFound();
+}
+
+/** Path parameters are matched on the raw path, then decoded: `group%2Fproject` stays one segment. */
+function pathParams(backend: Backend, operation: Operation, path: string): ParamObject {
+  const raw = backend.router.parseRequest({ method: operation.method, path, headers: {} }, operation).params;
+  const decoded: ParamObject = {};
+  for (const [name, value] of Object.entries(raw)) decoded[name] = safeDecode(String(value));
+  return decoded;
+}
+
+/** Puts each merged parameter where the contract declares it, coerced to its declared type. */
+function placeParams(operation: Operation, merged: ParamObject, path: ParamObject) {
+  const parameters = (operation.parameters ?? []) as ParameterObject[];
+  const bodySchema = (operation.requestBody as { content?: Record<string, { schema?: Schema }> } | undefined)?.content?.[
+    'application/json'
+  ]?.schema;
+  const query: ParamObject = {};
+  const body: ParamObject = {};
+  for (const [name, value] of Object.entries(merged)) {
+    if (name in path || CREDENTIAL_PARAMS.includes(name)) continue;
+    const declared = parameters.find((p) => p.in === 'query' && p.name === name);
+    if (declared) query[name] = coerce(value, declared.schema);
+    else if (bodySchema) body[name] = coerce(value, propertySchema(bodySchema, name));
+  }
+  const typedPath: ParamObject = {};
+  for (const [name, value] of Object.entries(path)) {
+    typedPath[name] = coerce(value, parameters.find((p) => p.in === 'path' && p.name === name)?.schema);
+  }
+  return { query, body: bodySchema ? body : undefined, path: typedPath };
+}
+
+interface AjvError {
+  keyword: string;
+  instancePath: string;
+  params: Record<string, unknown>;
+}
+
+/** `{"error": "name is missing, visibility does not have a valid value"}`, as Grape words it. */
+export function validationMessage(errors: AjvError[]): string {
+  const messages: string[] = [];
+  const seen = new Set<string>();
+  for (const error of errors) {
+    if (['anyOf', 'oneOf', 'allOf', 'if'].includes(error.keyword)) continue;
+    const segments = error.instancePath.split('/').filter(Boolean);
+    if (['query', 'path', 'header', 'headers', 'requestBody', 'cookies'].includes(segments[0] ?? '')) segments.shift();
+    if (error.keyword === 'required') segments.push(String(error.params.missingProperty));
+    if (segments.length === 0) continue;
+    const name = segments[0] + segments.slice(1).map((s) => `[${s}]`).join('');
+    if (seen.has(name)) continue;
+    seen.add(name);
+    if (error.keyword === 'required') messages.push(`${name} is missing`);
+    else if (error.keyword === 'enum' || error.keyword === 'const') messages.push(`${name} does not have a valid value`);
+    else messages.push(`${name} is invalid`);
+  }
+  return messages.join(', ') || 'parameters are invalid';
+}
+
+const allowsAnonymous = (operation: Operation) =>
+  Array.isArray(operation.security) && operation.security.some((requirement) => Object.keys(requirement).length === 0);
+
+/** Routes /api/v4/* by operationId to the typed handlers, applying GitLab's wire conventions once. */
+export function apiMiddleware(options: ApiOptions): Middleware {
+  const { backend, handlers, services, dataSource, config } = options;
+  return async (ctx: Context, next) => {
+    if (ctx.path !== API_PREFIX && !ctx.path.startsWith(`${API_PREFIX}/`)) return next();
+    const apiPath = ctx.path.slice(API_PREFIX.length) || '/';
+    const method = ctx.method.toLowerCase();
+    const operation = matchOperation(backend, method, apiPath);
+    const operationId = operation.operationId as OperationId;
+    ctx.state.operationId = operationId;
+
+    const rawQuery = queryPairs(ctx.querystring);
+    const caller: Caller = await authenticate(dataSource, presentedToken(ctx.headers, rawQuery));
+    if (!caller.user && !allowsAnonymous(operation)) throw unauthorized();
+    ctx.state.caller = caller;
+
+    const bodyParams = await readBodyParams(ctx);
+    const path = pathParams(backend, operation, apiPath);
+    const placed = placeParams(operation, mergeParams(parseBracketPairs(rawQuery), bodyParams), path);
+    const validation = backend.validator.validateRequest(
+      {
+        method: operation.method,
+        path: apiPath,
+        headers: { 'content-type': 'application/json' },
+        query: placed.query as Record<string, string>,
+        body: placed.body,
+      },
+      operation,
+    );
+    if (!validation.valid) throw badParameter(validationMessage((validation.errors ?? []) as AjvError[]));
+
+    // The map is typed per operation; here one call site serves them all.
+    const handler = handlers[operationId] as unknown as (
+      c: HandlerContext<OperationId>,
+    ) => Promise<{ status: number; body: unknown; headers?: Record<string, string> }>;
+    const result = await handler({
+      params: { ...placed.query, ...placed.path } as never,
+      body: placed.body as never,
+      caller,
+      services,
+      request: { apiPath, query: rawQuery, externalUrl: config.externalUrl },
+    });
+    writeJson(ctx, result.status, method === 'head' ? null : result.body, result.headers);
+  };
+}
+
+export { ApiError };

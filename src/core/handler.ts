@@ -1,0 +1,49 @@
+import type { operations } from '../../generated/openapi.js';
+import type { Caller } from './auth.js';
+import type { RequestInfo } from './pagination.js';
+import type { Services } from '../services.js';
+
+/** Every operation in the contract. The handler map must have one handler for each. */
+export type OperationId = keyof operations;
+type Op<O extends OperationId> = operations[O];
+
+type ParamsIn<O extends OperationId, In extends 'path' | 'query'> = Op<O>['parameters'] extends {
+  [K in In]?: infer P;
+}
+  ? [P] extends [undefined]
+    ? unknown
+    : NonNullable<P>
+  : unknown;
+
+/** Path and query parameters, after coercion and validation. */
+export type Params<O extends OperationId> = ParamsIn<O, 'path'> & ParamsIn<O, 'query'>;
+
+/** The validated request body, whichever media type it came in. */
+export type Body<O extends OperationId> = Op<O> extends { requestBody?: { content: { 'application/json': infer B } } }
+  ? B
+  : undefined;
+
+type Responses<O extends OperationId> = Op<O>['responses'];
+type SuccessStatus<O extends OperationId> = Extract<keyof Responses<O>, 200 | 201 | 202 | 204>;
+type JsonBody<R> = R extends { content: { 'application/json': infer B } } ? B : null;
+
+/** What a handler returns: one of its operation's success statuses with that status's body. */
+export type HandlerResult<O extends OperationId> = {
+  [S in SuccessStatus<O>]: { status: S; body: JsonBody<Responses<O>[S]>; headers?: Record<string, string> };
+}[SuccessStatus<O>];
+
+export interface HandlerContext<O extends OperationId> {
+  params: Params<O>;
+  body: Body<O>;
+  caller: Caller;
+  services: Services;
+  request: RequestInfo;
+}
+
+export type Handler<O extends OperationId> = (context: HandlerContext<O>) => Promise<HandlerResult<O>>;
+
+export type HandlerMap = { [O in OperationId]: Handler<O> };
+
+/** Lets a family file declare a part of the map with full typing. */
+export const defineHandlers = <M extends Partial<HandlerMap>>(handlers: { [O in keyof M & OperationId]: Handler<O> }) =>
+  handlers;

@@ -1,0 +1,91 @@
+import type { IncomingMessage } from 'node:http';
+import zlib from 'node:zlib';
+import type { Readable } from 'node:stream';
+import type { Context } from 'koa';
+import busboy from 'busboy';
+import { ApiError, badParameter } from './errors.js';
+import { parseBracketPairs, type ParamObject } from './params.js';
+
+const BODY_LIMIT = 10 * 1024 * 1024;
+
+/**
+ * Writes a JSON response. The Content-Type is exactly `application/json`: python-gitlab compares it
+ * as a string and fails on a charset suffix.
+ */
+export function writeJson(ctx: Context, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  ctx.status = status;
+  for (const [name, value] of Object.entries(headers)) ctx.set(name, value);
+  if (status === 204 || body === null || body === undefined) {
+    ctx.body = null;
+    ctx.status = status;
+    return;
+  }
+  ctx.body = JSON.stringify(body);
+  ctx.set('Content-Type', 'application/json');
+}
+
+function hasBody(req: IncomingMessage): boolean {
+  return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+}
+
+function decodedStream(req: IncomingMessage): Readable {
+  const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
+  if (encoding === 'gzip' || encoding === 'x-gzip') return req.pipe(zlib.createGunzip());
+  if (encoding === 'deflate') return req.pipe(zlib.createInflate());
+  return req;
+}
+
+async function readRaw(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of decodedStream(req)) {
+    size += (chunk as Buffer).length;
+    if (size > BODY_LIMIT) throw new ApiError(413, { message: '413 Request Entity Too Large' });
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+function readMultipart(req: IncomingMessage): Promise<ParamObject> {
+  return new Promise((resolve, reject) => {
+    const pairs: Array<[string, unknown]> = [];
+    let parser: busboy.Busboy;
+    try {
+      parser = busboy({ headers: req.headers, limits: { fieldSize: BODY_LIMIT } });
+    } catch {
+      reject(badParameter('multipart body is malformed'));
+      return;
+    }
+    parser.on('field', (name, value) => pairs.push([name, value]));
+    // Uploaded files are not parameters of any operation yet: drain them.
+    parser.on('file', (_name, stream) => stream.resume());
+    parser.on('error', () => reject(badParameter('multipart body is malformed')));
+    parser.on('close', () => resolve(parseBracketPairs(pairs)));
+    decodedStream(req).pipe(parser);
+  });
+}
+
+/** The body's parameters, from JSON, a form, or multipart. An empty body, or `{}`, gives none. */
+export async function readBodyParams(ctx: Context): Promise<ParamObject> {
+  if (!hasBody(ctx.req)) return {};
+  const type = (ctx.request.type || '').toLowerCase();
+  if (type === 'multipart/form-data') return readMultipart(ctx.req);
+  const raw = await readRaw(ctx.req);
+  const text = raw.toString('utf8');
+  if (type === 'application/x-www-form-urlencoded') return parseBracketPairs(new URLSearchParams(text));
+  if (text.trim() === '') return {};
+  if (type === '' || type === 'application/json' || type.endsWith('+json') || type === 'text/plain') {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      if (type === 'text/plain' || type === '') return {};
+      throw badParameter('body is not valid JSON');
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+      throw badParameter('body must be a JSON object');
+    }
+    return parsed as ParamObject;
+  }
+  return {};
+}

@@ -1,0 +1,49 @@
+import 'reflect-metadata';
+import fs from 'node:fs';
+import path from 'node:path';
+import { DataSource, type DataSourceOptions } from 'typeorm';
+import { InternalId } from './internal-id.entity.js';
+import { Initial1767225600000 } from './migrations/1767225600000-initial.js';
+import { openPGlite, pgliteDriverModule } from './pglite-driver.js';
+import { User } from '../users/user.entity.js';
+import { PersonalAccessToken } from '../users/personal-access-token.entity.js';
+import { Namespace } from '../namespaces/namespace.entity.js';
+import { Member } from '../members/member.entity.js';
+import { Project } from '../projects/project.entity.js';
+import { ProjectStatistics } from '../projects/project-statistics.entity.js';
+
+export const entities = [User, PersonalAccessToken, Namespace, Member, Project, ProjectStatistics, InternalId];
+export const migrations = [Initial1767225600000];
+
+export interface DatabaseTarget {
+  /** A PostgreSQL URL; without one, the embedded PGlite database is used. */
+  url?: string;
+  /** Where PGlite keeps its files; undefined keeps it in memory. */
+  pgliteDir?: string;
+  /** PostgreSQL schema to work in (tests give each file its own). */
+  schema?: string;
+}
+
+export async function createDataSource(target: DatabaseTarget): Promise<DataSource> {
+  const common = { type: 'postgres', entities, migrations, migrationsRun: false, synchronize: false } as const;
+  let options: DataSourceOptions;
+  if (target.url) {
+    options = {
+      ...common,
+      url: target.url,
+      schema: target.schema,
+      extra: target.schema ? { options: `-c search_path=${target.schema}` } : undefined,
+    };
+  } else {
+    if (target.pgliteDir) fs.mkdirSync(path.dirname(target.pgliteDir), { recursive: true });
+    const db = await openPGlite(target.pgliteDir);
+    options = { ...common, driver: pgliteDriverModule(db) } as DataSourceOptions;
+  }
+  const dataSource = new DataSource(options);
+  await dataSource.initialize();
+  return dataSource;
+}
+
+export async function migrate(dataSource: DataSource): Promise<void> {
+  await dataSource.runMigrations({ transaction: 'each' });
+}

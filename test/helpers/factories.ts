@@ -1,0 +1,69 @@
+import crypto from 'node:crypto';
+import type { DataSource } from 'typeorm';
+import { Visibility, type VisibilityName } from '../../src/core/abilities.js';
+import { anonymous, type Caller } from '../../src/core/auth.js';
+import { Member } from '../../src/members/member.entity.js';
+import type { Namespace } from '../../src/namespaces/namespace.entity.js';
+import type { CreateProjectParams } from '../../src/projects/projects.service.js';
+import type { Project } from '../../src/projects/project.entity.js';
+import type { Services } from '../../src/services.js';
+import type { User } from '../../src/users/user.entity.js';
+
+const unique = (prefix: string) => `${prefix}-${crypto.randomBytes(4).toString('hex')}`;
+
+export interface TestUser {
+  user: User;
+  token: string;
+  caller: Caller;
+}
+
+/** Builds records through the services, each with unique names, so tests never share data. */
+export class Factories {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly services: Services,
+  ) {}
+
+  async user(attrs: Partial<Pick<User, 'admin' | 'external' | 'state' | 'username' | 'name'>> = {}): Promise<TestUser> {
+    const username = attrs.username ?? unique('user');
+    const user = await this.services.users.createUser({
+      username,
+      name: attrs.name ?? `User ${username}`,
+      email: `${username}@example.com`,
+      admin: attrs.admin ?? false,
+      external: attrs.external ?? false,
+      state: attrs.state ?? 'active',
+    });
+    const { token, record } = await this.services.users.createToken(user.id, { name: 'test', scopes: ['api'] });
+    return { user, token, caller: { user, token: record } };
+  }
+
+  group(attrs: { visibility?: VisibilityName; parent?: Namespace; path?: string } = {}): Promise<Namespace> {
+    const path = attrs.path ?? unique('group');
+    return this.services.namespaces.createGroup({
+      name: path,
+      path,
+      parentId: attrs.parent?.id ?? null,
+      visibilityLevel: Visibility[attrs.visibility ?? 'private'],
+    });
+  }
+
+  async member(source: Project | Namespace, user: User, accessLevel: number, expiresAt: string | null = null) {
+    const sourceType = 'namespaceId' in source ? 'Project' : 'Namespace';
+    await this.dataSource.getRepository(Member).insert({ sourceType, sourceId: source.id, userId: user.id, accessLevel, expiresAt });
+  }
+
+  /** A project created as `owner` would create it (owner defaults to a new admin). */
+  async project(attrs: Partial<CreateProjectParams> & { owner?: TestUser; namespace?: Namespace } = {}): Promise<Project> {
+    const owner = attrs.owner ?? (await this.user({ admin: true }));
+    const { owner: _owner, namespace, ...params } = attrs;
+    const view = await this.services.projects.create(owner.caller, {
+      path: unique('project'),
+      namespace_id: namespace?.id,
+      ...params,
+    } as CreateProjectParams);
+    return view.project;
+  }
+
+  readonly anonymous = anonymous;
+}

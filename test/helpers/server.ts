@@ -1,0 +1,121 @@
+import 'reflect-metadata';
+import fs from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { afterAll, afterEach, beforeAll, expect } from 'vitest';
+import type { DataSource } from 'typeorm';
+import { createApp } from '../../src/app.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import type { ResponseCheck } from '../../src/core/response-validation.js';
+import { createLogger } from '../../src/logger.js';
+import type { Services } from '../../src/services.js';
+import { openTestDatabase } from './database.js';
+import { Factories } from './factories.js';
+
+export interface TestServer {
+  /** The server's root, e.g. http://127.0.0.1:40123 */
+  url: string;
+  /** `${url}/api/v4` */
+  api: string;
+  config: Config;
+  dataSource: DataSource;
+  services: Services;
+  factories: Factories;
+  /** Every response the server checked against the contract since the test began. */
+  checks: ResponseCheck[];
+  /** fetch against the API: `request('GET', '/projects', { token })`. */
+  request: (method: string, path: string, options?: RequestOptions) => Promise<TestResponse>;
+}
+
+export interface RequestOptions {
+  token?: string;
+  json?: unknown;
+  form?: Record<string, string>;
+  headers?: Record<string, string>;
+  body?: string;
+}
+
+export interface TestResponse {
+  status: number;
+  headers: Headers;
+  body: unknown;
+  text: string;
+}
+
+/**
+ * Starts the real server on a random port with its own database for this test file. Every API
+ * response is checked against the contract; a test whose responses do not match fails.
+ */
+export function useTestServer(): TestServer {
+  const server = {} as TestServer;
+  let http: Server;
+  let drop: () => Promise<void>;
+  const checks: ResponseCheck[] = [];
+  const opsLog = process.env.FORGE_OPS_LOG;
+
+  beforeAll(async () => {
+    const database = await openTestDatabase();
+    drop = database.drop;
+    const config = loadConfig({ ...process.env, PORT: '0', LOG_LEVEL: 'silent' });
+    const logger = createLogger(process.env.FORGE_TEST_LOG_LEVEL ?? 'silent');
+    const { koa, services } = await createApp({
+      config,
+      dataSource: database.dataSource,
+      logger,
+      onResponseCheck: (check) => {
+        checks.push(check);
+        if (opsLog) fs.appendFileSync(opsLog, `${JSON.stringify(check)}\n`);
+      },
+    });
+    http = koa.listen(0, '127.0.0.1');
+    await new Promise<void>((resolve) => http.once('listening', resolve));
+    const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
+    // Links and web URLs must point at this server, so the external URL is its own address.
+    config.externalUrl = url;
+    Object.assign(server, {
+      url,
+      api: `${url}/api/v4`,
+      config,
+      dataSource: database.dataSource,
+      services,
+      checks,
+      factories: new Factories(database.dataSource, services),
+      request: (method: string, path: string, options: RequestOptions = {}) => send(`${url}/api/v4${path}`, method, options),
+    });
+  });
+
+  afterEach(() => {
+    const invalid = checks.filter((check) => !check.valid);
+    checks.length = 0;
+    expect(invalid, 'responses that do not match the contract').toEqual([]);
+  });
+
+  afterAll(async () => {
+    await new Promise<void>((resolve) => (http ? http.close(() => resolve()) : resolve()));
+    await drop?.();
+  });
+
+  return server;
+}
+
+export async function send(url: string, method: string, options: RequestOptions = {}): Promise<TestResponse> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.token) headers['PRIVATE-TOKEN'] = options.token;
+  let body: string | undefined = options.body;
+  if (options.json !== undefined) {
+    headers['Content-Type'] = 'application/json';
+    body = JSON.stringify(options.json);
+  } else if (options.form) {
+    headers['Content-Type'] = 'application/x-www-form-urlencoded';
+    body = new URLSearchParams(options.form).toString();
+  }
+  const response = await fetch(url, { method, headers, body });
+  const text = await response.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    // not JSON: keep the text
+  }
+  return { status: response.status, headers: response.headers, body: parsed, text };
+}
