@@ -15,14 +15,12 @@ install: node_modules/.installed
 ## Contract: bundle the spec and generate the TypeScript types from it.
 generate: install
 	$(BIN)/redocly bundle $(SPEC) --ext json -o generated/openapi.json >/dev/null
-	$(BIN)/openapi-typescript generated/openapi.json -o generated/openapi.d.ts --root-types --alphabetize --redocly scripts/openapi-ts.redocly.yaml >/dev/null
-	$(BIN)/prettier --log-level warn --write generated/openapi.d.ts
+	$(BIN)/openapi-typescript generated/openapi.json -o generated/openapi.d.ts --root-types --alphabetize --default-non-nullable=false --redocly scripts/openapi-ts.redocly.yaml >/dev/null
 
 check-generated: install
 	@tmp=$$(mktemp -d); \
 	$(BIN)/redocly bundle $(SPEC) --ext json -o $$tmp/openapi.json >/dev/null && \
-	$(BIN)/openapi-typescript $$tmp/openapi.json -o $$tmp/openapi.d.ts --root-types --alphabetize --redocly scripts/openapi-ts.redocly.yaml >/dev/null && \
-	$(BIN)/prettier --log-level warn --write $$tmp/openapi.d.ts && \
+	$(BIN)/openapi-typescript $$tmp/openapi.json -o $$tmp/openapi.d.ts --root-types --alphabetize --default-non-nullable=false --redocly scripts/openapi-ts.redocly.yaml >/dev/null && \
 	cmp -s $$tmp/openapi.json generated/openapi.json && cmp -s $$tmp/openapi.d.ts generated/openapi.d.ts \
 	  || { echo "generated/ is stale: run make generate and commit the result" >&2; rm -rf $$tmp; exit 1; }; \
 	rm -rf $$tmp

@@ -43,7 +43,8 @@ export interface paths {
         put?: never;
         /**
          * Create a project
-         * @description Creates a project, with an empty repository, owned by the caller. Needs authentication.
+         * @description Creates a project with an empty repository. Needs authentication. Like every operation, the
+         *     attributes may also come as form fields or in the query string, so the body itself is optional.
          *
          *     - **Name and path.** At least one of `name` and `path` must be given; with neither the answer is
          *       400 `{"error": "name, path are missing, at least one parameter must be provided"}`. A missing
@@ -742,73 +743,73 @@ export interface components {
          */
         ProjectCreate: {
             /** @default false */
-            allow_merge_on_skipped_pipeline: boolean;
+            allow_merge_on_skipped_pipeline?: boolean;
             /**
              * @description Premium and Ultimate; stored and returned.
              * @default false
              */
-            allow_pipeline_trigger_approve_deployment: boolean;
+            allow_pipeline_trigger_approve_deployment?: boolean;
             /**
              * @default continuous
              * @enum {string}
              */
-            auto_devops_deploy_strategy: "continuous" | "manual" | "timed_incremental";
+            auto_devops_deploy_strategy?: "continuous" | "manual" | "timed_incremental";
             /** @default false */
-            auto_devops_enabled: boolean;
+            auto_devops_enabled?: boolean;
             /** @default true */
-            autoclose_referenced_issues: boolean;
+            autoclose_referenced_issues?: boolean;
             /**
              * @description Maximum job run time, in seconds (10 minutes to 30 days).
              * @default 3600
              */
-            build_timeout: number;
+            build_timeout?: number;
             /**
              * @description Path of the CI configuration file; null uses `.gitlab-ci.yml`.
              * @default null
              */
-            ci_config_path: string | null;
+            ci_config_path?: string | null;
             /** @default 20 */
-            ci_default_git_depth: number;
+            ci_default_git_depth?: number;
             /** @default true */
-            ci_forward_deployment_enabled: boolean;
+            ci_forward_deployment_enabled?: boolean;
             /** @default true */
-            ci_separated_caches: boolean;
+            ci_separated_caches?: boolean;
             /** @default enabled */
-            container_registry_access_level: components["schemas"]["FeatureAccessLevel"];
+            container_registry_access_level?: components["schemas"]["FeatureAccessLevel"];
             /**
              * @deprecated
              * @description Deprecated; use `container_registry_access_level`. `true` sets it to `enabled`, `false` to `disabled`.
              * @default true
              */
-            container_registry_enabled: boolean;
+            container_registry_enabled?: boolean;
             /**
              * @description Name of the default branch.
              * @default main
              */
-            default_branch: string;
+            default_branch?: string;
             /** @example Public HTTP API of the platform. */
             description?: string;
             /** @default true */
-            enforce_auth_checks_on_uploads: boolean;
+            enforce_auth_checks_on_uploads?: boolean;
             /** @default true */
-            group_runners_enabled: boolean;
+            group_runners_enabled?: boolean;
             /** @default null */
-            issue_branch_template: string | null;
+            issue_branch_template?: string | null;
             /** @default true */
-            issues_enabled: boolean;
+            issues_enabled?: boolean;
             /** @default true */
-            jobs_enabled: boolean;
+            jobs_enabled?: boolean;
             /** @default true */
-            lfs_enabled: boolean;
+            lfs_enabled?: boolean;
             /** @default null */
-            merge_commit_template: string | null;
+            merge_commit_template?: string | null;
             /**
              * @default merge
              * @enum {string}
              */
-            merge_method: "merge" | "rebase_merge" | "ff";
+            merge_method?: "merge" | "rebase_merge" | "ff";
             /** @default true */
-            merge_requests_enabled: boolean;
+            merge_requests_enabled?: boolean;
             /**
              * @description Display name. Taken from `path` when left out.
              * @example API
@@ -820,39 +821,39 @@ export interface components {
              */
             namespace_id?: number;
             /** @default false */
-            only_allow_merge_if_all_discussions_are_resolved: boolean;
+            only_allow_merge_if_all_discussions_are_resolved?: boolean;
             /** @default false */
-            only_allow_merge_if_pipeline_succeeds: boolean;
+            only_allow_merge_if_pipeline_succeeds?: boolean;
             /** @default true */
-            packages_enabled: boolean;
+            packages_enabled?: boolean;
             /**
              * @description URL path segment, unique in the namespace. When left out it is derived from `name`: lowercased, with each run of characters outside `[a-z0-9_.-]` replaced by one `-`.
              * @example api
              */
             path?: string;
             /** @default true */
-            printing_merge_requests_link_enabled: boolean;
+            printing_merge_requests_link_enabled?: boolean;
             /** @default true */
-            public_jobs: boolean;
+            public_jobs?: boolean;
             /** @default true */
-            remove_source_branch_after_merge: boolean;
+            remove_source_branch_after_merge?: boolean;
             /** @default true */
-            request_access_enabled: boolean;
+            request_access_enabled?: boolean;
             /** @default false */
-            resolve_outdated_diff_discussions: boolean;
+            resolve_outdated_diff_discussions?: boolean;
             /** @default true */
-            shared_runners_enabled: boolean;
+            shared_runners_enabled?: boolean;
             /** @default true */
-            snippets_enabled: boolean;
+            snippets_enabled?: boolean;
             /** @default null */
-            squash_commit_template: string | null;
+            squash_commit_template?: string | null;
             /**
              * @default default_off
              * @enum {string}
              */
-            squash_option: "never" | "always" | "default_on" | "default_off";
+            squash_option?: "never" | "always" | "default_on" | "default_off";
             /** @default null */
-            suggestion_commit_message: string | null;
+            suggestion_commit_message?: string | null;
             /**
              * @deprecated
              * @description Deprecated alias of `topics`; `topics` wins when both are sent.
@@ -867,11 +868,11 @@ export interface components {
              */
             topics?: string[];
             /** @default private */
-            visibility: components["schemas"]["Visibility"];
+            visibility?: components["schemas"]["Visibility"];
             /** @default true */
-            warn_about_potentially_unwanted_characters: boolean;
+            warn_about_potentially_unwanted_characters?: boolean;
             /** @default true */
-            wiki_enabled: boolean;
+            wiki_enabled?: boolean;
         };
         /**
          * ProjectLicense
@@ -1400,7 +1401,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 /**
                  * @example {

@@ -13,7 +13,8 @@ export interface Config {
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = Number(env.PORT ?? 8080);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT is not a valid port: ${env.PORT}`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new Error(`PORT is not a valid port: ${env.PORT}`);
   const externalUrl = (env.EXTERNAL_URL ?? `http://localhost:${port}`).replace(/\/+$/, '');
   return {
     port,

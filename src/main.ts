@@ -17,7 +17,9 @@ async function main(): Promise<void> {
 
   process.stdout.write(`forge-api listening on ${config.externalUrl} (API: ${config.externalUrl}/api/v4)\n`);
   if (root.generatedToken) {
-    process.stdout.write(`root token (shown once, also saved to ${root.tokenFile}): ${root.generatedToken}\n`);
+    process.stdout.write(
+      `root token (shown once, also saved to ${root.tokenFile}): ${root.generatedToken}\n`,
+    );
   } else {
     process.stdout.write(`root token: ${root.tokenSource}\n`);
   }

@@ -8,6 +8,8 @@ const config = loadConfig();
 const dataSource = await openDatabase(config);
 const root = await ensureRootUser(dataSource, config);
 await dataSource.destroy();
-process.stdout.write(`Database migrated (${config.databaseUrl ? 'PostgreSQL' : `embedded, in ${config.dataDir}`}).\n`);
+process.stdout.write(
+  `Database migrated (${config.databaseUrl ? 'PostgreSQL' : `embedded, in ${config.dataDir}`}).\n`,
+);
 process.stdout.write(`URL:        ${config.externalUrl}/api/v4\n`);
 process.stdout.write(`Root token: ${root.generatedToken ?? root.knownToken ?? root.tokenSource}\n`);

@@ -30,7 +30,10 @@ export function whereProjectVisible<T extends ObjectLiteral>(
   namespaceAlias: string,
 ): SelectQueryBuilder<T> {
   const user = caller.user;
-  if (!user) return query.andWhere(`${projectAlias}.visibility_level = :publicLevel`, { publicLevel: Visibility.public });
+  if (!user)
+    return query.andWhere(`${projectAlias}.visibility_level = :publicLevel`, {
+      publicLevel: Visibility.public,
+    });
   if (user.admin) return query;
   const minimum = user.external ? Visibility.public : Visibility.internal;
   return query.andWhere(

@@ -7,7 +7,14 @@ import type { Backend, Operation } from './contract.js';
 import { ApiError, badParameter, methodNotAllowed, routeNotFound, unauthorized } from './errors.js';
 import type { HandlerContext, HandlerMap, OperationId } from './handler.js';
 import { readBodyParams, writeJson } from './http.js';
-import { coerce, mergeParams, parseBracketPairs, propertySchema, queryPairs, type ParamObject } from './params.js';
+import {
+  coerce,
+  mergeParams,
+  parseBracketPairs,
+  propertySchema,
+  queryPairs,
+  type ParamObject,
+} from './params.js';
 
 export const API_PREFIX = '/api/v4';
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
@@ -37,7 +44,9 @@ function matchOperation(backend: Backend, method: string, path: string): Operati
   const lookupMethod = method === 'head' ? 'get' : method;
   const operation = backend.router.matchOperation({ method: lookupMethod, path, headers: {} });
   if (operation) return operation;
-  const other = METHODS.some((m) => m !== lookupMethod && backend.router.matchOperation({ method: m, path, headers: {} }));
+  const other = METHODS.some(
+    (m) => m !== lookupMethod && backend.router.matchOperation({ method: m, path, headers: {} }),
+  );
   throw other ? methodNotAllowed() : routeNotFound();
 }
 
@@ -52,9 +61,8 @@ function pathParams(backend: Backend, operation: Operation, path: string): Param
 /** Puts each merged parameter where the contract declares it, coerced to its declared type. */
 function placeParams(operation: Operation, merged: ParamObject, path: ParamObject) {
   const parameters = (operation.parameters ?? []) as ParameterObject[];
-  const bodySchema = (operation.requestBody as { content?: Record<string, { schema?: Schema }> } | undefined)?.content?.[
-    'application/json'
-  ]?.schema;
+  const bodySchema = (operation.requestBody as { content?: Record<string, { schema?: Schema }> } | undefined)
+    ?.content?.['application/json']?.schema;
   const query: ParamObject = {};
   const body: ParamObject = {};
   for (const [name, value] of Object.entries(merged)) {
@@ -83,21 +91,29 @@ export function validationMessage(errors: AjvError[]): string {
   for (const error of errors) {
     if (['anyOf', 'oneOf', 'allOf', 'if'].includes(error.keyword)) continue;
     const segments = error.instancePath.split('/').filter(Boolean);
-    if (['query', 'path', 'header', 'headers', 'requestBody', 'cookies'].includes(segments[0] ?? '')) segments.shift();
+    if (['query', 'path', 'header', 'headers', 'requestBody', 'cookies'].includes(segments[0] ?? ''))
+      segments.shift();
     if (error.keyword === 'required') segments.push(String(error.params.missingProperty));
     if (segments.length === 0) continue;
-    const name = segments[0] + segments.slice(1).map((s) => `[${s}]`).join('');
+    const name =
+      segments[0] +
+      segments
+        .slice(1)
+        .map((s) => `[${s}]`)
+        .join('');
     if (seen.has(name)) continue;
     seen.add(name);
     if (error.keyword === 'required') messages.push(`${name} is missing`);
-    else if (error.keyword === 'enum' || error.keyword === 'const') messages.push(`${name} does not have a valid value`);
+    else if (error.keyword === 'enum' || error.keyword === 'const')
+      messages.push(`${name} does not have a valid value`);
     else messages.push(`${name} is invalid`);
   }
   return messages.join(', ') || 'parameters are invalid';
 }
 
 const allowsAnonymous = (operation: Operation) =>
-  Array.isArray(operation.security) && operation.security.some((requirement) => Object.keys(requirement).length === 0);
+  Array.isArray(operation.security) &&
+  operation.security.some((requirement) => Object.keys(requirement).length === 0);
 
 /** Routes /api/v4/* by operationId to the typed handlers, applying GitLab's wire conventions once. */
 export function apiMiddleware(options: ApiOptions): Middleware {

@@ -24,7 +24,10 @@ export function hashToken(token: string): string {
 }
 
 /** The token from PRIVATE-TOKEN, `Authorization: Bearer`, or `private_token` in the query. */
-export function presentedToken(headers: IncomingHttpHeaders, query: Array<[string, string]>): string | undefined {
+export function presentedToken(
+  headers: IncomingHttpHeaders,
+  query: Array<[string, string]>,
+): string | undefined {
   const header = headers['private-token'];
   if (typeof header === 'string' && header) return header.trim();
   const authorization = headers.authorization;
@@ -43,7 +46,8 @@ export async function authenticate(dataSource: DataSource, token: string | undef
     relations: { user: true },
   });
   const today = new Date().toISOString().slice(0, 10);
-  if (!record?.user || record.revoked || (record.expiresAt !== null && record.expiresAt <= today)) throw unauthorized();
+  if (!record?.user || record.revoked || (record.expiresAt !== null && record.expiresAt <= today))
+    throw unauthorized();
   if (record.user.state !== 'active') throw unauthorized();
   await dataSource.query(
     `UPDATE personal_access_tokens SET last_used_at = now()

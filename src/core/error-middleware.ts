@@ -11,7 +11,10 @@ export function errorMiddleware(logger: Logger): Middleware {
     } catch (err) {
       let error = err instanceof ApiError ? err : undefined;
       if (!error) {
-        logger.error({ err, requestId: ctx.state.requestId, operationId: ctx.state.operationId }, 'request failed');
+        logger.error(
+          { err, requestId: ctx.state.requestId, operationId: ctx.state.operationId },
+          'request failed',
+        );
         error = internalError();
       }
       writeJson(ctx, error.status, error.body, error.headers);

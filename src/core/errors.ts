@@ -10,7 +10,11 @@ export class ApiError extends Error {
     readonly body: ErrorBody,
     readonly headers: Record<string, string> = {},
   ) {
-    super(typeof (body as { error?: string }).error === 'string' ? (body as { error: string }).error : String(status));
+    super(
+      typeof (body as { error?: string }).error === 'string'
+        ? (body as { error: string }).error
+        : String(status),
+    );
   }
 }
 
@@ -25,7 +29,8 @@ export const validationFailed = (errors: Record<string, string[]>) => new ApiErr
 
 export const badRequest = (message: string) => new ApiError(400, { message: `400 Bad request - ${message}` });
 export const unauthorized = () => new ApiError(401, { message: '401 Unauthorized' });
-export const forbidden = (reason?: string) => new ApiError(403, { message: reason ? `403 Forbidden - ${reason}` : '403 Forbidden' });
+export const forbidden = (reason?: string) =>
+  new ApiError(403, { message: reason ? `403 Forbidden - ${reason}` : '403 Forbidden' });
 /** 404 naming the resource: notFound('Project') gives `{"message": "404 Project Not Found"}`. */
 export const notFound = (resource?: string) =>
   new ApiError(404, { message: resource ? `404 ${resource} Not Found` : '404 Not Found' });

@@ -19,9 +19,8 @@ type ParamsIn<O extends OperationId, In extends 'path' | 'query'> = Op<O>['param
 export type Params<O extends OperationId> = ParamsIn<O, 'path'> & ParamsIn<O, 'query'>;
 
 /** The validated request body, whichever media type it came in. */
-export type Body<O extends OperationId> = Op<O> extends { requestBody?: { content: { 'application/json': infer B } } }
-  ? B
-  : undefined;
+export type Body<O extends OperationId> =
+  Op<O> extends { requestBody?: { content: { 'application/json': infer B } } } ? B : undefined;
 
 type Responses<O extends OperationId> = Op<O>['responses'];
 type SuccessStatus<O extends OperationId> = Extract<keyof Responses<O>, 200 | 201 | 202 | 204>;
@@ -45,5 +44,4 @@ export type Handler<O extends OperationId> = (context: HandlerContext<O>) => Pro
 export type HandlerMap = { [O in OperationId]: Handler<O> };
 
 /** Lets a family file declare a part of the map with full typing. */
-export const defineHandlers = <M extends Partial<HandlerMap>>(handlers: { [O in keyof M & OperationId]: Handler<O> }) =>
-  handlers;
+export const defineHandlers = <K extends OperationId>(handlers: { [O in K]: Handler<O> }) => handlers;

@@ -12,7 +12,12 @@ const BODY_LIMIT = 10 * 1024 * 1024;
  * Writes a JSON response. The Content-Type is exactly `application/json`: python-gitlab compares it
  * as a string and fails on a charset suffix.
  */
-export function writeJson(ctx: Context, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function writeJson(
+  ctx: Context,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   ctx.status = status;
   for (const [name, value] of Object.entries(headers)) ctx.set(name, value);
   if (status === 204 || body === null || body === undefined) {

@@ -89,7 +89,8 @@ function schemaTypes(schema: Schema | undefined): Set<string> {
   else if (Array.isArray(type)) for (const t of type) types.add(String(t));
   for (const key of ['anyOf', 'oneOf', 'allOf'] as const) {
     const list = schema[key];
-    if (Array.isArray(list)) for (const member of list) for (const t of schemaTypes(member as Schema)) types.add(t);
+    if (Array.isArray(list))
+      for (const member of list) for (const t of schemaTypes(member as Schema)) types.add(t);
   }
   if (types.size === 0 && (schema.properties || schema.additionalProperties)) types.add('object');
   return types;
@@ -139,7 +140,8 @@ export function coerce(value: unknown, schema: Schema | undefined): unknown {
       const parsed = parseBoolean(value);
       if (parsed !== undefined) return parsed;
     }
-    if ((types.has('integer') || types.has('number')) && /^-?\d+(\.\d+)?$/.test(value.trim())) return Number(value);
+    if ((types.has('integer') || types.has('number')) && /^-?\d+(\.\d+)?$/.test(value.trim()))
+      return Number(value);
     if (types.has('array')) return [coerce(value, itemsSchema(schema))];
     return value;
   }
@@ -162,7 +164,8 @@ export function coerce(value: unknown, schema: Schema | undefined): unknown {
     }
     if (types.has('object')) {
       const result: ParamObject = {};
-      for (const [key, child] of Object.entries(value)) result[key] = coerce(child, propertySchema(schema, key));
+      for (const [key, child] of Object.entries(value))
+        result[key] = coerce(child, propertySchema(schema, key));
       return result;
     }
   }

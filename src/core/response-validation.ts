@@ -32,13 +32,24 @@ export function responseValidation(
     const declared = operation?.responses?.[String(status)] ?? operation?.responses?.default;
     if (!declared) errors.push(`status ${status} is not declared`);
     else if (ctx.method !== 'HEAD' && typeof ctx.body === 'string') {
-      if (ctx.response.get('Content-Type') !== 'application/json') errors.push('Content-Type is not application/json');
+      if (ctx.response.get('Content-Type') !== 'application/json')
+        errors.push('Content-Type is not application/json');
       const result = backend.validator.validateResponse(JSON.parse(ctx.body), operation!, status);
       for (const e of result.errors ?? []) errors.push(`${e.instancePath || '/'} ${e.message ?? e.keyword}`);
-      const headers = backend.validator.validateResponseHeaders(ctx.response.headers, operation!, { statusCode: status });
-      for (const e of headers.errors ?? []) errors.push(`header ${e.instancePath || '/'} ${e.message ?? e.keyword}`);
+      const headers = backend.validator.validateResponseHeaders(ctx.response.headers, operation!, {
+        statusCode: status,
+      });
+      for (const e of headers.errors ?? [])
+        errors.push(`header ${e.instancePath || '/'} ${e.message ?? e.keyword}`);
     }
-    const check = { operationId, method: ctx.method, path: ctx.path, status, valid: errors.length === 0, errors };
+    const check = {
+      operationId,
+      method: ctx.method,
+      path: ctx.path,
+      status,
+      valid: errors.length === 0,
+      errors,
+    };
     onCheck(check);
     if (!check.valid) {
       logger.error({ check }, 'response does not match the contract');

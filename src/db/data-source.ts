@@ -12,7 +12,15 @@ import { Member } from '../members/member.entity.js';
 import { Project } from '../projects/project.entity.js';
 import { ProjectStatistics } from '../projects/project-statistics.entity.js';
 
-export const entities = [User, PersonalAccessToken, Namespace, Member, Project, ProjectStatistics, InternalId];
+export const entities = [
+  User,
+  PersonalAccessToken,
+  Namespace,
+  Member,
+  Project,
+  ProjectStatistics,
+  InternalId,
+];
 export const migrations = [Initial1767225600000];
 
 export interface DatabaseTarget {
@@ -25,7 +33,13 @@ export interface DatabaseTarget {
 }
 
 export async function createDataSource(target: DatabaseTarget): Promise<DataSource> {
-  const common = { type: 'postgres', entities, migrations, migrationsRun: false, synchronize: false } as const;
+  const common = {
+    type: 'postgres',
+    entities,
+    migrations,
+    migrationsRun: false,
+    synchronize: false,
+  } as const;
   let options: DataSourceOptions;
   if (target.url) {
     options = {

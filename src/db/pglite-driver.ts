@@ -13,7 +13,10 @@ class PGliteConnection extends EventEmitter {
     super();
   }
 
-  async query(sql: string, params?: unknown[]): Promise<{ rows: unknown[]; rowCount: number; command: string }> {
+  async query(
+    sql: string,
+    params?: unknown[],
+  ): Promise<{ rows: unknown[]; rowCount: number; command: string }> {
     const command = sql.trimStart().split(/\s/, 1)[0].toUpperCase();
     if (params && params.length > 0) {
       const result = await this.db.query(sql, params);
@@ -25,7 +28,11 @@ class PGliteConnection extends EventEmitter {
   }
 }
 
-type ConnectCallback = (err: Error | null, connection?: PGliteConnection, release?: (err?: unknown) => void) => void;
+type ConnectCallback = (
+  err: Error | null,
+  connection?: PGliteConnection,
+  release?: (err?: unknown) => void,
+) => void;
 
 export function pgliteDriverModule(db: PGlite): { Pool: new () => EventEmitter } {
   const connection = new PGliteConnection(db);
@@ -47,7 +54,12 @@ export function pgliteDriverModule(db: PGlite): { Pool: new () => EventEmitter }
     }
 
     end(callback?: (err: Error | null) => void): void {
-      lease.then(() => db.close()).then(() => callback?.(null), (err: Error) => callback?.(err));
+      lease
+        .then(() => db.close())
+        .then(
+          () => callback?.(null),
+          (err: Error) => callback?.(err),
+        );
     }
   }
   return { Pool };
@@ -56,7 +68,9 @@ export function pgliteDriverModule(db: PGlite): { Pool: new () => EventEmitter }
 export async function openPGlite(dataDir: string | undefined): Promise<PGlite> {
   const options: PGliteOptions = {
     // Booleans bound as parameters must reach SQL as TRUE/FALSE, as node-postgres sends them.
-    serializers: { [types.BOOL]: (value: unknown) => (value === true || value === 'true' ? 'TRUE' : 'FALSE') },
+    serializers: {
+      [types.BOOL]: (value: unknown) => (value === true || value === 'true' ? 'TRUE' : 'FALSE'),
+    },
   };
   return dataDir ? PGlite.create(dataDir, options) : PGlite.create(options);
 }

@@ -4,7 +4,9 @@ import type { Namespace } from './namespace.entity.js';
 export type NamespaceSummaryJson = components['schemas']['NamespaceSummary'];
 
 export const namespaceWebUrl = (externalUrl: string, namespace: Namespace) =>
-  namespace.kind === 'group' ? `${externalUrl}/groups/${namespace.fullPath}` : `${externalUrl}/${namespace.fullPath}`;
+  namespace.kind === 'group'
+    ? `${externalUrl}/groups/${namespace.fullPath}`
+    : `${externalUrl}/${namespace.fullPath}`;
 
 export function presentNamespaceSummary(namespace: Namespace, externalUrl: string): NamespaceSummaryJson {
   return {

@@ -25,7 +25,10 @@ export function createMetrics() {
       await next();
     } finally {
       const labels = {
-        operation_id: (ctx.state.operationId as string | undefined) ?? (ctx.state.route as string | undefined) ?? 'unmatched',
+        operation_id:
+          (ctx.state.operationId as string | undefined) ??
+          (ctx.state.route as string | undefined) ??
+          'unmatched',
         method: ctx.method,
         status: String(ctx.status),
       };

@@ -54,7 +54,10 @@ export function settingsFromParams(params: Record<string, unknown>): Partial<Pro
   for (const key of PROJECT_SETTING_KEYS) {
     if (params[key] !== undefined) settings[key] = params[key];
   }
-  if (params.container_registry_enabled !== undefined && params.container_registry_access_level === undefined) {
+  if (
+    params.container_registry_enabled !== undefined &&
+    params.container_registry_access_level === undefined
+  ) {
     settings.container_registry_access_level = params.container_registry_enabled ? 'enabled' : 'disabled';
   }
   return settings as Partial<ProjectSettings>;

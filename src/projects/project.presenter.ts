@@ -21,7 +21,10 @@ export interface PresentOptions {
 
 const accessLevel = (enabled: boolean) => (enabled ? 'enabled' : 'disabled');
 const escapeHtml = (text: string) =>
-  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+  text.replace(
+    /[&<>"']/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!,
+  );
 
 /** Paragraphs of the description, escaped. Full Markdown rendering comes with the Markdown API. */
 function descriptionHtml(description: string | null): string {
@@ -149,7 +152,8 @@ export function presentProject(view: ProjectView, options: PresentOptions): Proj
     only_allow_merge_if_pipeline_succeeds: settings.only_allow_merge_if_pipeline_succeeds,
     allow_merge_on_skipped_pipeline: settings.allow_merge_on_skipped_pipeline,
     request_access_enabled: settings.request_access_enabled,
-    only_allow_merge_if_all_discussions_are_resolved: settings.only_allow_merge_if_all_discussions_are_resolved,
+    only_allow_merge_if_all_discussions_are_resolved:
+      settings.only_allow_merge_if_all_discussions_are_resolved,
     remove_source_branch_after_merge: settings.remove_source_branch_after_merge,
     printing_merge_requests_link_enabled: settings.printing_merge_requests_link_enabled,
     merge_method: settings.merge_method,

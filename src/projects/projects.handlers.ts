@@ -6,7 +6,9 @@ export const projectsHandlers = defineHandlers({
     const page = await services.projects.list(caller, params, request);
     const simple = params.simple || !caller.user;
     const body = page.items.map((view) =>
-      simple ? presentProjectSimple(view, request.externalUrl) : presentProject(view, { externalUrl: request.externalUrl, caller }),
+      simple
+        ? presentProjectSimple(view, request.externalUrl)
+        : presentProject(view, { externalUrl: request.externalUrl, caller }),
     );
     return { status: 200, body, headers: page.headers };
   },
@@ -24,6 +26,9 @@ export const projectsHandlers = defineHandlers({
 
   async createProject({ body, caller, services, request }) {
     const view = await services.projects.create(caller, body);
-    return { status: 201, body: presentProject(view, { externalUrl: request.externalUrl, caller, withPermissions: true }) };
+    return {
+      status: 201,
+      body: presentProject(view, { externalUrl: request.externalUrl, caller, withPermissions: true }),
+    };
   },
 });

@@ -13,7 +13,14 @@ import {
   whereProjectVisible,
 } from '../core/abilities.js';
 import type { Caller } from '../core/auth.js';
-import { forbidden, methodNotAllowed, notFound, unauthorized, validationFailed } from '../core/errors.js';
+import {
+  badParameter,
+  forbidden,
+  methodNotAllowed,
+  notFound,
+  unauthorized,
+  validationFailed,
+} from '../core/errors.js';
 import { isKeyset, paginateKeyset, paginateOffset, type Page, type RequestInfo } from '../core/pagination.js';
 import { AccessLevel, Member } from '../members/member.entity.js';
 import { Namespace } from '../namespaces/namespace.entity.js';
@@ -23,7 +30,9 @@ import { Project } from './project.entity.js';
 import { settingsFromParams } from './project-settings.js';
 
 export type ListProjectsParams = NonNullable<operations['listProjects']['parameters']['query']>;
-export type CreateProjectParams = operations['createProject']['requestBody']['content']['application/json'];
+export type CreateProjectParams = NonNullable<
+  operations['createProject']['requestBody']
+>['content']['application/json'];
 
 /** A project as one caller sees it: what the presenter needs to decide which fields to show. */
 export interface ProjectView {
@@ -84,7 +93,11 @@ export class ProjectsService {
   }
 
   /** One project by integer id or full path; 404 unless the caller may see it. */
-  async find(caller: Caller, id: string | number, options: { statistics?: boolean } = {}): Promise<ProjectView> {
+  async find(
+    caller: Caller,
+    id: string | number,
+    options: { statistics?: boolean } = {},
+  ): Promise<ProjectView> {
     const query = this.baseQuery();
     const key = String(id);
     if (/^\d+$/.test(key)) query.where('p.id = :id', { id: Number(key) });
@@ -115,35 +128,54 @@ export class ProjectsService {
     if (caller.user) query.setParameter('callerId', caller.user.id);
     const memberLevel = accessLevelSql('p', 'n');
 
-    if (params.archived !== undefined) query.andWhere('p.archived = :archived', { archived: params.archived });
-    if (params.visibility) query.andWhere('p.visibility_level = :visibility', { visibility: Visibility[params.visibility] });
+    if (params.archived !== undefined)
+      query.andWhere('p.archived = :archived', { archived: params.archived });
+    if (params.visibility)
+      query.andWhere('p.visibility_level = :visibility', { visibility: Visibility[params.visibility] });
     if (params.id_after !== undefined) query.andWhere('p.id > :idAfter', { idAfter: params.id_after });
     if (params.id_before !== undefined) query.andWhere('p.id < :idBefore', { idBefore: params.id_before });
-    if (params.last_activity_after) query.andWhere('p.last_activity_at > :activityAfter', { activityAfter: params.last_activity_after });
+    if (params.last_activity_after)
+      query.andWhere('p.last_activity_at > :activityAfter', { activityAfter: params.last_activity_after });
     if (params.last_activity_before) {
       query.andWhere('p.last_activity_at < :activityBefore', { activityBefore: params.last_activity_before });
     }
-    if (params.imported !== undefined) query.andWhere(params.imported ? 'p.import_type IS NOT NULL' : 'p.import_type IS NULL');
+    if (params.imported !== undefined)
+      query.andWhere(params.imported ? 'p.import_type IS NOT NULL' : 'p.import_type IS NULL');
     if (!(admin && params.include_pending_delete)) query.andWhere('p.marked_for_deletion_at IS NULL');
-    if (admin && params.repository_storage) query.andWhere('p.repository_storage = :storage', { storage: params.repository_storage });
+    if (admin && params.repository_storage)
+      query.andWhere('p.repository_storage = :storage', { storage: params.repository_storage });
     // No repository checksums are verified here, so none has failed.
     if (params.repository_checksum_failed) query.andWhere('FALSE');
-    if (params.with_issues_enabled) query.andWhere(`COALESCE((p.settings->>'issues_enabled')::boolean, TRUE)`);
-    if (params.with_merge_requests_enabled) query.andWhere(`COALESCE((p.settings->>'merge_requests_enabled')::boolean, TRUE)`);
+    if (params.with_issues_enabled)
+      query.andWhere(`COALESCE((p.settings->>'issues_enabled')::boolean, TRUE)`);
+    if (params.with_merge_requests_enabled)
+      query.andWhere(`COALESCE((p.settings->>'merge_requests_enabled')::boolean, TRUE)`);
     if (params.topic) {
-      const topics = params.topic.split(',').map((t) => t.trim().toLowerCase()).filter(Boolean);
-      if (topics.length) query.andWhere('ARRAY(SELECT lower(t) FROM unnest(p.topics) t) @> CAST(:topics AS text[])', { topics });
+      const topics = params.topic
+        .split(',')
+        .map((t) => t.trim().toLowerCase())
+        .filter(Boolean);
+      if (topics.length)
+        query.andWhere('ARRAY(SELECT lower(t) FROM unnest(p.topics) t) @> CAST(:topics AS text[])', {
+          topics,
+        });
     }
 
     const needsUser = params.membership || params.owned || params.min_access_level !== undefined;
     if (needsUser && !caller.user) throw unauthorized();
     if (params.owned) query.andWhere(`n.kind = 'user' AND n.owner_id = :callerId`);
     if (params.membership) query.andWhere(`${memberLevel} > 0`);
-    if (params.min_access_level !== undefined) query.andWhere(`${memberLevel} >= :minAccess`, { minAccess: params.min_access_level });
+    if (params.min_access_level !== undefined)
+      query.andWhere(`${memberLevel} >= :minAccess`, { minAccess: params.min_access_level });
 
     const terms = (params.search ?? '').split(/\s+/).filter(Boolean);
     terms.forEach((term, index) => {
-      const fields = ['p.path', 'p.name', 'p.description', ...(params.search_namespaces ? ['n.full_path'] : [])];
+      const fields = [
+        'p.path',
+        'p.name',
+        'p.description',
+        ...(params.search_namespaces ? ['n.full_path'] : []),
+      ];
       query.andWhere(`(${fields.map((f) => `${f} ILIKE :term${index}`).join(' OR ')})`, {
         [`term${index}`]: `%${escapeLike(term)}%`,
       });
@@ -212,8 +244,11 @@ export class ProjectsService {
   async create(caller: Caller, params: CreateProjectParams): Promise<ProjectView> {
     const user = caller.user;
     if (!user) throw unauthorized();
-    const name = params.name ?? params.path!;
-    const path = params.path ?? pathFromName(params.name!);
+    if (!params.name && !params.path) {
+      throw badParameter('name, path are missing, at least one parameter must be provided');
+    }
+    const name = params.name || params.path!;
+    const path = params.path || pathFromName(params.name!);
     const errors: Record<string, string[]> = {};
     if (!PATH_PATTERN.test(path) || /\.(git|atom)$/.test(path)) errors.path = [PATH_MESSAGE];
     if (!NAME_PATTERN.test(name)) errors.name = [NAME_MESSAGE];
@@ -224,7 +259,9 @@ export class ProjectsService {
       const visibilityLevel = Visibility[params.visibility ?? 'private'];
       if (visibilityLevel > namespace.visibilityLevel) {
         throw validationFailed({
-          visibility_level: [`${params.visibility} is not allowed in a ${visibilityName(namespace.visibilityLevel)} group.`],
+          visibility_level: [
+            `${params.visibility} is not allowed in a ${visibilityName(namespace.visibilityLevel)} group.`,
+          ],
         });
       }
       const taken = await tx
@@ -234,8 +271,10 @@ export class ProjectsService {
         .andWhere('(lower(p.path) = lower(:path) OR lower(p.name) = lower(:name))', { path, name })
         .getMany();
       const conflicts: Record<string, string[]> = {};
-      if (taken.some((p) => p.path.toLowerCase() === path.toLowerCase())) conflicts.path = ['has already been taken'];
-      if (taken.some((p) => p.name.toLowerCase() === name.toLowerCase())) conflicts.name = ['has already been taken'];
+      if (taken.some((p) => p.path.toLowerCase() === path.toLowerCase()))
+        conflicts.path = ['has already been taken'];
+      if (taken.some((p) => p.name.toLowerCase() === name.toLowerCase()))
+        conflicts.name = ['has already been taken'];
       if (Object.keys(conflicts).length) throw validationFailed(conflicts);
 
       const projects = tx.getRepository(Project);
@@ -271,7 +310,9 @@ export class ProjectsService {
           accessLevel: AccessLevel.Owner,
         });
       }
-      const created = (await this.baseQuery(tx).where('p.id = :id', { id: project.id }).getOneOrFail()) as ProjectView['project'];
+      const created = (await this.baseQuery(tx)
+        .where('p.id = :id', { id: project.id })
+        .getOneOrFail()) as ProjectView['project'];
       const access = await projectAccess(tx, caller, created);
       return {
         project: created,
@@ -284,7 +325,11 @@ export class ProjectsService {
   }
 
   /** The namespace to create in: the caller's own, or a group where the caller is Developer or above. */
-  private async targetNamespace(tx: EntityManager, caller: Caller, namespaceId: number | undefined): Promise<Namespace> {
+  private async targetNamespace(
+    tx: EntityManager,
+    caller: Caller,
+    namespaceId: number | undefined,
+  ): Promise<Namespace> {
     const user = caller.user!;
     const namespaces = tx.getRepository(Namespace);
     if (namespaceId === undefined) {

@@ -17,7 +17,17 @@ export interface RootUser {
   tokenSource: string;
 }
 
-const ROOT_SCOPES = ['api', 'read_api', 'read_user', 'read_repository', 'write_repository', 'read_registry', 'write_registry', 'sudo', 'admin_mode'];
+const ROOT_SCOPES = [
+  'api',
+  'read_api',
+  'read_user',
+  'read_repository',
+  'write_repository',
+  'read_registry',
+  'write_registry',
+  'sudo',
+  'admin_mode',
+];
 
 /**
  * On first start, creates the administrator `root`. Its token is FORGE_ROOT_TOKEN, or a generated one
@@ -29,12 +39,22 @@ export async function ensureRootUser(dataSource: DataSource, config: Config): Pr
   const savedToken = fs.existsSync(tokenFile) ? fs.readFileSync(tokenFile, 'utf8').trim() : undefined;
   let user = await dataSource.getRepository(User).findOne({ where: { username: 'root' } });
   if (!user) {
-    user = await users.createUser({ username: 'root', name: 'Administrator', email: 'admin@example.com', admin: true });
+    user = await users.createUser({
+      username: 'root',
+      name: 'Administrator',
+      email: 'admin@example.com',
+      admin: true,
+    });
   }
   const tokens = dataSource.getRepository(PersonalAccessToken);
   if (config.rootToken) {
     const known = await tokens.findOne({ where: { tokenDigest: hashToken(config.rootToken) } });
-    if (!known) await users.createToken(user.id, { name: 'root (FORGE_ROOT_TOKEN)', scopes: ROOT_SCOPES, token: config.rootToken });
+    if (!known)
+      await users.createToken(user.id, {
+        name: 'root (FORGE_ROOT_TOKEN)',
+        scopes: ROOT_SCOPES,
+        token: config.rootToken,
+      });
     return { user, tokenFile, knownToken: config.rootToken, tokenSource: 'FORGE_ROOT_TOKEN' };
   }
   if (savedToken && (await tokens.findOne({ where: { tokenDigest: hashToken(savedToken) } }))) {

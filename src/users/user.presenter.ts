@@ -3,7 +3,8 @@ import type { User } from './user.entity.js';
 
 export type UserSummaryJson = components['schemas']['UserSummary'];
 
-export const userWebUrl = (externalUrl: string, user: Pick<User, 'username'>) => `${externalUrl}/${user.username}`;
+export const userWebUrl = (externalUrl: string, user: Pick<User, 'username'>) =>
+  `${externalUrl}/${user.username}`;
 
 /** The user summary embedded in other resources. */
 export function presentUserSummary(user: User, externalUrl: string): UserSummaryJson {

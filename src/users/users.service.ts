@@ -73,7 +73,10 @@ export class UsersService {
     return { record, token };
   }
 
-  personalNamespace(userId: number, manager: EntityManager = this.dataSource.manager): Promise<Namespace | null> {
+  personalNamespace(
+    userId: number,
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<Namespace | null> {
     return manager.getRepository(Namespace).findOne({ where: { ownerId: userId, kind: 'user' } });
   }
 }

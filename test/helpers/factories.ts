@@ -24,7 +24,9 @@ export class Factories {
     private readonly services: Services,
   ) {}
 
-  async user(attrs: Partial<Pick<User, 'admin' | 'external' | 'state' | 'username' | 'name'>> = {}): Promise<TestUser> {
+  async user(
+    attrs: Partial<Pick<User, 'admin' | 'external' | 'state' | 'username' | 'name'>> = {},
+  ): Promise<TestUser> {
     const username = attrs.username ?? unique('user');
     const user = await this.services.users.createUser({
       username,
@@ -34,7 +36,10 @@ export class Factories {
       external: attrs.external ?? false,
       state: attrs.state ?? 'active',
     });
-    const { token, record } = await this.services.users.createToken(user.id, { name: 'test', scopes: ['api'] });
+    const { token, record } = await this.services.users.createToken(user.id, {
+      name: 'test',
+      scopes: ['api'],
+    });
     return { user, token, caller: { user, token: record } };
   }
 
@@ -48,13 +53,22 @@ export class Factories {
     });
   }
 
-  async member(source: Project | Namespace, user: User, accessLevel: number, expiresAt: string | null = null) {
+  async member(
+    source: Project | Namespace,
+    user: User,
+    accessLevel: number,
+    expiresAt: string | null = null,
+  ) {
     const sourceType = 'namespaceId' in source ? 'Project' : 'Namespace';
-    await this.dataSource.getRepository(Member).insert({ sourceType, sourceId: source.id, userId: user.id, accessLevel, expiresAt });
+    await this.dataSource
+      .getRepository(Member)
+      .insert({ sourceType, sourceId: source.id, userId: user.id, accessLevel, expiresAt });
   }
 
   /** A project created as `owner` would create it (owner defaults to a new admin). */
-  async project(attrs: Partial<CreateProjectParams> & { owner?: TestUser; namespace?: Namespace } = {}): Promise<Project> {
+  async project(
+    attrs: Partial<CreateProjectParams> & { owner?: TestUser; namespace?: Namespace } = {},
+  ): Promise<Project> {
     const owner = attrs.owner ?? (await this.user({ admin: true }));
     const { owner: _owner, namespace, ...params } = attrs;
     const view = await this.services.projects.create(owner.caller, {

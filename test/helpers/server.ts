@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import fs from 'node:fs';
+import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
@@ -80,7 +81,8 @@ export function useTestServer(): TestServer {
       services,
       checks,
       factories: new Factories(database.dataSource, services),
-      request: (method: string, path: string, options: RequestOptions = {}) => send(`${url}/api/v4${path}`, method, options),
+      request: (method: string, path: string, options: RequestOptions = {}) =>
+        send(`${url}/api/v4${path}`, method, options),
     });
   });
 
@@ -118,4 +120,28 @@ export async function send(url: string, method: string, options: RequestOptions 
     // not JSON: keep the text
   }
   return { status: response.status, headers: response.headers, body: parsed, text };
+}
+
+/** node:http, for what fetch refuses to send (a body on GET). */
+export function sendRaw(
+  url: string,
+  method: string,
+  headers: Record<string, string>,
+  body: string,
+): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(
+      url,
+      { method, headers: { ...headers, 'Content-Length': String(Buffer.byteLength(body)) } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }),
+        );
+      },
+    );
+    request.on('error', reject);
+    request.end(body);
+  });
 }

@@ -1,0 +1,103 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import { Gitlab } from '@gitbeaker/rest';
+import { describe, expect, it } from 'vitest';
+import { useTestServer } from '../helpers/server.js';
+
+const server = useTestServer();
+const run = promisify(execFile);
+
+/** Debian's python3-gitlab; the test says why it is skipped when the package is missing. */
+const PYTHON = '/usr/bin/python3';
+const pythonGitlab = await run(PYTHON, ['-c', 'import gitlab']).then(
+  () => true,
+  () => false,
+);
+
+describe('@gitbeaker/rest', () => {
+  it('creates, shows and lists projects, following pagination', async () => {
+    const alice = await server.factories.user();
+    const api = new Gitlab({ host: server.url, token: alice.token });
+    const created = await api.Projects.create({
+      name: 'Beaker Made',
+      visibility: 'internal',
+      topics: ['one', 'two'],
+    });
+    expect(created).toMatchObject({
+      name: 'Beaker Made',
+      path: 'beaker-made',
+      visibility: 'internal',
+      topics: ['one', 'two'],
+    });
+    for (let i = 0; i < 4; i++) await api.Projects.create({ name: `beaker-${i}` });
+
+    const shown = await api.Projects.show(created.id, { statistics: true });
+    expect(shown.statistics).toMatchObject({ commit_count: 0 });
+    const byPath = await api.Projects.show(created.path_with_namespace);
+    expect(byPath.id).toBe(created.id);
+
+    const all = await api.Projects.all({ owned: true, perPage: 2, orderBy: 'id', sort: 'asc' });
+    expect(all.map((p) => p.name)).toEqual(['Beaker Made', 'beaker-0', 'beaker-1', 'beaker-2', 'beaker-3']);
+
+    const keyset = await api.Projects.all({
+      owned: true,
+      pagination: 'keyset',
+      orderBy: 'id',
+      sort: 'desc',
+      perPage: 2,
+    });
+    expect(keyset.map((p) => p.id)).toEqual(all.map((p) => p.id).reverse());
+
+    const { paginationInfo } = await api.Projects.all({
+      owned: true,
+      pagination: 'offset',
+      perPage: 2,
+      page: 2,
+      maxPages: 1,
+      showExpanded: true,
+    });
+    expect(paginationInfo).toMatchObject({
+      total: 5,
+      totalPages: 3,
+      current: 2,
+      next: 3,
+      previous: 1,
+      perPage: 2,
+    });
+  });
+
+  it('reports GitLab errors', async () => {
+    const alice = await server.factories.user();
+    const api = new Gitlab({ host: server.url, token: alice.token });
+    await expect(api.Projects.show(999999)).rejects.toMatchObject({ cause: { response: { status: 404 } } });
+    const anonymous = new Gitlab({ host: server.url, token: 'glpat-wrong' });
+    await expect(anonymous.Projects.all({ maxPages: 1 })).rejects.toMatchObject({
+      cause: { response: { status: 401 } },
+    });
+  });
+});
+
+describe('python-gitlab', () => {
+  it.skipIf(!pythonGitlab)('creates, gets and lists projects (needs Debian python3-gitlab)', async () => {
+    const alice = await server.factories.user();
+    const script = fileURLToPath(new URL('../clients/python_gitlab_projects.py', import.meta.url));
+    const { stdout } = await run(PYTHON, [script, server.url, alice.token], { timeout: 60_000 });
+    const result = JSON.parse(stdout.trim().split('\n').pop()!);
+    expect(result).toMatchObject({
+      created_name: 'Python Made',
+      created_path: 'python-made',
+      issues_enabled: false,
+      statistics: 0,
+      same_id: true,
+      current_page: 2,
+      total: 6,
+      total_pages: 3,
+      next_page: 3,
+      missing: 404,
+      invalid: [400, 'name, path are missing, at least one parameter must be provided'],
+    });
+    expect(result.offset_ids).toHaveLength(6);
+    expect(result.keyset_ids).toEqual(result.offset_ids);
+  });
+});
