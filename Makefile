@@ -46,7 +46,8 @@ run: build
 	node dist/src/main.js
 
 test: install
-	@bash scripts/test-env.sh $(BIN)/vitest run $(VITEST_ARGS)
+	@rm -f .forge-test/vitest.json
+	@bash scripts/test-env.sh $(BIN)/vitest run --reporter=default --reporter=json --outputFile.json=.forge-test/vitest.json $(VITEST_ARGS)
 
 mock: install
 	$(BIN)/prism mock generated/openapi.json --port 4010 --host 127.0.0.1

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the given test command against the machine's PostgreSQL when one answers, else embedded PGlite.
+# Runs the given test command (vitest) against the machine's PostgreSQL when one answers, else embedded PGlite.
 set -euo pipefail
 if [ -z "${FORGE_TEST_DATABASE_URL+x}" ]; then
   url="postgres://postgres@127.0.0.1:5432/postgres"
@@ -18,4 +18,13 @@ fi
 mkdir -p .forge-test
 export FORGE_OPS_LOG="${FORGE_OPS_LOG:-$PWD/.forge-test/operations.jsonl}"
 : > "$FORGE_OPS_LOG"
-exec "$@"
+status=0
+"$@" || status=$?
+# A plain closing line that any CI reads: "tests: N passed, N failed, N skipped".
+if [ -f .forge-test/vitest.json ]; then
+  node -e '
+    const r = require("./.forge-test/vitest.json");
+    console.log(`tests: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests + r.numTodoTests} skipped`);
+  '
+fi
+exit $status
