@@ -45,7 +45,7 @@ run: build
 	@node dist/src/cli/setup.js
 	node dist/src/main.js
 
-test: install
+test: build
 	@rm -f .forge-test/vitest.json
 	@bash scripts/test-env.sh $(BIN)/vitest run --reporter=default --reporter=json --outputFile.json=.forge-test/vitest.json $(VITEST_ARGS)
 

@@ -6,6 +6,7 @@ import {
   ManyToOne,
   PrimaryGeneratedColumn,
   UpdateDateColumn,
+  type Relation,
 } from 'typeorm';
 import { User } from '../users/user.entity.js';
 
@@ -44,7 +45,7 @@ export class Namespace {
 
   @ManyToOne(() => User, { onDelete: 'CASCADE', nullable: true })
   @JoinColumn({ name: 'owner_id' })
-  owner?: User | null;
+  owner?: Relation<User> | null;
 
   @Column({ type: 'smallint', name: 'visibility_level', default: 20 })
   visibilityLevel: number;

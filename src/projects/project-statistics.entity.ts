@@ -1,4 +1,4 @@
-import { Column, Entity, JoinColumn, OneToOne, PrimaryColumn } from 'typeorm';
+import { Column, Entity, JoinColumn, OneToOne, PrimaryColumn, type Relation } from 'typeorm';
 import { bigintToNumber } from '../db/columns.js';
 import { Project } from './project.entity.js';
 
@@ -12,7 +12,7 @@ export class ProjectStatistics {
 
   @OneToOne(() => Project, (project) => project.statistics, { onDelete: 'CASCADE' })
   @JoinColumn({ name: 'project_id' })
-  project?: Project;
+  project?: Relation<Project>;
 
   @Column({ ...size, name: 'commit_count' }) commitCount: number;
   @Column({ ...size, name: 'storage_size' }) storageSize: number;

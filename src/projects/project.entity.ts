@@ -7,6 +7,7 @@ import {
   OneToOne,
   PrimaryGeneratedColumn,
   UpdateDateColumn,
+  type Relation,
 } from 'typeorm';
 import { Namespace } from '../namespaces/namespace.entity.js';
 import type { ProjectSettings } from './project-settings.js';
@@ -22,7 +23,7 @@ export class Project {
 
   @ManyToOne(() => Namespace, { onDelete: 'RESTRICT' })
   @JoinColumn({ name: 'namespace_id' })
-  namespace?: Namespace;
+  namespace?: Relation<Namespace>;
 
   @Column({ type: 'varchar', length: 255 })
   name: string;
@@ -80,5 +81,5 @@ export class Project {
   updatedAt: Date;
 
   @OneToOne(() => ProjectStatistics, (statistics) => statistics.project)
-  statistics?: ProjectStatistics;
+  statistics?: Relation<ProjectStatistics>;
 }

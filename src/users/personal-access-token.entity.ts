@@ -1,4 +1,12 @@
-import { Column, CreateDateColumn, Entity, ManyToOne, JoinColumn, PrimaryGeneratedColumn } from 'typeorm';
+import {
+  Column,
+  CreateDateColumn,
+  Entity,
+  ManyToOne,
+  JoinColumn,
+  PrimaryGeneratedColumn,
+  type Relation,
+} from 'typeorm';
 import { User } from './user.entity.js';
 
 @Entity({ name: 'personal_access_tokens' })
@@ -11,7 +19,7 @@ export class PersonalAccessToken {
 
   @ManyToOne(() => User, { onDelete: 'CASCADE' })
   @JoinColumn({ name: 'user_id' })
-  user?: User;
+  user?: Relation<User>;
 
   @Column({ type: 'varchar', length: 255 })
   name: string;

@@ -4,12 +4,16 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 
-/** The real entry point, as `make run` starts it: embedded database, root bootstrap, graceful stop. */
+/**
+ * The built entry point, as `make run` starts it (`make test` builds first): embedded database, root
+ * bootstrap, graceful stop.
+ */
+const entry = 'dist/src/main.js';
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'forge-start-'));
 const children: ChildProcess[] = [];
 
 function start(env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, [entry], {
     env: { ...process.env, DATABASE_URL: '', LOG_LEVEL: 'warn', DATA_DIR: dataDir, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -38,7 +42,7 @@ afterAll(() => {
   fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
-describe('starting the server', () => {
+describe.runIf(fs.existsSync(entry))('starting the built server', () => {
   it('creates root on the embedded database, prints its token once, and stops on SIGTERM', async () => {
     const port = String(20000 + Math.floor(Math.random() * 20000));
     const first = start({ PORT: port });
