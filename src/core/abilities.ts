@@ -73,6 +73,22 @@ export async function projectAccess(
   return { level: Math.max(direct, inherited), project: direct, group: inherited };
 }
 
+/** The caller's access to a group through membership of it or of an ancestor (0 for none). */
+export async function groupAccessLevel(
+  manager: EntityManager,
+  caller: Caller,
+  group: { traversalIds: number[] },
+): Promise<number> {
+  if (!caller.user) return AccessLevel.NoAccess;
+  const rows: Array<{ level: number }> = await manager.query(
+    `SELECT COALESCE(max(access_level), 0) AS level FROM members
+     WHERE source_type = 'Namespace' AND source_id = ANY($1::int[]) AND user_id = $2
+       AND (expires_at IS NULL OR expires_at > current_date)`,
+    [group.traversalIds, caller.user.id],
+  );
+  return Number(rows[0]?.level ?? 0);
+}
+
 /** Visibility alone, given the caller's access level: may the caller see the project at all? */
 export function canReadProject(caller: Caller, visibilityLevel: number, accessLevel: number): boolean {
   if (visibilityLevel >= Visibility.public) return true;

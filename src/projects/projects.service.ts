@@ -6,6 +6,7 @@ import {
   accessLevelSql,
   canReadProject,
   canReadStatistics,
+  groupAccessLevel,
   isAdmin,
   projectAccess,
   Visibility,
@@ -344,13 +345,7 @@ export class ProjectsService {
       if (namespace.ownerId === user.id) return namespace;
       throw notFound('Namespace');
     }
-    const rows: Array<{ level: number }> = await tx.query(
-      `SELECT COALESCE(max(access_level), 0) AS level FROM members
-       WHERE source_type = 'Namespace' AND source_id = ANY($1::int[]) AND user_id = $2
-         AND (expires_at IS NULL OR expires_at > current_date)`,
-      [namespace.traversalIds, user.id],
-    );
-    const level = Number(rows[0]?.level ?? 0);
+    const level = await groupAccessLevel(tx, caller, namespace);
     if (level === 0 && namespace.visibilityLevel < Visibility.internal) throw notFound('Namespace');
     if (level < AccessLevel.Developer) throw forbidden();
     return namespace;
