@@ -1241,19 +1241,40 @@ export interface components {
     };
     requestBodies: never;
     headers: {
-        /** @description RFC 8288 links with absolute URLs under the server's external URL, written `<URL>; rel="next"` and joined with `, `. Offset pagination gives `first`, `prev`, `next` and `last`; keyset pagination gives only `next`. Clients continue by following `rel="next"`. */
+        /**
+         * @description RFC 8288 links with absolute URLs under the server's external URL, written `<URL>; rel="next"` and joined with `, `. Offset pagination gives `first`, `prev`, `next` and `last`; keyset pagination gives only `next`. Clients continue by following `rel="next"`.
+         * @example <http://localhost:8080/api/v4/projects?page=1&per_page=20>; rel="prev", <http://localhost:8080/api/v4/projects?page=3&per_page=20>; rel="next", <http://localhost:8080/api/v4/projects?page=1&per_page=20>; rel="first", <http://localhost:8080/api/v4/projects?page=3&per_page=20>; rel="last"
+         */
         Link: string;
-        /** @description The next page, empty when this is the last one. */
+        /**
+         * @description The next page, empty when this is the last one.
+         * @example 3
+         */
         XNextPage: string;
-        /** @description The current page. */
+        /**
+         * @description The current page.
+         * @example 2
+         */
         XPage: number;
-        /** @description Items per page. */
+        /**
+         * @description Items per page.
+         * @example 20
+         */
         XPerPage: number;
-        /** @description The previous page, empty on the first one. */
+        /**
+         * @description The previous page, empty on the first one.
+         * @example 1
+         */
         XPrevPage: string;
-        /** @description Total number of items. Omitted in keyset pagination. */
+        /**
+         * @description Total number of items. Omitted in keyset pagination.
+         * @example 42
+         */
         XTotal: number;
-        /** @description Total number of pages. Omitted in keyset pagination. */
+        /**
+         * @description Total number of pages. Omitted in keyset pagination.
+         * @example 3
+         */
         XTotalPages: number;
     };
     pathItems: never;

@@ -1,0 +1,152 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createBackend, type Backend } from '../../src/core/contract.js';
+
+/**
+ * `make mock` must serve the contract: each answer of the Prism mock has the status we asked for, validates
+ * against the operation's schema in generated/openapi.json, and Prism reports no violation of its own.
+ *
+ * Prism serves every path at its root (`/projects`): it does not add the `/api/v4` of the templated
+ * server URL `{base_url}/api/v4`, so no prefix is used here.
+ */
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const TOKEN = { 'PRIVATE-TOKEN': 'glpat-mock-token' };
+
+interface Case {
+  name: string;
+  operationId: string;
+  method: string;
+  path: string;
+  status: number;
+  headers?: Record<string, string>;
+  json?: unknown;
+}
+
+const cases: Case[] = [
+  { name: 'lists projects', operationId: 'listProjects', method: 'GET', path: '/projects', status: 200 },
+  {
+    name: 'lists projects with query parameters',
+    operationId: 'listProjects',
+    method: 'GET',
+    path: '/projects?visibility=public&order_by=id&sort=asc&per_page=5',
+    status: 200,
+    headers: TOKEN,
+  },
+  {
+    name: 'gets a project by id',
+    operationId: 'getProject',
+    method: 'GET',
+    path: '/projects/42',
+    status: 200,
+  },
+  {
+    name: 'gets a project by URL-encoded path',
+    operationId: 'getProject',
+    method: 'GET',
+    path: '/projects/platform%2Fapi',
+    status: 200,
+    headers: TOKEN,
+  },
+  {
+    name: 'creates a project from a JSON body',
+    operationId: 'createProject',
+    method: 'POST',
+    path: '/projects',
+    status: 201,
+    headers: TOKEN,
+    json: { name: 'My Project', visibility: 'private', initialize_with_readme: true },
+  },
+  {
+    name: 'answers the declared 404 of getProject',
+    operationId: 'getProject',
+    method: 'GET',
+    path: '/projects/999',
+    status: 404,
+    headers: { ...TOKEN, Prefer: 'code=404' },
+  },
+];
+
+let prism: ChildProcess | undefined;
+let base = '';
+let output = '';
+let backend: Backend;
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+async function waitUntilAnswering(url: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (prism?.exitCode !== null) throw new Error(`Prism exited early:\n${output}`);
+    try {
+      await fetch(url);
+      return;
+    } catch {
+      await sleep(200);
+    }
+  }
+  throw new Error(`Prism did not answer within ${timeoutMs} ms:\n${output}`);
+}
+
+beforeAll(async () => {
+  const port = await freePort();
+  base = `http://127.0.0.1:${port}`;
+  prism = spawn(
+    path.join(root, 'node_modules/.bin/prism'),
+    ['mock', 'generated/openapi.json', '--port', String(port), '--host', '127.0.0.1'],
+    { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  prism.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  prism.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  [backend] = await Promise.all([createBackend(), waitUntilAnswering(`${base}/projects`, 15_000)]);
+});
+
+afterAll(async () => {
+  if (!prism || prism.exitCode !== null) return;
+  const exited = new Promise((resolve) => prism!.once('exit', resolve));
+  prism.kill('SIGTERM');
+  await Promise.race([exited, sleep(3_000)]);
+  if (prism.exitCode === null) prism.kill('SIGKILL');
+});
+
+describe('Prism mock of generated/openapi.json', () => {
+  it('does not serve under the /api/v4 prefix of the server URL', async () => {
+    expect((await fetch(`${base}/api/v4/projects`)).status).toBe(404);
+  });
+
+  it.each(cases)('$name: $method $path → $status', async (c) => {
+    const headers: Record<string, string> = { ...c.headers };
+    if (c.json !== undefined) headers['Content-Type'] = 'application/json';
+    const response = await fetch(`${base}${c.path}`, {
+      method: c.method,
+      headers,
+      body: c.json === undefined ? undefined : JSON.stringify(c.json),
+    });
+    const text = await response.text();
+    expect(response.headers.get('sl-violations'), 'violations Prism reports').toBeNull();
+    expect(response.status, text).toBe(c.status);
+    expect(response.headers.get('content-type')).toBe('application/json');
+
+    const operation = backend.router.getOperation(c.operationId);
+    expect(operation, `operation ${c.operationId} in generated/openapi.json`).toBeDefined();
+    expect(operation!.method.toUpperCase()).toBe(c.method);
+    const body = backend.validator.validateResponse(JSON.parse(text), operation!, c.status);
+    expect(body.errors ?? [], 'response body against the operation schema').toEqual([]);
+    const headerResult = backend.validator.validateResponseHeaders(
+      Object.fromEntries(response.headers),
+      operation!,
+      { statusCode: c.status },
+    );
+    expect(headerResult.errors ?? [], 'response headers against the operation').toEqual([]);
+  });
+});
