@@ -22,6 +22,23 @@ export function accessLevelSql(projectAlias: string, namespaceAlias: string): st
         OR (m.source_type = 'Namespace' AND m.source_id = ANY(${namespaceAlias}.traversal_ids)))), 0)`;
 }
 
+/**
+ * SQL true when the caller (`:callerId`) is a member of the project, directly or through its namespace
+ * or an ancestor, at `:minAccess` or above when `withMinimum`. The subqueries do not depend on the
+ * row, so PostgreSQL computes each once per query instead of once per project.
+ */
+export function projectMembershipSql(
+  projectAlias: string,
+  namespaceAlias: string,
+  withMinimum = false,
+): string {
+  const memberships = (type: string) => `SELECT m.source_id FROM members m
+      WHERE m.user_id = :callerId AND m.source_type = '${type}'
+        AND (m.expires_at IS NULL OR m.expires_at > current_date)${withMinimum ? ' AND m.access_level >= :minAccess' : ''}`;
+  return `(${projectAlias}.id IN (${memberships('Project')})
+    OR ${namespaceAlias}.traversal_ids && ARRAY(${memberships('Namespace')}))`;
+}
+
 /** Restricts a project query to what the caller may see. */
 export function whereProjectVisible<T extends ObjectLiteral>(
   query: SelectQueryBuilder<T>,
@@ -37,7 +54,7 @@ export function whereProjectVisible<T extends ObjectLiteral>(
   if (user.admin) return query;
   const minimum = user.external ? Visibility.public : Visibility.internal;
   return query.andWhere(
-    `(${projectAlias}.visibility_level >= :minimumVisible OR ${accessLevelSql(projectAlias, namespaceAlias)} > 0)`,
+    `(${projectAlias}.visibility_level >= :minimumVisible OR ${projectMembershipSql(projectAlias, namespaceAlias)})`,
     { minimumVisible: minimum, callerId: user.id },
   );
 }

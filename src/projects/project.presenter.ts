@@ -75,8 +75,9 @@ export function presentProject(view: ProjectView, options: PresentOptions): Proj
   const self = `${externalUrl}/api/v4/projects/${project.id}`;
   const owner = project.namespace.kind === 'user' ? project.namespace.owner : null;
 
-  const json: ProjectJson = {
-    ...simple,
+  // Object.assign, not a leading spread: V8 builds a literal that starts with a spread and goes on for a
+  // hundred properties some twenty times slower.
+  const details: Omit<ProjectJson, keyof ProjectSimpleJson> = {
     description_html: descriptionHtml(project.description),
     _links: {
       self,
@@ -199,7 +200,8 @@ export function presentProject(view: ProjectView, options: PresentOptions): Proj
       name_regex_keep: null,
       next_run_at: null,
     },
-  } as ProjectJson;
+  };
+  const json: ProjectJson = Object.assign(simple, details);
 
   if (owner) {
     json.owner = {

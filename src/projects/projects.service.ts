@@ -9,6 +9,7 @@ import {
   groupAccessLevel,
   isAdmin,
   projectAccess,
+  projectMembershipSql,
   Visibility,
   visibilityName,
   whereProjectVisible,
@@ -127,7 +128,7 @@ export class ProjectsService {
     const admin = isAdmin(caller);
     const query = whereProjectVisible(this.baseQuery(), caller, 'p', 'n');
     if (caller.user) query.setParameter('callerId', caller.user.id);
-    const memberLevel = accessLevelSql('p', 'n');
+    const isMember = projectMembershipSql('p', 'n');
 
     if (params.archived !== undefined)
       query.andWhere('p.archived = :archived', { archived: params.archived });
@@ -165,9 +166,10 @@ export class ProjectsService {
     const needsUser = params.membership || params.owned || params.min_access_level !== undefined;
     if (needsUser && !caller.user) throw unauthorized();
     if (params.owned) query.andWhere(`n.kind = 'user' AND n.owner_id = :callerId`);
-    if (params.membership) query.andWhere(`${memberLevel} > 0`);
-    if (params.min_access_level !== undefined)
-      query.andWhere(`${memberLevel} >= :minAccess`, { minAccess: params.min_access_level });
+    if (params.membership) query.andWhere(isMember);
+    if (params.min_access_level !== undefined) {
+      query.andWhere(projectMembershipSql('p', 'n', true), { minAccess: params.min_access_level });
+    }
 
     const terms = (params.search ?? '').split(/\s+/).filter(Boolean);
     terms.forEach((term, index) => {
@@ -190,7 +192,7 @@ export class ProjectsService {
       throw methodNotAllowed('Keyset pagination is not yet available for this type of request');
     }
     if (orderBy === 'similarity') {
-      if (caller.user) query.andWhere(`${memberLevel} > 0`);
+      if (caller.user) query.andWhere(isMember);
       const term = params.search!.trim().toLowerCase();
       query
         .addSelect(
