@@ -50,7 +50,8 @@ test: build
 	@bash scripts/test-env.sh $(BIN)/vitest run --reporter=default --reporter=json --outputFile.json=.forge-test/vitest.json $(VITEST_ARGS)
 
 mock: install
-	$(BIN)/prism mock generated/openapi.json --port 4010 --host 127.0.0.1
+	@node --import tsx scripts/mock-spec.ts generated/openapi.json .forge-test/mock-openapi.json >/dev/null
+	$(BIN)/prism mock .forge-test/mock-openapi.json --port 4010 --host 127.0.0.1
 
 docs: install
 	$(BIN)/redocly build-docs generated/openapi.json --inlineBundle -o docs/api.html >/dev/null

@@ -1,17 +1,20 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { Gitlab } from '@gitbeaker/rest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBackend, type Backend } from '../../src/core/contract.js';
+import { API_PREFIX, writeMockSpec } from '../../scripts/mock-spec.js';
 
 /**
  * `make mock` must serve the contract: each answer of the Prism mock has the status we asked for, validates
  * against the operation's schema in generated/openapi.json, and Prism reports no violation of its own.
  *
- * Prism serves every path at its root (`/projects`): it does not add the `/api/v4` of the templated
- * server URL `{base_url}/api/v4`, so no prefix is used here.
+ * Prism ignores the path of the server URL, so `make mock` serves a copy of the spec whose paths carry
+ * `/api/v4` (scripts/mock-spec.ts), and GitLab clients work against it unchanged.
  */
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -75,6 +78,7 @@ let prism: ChildProcess | undefined;
 let base = '';
 let output = '';
 let backend: Backend;
+let mockSpecFile = '';
 
 async function freePort(): Promise<number> {
   const server = net.createServer();
@@ -101,17 +105,25 @@ async function waitUntilAnswering(url: string, timeoutMs: number): Promise<void>
 beforeAll(async () => {
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
+  mockSpecFile = writeMockSpec(
+    path.join(root, 'generated/openapi.json'),
+    path.join(root, '.forge-test', `mock-openapi-${process.pid}.json`),
+  );
   prism = spawn(
     path.join(root, 'node_modules/.bin/prism'),
-    ['mock', 'generated/openapi.json', '--port', String(port), '--host', '127.0.0.1'],
+    ['mock', mockSpecFile, '--port', String(port), '--host', '127.0.0.1'],
     { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   prism.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   prism.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  [backend] = await Promise.all([createBackend(), waitUntilAnswering(`${base}/projects`, 15_000)]);
+  [backend] = await Promise.all([
+    createBackend(),
+    waitUntilAnswering(`${base}${API_PREFIX}/projects`, 15_000),
+  ]);
 });
 
 afterAll(async () => {
+  if (mockSpecFile) fs.rmSync(mockSpecFile, { force: true });
   if (!prism || prism.exitCode !== null) return;
   const exited = new Promise((resolve) => prism!.once('exit', resolve));
   prism.kill('SIGTERM');
@@ -120,14 +132,18 @@ afterAll(async () => {
 });
 
 describe('Prism mock of generated/openapi.json', () => {
-  it('does not serve under the /api/v4 prefix of the server URL', async () => {
-    expect((await fetch(`${base}/api/v4/projects`)).status).toBe(404);
+  it('serves under /api/v4, so a GitLab client works against it', async () => {
+    const api = new Gitlab({ host: base, token: 'glpat-mock-token' });
+    const projects = await api.Projects.all({ maxPages: 1 });
+    expect(projects.length).toBeGreaterThan(0);
+    expect(projects[0]).toHaveProperty('path_with_namespace');
+    expect((await fetch(`${base}/projects`)).status).toBe(404);
   });
 
   it.each(cases)('$name: $method $path → $status', async (c) => {
     const headers: Record<string, string> = { ...c.headers };
     if (c.json !== undefined) headers['Content-Type'] = 'application/json';
-    const response = await fetch(`${base}${c.path}`, {
+    const response = await fetch(`${base}${API_PREFIX}${c.path}`, {
       method: c.method,
       headers,
       body: c.json === undefined ? undefined : JSON.stringify(c.json),
