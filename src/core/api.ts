@@ -4,7 +4,7 @@ import type { Config } from '../config.js';
 import type { Services } from '../services.js';
 import { authenticate, presentedToken, type Caller } from './auth.js';
 import type { Backend, Operation } from './contract.js';
-import { ApiError, badParameter, methodNotAllowed, routeNotFound, unauthorized } from './errors.js';
+import { badParameter, methodNotAllowed, routeNotFound, unauthorized } from './errors.js';
 import type { HandlerContext, HandlerMap, OperationId } from './handler.js';
 import { readBodyParams, writeJson } from './http.js';
 import {
@@ -157,8 +157,8 @@ export function apiMiddleware(options: ApiOptions): Middleware {
       services,
       request: { apiPath, query: rawQuery, externalUrl: config.externalUrl },
     });
-    writeJson(ctx, result.status, method === 'head' ? null : result.body, result.headers);
+    // Koa drops the body of a HEAD response itself, keeping its headers.
+    writeJson(ctx, result.status, result.body, result.headers);
   };
 }
 
-export { ApiError };

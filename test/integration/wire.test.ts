@@ -226,6 +226,13 @@ describe('authentication', () => {
     expect(response.status).toBe(200);
   });
 
+  it('answers a bad token with 401 even where anonymous reads are allowed', async () => {
+    const project = await server.factories.project({ visibility: 'public' });
+    const response = await server.request('GET', `/projects/${project.id}`, { token: 'glpat-unknown' });
+    expect(response.status).toBe(401);
+    expect(response.body).toEqual({ message: '401 Unauthorized' });
+  });
+
   it.each([
     ['an unknown token', 'glpat-unknown'],
     ['no token, where one is required', undefined],
