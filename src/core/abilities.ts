@@ -11,18 +11,6 @@ export const visibilityName = (level: number): VisibilityName =>
 export const isAdmin = (caller: Caller) => caller.user?.admin === true;
 
 /**
- * SQL for the caller's highest access level on a project row (`projectAlias`) in a namespace row
- * (`namespaceAlias`): direct project membership, or membership of the namespace or any ancestor.
- * Expired memberships do not count. `:callerId` must be bound.
- */
-export function accessLevelSql(projectAlias: string, namespaceAlias: string): string {
-  return `COALESCE((SELECT max(m.access_level) FROM members m
-    WHERE m.user_id = :callerId AND (m.expires_at IS NULL OR m.expires_at > current_date)
-      AND ((m.source_type = 'Project' AND m.source_id = ${projectAlias}.id)
-        OR (m.source_type = 'Namespace' AND m.source_id = ANY(${namespaceAlias}.traversal_ids)))), 0)`;
-}
-
-/**
  * SQL true when the caller (`:callerId`) is a member of the project, directly or through its namespace
  * or an ancestor, at `:minAccess` or above when `withMinimum`. The subqueries do not depend on the
  * row, so PostgreSQL computes each once per query instead of once per project.
@@ -68,26 +56,44 @@ export interface ProjectAccess {
   group: number;
 }
 
-/** The caller's access to one project (0 for none). */
+const NO_ACCESS: ProjectAccess = { level: AccessLevel.NoAccess, project: 0, group: 0 };
+
+/** The caller's access to many projects in one query; projects missing from the map give no access. */
+export async function projectAccessLevels(
+  manager: EntityManager,
+  caller: Caller,
+  projectIds: number[],
+): Promise<Map<number, ProjectAccess>> {
+  const levels = new Map<number, ProjectAccess>();
+  if (!caller.user || projectIds.length === 0) return levels;
+  const rows: Array<{ id: number; project: number; group: number }> = await manager.query(
+    `SELECT p.id,
+       COALESCE(max(m.access_level) FILTER (WHERE m.source_type = 'Project'), 0) AS project,
+       COALESCE(max(m.access_level) FILTER (WHERE m.source_type = 'Namespace'), 0) AS group
+     FROM projects p
+     JOIN namespaces n ON n.id = p.namespace_id
+     JOIN members m ON m.user_id = $2 AND (m.expires_at IS NULL OR m.expires_at > current_date)
+       AND ((m.source_type = 'Project' AND m.source_id = p.id)
+         OR (m.source_type = 'Namespace' AND m.source_id = ANY(n.traversal_ids)))
+     WHERE p.id = ANY($1::int[])
+     GROUP BY p.id`,
+    [projectIds, caller.user.id],
+  );
+  for (const row of rows) {
+    const project = Number(row.project);
+    const group = Number(row.group);
+    levels.set(Number(row.id), { level: Math.max(project, group), project, group });
+  }
+  return levels;
+}
+
+/** The caller's access to one project. */
 export async function projectAccess(
   manager: EntityManager,
   caller: Caller,
-  project: { id: number; namespaceId: number },
+  project: { id: number },
 ): Promise<ProjectAccess> {
-  if (!caller.user) return { level: AccessLevel.NoAccess, project: 0, group: 0 };
-  const rows: Array<{ project: number; group: number }> = await manager.query(
-    `SELECT
-       COALESCE(max(m.access_level) FILTER (WHERE m.source_type = 'Project'), 0) AS project,
-       COALESCE(max(m.access_level) FILTER (WHERE m.source_type = 'Namespace'), 0) AS group
-     FROM members m, namespaces n
-     WHERE n.id = $2 AND m.user_id = $3 AND (m.expires_at IS NULL OR m.expires_at > current_date)
-       AND ((m.source_type = 'Project' AND m.source_id = $1)
-         OR (m.source_type = 'Namespace' AND m.source_id = ANY(n.traversal_ids)))`,
-    [project.id, project.namespaceId, caller.user.id],
-  );
-  const direct = Number(rows[0]?.project ?? 0);
-  const inherited = Number(rows[0]?.group ?? 0);
-  return { level: Math.max(direct, inherited), project: direct, group: inherited };
+  return (await projectAccessLevels(manager, caller, [project.id])).get(project.id) ?? NO_ACCESS;
 }
 
 /** The caller's access to a group through membership of it or of an ancestor (0 for none). */

@@ -161,4 +161,3 @@ export function apiMiddleware(options: ApiOptions): Middleware {
     writeJson(ctx, result.status, result.body, result.headers);
   };
 }
-

@@ -20,14 +20,10 @@ export class ApiError extends Error {
 
 /** 400 for a parameter: `{"error": "name is missing"}`. */
 export const badParameter = (text: string) => new ApiError(400, { error: text });
-export const missingParameter = (name: string) => badParameter(`${name} is missing`);
-export const invalidParameter = (name: string) => badParameter(`${name} is invalid`);
-export const invalidValue = (name: string) => badParameter(`${name} does not have a valid value`);
 
 /** 400 for record validation: `{"message": {"path": ["has already been taken"]}}`. */
 export const validationFailed = (errors: Record<string, string[]>) => new ApiError(400, { message: errors });
 
-export const badRequest = (message: string) => new ApiError(400, { message: `400 Bad request - ${message}` });
 export const unauthorized = () => new ApiError(401, { message: '401 Unauthorized' });
 export const forbidden = (reason?: string) =>
   new ApiError(403, { message: reason ? `403 Forbidden - ${reason}` : '403 Forbidden' });

@@ -1,15 +1,11 @@
-import Router, { type RouterContext } from '@koa/router';
+import Router from '@koa/router';
+import { writeJson } from '../core/http.js';
 import type { DataSource } from 'typeorm';
 import type { Registry } from 'prom-client';
 
 /** Health, readiness and metrics: the non-REST routes operators probe. */
 export function opsRouter(dataSource: DataSource, registry: Registry): Router {
   const router = new Router();
-  const json = (ctx: RouterContext, status: number, body: unknown) => {
-    ctx.status = status;
-    ctx.body = JSON.stringify(body);
-    ctx.set('Content-Type', 'application/json');
-  };
   router.get('/-/health', (ctx) => {
     ctx.state.route = 'health';
     ctx.type = 'text/plain';
@@ -17,15 +13,18 @@ export function opsRouter(dataSource: DataSource, registry: Registry): Router {
   });
   router.get('/-/liveness', (ctx) => {
     ctx.state.route = 'liveness';
-    json(ctx, 200, { status: 'ok' });
+    writeJson(ctx, 200, { status: 'ok' });
   });
   router.get('/-/readiness', async (ctx) => {
     ctx.state.route = 'readiness';
     try {
       await dataSource.query('SELECT 1');
-      json(ctx, 200, { status: 'ok', master_check: [{ status: 'ok' }], db_check: [{ status: 'ok' }] });
+      writeJson(ctx, 200, { status: 'ok', master_check: [{ status: 'ok' }], db_check: [{ status: 'ok' }] });
     } catch {
-      json(ctx, 503, { status: 'failed', db_check: [{ status: 'failed', message: 'database unreachable' }] });
+      writeJson(ctx, 503, {
+        status: 'failed',
+        db_check: [{ status: 'failed', message: 'database unreachable' }],
+      });
     }
   });
   router.get('/-/metrics', async (ctx) => {

@@ -3,7 +3,7 @@ import { canAdminProject, isAdmin, visibilityName } from '../core/abilities.js';
 import type { Caller } from '../core/auth.js';
 import { AccessLevel } from '../members/member.entity.js';
 import { presentNamespaceSummary } from '../namespaces/namespace.presenter.js';
-import { userWebUrl } from '../users/user.presenter.js';
+import { presentUserSummary } from '../users/user.presenter.js';
 import { projectSettings } from './project-settings.js';
 import type { ProjectView } from './projects.service.js';
 
@@ -204,16 +204,7 @@ export function presentProject(view: ProjectView, options: PresentOptions): Proj
   const json: ProjectJson = Object.assign(simple, details);
 
   if (owner) {
-    json.owner = {
-      id: owner.id,
-      username: owner.username,
-      name: owner.name,
-      state: owner.state,
-      locked: false,
-      avatar_url: null,
-      web_url: userWebUrl(externalUrl, owner),
-      created_at: owner.createdAt.toISOString(),
-    };
+    json.owner = { ...presentUserSummary(owner, externalUrl), created_at: owner.createdAt.toISOString() };
   }
   if (canAdminProject(caller, level)) {
     json.runners_token = project.runnersToken;

@@ -3,12 +3,12 @@ import { QueryFailedError, type DataSource, type EntityManager, type SelectQuery
 import type { operations } from '../../generated/openapi.js';
 import type { Config } from '../config.js';
 import {
-  accessLevelSql,
   canReadProject,
   canReadStatistics,
   groupAccessLevel,
   isAdmin,
   projectAccess,
+  projectAccessLevels,
   projectMembershipSql,
   Visibility,
   visibilityName,
@@ -213,11 +213,15 @@ export class ProjectsService {
           direction === 'ASC' ? { id_after: String(last.id) } : { id_before: String(last.id) },
         )
       : await paginateOffset(query, params, request);
-    const levels = await this.accessLevels(caller, page.items);
+    const levels = await projectAccessLevels(
+      this.dataSource.manager,
+      caller,
+      page.items.map((project) => project.id),
+    );
     return {
       headers: page.headers,
       items: page.items.map((project) => {
-        const accessLevel = levels.get(project.id) ?? 0;
+        const accessLevel = levels.get(project.id)?.level ?? 0;
         return {
           project: project as ProjectView['project'],
           accessLevel,
@@ -225,23 +229,6 @@ export class ProjectsService {
         };
       }),
     };
-  }
-
-  /** The caller's access level on many projects, in one query. */
-  private async accessLevels(caller: Caller, projects: Project[]): Promise<Map<number, number>> {
-    const levels = new Map<number, number>();
-    if (!caller.user || projects.length === 0) return levels;
-    const rows: Array<{ id: number; level: number }> = await this.dataSource
-      .createQueryBuilder()
-      .select('p.id', 'id')
-      .addSelect(accessLevelSql('p', 'n'), 'level')
-      .from(Project, 'p')
-      .innerJoin(Namespace, 'n', 'n.id = p.namespace_id')
-      .where('p.id IN (:...ids)', { ids: projects.map((p) => p.id) })
-      .setParameter('callerId', caller.user.id)
-      .getRawMany();
-    for (const row of rows) levels.set(Number(row.id), Number(row.level));
-    return levels;
   }
 
   async create(caller: Caller, params: CreateProjectParams): Promise<ProjectView> {

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { Visibility, type VisibilityName } from '../../src/core/abilities.js';
-import { anonymous, type Caller } from '../../src/core/auth.js';
+import type { Caller } from '../../src/core/auth.js';
 import { Member } from '../../src/members/member.entity.js';
 import type { Namespace } from '../../src/namespaces/namespace.entity.js';
 import type { CreateProjectParams } from '../../src/projects/projects.service.js';
@@ -78,6 +78,4 @@ export class Factories {
     } as CreateProjectParams);
     return view.project;
   }
-
-  readonly anonymous = anonymous;
 }
