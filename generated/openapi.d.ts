@@ -105,6 +105,73 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{id}/custom_attributes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a project's custom attributes
+         * @description Custom attributes are key-value pairs that administrators attach to a project, for their own
+         *     bookkeeping or to filter the project list (`custom_attributes[key]=value` on `GET /projects`).
+         *
+         *     - Administrators only: other signed-in callers get 403, anonymous callers 401.
+         *     - Ordered by key.
+         */
+        get: operations["listProjectCustomAttributes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/custom_attributes/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The attribute's key.
+                 * @example cost_center
+                 */
+                key: components["parameters"]["CustomAttributeKey"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a project's custom attribute
+         * @description One custom attribute by key. Administrators only (403 for other signed-in callers). An unknown
+         *     key answers 404 `{"message": "404 Custom Attribute Not Found"}`.
+         */
+        get: operations["getProjectCustomAttribute"];
+        /**
+         * Set a project's custom attribute
+         * @description Creates the attribute, or replaces its value when the key exists. Administrators only (403 for
+         *     other signed-in callers). `value` is required: without it the answer is 400
+         *     `{"error": "value is missing"}`.
+         */
+        put: operations["setProjectCustomAttribute"];
+        post?: never;
+        /**
+         * Delete a project's custom attribute
+         * @description Removes the attribute and answers 204 with no body. Administrators only (403 for other signed-in
+         *     callers). An unknown key answers 404 `{"message": "404 Custom Attribute Not Found"}`.
+         */
+        delete: operations["deleteProjectCustomAttribute"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -156,6 +223,24 @@ export interface components {
              * @enum {string|null}
              */
             older_than: "7d" | "14d" | "30d" | "90d" | null;
+        };
+        /**
+         * CustomAttribute
+         * @description A key-value pair an administrator attached to a project.
+         */
+        CustomAttribute: {
+            /** @example cost_center */
+            key: string;
+            /** @example 4711 */
+            value: string;
+        };
+        /**
+         * CustomAttributeValue
+         * @description The value to store under the key in the path.
+         */
+        CustomAttributeValue: {
+            /** @example 4711 */
+            value: string;
         };
         /**
          * Error
@@ -375,6 +460,8 @@ export interface components {
              * @example 1
              */
             creator_id: number;
+            /** @description Only for administrators, with `with_custom_attributes=true`. */
+            custom_attributes?: components["schemas"]["CustomAttribute"][];
             /**
              * @description The description rendered as HTML; an empty string when there is no description.
              * @example <p data-sourcepos="1:1-1:32" dir="auto">Public HTTP API of the platform.</p>
@@ -1225,6 +1312,11 @@ export interface components {
         };
     };
     parameters: {
+        /**
+         * @description The attribute's key.
+         * @example cost_center
+         */
+        CustomAttributeKey: string;
         /** @description Page number for offset pagination (1-based). */
         Page: number;
         /** @description `keyset` selects keyset pagination: no totals are returned, and the only continuation is the `Link` header's `rel="next"` URL. Omit for offset pagination. */
@@ -1238,6 +1330,8 @@ export interface components {
         ProjectId: number | string;
         /** @description Sort direction. */
         Sort: "asc" | "desc";
+        /** @description Administrators only: include `custom_attributes` in each project. Ignored for other callers. */
+        WithCustomAttributes: boolean;
     };
     requestBodies: never;
     headers: {
@@ -1280,6 +1374,8 @@ export interface components {
     pathItems: never;
 }
 export type SchemaContainerExpirationPolicy = components['schemas']['ContainerExpirationPolicy'];
+export type SchemaCustomAttribute = components['schemas']['CustomAttribute'];
+export type SchemaCustomAttributeValue = components['schemas']['CustomAttributeValue'];
 export type SchemaError = components['schemas']['Error'];
 export type SchemaFeatureAccessLevel = components['schemas']['FeatureAccessLevel'];
 export type SchemaNamespaceSummary = components['schemas']['NamespaceSummary'];
@@ -1301,11 +1397,13 @@ export type ResponseForbidden = components['responses']['Forbidden'];
 export type ResponseMethodNotAllowed = components['responses']['MethodNotAllowed'];
 export type ResponseNotFound = components['responses']['NotFound'];
 export type ResponseUnauthorized = components['responses']['Unauthorized'];
+export type ParameterCustomAttributeKey = components['parameters']['CustomAttributeKey'];
 export type ParameterPage = components['parameters']['Page'];
 export type ParameterPagination = components['parameters']['Pagination'];
 export type ParameterPerPage = components['parameters']['PerPage'];
 export type ParameterProjectId = components['parameters']['ProjectId'];
 export type ParameterSort = components['parameters']['Sort'];
+export type ParameterWithCustomAttributes = components['parameters']['WithCustomAttributes'];
 export type HeaderLink = components['headers']['Link'];
 export type HeaderXNextPage = components['headers']['XNextPage'];
 export type HeaderXPage = components['headers']['XPage'];
@@ -1320,6 +1418,15 @@ export interface operations {
             query?: {
                 /** @description `true` lists only archived projects, `false` only projects that are not archived. Omitted, both are listed. */
                 archived?: boolean;
+                /**
+                 * @description Administrators only: projects carrying every given custom attribute with exactly the given value, sent as `custom_attributes[key]=value` (repeat for several). Ignored for other callers.
+                 * @example {
+                 *       "cost_center": "4711"
+                 *     }
+                 */
+                custom_attributes?: {
+                    [key: string]: string;
+                };
                 /** @description Only projects whose ID is greater than this value. */
                 id_after?: number;
                 /** @description Only projects whose ID is less than this value. */
@@ -1383,6 +1490,8 @@ export interface operations {
                 topic?: string;
                 /** @description Only projects with this visibility. */
                 visibility?: components["schemas"]["Visibility"];
+                /** @description Administrators only: include `custom_attributes` in each project. Ignored for other callers. */
+                with_custom_attributes?: components["parameters"]["WithCustomAttributes"];
                 /** @description Only projects with the issues feature enabled. */
                 with_issues_enabled?: boolean;
                 /** @description Only projects with the merge requests feature enabled. */
@@ -1476,6 +1585,8 @@ export interface operations {
                 license?: boolean;
                 /** @description Include `statistics` (Reporter or higher; ignored for other callers). */
                 statistics?: boolean;
+                /** @description Administrators only: include `custom_attributes` in each project. Ignored for other callers. */
+                with_custom_attributes?: components["parameters"]["WithCustomAttributes"];
             };
             header?: never;
             path: {
@@ -1499,6 +1610,166 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    listProjectCustomAttributes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The project's custom attributes. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "key": "cost_center",
+                     *         "value": "4711"
+                     *       },
+                     *       {
+                     *         "key": "owner_team",
+                     *         "value": "platform"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["CustomAttribute"][];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    getProjectCustomAttribute: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The attribute's key.
+                 * @example cost_center
+                 */
+                key: components["parameters"]["CustomAttributeKey"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The custom attribute. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "key": "cost_center",
+                     *       "value": "4711"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CustomAttribute"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    setProjectCustomAttribute: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The attribute's key.
+                 * @example cost_center
+                 */
+                key: components["parameters"]["CustomAttributeKey"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CustomAttributeValue"];
+                "application/x-www-form-urlencoded": components["schemas"]["CustomAttributeValue"];
+                "multipart/form-data": components["schemas"]["CustomAttributeValue"];
+            };
+        };
+        responses: {
+            /** @description The attribute as stored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "key": "cost_center",
+                     *       "value": "4711"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CustomAttribute"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    deleteProjectCustomAttribute: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The attribute's key.
+                 * @example cost_center
+                 */
+                key: components["parameters"]["CustomAttributeKey"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
         };
     };

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { DataSource, type DataSourceOptions } from 'typeorm';
 import { InternalId } from './internal-id.entity.js';
 import { Initial1767225600000 } from './migrations/1767225600000-initial.js';
+import { ProjectCustomAttributes1767312000000 } from './migrations/1767312000000-project-custom-attributes.js';
 import { openPGlite, pgliteDriverModule } from './pglite-driver.js';
 import { User } from '../users/user.entity.js';
 import { PersonalAccessToken } from '../users/personal-access-token.entity.js';
@@ -11,6 +12,7 @@ import { Namespace } from '../namespaces/namespace.entity.js';
 import { Member } from '../members/member.entity.js';
 import { Project } from '../projects/project.entity.js';
 import { ProjectStatistics } from '../projects/project-statistics.entity.js';
+import { ProjectCustomAttribute } from '../projects/custom-attribute.entity.js';
 
 export const entities = [
   User,
@@ -19,9 +21,10 @@ export const entities = [
   Member,
   Project,
   ProjectStatistics,
+  ProjectCustomAttribute,
   InternalId,
 ];
-export const migrations = [Initial1767225600000];
+export const migrations = [Initial1767225600000, ProjectCustomAttributes1767312000000];
 
 export interface DatabaseTarget {
   /** A PostgreSQL URL; without one, the embedded PGlite database is used. */

@@ -4,6 +4,7 @@ import type { Caller } from '../core/auth.js';
 import { AccessLevel } from '../members/member.entity.js';
 import { presentNamespaceSummary } from '../namespaces/namespace.presenter.js';
 import { presentUserSummary } from '../users/user.presenter.js';
+import { presentCustomAttribute } from './custom-attribute.presenter.js';
 import { projectSettings } from './project-settings.js';
 import type { ProjectView } from './projects.service.js';
 
@@ -225,6 +226,7 @@ export function presentProject(view: ProjectView, options: PresentOptions): Proj
     json.license_url = null;
     json.license = null;
   }
+  if (view.customAttributes) json.custom_attributes = view.customAttributes.map(presentCustomAttribute);
   if (view.showStatistics && project.statistics) {
     const s = project.statistics;
     json.statistics = {

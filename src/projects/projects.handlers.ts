@@ -14,7 +14,10 @@ export const projectsHandlers = defineHandlers({
   },
 
   async getProject({ params, caller, services, request }) {
-    const view = await services.projects.find(caller, params.id, { statistics: params.statistics });
+    const view = await services.projects.find(caller, params.id, {
+      statistics: params.statistics,
+      customAttributes: params.with_custom_attributes,
+    });
     const body = presentProject(view, {
       externalUrl: request.externalUrl,
       caller,

@@ -27,6 +27,7 @@ import { isKeyset, paginateKeyset, paginateOffset, type Page, type RequestInfo }
 import { AccessLevel, Member } from '../members/member.entity.js';
 import { Namespace } from '../namespaces/namespace.entity.js';
 import type { ServiceDeps } from '../services.js';
+import { ProjectCustomAttribute } from './custom-attribute.entity.js';
 import { ProjectStatistics } from './project-statistics.entity.js';
 import { Project } from './project.entity.js';
 import { settingsFromParams } from './project-settings.js';
@@ -40,6 +41,8 @@ export type CreateProjectParams = NonNullable<
 export interface ProjectView {
   project: Project & { namespace: Namespace };
   accessLevel: number;
+  /** Present when an administrator asked for them. */
+  customAttributes?: ProjectCustomAttribute[];
   /** Direct and inherited levels, known when a single project was loaded. */
   projectAccess?: number;
   groupAccess?: number;
@@ -98,7 +101,7 @@ export class ProjectsService {
   async find(
     caller: Caller,
     id: string | number,
-    options: { statistics?: boolean } = {},
+    options: { statistics?: boolean; customAttributes?: boolean } = {},
   ): Promise<ProjectView> {
     const query = this.baseQuery();
     const key = String(id);
@@ -115,13 +118,34 @@ export class ProjectsService {
     if (!project || (project.markedForDeletionAt && !isAdmin(caller))) throw notFound('Project');
     const access = await projectAccess(this.dataSource.manager, caller, project);
     if (!canReadProject(caller, project.visibilityLevel, access.level)) throw notFound('Project');
+    const customAttributes =
+      options.customAttributes && isAdmin(caller)
+        ? ((await this.customAttributes([project.id])).get(project.id) ?? [])
+        : undefined;
     return {
       project,
       accessLevel: access.level,
       projectAccess: access.project,
       groupAccess: access.group,
+      customAttributes,
       showStatistics: Boolean(options.statistics) && canReadStatistics(caller, access.level),
     };
+  }
+
+  /** The custom attributes of many projects in one query, ordered by key. */
+  async customAttributes(projectIds: number[]): Promise<Map<number, ProjectCustomAttribute[]>> {
+    const byProject = new Map<number, ProjectCustomAttribute[]>();
+    if (projectIds.length === 0) return byProject;
+    const attributes = await this.dataSource
+      .getRepository(ProjectCustomAttribute)
+      .createQueryBuilder('a')
+      .where('a.project_id IN (:...projectIds)', { projectIds })
+      .orderBy('a.key', 'ASC')
+      .getMany();
+    for (const attribute of attributes) {
+      byProject.set(attribute.projectId, [...(byProject.get(attribute.projectId) ?? []), attribute]);
+    }
+    return byProject;
   }
 
   async list(caller: Caller, params: ListProjectsParams, request: RequestInfo): Promise<Page<ProjectView>> {
@@ -144,6 +168,15 @@ export class ProjectsService {
     if (params.imported !== undefined)
       query.andWhere(params.imported ? 'p.import_type IS NOT NULL' : 'p.import_type IS NULL');
     if (!(admin && params.include_pending_delete)) query.andWhere('p.marked_for_deletion_at IS NULL');
+    if (admin && params.custom_attributes) {
+      Object.entries(params.custom_attributes).forEach(([key, value], index) => {
+        query.andWhere(
+          `EXISTS (SELECT 1 FROM project_custom_attributes ca
+             WHERE ca.project_id = p.id AND ca.key = :caKey${index} AND ca.value = :caValue${index})`,
+          { [`caKey${index}`]: key, [`caValue${index}`]: value },
+        );
+      });
+    }
     if (admin && params.repository_storage)
       query.andWhere('p.repository_storage = :storage', { storage: params.repository_storage });
     // No repository checksums are verified here, so none has failed.
@@ -213,11 +246,9 @@ export class ProjectsService {
           direction === 'ASC' ? { id_after: String(last.id) } : { id_before: String(last.id) },
         )
       : await paginateOffset(query, params, request);
-    const levels = await projectAccessLevels(
-      this.dataSource.manager,
-      caller,
-      page.items.map((project) => project.id),
-    );
+    const ids = page.items.map((project) => project.id);
+    const levels = await projectAccessLevels(this.dataSource.manager, caller, ids);
+    const attributes = params.with_custom_attributes && admin ? await this.customAttributes(ids) : undefined;
     return {
       headers: page.headers,
       items: page.items.map((project) => {
@@ -225,6 +256,7 @@ export class ProjectsService {
         return {
           project: project as ProjectView['project'],
           accessLevel,
+          customAttributes: attributes ? (attributes.get(project.id) ?? []) : undefined,
           showStatistics: Boolean(params.statistics) && canReadStatistics(caller, accessLevel),
         };
       }),

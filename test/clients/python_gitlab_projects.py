@@ -50,3 +50,17 @@ print(json.dumps({
     "missing": missing,
     "invalid": invalid,
 }))
+
+# Custom attributes, as an administrator (third argument).
+if len(sys.argv) > 3:
+    admin = gitlab.Gitlab(url, private_token=sys.argv[3])
+    project = admin.projects.get(created.id)
+    project.customattributes.set("tier", "gold")
+    filtered = admin.projects.list(custom_attributes={"tier": "gold"}, get_all=True)
+    print(json.dumps({
+        "custom_attribute": project.customattributes.get("tier").value,
+        "custom_attributes": [(a.key, a.value) for a in project.customattributes.list()],
+        "filtered_ids": [p.id for p in filtered],
+        "created_id": created.id,
+    }))
+    project.customattributes.delete("tier")

@@ -81,9 +81,13 @@ describe('@gitbeaker/rest', () => {
 describe('python-gitlab', () => {
   it.skipIf(!pythonGitlab)('creates, gets and lists projects (needs Debian python3-gitlab)', async () => {
     const alice = await server.factories.user();
+    const admin = await server.factories.user({ admin: true });
     const script = fileURLToPath(new URL('../clients/python_gitlab_projects.py', import.meta.url));
-    const { stdout } = await run(PYTHON, [script, server.url, alice.token], { timeout: 60_000 });
-    const result = JSON.parse(stdout.trim().split('\n').pop()!);
+    const { stdout } = await run(PYTHON, [script, server.url, alice.token, admin.token], { timeout: 60_000 });
+    const [result, attributes] = stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     expect(result).toMatchObject({
       created_name: 'Python Made',
       created_path: 'python-made',
@@ -99,5 +103,11 @@ describe('python-gitlab', () => {
     });
     expect(result.offset_ids).toHaveLength(6);
     expect(result.keyset_ids).toEqual(result.offset_ids);
+    expect(attributes).toEqual({
+      custom_attribute: 'gold',
+      custom_attributes: [['tier', 'gold']],
+      filtered_ids: [attributes.created_id],
+      created_id: attributes.created_id,
+    });
   });
 });
