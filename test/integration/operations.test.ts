@@ -1,5 +1,10 @@
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { createApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
 import { nextInternalId } from '../../src/db/internal-ids.js';
+import { createLogger } from '../../src/logger.js';
+import { openTestDatabase } from '../helpers/database.js';
 import { send, useTestServer } from '../helpers/server.js';
 
 const server = useTestServer();
@@ -12,6 +17,27 @@ describe('health, readiness and metrics', () => {
     expect(readiness.status).toBe(200);
     expect(readiness.headers.get('content-type')).toBe('application/json');
     expect(readiness.body).toMatchObject({ status: 'ok', db_check: [{ status: 'ok' }] });
+  });
+
+  it('reports not ready, with 503, when the database does not answer', async () => {
+    const database = await openTestDatabase();
+    const { koa } = await createApp({
+      config: loadConfig({ PORT: '0' }),
+      dataSource: database.dataSource,
+      logger: createLogger('silent'),
+    });
+    const http = koa.listen(0, '127.0.0.1');
+    await new Promise((resolve) => http.once('listening', resolve));
+    const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}/-/readiness`;
+    try {
+      expect((await send(url, 'GET')).status).toBe(200);
+      await database.drop();
+      const down = await send(url, 'GET');
+      expect(down.status).toBe(503);
+      expect(down.body).toMatchObject({ status: 'failed', db_check: [{ status: 'failed' }] });
+    } finally {
+      http.close();
+    }
   });
 
   it('counts requests and latency by operationId and status', async () => {
