@@ -3,7 +3,9 @@ import type { ProjectCustomAttribute } from './custom-attribute.entity.js';
 
 export type CustomAttributeJson = components['schemas']['CustomAttribute'];
 
-export const presentCustomAttribute = (attribute: ProjectCustomAttribute): CustomAttributeJson => ({
+export const presentCustomAttribute = (
+  attribute: Pick<ProjectCustomAttribute, 'key' | 'value'>,
+): CustomAttributeJson => ({
   key: attribute.key,
   value: attribute.value,
 });

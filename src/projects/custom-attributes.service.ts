@@ -6,6 +6,8 @@ import type { ServiceDeps } from '../services.js';
 import { ProjectCustomAttribute } from './custom-attribute.entity.js';
 import type { ProjectsService } from './projects.service.js';
 
+export type CustomAttributeFields = Pick<ProjectCustomAttribute, 'key' | 'value'>;
+
 /** Custom attributes of projects: administrators only, as in GitLab. */
 export class ProjectCustomAttributesService {
   private readonly dataSource: DataSource;
@@ -37,20 +39,15 @@ export class ProjectCustomAttributesService {
   }
 
   /** Creates or replaces, in one statement, so concurrent sets of a key cannot collide. */
-  async set(
-    caller: Caller,
-    id: string | number,
-    key: string,
-    value: string,
-  ): Promise<ProjectCustomAttribute> {
+  async set(caller: Caller, id: string | number, key: string, value: string): Promise<CustomAttributeFields> {
     const projectId = await this.projectFor(caller, id);
-    const rows: Array<{ id: number }> = await this.dataSource.query(
+    const rows: CustomAttributeFields[] = await this.dataSource.query(
       `INSERT INTO project_custom_attributes (project_id, key, value) VALUES ($1, $2, $3)
        ON CONFLICT (project_id, key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()
-       RETURNING id`,
+       RETURNING key, value`,
       [projectId, key, value],
     );
-    return this.dataSource.getRepository(ProjectCustomAttribute).findOneByOrFail({ id: rows[0].id });
+    return rows[0];
   }
 
   async delete(caller: Caller, id: string | number, key: string): Promise<void> {

@@ -143,7 +143,9 @@ export class ProjectsService {
       .orderBy('a.key', 'ASC')
       .getMany();
     for (const attribute of attributes) {
-      byProject.set(attribute.projectId, [...(byProject.get(attribute.projectId) ?? []), attribute]);
+      const list = byProject.get(attribute.projectId);
+      if (list) list.push(attribute);
+      else byProject.set(attribute.projectId, [attribute]);
     }
     return byProject;
   }
