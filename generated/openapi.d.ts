@@ -244,7 +244,7 @@ export interface components {
         };
         /**
          * Error
-         * @description GitLab's error body. Parameter and routing errors carry `error` (a string); authentication, permission, lookup and conflict errors carry `message`, a string, or for record validation failures an object mapping each attribute to its list of messages.
+         * @description GitLab's error body. Parameter and routing errors carry `error` (a string); authentication, permission, lookup and conflict errors carry `message`, a string, or for record validation failures an object mapping each attribute to its list of messages. A token without the scope an operation needs gets `error: insufficient_scope` with `error_description` and `scope`.
          */
         Error: {
             /**
@@ -252,10 +252,17 @@ export interface components {
              * @example name is missing
              */
             error?: string;
+            /** @description With `error` set to `insufficient_scope`, says that the token's scopes are not enough. */
+            error_description?: string;
             /** @description Set for 401, 403, 404, 409 and record validation errors. */
             message?: string | {
                 [key: string]: string[];
             };
+            /**
+             * @description With `insufficient_scope`, the space-separated scopes any one of which would do.
+             * @example api read_api
+             */
+            scope?: string;
         };
         /**
          * FeatureAccessLevel
@@ -1254,17 +1261,13 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The caller may see the resource but may not do this to it. */
+        /** @description The caller may see the resource but may not do this to it, or the token lacks the scope the operation needs (`insufficient_scope`, with a `WWW-Authenticate` header naming the scopes that would do). */
         Forbidden: {
             headers: {
+                "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "message": "403 Forbidden"
-                 *     }
-                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -1340,6 +1343,8 @@ export interface components {
          * @example <http://localhost:8080/api/v4/projects?page=1&per_page=20>; rel="prev", <http://localhost:8080/api/v4/projects?page=3&per_page=20>; rel="next", <http://localhost:8080/api/v4/projects?page=1&per_page=20>; rel="first", <http://localhost:8080/api/v4/projects?page=3&per_page=20>; rel="last"
          */
         Link: string;
+        /** @description On `insufficient_scope`: `Bearer realm="Protected by OAuth 2", error="insufficient_scope", ...`. */
+        WWWAuthenticate: string;
         /**
          * @description The next page, empty when this is the last one.
          * @example 3
@@ -1405,6 +1410,7 @@ export type ParameterProjectId = components['parameters']['ProjectId'];
 export type ParameterSort = components['parameters']['Sort'];
 export type ParameterWithCustomAttributes = components['parameters']['WithCustomAttributes'];
 export type HeaderLink = components['headers']['Link'];
+export type HeaderWwwAuthenticate = components['headers']['WWWAuthenticate'];
 export type HeaderXNextPage = components['headers']['XNextPage'];
 export type HeaderXPage = components['headers']['XPage'];
 export type HeaderXPerPage = components['headers']['XPerPage'];

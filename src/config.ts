@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { parseRateLimits, type RateLimitRules } from './core/rate-limit.js';
 
 /** Every setting comes from the environment; see the README's configuration table. */
 export interface Config {
@@ -9,6 +10,7 @@ export interface Config {
   externalUrl: string;
   logLevel: string;
   rootToken?: string;
+  rateLimits: RateLimitRules;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -24,5 +26,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     externalUrl,
     logLevel: env.LOG_LEVEL ?? 'info',
     rootToken: env.FORGE_ROOT_TOKEN || undefined,
+    rateLimits: parseRateLimits(env.FORGE_RATE_LIMITS),
   };
 }

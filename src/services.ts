@@ -1,5 +1,9 @@
 import type { DataSource } from 'typeorm';
 import type { Config } from './config.js';
+import { AccessTokensService } from './access_tokens/access-tokens.service.js';
+import { RateLimiter } from './core/rate-limit.js';
+import { GroupsService } from './groups/groups.service.js';
+import { MembersService } from './members/members.service.js';
 import { NamespacesService } from './namespaces/namespaces.service.js';
 import { ProjectCustomAttributesService } from './projects/custom-attributes.service.js';
 import { ProjectsService } from './projects/projects.service.js';
@@ -13,16 +17,27 @@ export interface ServiceDeps {
 export interface Services {
   users: UsersService;
   namespaces: NamespacesService;
+  groups: GroupsService;
+  members: MembersService;
+  accessTokens: AccessTokensService;
   projects: ProjectsService;
   projectCustomAttributes: ProjectCustomAttributesService;
+  /** Shared by the API's endpoint classes and the services' own limits (archives, large blobs). */
+  rateLimiter: RateLimiter;
 }
 
 export function createServices(deps: ServiceDeps): Services {
+  const users = new UsersService(deps);
   const projects = new ProjectsService(deps);
+  const groups = new GroupsService(deps);
   return {
-    users: new UsersService(deps),
+    users,
     namespaces: new NamespacesService(deps),
+    groups,
+    members: new MembersService(deps, { projects, groups }),
+    accessTokens: new AccessTokensService(deps, { projects, groups, users }),
     projects,
     projectCustomAttributes: new ProjectCustomAttributesService(deps, projects),
+    rateLimiter: new RateLimiter(deps.config.rateLimits),
   };
 }

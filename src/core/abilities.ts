@@ -1,5 +1,13 @@
+/**
+ * Every "may this caller do X to Y" question, answered in one place.
+ *
+ * A subject (project or group) is described by its visibility and the caller's access level to it.
+ * Reading depends on visibility; every other ability needs a minimum role. `authorize` turns a refusal
+ * into GitLab's answer: 404 naming the resource when the caller may not even see it, 403 otherwise.
+ */
 import type { EntityManager, SelectQueryBuilder, ObjectLiteral } from 'typeorm';
 import type { Caller } from './auth.js';
+import { forbidden, notFound } from './errors.js';
 import { AccessLevel } from '../members/member.entity.js';
 
 export const Visibility = { private: 0, internal: 10, public: 20 } as const;
@@ -10,21 +18,118 @@ export const visibilityName = (level: number): VisibilityName =>
 
 export const isAdmin = (caller: Caller) => caller.user?.admin === true;
 
+/** The role each project ability needs, beyond being able to see the project. */
+const PROJECT_ABILITIES = {
+  read_project: AccessLevel.NoAccess,
+  read_project_member: AccessLevel.NoAccess,
+  read_statistics: AccessLevel.Reporter,
+  /** Private code needs Reporter; public and internal code is readable by anyone who sees the project. */
+  read_code: AccessLevel.Reporter,
+  push_code: AccessLevel.Developer,
+  admin_project: AccessLevel.Maintainer,
+  admin_project_member: AccessLevel.Maintainer,
+  admin_protected_branch: AccessLevel.Maintainer,
+  admin_project_access_token: AccessLevel.Maintainer,
+  share_project: AccessLevel.Maintainer,
+  archive_project: AccessLevel.Owner,
+  change_visibility_level: AccessLevel.Maintainer,
+  remove_project: AccessLevel.Owner,
+} as const;
+
+/** The role each group ability needs, beyond being able to see the group. */
+const GROUP_ABILITIES = {
+  read_group: AccessLevel.NoAccess,
+  read_group_member: AccessLevel.NoAccess,
+  /** Subgroups and projects: the group's creation levels refine these (see groups service). */
+  create_subgroup: AccessLevel.Maintainer,
+  create_projects: AccessLevel.Developer,
+  admin_group: AccessLevel.Owner,
+  admin_group_member: AccessLevel.Owner,
+  admin_group_access_token: AccessLevel.Owner,
+  remove_group: AccessLevel.Owner,
+} as const;
+
+export type ProjectAbility = keyof typeof PROJECT_ABILITIES;
+export type GroupAbility = keyof typeof GROUP_ABILITIES;
+
+/** What the abilities need to know about a project or group, as seen by one caller. */
+export interface Subject {
+  visibilityLevel: number;
+  /** The caller's effective access level (0 for none). */
+  accessLevel: number;
+  /** Groups only: the caller belongs to something inside the group, which makes a private group visible. */
+  hasDescendantAccess?: boolean;
+  archived?: boolean;
+}
+
+/** Visibility alone: may the caller see the subject at all? */
+export function canSee(caller: Caller, subject: Subject): boolean {
+  if (subject.visibilityLevel >= Visibility.public) return true;
+  const user = caller.user;
+  if (!user) return false;
+  if (user.admin || subject.accessLevel > 0 || subject.hasDescendantAccess) return true;
+  return subject.visibilityLevel >= Visibility.internal && !user.external;
+}
+
+function canWith(caller: Caller, subject: Subject, needed: number): boolean {
+  if (!canSee(caller, subject)) return false;
+  if (needed === AccessLevel.NoAccess || isAdmin(caller)) return true;
+  return subject.accessLevel >= needed;
+}
+
+export function canProject(caller: Caller, ability: ProjectAbility, subject: Subject): boolean {
+  if (ability === 'read_code' && subject.visibilityLevel >= Visibility.internal)
+    return canSee(caller, subject) && (subject.accessLevel >= AccessLevel.Guest || !caller.user?.external);
+  return canWith(caller, subject, PROJECT_ABILITIES[ability]);
+}
+
+export function canGroup(caller: Caller, ability: GroupAbility, subject: Subject): boolean {
+  return canWith(caller, subject, GROUP_ABILITIES[ability]);
+}
+
+/** Throws 404 (naming the resource) when the caller cannot see the project, 403 when the ability is missing. */
+export function authorizeProject(caller: Caller, ability: ProjectAbility, subject: Subject): void {
+  if (!canSee(caller, subject)) throw notFound('Project');
+  if (!canProject(caller, ability, subject)) throw forbidden();
+}
+
+export function authorizeGroup(caller: Caller, ability: GroupAbility, subject: Subject): void {
+  if (!canSee(caller, subject)) throw notFound('Group');
+  if (!canGroup(caller, ability, subject)) throw forbidden();
+}
+
+/** Reporter and above, or an administrator. */
+export const canReadStatistics = (caller: Caller, accessLevel: number) =>
+  isAdmin(caller) || accessLevel >= AccessLevel.Reporter;
+
+/** Maintainer and above, or an administrator. */
+export const canAdminProject = (caller: Caller, accessLevel: number) =>
+  isAdmin(caller) || accessLevel >= AccessLevel.Maintainer;
+
+const ACTIVE_MEMBER = `(m.expires_at IS NULL OR m.expires_at > current_date)`;
+const ACTIVE_LINK = `(l.expires_at IS NULL OR l.expires_at > current_date)`;
+
 /**
- * SQL true when the caller (`:callerId`) is a member of the project, directly or through its namespace
- * or an ancestor, at `:minAccess` or above when `withMinimum`. The subqueries do not depend on the
- * row, so PostgreSQL computes each once per query instead of once per project.
+ * SQL true when the caller (`:callerId`) is a member of the project: directly, through its namespace
+ * or an ancestor, or through a group the project is shared with. With `withMinimum`, only at
+ * `:minAccess` or above (a share caps its members at the share's level). The subqueries do not depend
+ * on the row, so PostgreSQL computes each once per query instead of once per project.
  */
 export function projectMembershipSql(
   projectAlias: string,
   namespaceAlias: string,
   withMinimum = false,
 ): string {
+  const minimum = (level: string) => (withMinimum ? ` AND ${level} >= :minAccess` : '');
   const memberships = (type: string) => `SELECT m.source_id FROM members m
-      WHERE m.user_id = :callerId AND m.source_type = '${type}'
-        AND (m.expires_at IS NULL OR m.expires_at > current_date)${withMinimum ? ' AND m.access_level >= :minAccess' : ''}`;
+      WHERE m.user_id = :callerId AND m.source_type = '${type}' AND ${ACTIVE_MEMBER}${minimum('m.access_level')}`;
   return `(${projectAlias}.id IN (${memberships('Project')})
-    OR ${namespaceAlias}.traversal_ids && ARRAY(${memberships('Namespace')}))`;
+    OR ${namespaceAlias}.traversal_ids && ARRAY(${memberships('Namespace')})
+    OR ${projectAlias}.id IN (SELECT l.project_id FROM project_group_links l
+      JOIN namespaces g ON g.id = l.group_id
+      JOIN members m ON m.user_id = :callerId AND m.source_type = 'Namespace'
+        AND m.source_id = ANY(g.traversal_ids) AND ${ACTIVE_MEMBER}
+      WHERE ${ACTIVE_LINK}${minimum('LEAST(m.access_level, l.group_access)')}))`;
 }
 
 /** Restricts a project query to what the caller may see. */
@@ -47,8 +152,43 @@ export function whereProjectVisible<T extends ObjectLiteral>(
   );
 }
 
+/**
+ * SQL true when the caller (`:callerId`) may see the group: by visibility, or by belonging to the group,
+ * an ancestor, a descendant group, or a project inside it.
+ */
+export function groupMembershipSql(groupAlias: string): string {
+  return `(${groupAlias}.traversal_ids && ARRAY(SELECT m.source_id FROM members m
+      WHERE m.user_id = :callerId AND m.source_type = 'Namespace' AND ${ACTIVE_MEMBER})
+    OR ${groupAlias}.id IN (SELECT unnest(d.traversal_ids) FROM members m
+      JOIN namespaces d ON m.source_type = 'Namespace' AND d.id = m.source_id
+      WHERE m.user_id = :callerId AND ${ACTIVE_MEMBER})
+    OR ${groupAlias}.id IN (SELECT unnest(pn.traversal_ids) FROM members m
+      JOIN projects pr ON m.source_type = 'Project' AND pr.id = m.source_id
+      JOIN namespaces pn ON pn.id = pr.namespace_id
+      WHERE m.user_id = :callerId AND ${ACTIVE_MEMBER}))`;
+}
+
+/** Restricts a group (namespace) query to the groups the caller may see. */
+export function whereGroupVisible<T extends ObjectLiteral>(
+  query: SelectQueryBuilder<T>,
+  caller: Caller,
+  groupAlias: string,
+): SelectQueryBuilder<T> {
+  const user = caller.user;
+  if (!user)
+    return query.andWhere(`${groupAlias}.visibility_level = :publicLevel`, {
+      publicLevel: Visibility.public,
+    });
+  if (user.admin) return query;
+  const minimum = user.external ? Visibility.public : Visibility.internal;
+  return query.andWhere(
+    `(${groupAlias}.visibility_level >= :minimumVisible OR ${groupMembershipSql(groupAlias)})`,
+    { minimumVisible: minimum, callerId: user.id },
+  );
+}
+
 export interface ProjectAccess {
-  /** Highest of the two: the level that decides what the caller may do. */
+  /** Highest of all: the level that decides what the caller may do. */
   level: number;
   /** Direct project membership. */
   project: number;
@@ -66,23 +206,30 @@ export async function projectAccessLevels(
 ): Promise<Map<number, ProjectAccess>> {
   const levels = new Map<number, ProjectAccess>();
   if (!caller.user || projectIds.length === 0) return levels;
-  const rows: Array<{ id: number; project: number; group: number }> = await manager.query(
-    `SELECT p.id,
-       COALESCE(max(m.access_level) FILTER (WHERE m.source_type = 'Project'), 0) AS project,
-       COALESCE(max(m.access_level) FILTER (WHERE m.source_type = 'Namespace'), 0) AS group
+  const rows: Array<{ id: number; project: number; group: number; shared: number }> = await manager.query(
+    `WITH mine AS (
+       SELECT m.source_type, m.source_id, m.access_level FROM members m
+       WHERE m.user_id = $2 AND ${ACTIVE_MEMBER}
+     )
+     SELECT p.id,
+       COALESCE((SELECT max(access_level) FROM mine
+         WHERE source_type = 'Project' AND source_id = p.id), 0) AS project,
+       COALESCE((SELECT max(access_level) FROM mine
+         WHERE source_type = 'Namespace' AND source_id = ANY(n.traversal_ids)), 0) AS group,
+       COALESCE((SELECT max(LEAST(mine.access_level, l.group_access)) FROM project_group_links l
+         JOIN namespaces g ON g.id = l.group_id
+         JOIN mine ON mine.source_type = 'Namespace' AND mine.source_id = ANY(g.traversal_ids)
+         WHERE l.project_id = p.id AND ${ACTIVE_LINK}), 0) AS shared
      FROM projects p
      JOIN namespaces n ON n.id = p.namespace_id
-     JOIN members m ON m.user_id = $2 AND (m.expires_at IS NULL OR m.expires_at > current_date)
-       AND ((m.source_type = 'Project' AND m.source_id = p.id)
-         OR (m.source_type = 'Namespace' AND m.source_id = ANY(n.traversal_ids)))
-     WHERE p.id = ANY($1::int[])
-     GROUP BY p.id`,
+     WHERE p.id = ANY($1::int[])`,
     [projectIds, caller.user.id],
   );
   for (const row of rows) {
     const project = Number(row.project);
     const group = Number(row.group);
-    levels.set(Number(row.id), { level: Math.max(project, group), project, group });
+    const level = Math.max(project, group, Number(row.shared));
+    if (level > 0) levels.set(Number(row.id), { level, project, group });
   }
   return levels;
 }
@@ -104,27 +251,48 @@ export async function groupAccessLevel(
 ): Promise<number> {
   if (!caller.user) return AccessLevel.NoAccess;
   const rows: Array<{ level: number }> = await manager.query(
-    `SELECT COALESCE(max(access_level), 0) AS level FROM members
-     WHERE source_type = 'Namespace' AND source_id = ANY($1::int[]) AND user_id = $2
-       AND (expires_at IS NULL OR expires_at > current_date)`,
+    `SELECT COALESCE(max(access_level), 0) AS level FROM members m
+     WHERE source_type = 'Namespace' AND source_id = ANY($1::int[]) AND user_id = $2 AND ${ACTIVE_MEMBER}`,
     [group.traversalIds, caller.user.id],
   );
   return Number(rows[0]?.level ?? 0);
 }
 
-/** Visibility alone, given the caller's access level: may the caller see the project at all? */
-export function canReadProject(caller: Caller, visibilityLevel: number, accessLevel: number): boolean {
-  if (visibilityLevel >= Visibility.public) return true;
-  const user = caller.user;
-  if (!user) return false;
-  if (user.admin || accessLevel > 0) return true;
-  return visibilityLevel >= Visibility.internal && !user.external;
+/** A group as the abilities see it: its visibility, the caller's level, and any access inside it. */
+export async function groupSubject(
+  manager: EntityManager,
+  caller: Caller,
+  group: { id: number; traversalIds: number[]; visibilityLevel: number },
+): Promise<Subject> {
+  const accessLevel = await groupAccessLevel(manager, caller, group);
+  let hasDescendantAccess = false;
+  if (caller.user && accessLevel === 0 && group.visibilityLevel < Visibility.public) {
+    const rows: unknown[] = await manager.query(
+      `SELECT 1 FROM members m
+       LEFT JOIN namespaces d ON m.source_type = 'Namespace' AND d.id = m.source_id
+       LEFT JOIN projects pr ON m.source_type = 'Project' AND pr.id = m.source_id
+       LEFT JOIN namespaces pn ON pn.id = pr.namespace_id
+       WHERE m.user_id = $2 AND ${ACTIVE_MEMBER}
+         AND (d.traversal_ids @> ARRAY[$1::int] OR pn.traversal_ids @> ARRAY[$1::int])
+       LIMIT 1`,
+      [group.id, caller.user.id],
+    );
+    hasDescendantAccess = rows.length > 0;
+  }
+  return { visibilityLevel: group.visibilityLevel, accessLevel, hasDescendantAccess };
 }
 
-/** Reporter and above, or an administrator. */
-export const canReadStatistics = (caller: Caller, accessLevel: number) =>
-  isAdmin(caller) || accessLevel >= AccessLevel.Reporter;
-
-/** Maintainer and above, or an administrator. */
-export const canAdminProject = (caller: Caller, accessLevel: number) =>
-  isAdmin(caller) || accessLevel >= AccessLevel.Maintainer;
+/** A project as the abilities see it. */
+export async function projectSubject(
+  manager: EntityManager,
+  caller: Caller,
+  project: { id: number; visibilityLevel: number; archived?: boolean },
+): Promise<Subject & { access: ProjectAccess }> {
+  const access = await projectAccess(manager, caller, project);
+  return {
+    visibilityLevel: project.visibilityLevel,
+    accessLevel: access.level,
+    archived: project.archived,
+    access,
+  };
+}

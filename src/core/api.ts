@@ -2,7 +2,14 @@ import type { Context, Middleware } from 'koa';
 import type { DataSource } from 'typeorm';
 import type { Config } from '../config.js';
 import type { Services } from '../services.js';
-import { authenticate, presentedToken, type Caller } from './auth.js';
+import {
+  applySudo,
+  authenticate,
+  presentedToken,
+  requireScope,
+  sudoIdentifier,
+  type Caller,
+} from './auth.js';
 import type { Backend, Operation } from './contract.js';
 import { badParameter, methodNotAllowed, routeNotFound, unauthorized } from './errors.js';
 import type { HandlerContext, HandlerMap, OperationId } from './handler.js';
@@ -111,6 +118,20 @@ export function validationMessage(errors: AjvError[]): string {
   return messages.join(', ') || 'parameters are invalid';
 }
 
+/**
+ * The token scopes an operation accepts: its `x-token-scopes`, or by default `api` and `read_api` for
+ * reads and `api` alone for writes.
+ */
+export function operationScopes(operation: Operation, method: string): readonly string[] {
+  const declared = (operation as { 'x-token-scopes'?: string[] })['x-token-scopes'];
+  if (declared) return declared;
+  return method === 'get' || method === 'head' ? ['api', 'read_api'] : ['api'];
+}
+
+/** `x-rate-limit`: the endpoint class an operation counts against, besides the API-wide classes. */
+const operationRateLimit = (operation: Operation) =>
+  (operation as { 'x-rate-limit'?: string })['x-rate-limit'];
+
 const allowsAnonymous = (operation: Operation) =>
   Array.isArray(operation.security) &&
   operation.security.some((requirement) => Object.keys(requirement).length === 0);
@@ -118,6 +139,7 @@ const allowsAnonymous = (operation: Operation) =>
 /** Routes /api/v4/* by operationId to the typed handlers, applying GitLab's wire conventions once. */
 export function apiMiddleware(options: ApiOptions): Middleware {
   const { backend, handlers, services, dataSource, config } = options;
+  const rateLimiter = services.rateLimiter;
   return async (ctx: Context, next) => {
     if (ctx.path !== API_PREFIX && !ctx.path.startsWith(`${API_PREFIX}/`)) return next();
     const apiPath = ctx.path.slice(API_PREFIX.length) || '/';
@@ -127,9 +149,16 @@ export function apiMiddleware(options: ApiOptions): Middleware {
     ctx.state.operationId = operationId;
 
     const rawQuery = queryPairs(ctx.querystring);
-    const caller: Caller = await authenticate(dataSource, presentedToken(ctx.headers, rawQuery));
-    if (!caller.user && !allowsAnonymous(operation)) throw unauthorized();
+    const authenticated = await authenticate(dataSource, presentedToken(ctx.headers, rawQuery));
+    if (!authenticated.user && !allowsAnonymous(operation)) throw unauthorized();
+    requireScope(authenticated, operationScopes(operation, method));
+    const caller: Caller = await applySudo(dataSource, authenticated, sudoIdentifier(ctx.headers, rawQuery));
     ctx.state.caller = caller;
+
+    const who = authenticated.user ? `user:${authenticated.user.id}` : `ip:${ctx.ip}`;
+    rateLimiter.hit(authenticated.user ? 'api_authenticated' : 'api_unauthenticated', who);
+    const endpointClass = operationRateLimit(operation);
+    if (endpointClass) rateLimiter.hit(endpointClass, who);
 
     const bodyParams = await readBodyParams(ctx);
     const path = pathParams(backend, operation, apiPath);

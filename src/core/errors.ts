@@ -2,7 +2,9 @@
  * GitLab's error shapes, in one place. Services throw ApiError; the error middleware writes it.
  * Anything else thrown becomes a bare 500 with no internal detail.
  */
-export type ErrorBody = { error: string } | { message: string | Record<string, string[]> };
+export type ErrorBody =
+  | { error: string; error_description?: string; scope?: string }
+  | { message: string | Record<string, string[]> };
 
 export class ApiError extends Error {
   constructor(

@@ -5,11 +5,13 @@ import { DataSource, type DataSourceOptions } from 'typeorm';
 import { InternalId } from './internal-id.entity.js';
 import { Initial1767225600000 } from './migrations/1767225600000-initial.js';
 import { ProjectCustomAttributes1767312000000 } from './migrations/1767312000000-project-custom-attributes.js';
+import { Identity1767398400000 } from './migrations/1767398400000-identity.js';
 import { openPGlite, pgliteDriverModule } from './pglite-driver.js';
 import { User } from '../users/user.entity.js';
 import { PersonalAccessToken } from '../users/personal-access-token.entity.js';
 import { Namespace } from '../namespaces/namespace.entity.js';
 import { Member } from '../members/member.entity.js';
+import { ProjectGroupLink } from '../members/project-group-link.entity.js';
 import { Project } from '../projects/project.entity.js';
 import { ProjectStatistics } from '../projects/project-statistics.entity.js';
 import { ProjectCustomAttribute } from '../projects/custom-attribute.entity.js';
@@ -19,12 +21,13 @@ export const entities = [
   PersonalAccessToken,
   Namespace,
   Member,
+  ProjectGroupLink,
   Project,
   ProjectStatistics,
   ProjectCustomAttribute,
   InternalId,
 ];
-export const migrations = [Initial1767225600000, ProjectCustomAttributes1767312000000];
+export const migrations = [Initial1767225600000, ProjectCustomAttributes1767312000000, Identity1767398400000];
 
 export interface DatabaseTarget {
   /** A PostgreSQL URL; without one, the embedded PGlite database is used. */

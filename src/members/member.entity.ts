@@ -1,4 +1,14 @@
-import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+import {
+  Column,
+  CreateDateColumn,
+  Entity,
+  JoinColumn,
+  ManyToOne,
+  PrimaryGeneratedColumn,
+  UpdateDateColumn,
+  type Relation,
+} from 'typeorm';
+import { User } from '../users/user.entity.js';
 
 /** GitLab's access levels. */
 export const AccessLevel = {
@@ -28,11 +38,18 @@ export class Member {
   @Column({ type: 'integer', name: 'user_id' })
   userId: number;
 
+  @ManyToOne(() => User, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'user_id' })
+  user?: Relation<User>;
+
   @Column({ type: 'smallint', name: 'access_level' })
   accessLevel: number;
 
   @Column({ type: 'date', name: 'expires_at', nullable: true })
   expiresAt: string | null;
+
+  @Column({ type: 'integer', name: 'created_by_id', nullable: true })
+  createdById: number | null;
 
   @CreateDateColumn({ type: 'timestamptz', name: 'created_at' })
   createdAt: Date;

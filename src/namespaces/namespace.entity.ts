@@ -53,6 +53,13 @@ export class Namespace {
   @Column({ type: 'text', default: '' })
   description: string;
 
+  /** Group settings (request_access_enabled, project_creation_level...); defaults live in the groups service. */
+  @Column({ type: 'jsonb', default: () => "'{}'" })
+  settings: Record<string, unknown>;
+
+  @Column({ type: 'timestamptz', name: 'marked_for_deletion_at', nullable: true })
+  markedForDeletionAt: Date | null;
+
   @CreateDateColumn({ type: 'timestamptz', name: 'created_at' })
   createdAt: Date;
 

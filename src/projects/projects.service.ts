@@ -3,7 +3,7 @@ import { QueryFailedError, type DataSource, type EntityManager, type SelectQuery
 import type { operations } from '../../generated/openapi.js';
 import type { Config } from '../config.js';
 import {
-  canReadProject,
+  canSee,
   canReadStatistics,
   groupAccessLevel,
   isAdmin,
@@ -117,7 +117,8 @@ export class ProjectsService {
     const project = (await query.getOne()) as ProjectView['project'] | null;
     if (!project || (project.markedForDeletionAt && !isAdmin(caller))) throw notFound('Project');
     const access = await projectAccess(this.dataSource.manager, caller, project);
-    if (!canReadProject(caller, project.visibilityLevel, access.level)) throw notFound('Project');
+    if (!canSee(caller, { visibilityLevel: project.visibilityLevel, accessLevel: access.level }))
+      throw notFound('Project');
     const customAttributes =
       options.customAttributes && isAdmin(caller)
         ? ((await this.customAttributes([project.id])).get(project.id) ?? [])

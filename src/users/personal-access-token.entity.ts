@@ -28,6 +28,13 @@ export class PersonalAccessToken {
   @Column({ type: 'varchar', length: 64, name: 'token_digest' })
   tokenDigest: string;
 
+  @Column({ type: 'text', nullable: true })
+  description: string | null;
+
+  /** The token this one replaced by rotation. */
+  @Column({ type: 'integer', name: 'previous_token_id', nullable: true })
+  previousTokenId: number | null;
+
   @Column({ type: 'text', array: true, default: () => "'{}'" })
   scopes: string[];
 

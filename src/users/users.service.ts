@@ -13,7 +13,9 @@ export interface NewUser {
   admin?: boolean;
   external?: boolean;
   bot?: boolean;
+  userType?: User['userType'];
   state?: User['state'];
+  createdById?: number | null;
 }
 
 export interface NewToken {

@@ -3,6 +3,7 @@ import type { DataSource } from 'typeorm';
 import { Visibility, type VisibilityName } from '../../src/core/abilities.js';
 import type { Caller } from '../../src/core/auth.js';
 import { Member } from '../../src/members/member.entity.js';
+import { ProjectGroupLink } from '../../src/members/project-group-link.entity.js';
 import type { Namespace } from '../../src/namespaces/namespace.entity.js';
 import type { CreateProjectParams } from '../../src/projects/projects.service.js';
 import type { Project } from '../../src/projects/project.entity.js';
@@ -41,6 +42,23 @@ export class Factories {
       scopes: ['api'],
     });
     return { user, token, caller: { user, token: record } };
+  }
+
+  /** Another token for an existing user, with the given scopes (and optional expiry). */
+  async token(user: User, scopes: string[], attrs: { expiresAt?: string | null } = {}): Promise<string> {
+    const { token } = await this.services.users.createToken(user.id, {
+      name: unique('token'),
+      scopes,
+      expiresAt: attrs.expiresAt,
+    });
+    return token;
+  }
+
+  /** Shares a project with a group at `groupAccess`, as POST /projects/:id/share would. */
+  async share(project: Project, group: Namespace, groupAccess: number, expiresAt: string | null = null) {
+    await this.dataSource
+      .getRepository(ProjectGroupLink)
+      .insert({ projectId: project.id, groupId: group.id, groupAccess, expiresAt });
   }
 
   group(attrs: { visibility?: VisibilityName; parent?: Namespace; path?: string } = {}): Promise<Namespace> {

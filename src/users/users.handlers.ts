@@ -1,0 +1,3 @@
+import { defineHandlers } from '../core/handler.js';
+
+export const usersHandlers = defineHandlers({});
