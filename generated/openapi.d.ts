@@ -97,8 +97,64 @@ export interface paths {
          *       branch holds a license file.
          */
         get: operations["getProject"];
-        put?: never;
+        /**
+         * Edit a project
+         * @description Changes a project's attributes; the ones left out keep their values.
+         *
+         *     - **Who.** Maintainer or higher, or an administrator; a Developer or below gets 403. Changing
+         *       `visibility` needs the Owner role (an administrator may too), as in GitLab's
+         *       `change_visibility_level`. A project the caller cannot see answers 404.
+         *     - **Archived projects** can still be edited here, as in GitLab; their content cannot change.
+         *     - **Name and path** must stay unique in the namespace (400 with the record errors) and follow the
+         *       same rules as on creation.
+         *     - **Visibility** may not exceed the namespace's (400 `{"message": {"visibility_level": [...]}}`).
+         *     - `container_registry_access_level` is `enabled` (everyone who can read the project), `private`
+         *       (Reporter or higher) or `disabled`; the deprecated `container_registry_enabled` maps to it.
+         *     - `default_branch` is stored as given until the repository exists (it must name an existing
+         *       branch once it does).
+         *
+         *     The answer is the project as the caller now sees it.
+         */
+        put: operations["updateProject"];
         post?: never;
+        /**
+         * Delete a project
+         * @description Deletes a project with everything it holds: members, shares, custom attributes and, once
+         *     repositories exist, its repository.
+         *
+         *     - **Who.** Owner, or an administrator; anyone else who can see the project gets 403.
+         *     - **Deletion is immediate.** GitLab may instead mark a project for deletion and remove it after a
+         *       delay; forge-api does what GitLab does with `permanently_remove=true`, always. When
+         *       `permanently_remove` is sent, `full_path` must be sent too and equal the project's full path
+         *       (400 otherwise), as GitLab asks.
+         *     - The answer is 202 `{"message": "202 Accepted"}`.
+         */
+        delete: operations["deleteProject"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Archive a project
+         * @description Makes the project read-only and marks it `archived`. Archiving an archived project changes nothing
+         *     and answers the same.
+         *
+         *     - Owner, or an administrator (GitLab's `archive_project`); anyone else who can see the project gets
+         *       403.
+         *     - While archived, the project's content is read-only (pushes and content writes answer 403); its
+         *       settings and members can still be changed, and reads work as before.
+         */
+        post: operations["archiveProject"];
         delete?: never;
         options?: never;
         head?: never;
@@ -167,6 +223,28 @@ export interface paths {
          *     callers). An unknown key answers 404 `{"message": "404 Custom Attribute Not Found"}`.
          */
         delete: operations["deleteProjectCustomAttribute"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/unarchive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Unarchive a project
+         * @description Makes an archived project writable again. Unarchiving a project that is not archived changes
+         *     nothing and answers the same. Owner, or an administrator; anyone else who can see the project
+         *     gets 403.
+         */
+        post: operations["unarchiveProject"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -271,6 +349,14 @@ export interface components {
          * @enum {string}
          */
         FeatureAccessLevel: "disabled" | "private" | "enabled";
+        /**
+         * Message
+         * @description A plain acknowledgement, such as `{"message": "202 Accepted"}` for work that was accepted.
+         */
+        Message: {
+            /** @example 202 Accepted */
+            message: string;
+        };
         /**
          * NamespaceSummary
          * @description The namespace (user or group) a project belongs to.
@@ -832,10 +918,10 @@ export interface components {
             notification_level: 0 | 1 | 2 | 3 | 4 | 5;
         } | null;
         /**
-         * ProjectCreate
-         * @description Attributes of a new project. At least one of `name` and `path` must be sent (neither gives 400); the one left out is derived from the other. The rule is enforced by the server rather than by this schema, so that generated types stay plain objects. Unknown attributes are ignored. In form bodies and the query string, booleans and integers arrive as strings and are read as described in the API conventions.
+         * ProjectAttributes
+         * @description The attributes of a project that a caller sets, on creation or on update. Defaults shown are those a new project gets; on update, an attribute left out keeps its current value. Unknown attributes are ignored. In form bodies and the query string, booleans and integers arrive as strings and are read as described in the API conventions.
          */
-        ProjectCreate: {
+        ProjectAttributes: {
             /** @default false */
             allow_merge_on_skipped_pipeline?: boolean;
             /**
@@ -909,11 +995,6 @@ export interface components {
              * @example API
              */
             name?: string;
-            /**
-             * @description Namespace to create the project in; the caller's personal namespace when left out. For a group, the caller must be Maintainer or Owner of the group.
-             * @example 7
-             */
-            namespace_id?: number;
             /** @default false */
             only_allow_merge_if_all_discussions_are_resolved?: boolean;
             /** @default false */
@@ -967,6 +1048,17 @@ export interface components {
             warn_about_potentially_unwanted_characters?: boolean;
             /** @default true */
             wiki_enabled?: boolean;
+        };
+        /**
+         * ProjectCreate
+         * @description Attributes of a new project. At least one of `name` and `path` must be sent (neither gives 400); the one left out is derived from the other. The rule is enforced by the server rather than by this schema, so that generated types stay plain objects.
+         */
+        ProjectCreate: components["schemas"]["ProjectAttributes"] & {
+            /**
+             * @description Namespace to create the project in; the caller's personal namespace when left out. For a group, the caller must be Maintainer or Owner of the group.
+             * @example 7
+             */
+            namespace_id?: number;
         };
         /**
          * ProjectLicense
@@ -1214,6 +1306,11 @@ export interface components {
             wiki_size: number;
         };
         /**
+         * ProjectUpdate
+         * @description Attributes to change; every one is optional and an attribute left out keeps its value. Changing `visibility` needs the Owner role; the other attributes need Maintainer.
+         */
+        ProjectUpdate: components["schemas"]["ProjectAttributes"];
+        /**
          * UserSummary
          * @description The user summary embedded in other resources.
          */
@@ -1299,6 +1396,27 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description A rate limit was hit. Retry after the number of seconds in `Retry-After`; the `RateLimit-*` headers name the limit and when its window ends. Limits are set per endpoint class with `FORGE_RATE_LIMITS`. */
+        TooManyRequests: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Name": components["headers"]["RateLimitName"];
+                "RateLimit-Observed": components["headers"]["RateLimitObserved"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "RateLimit-ResetTime": components["headers"]["RateLimitResetTime"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "message": "Retry later"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description No credentials were given where they are required, or the token is unknown, expired or revoked. */
         Unauthorized: {
             headers: {
@@ -1343,6 +1461,41 @@ export interface components {
          * @example <http://localhost:8080/api/v4/projects?page=1&per_page=20>; rel="prev", <http://localhost:8080/api/v4/projects?page=3&per_page=20>; rel="next", <http://localhost:8080/api/v4/projects?page=1&per_page=20>; rel="first", <http://localhost:8080/api/v4/projects?page=3&per_page=20>; rel="last"
          */
         Link: string;
+        /**
+         * @description Requests allowed in one window.
+         * @example 5
+         */
+        RateLimitLimit: number;
+        /**
+         * @description The limit that was hit, `throttle_` and its endpoint class.
+         * @example throttle_api_authenticated
+         */
+        RateLimitName: string;
+        /**
+         * @description Requests counted in the current window, this one included.
+         * @example 6
+         */
+        RateLimitObserved: number;
+        /**
+         * @description Requests left in the current window.
+         * @example 0
+         */
+        RateLimitRemaining: number;
+        /**
+         * @description When the window ends, in seconds since the Unix epoch.
+         * @example 1772368260
+         */
+        RateLimitReset: number;
+        /**
+         * @description When the window ends, as an HTTP date.
+         * @example Sun, 01 Mar 2026 12:31:00 GMT
+         */
+        RateLimitResetTime: string;
+        /**
+         * @description Seconds to wait before retrying.
+         * @example 42
+         */
+        RetryAfter: number;
         /** @description On `insufficient_scope`: `Bearer realm="Protected by OAuth 2", error="insufficient_scope", ...`. */
         WWWAuthenticate: string;
         /**
@@ -1383,9 +1536,11 @@ export type SchemaCustomAttribute = components['schemas']['CustomAttribute'];
 export type SchemaCustomAttributeValue = components['schemas']['CustomAttributeValue'];
 export type SchemaError = components['schemas']['Error'];
 export type SchemaFeatureAccessLevel = components['schemas']['FeatureAccessLevel'];
+export type SchemaMessage = components['schemas']['Message'];
 export type SchemaNamespaceSummary = components['schemas']['NamespaceSummary'];
 export type SchemaProject = components['schemas']['Project'];
 export type SchemaProjectAccess = components['schemas']['ProjectAccess'];
+export type SchemaProjectAttributes = components['schemas']['ProjectAttributes'];
 export type SchemaProjectCreate = components['schemas']['ProjectCreate'];
 export type SchemaProjectLicense = components['schemas']['ProjectLicense'];
 export type SchemaProjectLinks = components['schemas']['ProjectLinks'];
@@ -1395,12 +1550,14 @@ export type SchemaProjectPermissions = components['schemas']['ProjectPermissions
 export type SchemaProjectSharedGroup = components['schemas']['ProjectSharedGroup'];
 export type SchemaProjectSimple = components['schemas']['ProjectSimple'];
 export type SchemaProjectStatistics = components['schemas']['ProjectStatistics'];
+export type SchemaProjectUpdate = components['schemas']['ProjectUpdate'];
 export type SchemaUserSummary = components['schemas']['UserSummary'];
 export type SchemaVisibility = components['schemas']['Visibility'];
 export type ResponseBadRequest = components['responses']['BadRequest'];
 export type ResponseForbidden = components['responses']['Forbidden'];
 export type ResponseMethodNotAllowed = components['responses']['MethodNotAllowed'];
 export type ResponseNotFound = components['responses']['NotFound'];
+export type ResponseTooManyRequests = components['responses']['TooManyRequests'];
 export type ResponseUnauthorized = components['responses']['Unauthorized'];
 export type ParameterCustomAttributeKey = components['parameters']['CustomAttributeKey'];
 export type ParameterPage = components['parameters']['Page'];
@@ -1410,6 +1567,13 @@ export type ParameterProjectId = components['parameters']['ProjectId'];
 export type ParameterSort = components['parameters']['Sort'];
 export type ParameterWithCustomAttributes = components['parameters']['WithCustomAttributes'];
 export type HeaderLink = components['headers']['Link'];
+export type HeaderRateLimitLimit = components['headers']['RateLimitLimit'];
+export type HeaderRateLimitName = components['headers']['RateLimitName'];
+export type HeaderRateLimitObserved = components['headers']['RateLimitObserved'];
+export type HeaderRateLimitRemaining = components['headers']['RateLimitRemaining'];
+export type HeaderRateLimitReset = components['headers']['RateLimitReset'];
+export type HeaderRateLimitResetTime = components['headers']['RateLimitResetTime'];
+export type HeaderRetryAfter = components['headers']['RetryAfter'];
 export type HeaderWwwAuthenticate = components['headers']['WWWAuthenticate'];
 export type HeaderXNextPage = components['headers']['XNextPage'];
 export type HeaderXPage = components['headers']['XPage'];
@@ -1527,7 +1691,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     createProject: {
@@ -1582,6 +1749,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     getProject: {
@@ -1616,7 +1784,136 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    updateProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "description": "Public HTTP API of the platform, version 2.",
+                 *       "container_registry_access_level": "private"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ProjectUpdate"];
+                /**
+                 * @example {
+                 *       "description": "Public HTTP API of the platform, version 2."
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["ProjectUpdate"];
+                /**
+                 * @example {
+                 *       "description": "Public HTTP API of the platform, version 2."
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["ProjectUpdate"];
+            };
+        };
+        responses: {
+            /** @description The project, changed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Project"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    deleteProject: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The project's full path, to confirm `permanently_remove`.
+                 * @example platform/api
+                 */
+                full_path?: string;
+                /** @description Accepted for compatibility; deletion is always immediate. Needs `full_path`. */
+                permanently_remove?: boolean;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The project was deleted. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "202 Accepted"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    archiveProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The archived project. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Project"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     listProjectCustomAttributes: {
@@ -1658,6 +1955,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     getProjectCustomAttribute: {
@@ -1698,6 +1996,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     setProjectCustomAttribute: {
@@ -1745,6 +2044,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     deleteProjectCustomAttribute: {
@@ -1777,6 +2077,37 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    unarchiveProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The project, no longer archived. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Project"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
 }

@@ -32,7 +32,7 @@ const PROJECT_ABILITIES = {
   admin_project_access_token: AccessLevel.Maintainer,
   share_project: AccessLevel.Maintainer,
   archive_project: AccessLevel.Owner,
-  change_visibility_level: AccessLevel.Maintainer,
+  change_visibility_level: AccessLevel.Owner,
   remove_project: AccessLevel.Owner,
 } as const;
 
@@ -77,7 +77,11 @@ function canWith(caller: Caller, subject: Subject, needed: number): boolean {
   return subject.accessLevel >= needed;
 }
 
+/** An archived project is read-only: its content cannot change, though its settings and members can. */
+const READ_ONLY_WHEN_ARCHIVED = new Set<ProjectAbility>(['push_code']);
+
 export function canProject(caller: Caller, ability: ProjectAbility, subject: Subject): boolean {
+  if (subject.archived && READ_ONLY_WHEN_ARCHIVED.has(ability)) return false;
   if (ability === 'read_code' && subject.visibilityLevel >= Visibility.internal)
     return canSee(caller, subject) && (subject.accessLevel >= AccessLevel.Guest || !caller.user?.external);
   return canWith(caller, subject, PROJECT_ABILITIES[ability]);

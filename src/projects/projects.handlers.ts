@@ -1,5 +1,12 @@
 import { defineHandlers } from '../core/handler.js';
+import type { Caller } from '../core/auth.js';
+import type { RequestInfo } from '../core/pagination.js';
 import { presentProject, presentProjectSimple } from './project.presenter.js';
+import type { ProjectView } from './projects.service.js';
+
+/** A single project, as every endpoint that returns one shows it to its caller. */
+const presentSingle = (view: ProjectView, caller: Caller, request: RequestInfo) =>
+  presentProject(view, { externalUrl: request.externalUrl, caller, withPermissions: true });
 
 export const projectsHandlers = defineHandlers({
   async listProjects({ params, caller, services, request }) {
@@ -29,9 +36,26 @@ export const projectsHandlers = defineHandlers({
 
   async createProject({ body, caller, services, request }) {
     const view = await services.projects.create(caller, body);
-    return {
-      status: 201,
-      body: presentProject(view, { externalUrl: request.externalUrl, caller, withPermissions: true }),
-    };
+    return { status: 201, body: presentSingle(view, caller, request) };
+  },
+
+  async updateProject({ params, body, caller, services, request }) {
+    const view = await services.projects.update(caller, params.id, body ?? {});
+    return { status: 200, body: presentSingle(view, caller, request) };
+  },
+
+  async deleteProject({ params, caller, services }) {
+    await services.projects.delete(caller, params.id, params);
+    return { status: 202, body: { message: '202 Accepted' } };
+  },
+
+  async archiveProject({ params, caller, services, request }) {
+    const view = await services.projects.setArchived(caller, params.id, true);
+    return { status: 201, body: presentSingle(view, caller, request) };
+  },
+
+  async unarchiveProject({ params, caller, services, request }) {
+    const view = await services.projects.setArchived(caller, params.id, false);
+    return { status: 201, body: presentSingle(view, caller, request) };
   },
 });

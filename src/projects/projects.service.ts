@@ -1,9 +1,13 @@
 import crypto from 'node:crypto';
 import { QueryFailedError, type DataSource, type EntityManager, type SelectQueryBuilder } from 'typeorm';
+import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
 import type { operations } from '../../generated/openapi.js';
 import type { Config } from '../config.js';
 import {
+  authorizeProject,
   canSee,
+  type ProjectAbility,
+  type Subject,
   canReadStatistics,
   groupAccessLevel,
   isAdmin,
@@ -16,6 +20,7 @@ import {
 } from '../core/abilities.js';
 import type { Caller } from '../core/auth.js';
 import {
+  ApiError,
   badParameter,
   forbidden,
   methodNotAllowed,
@@ -27,6 +32,8 @@ import { isKeyset, paginateKeyset, paginateOffset, type Page, type RequestInfo }
 import { AccessLevel, Member } from '../members/member.entity.js';
 import { Namespace } from '../namespaces/namespace.entity.js';
 import type { ServiceDeps } from '../services.js';
+import { ProjectGroupLink } from '../members/project-group-link.entity.js';
+import { User } from '../users/user.entity.js';
 import { ProjectCustomAttribute } from './custom-attribute.entity.js';
 import { ProjectStatistics } from './project-statistics.entity.js';
 import { Project } from './project.entity.js';
@@ -36,6 +43,10 @@ export type ListProjectsParams = NonNullable<operations['listProjects']['paramet
 export type CreateProjectParams = NonNullable<
   operations['createProject']['requestBody']
 >['content']['application/json'];
+export type UpdateProjectParams = NonNullable<
+  operations['updateProject']['requestBody']
+>['content']['application/json'];
+export type DeleteProjectParams = NonNullable<operations['deleteProject']['parameters']['query']>;
 
 /** A project as one caller sees it: what the presenter needs to decide which fields to show. */
 export interface ProjectView {
@@ -47,6 +58,8 @@ export interface ProjectView {
   projectAccess?: number;
   groupAccess?: number;
   showStatistics: boolean;
+  /** Active shares of the project with groups, each with its group. */
+  sharedWithGroups?: ProjectGroupLink[];
 }
 
 const ADMIN_ORDERS = new Set(['repository_size', 'storage_size', 'packages_size', 'wiki_size']);
@@ -130,7 +143,112 @@ export class ProjectsService {
       groupAccess: access.group,
       customAttributes,
       showStatistics: Boolean(options.statistics) && canReadStatistics(caller, access.level),
+      sharedWithGroups: (await this.sharedWithGroups([project.id])).get(project.id) ?? [],
     };
+  }
+
+  /** One project for a change: 404 unless the caller may see it, 403 without the ability. */
+  async findAuthorized(caller: Caller, id: string | number, ability: ProjectAbility): Promise<ProjectView> {
+    const view = await this.find(caller, id);
+    authorizeProject(caller, ability, this.subject(view));
+    return view;
+  }
+
+  /** The project as the abilities see it. */
+  subject(view: ProjectView): Subject {
+    return {
+      visibilityLevel: view.project.visibilityLevel,
+      accessLevel: view.accessLevel,
+      archived: view.project.archived,
+    };
+  }
+
+  /** The active shares of many projects with groups, in one query. */
+  async sharedWithGroups(projectIds: number[]): Promise<Map<number, ProjectGroupLink[]>> {
+    const byProject = new Map<number, ProjectGroupLink[]>();
+    if (projectIds.length === 0) return byProject;
+    const links = await this.dataSource
+      .getRepository(ProjectGroupLink)
+      .createQueryBuilder('l')
+      .innerJoinAndSelect('l.group', 'g')
+      .where('l.project_id IN (:...projectIds)', { projectIds })
+      .andWhere('(l.expires_at IS NULL OR l.expires_at > current_date)')
+      .orderBy('l.id', 'ASC')
+      .getMany();
+    for (const link of links) {
+      const list = byProject.get(link.projectId);
+      if (list) list.push(link);
+      else byProject.set(link.projectId, [link]);
+    }
+    return byProject;
+  }
+
+  async update(caller: Caller, id: string | number, params: UpdateProjectParams): Promise<ProjectView> {
+    const view = await this.findAuthorized(caller, id, 'admin_project');
+    const project = view.project;
+    const visibilityLevel =
+      params.visibility === undefined ? project.visibilityLevel : Visibility[params.visibility];
+    if (visibilityLevel !== project.visibilityLevel) {
+      authorizeProject(caller, 'change_visibility_level', this.subject(view));
+      if (visibilityLevel > project.namespace.visibilityLevel) {
+        throw validationFailed({
+          visibility_level: [
+            `${params.visibility} is not allowed in a ${visibilityName(project.namespace.visibilityLevel)} group.`,
+          ],
+        });
+      }
+    }
+    const name = params.name ?? project.name;
+    const path = params.path ?? project.path;
+    checkNameAndPath(name, path);
+    await this.dataSource.transaction(async (tx) => {
+      await assertAvailable(tx, project.namespaceId, name, path, project.id);
+      const changes: QueryDeepPartialEntity<Project> = {
+        name,
+        path,
+        visibilityLevel,
+        settings: { ...project.settings, ...settingsFromParams(params as Record<string, unknown>) },
+      };
+      if (params.description !== undefined) changes.description = params.description;
+      if (params.default_branch !== undefined) changes.defaultBranch = params.default_branch;
+      const topics = params.topics ?? params.tag_list;
+      if (topics !== undefined) changes.topics = dedupeTopics(topics);
+      await saveUnique(() => tx.getRepository(Project).update(project.id, changes));
+    });
+    return this.find(caller, project.id);
+  }
+
+  async setArchived(caller: Caller, id: string | number, archived: boolean): Promise<ProjectView> {
+    const view = await this.findAuthorized(caller, id, 'archive_project');
+    if (view.project.archived !== archived)
+      await this.dataSource.getRepository(Project).update(view.project.id, { archived });
+    return this.find(caller, view.project.id);
+  }
+
+  /**
+   * Deletes at once, with the project's members and the bot users of its access tokens; shares,
+   * statistics and custom attributes go with the row.
+   */
+  async delete(caller: Caller, id: string | number, params: DeleteProjectParams): Promise<void> {
+    const view = await this.findAuthorized(caller, id, 'remove_project');
+    const project = view.project;
+    if (params.permanently_remove) {
+      const fullPath = `${project.namespace.fullPath}/${project.path}`;
+      if (!params.full_path || params.full_path !== fullPath)
+        throw new ApiError(400, {
+          message: '`full_path` is incorrect. You must enter the complete path for the project.',
+        });
+    }
+    await this.dataSource.transaction(async (tx) => {
+      const bots: Array<{ user_id: number }> = await tx.query(
+        `SELECT m.user_id FROM members m JOIN users u ON u.id = m.user_id
+         WHERE m.source_type = 'Project' AND m.source_id = $1 AND u.user_type = 'project_bot'`,
+        [project.id],
+      );
+      await tx.getRepository(Member).delete({ sourceType: 'Project', sourceId: project.id });
+      await tx.getRepository(Project).delete(project.id);
+      if (bots.length) await tx.getRepository(User).delete(bots.map((bot) => bot.user_id));
+    });
   }
 
   /** The custom attributes of many projects in one query, ordered by key. */
@@ -252,6 +370,7 @@ export class ProjectsService {
     const ids = page.items.map((project) => project.id);
     const levels = await projectAccessLevels(this.dataSource.manager, caller, ids);
     const attributes = params.with_custom_attributes && admin ? await this.customAttributes(ids) : undefined;
+    const shares = params.simple || !caller.user ? undefined : await this.sharedWithGroups(ids);
     return {
       headers: page.headers,
       items: page.items.map((project) => {
@@ -261,6 +380,7 @@ export class ProjectsService {
           accessLevel,
           customAttributes: attributes ? (attributes.get(project.id) ?? []) : undefined,
           showStatistics: Boolean(params.statistics) && canReadStatistics(caller, accessLevel),
+          sharedWithGroups: shares?.get(project.id) ?? [],
         };
       }),
     };
@@ -274,10 +394,7 @@ export class ProjectsService {
     }
     const name = params.name || params.path!;
     const path = params.path || pathFromName(params.name!);
-    const errors: Record<string, string[]> = {};
-    if (!PATH_PATTERN.test(path) || /\.(git|atom)$/.test(path)) errors.path = [PATH_MESSAGE];
-    if (!NAME_PATTERN.test(name)) errors.name = [NAME_MESSAGE];
-    if (Object.keys(errors).length) throw validationFailed(errors);
+    checkNameAndPath(name, path);
 
     return this.dataSource.transaction(async (tx) => {
       const namespace = await this.targetNamespace(tx, caller, params.namespace_id);
@@ -289,23 +406,11 @@ export class ProjectsService {
           ],
         });
       }
-      const taken = await tx
-        .getRepository(Project)
-        .createQueryBuilder('p')
-        .where('p.namespace_id = :ns', { ns: namespace.id })
-        .andWhere('(lower(p.path) = lower(:path) OR lower(p.name) = lower(:name))', { path, name })
-        .getMany();
-      const conflicts: Record<string, string[]> = {};
-      if (taken.some((p) => p.path.toLowerCase() === path.toLowerCase()))
-        conflicts.path = ['has already been taken'];
-      if (taken.some((p) => p.name.toLowerCase() === name.toLowerCase()))
-        conflicts.name = ['has already been taken'];
-      if (Object.keys(conflicts).length) throw validationFailed(conflicts);
+      await assertAvailable(tx, namespace.id, name, path);
 
       const projects = tx.getRepository(Project);
-      let project: Project;
-      try {
-        project = await projects.save(
+      const project = await saveUnique(() =>
+        projects.save(
           projects.create({
             namespaceId: namespace.id,
             name,
@@ -318,14 +423,8 @@ export class ProjectsService {
             settings: settingsFromParams(params as Record<string, unknown>),
             runnersToken: `GR1348941${crypto.randomBytes(15).toString('base64url')}`,
           }),
-        );
-      } catch (err) {
-        // A concurrent create took the path between our check and the insert.
-        if (err instanceof QueryFailedError && (err.driverError as { code?: string })?.code === '23505') {
-          throw validationFailed({ path: ['has already been taken'] });
-        }
-        throw err;
-      }
+        ),
+      );
       await tx.getRepository(ProjectStatistics).insert({ projectId: project.id });
       if (namespace.kind === 'user') {
         await tx.getRepository(Member).insert({
@@ -373,6 +472,48 @@ export class ProjectsService {
     if (level === 0 && namespace.visibilityLevel < Visibility.internal) throw notFound('Namespace');
     if (level < AccessLevel.Developer) throw forbidden();
     return namespace;
+  }
+}
+
+function checkNameAndPath(name: string, path: string): void {
+  const errors: Record<string, string[]> = {};
+  if (!PATH_PATTERN.test(path) || /\.(git|atom)$/.test(path)) errors.path = [PATH_MESSAGE];
+  if (!NAME_PATTERN.test(name)) errors.name = [NAME_MESSAGE];
+  if (Object.keys(errors).length) throw validationFailed(errors);
+}
+
+/** Name and path are unique in a namespace, case-insensitively; `exceptId` is the project being renamed. */
+async function assertAvailable(
+  tx: EntityManager,
+  namespaceId: number,
+  name: string,
+  path: string,
+  exceptId?: number,
+): Promise<void> {
+  const query = tx
+    .getRepository(Project)
+    .createQueryBuilder('p')
+    .where('p.namespace_id = :ns', { ns: namespaceId })
+    .andWhere('(lower(p.path) = lower(:path) OR lower(p.name) = lower(:name))', { path, name });
+  if (exceptId !== undefined) query.andWhere('p.id <> :exceptId', { exceptId });
+  const taken = await query.getMany();
+  const conflicts: Record<string, string[]> = {};
+  if (taken.some((p) => p.path.toLowerCase() === path.toLowerCase()))
+    conflicts.path = ['has already been taken'];
+  if (taken.some((p) => p.name.toLowerCase() === name.toLowerCase()))
+    conflicts.name = ['has already been taken'];
+  if (Object.keys(conflicts).length) throw validationFailed(conflicts);
+}
+
+/** A concurrent write may take the path between the check and the write: the unique index decides. */
+async function saveUnique<T>(write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    if (err instanceof QueryFailedError && (err.driverError as { code?: string })?.code === '23505') {
+      throw validationFailed({ path: ['has already been taken'] });
+    }
+    throw err;
   }
 }
 

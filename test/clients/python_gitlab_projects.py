@@ -51,6 +51,30 @@ print(json.dumps({
     "invalid": invalid,
 }))
 
+# Edit, archive, unarchive and delete, as python-gitlab's object methods do them.
+editable = gl.projects.create({"name": "py-editable"})
+editable.description = "edited by python-gitlab"
+editable.merge_method = "ff"
+editable.save()
+reread = gl.projects.get(editable.id)
+editable.archive()
+archived = gl.projects.get(editable.id).archived
+editable.unarchive()
+unarchived = gl.projects.get(editable.id).archived
+editable.delete()
+try:
+    gl.projects.get(editable.id)
+    after_delete = "still there"
+except gitlab.exceptions.GitlabGetError as e:
+    after_delete = e.response_code
+print(json.dumps({
+    "description": reread.description,
+    "merge_method": reread.merge_method,
+    "archived": archived,
+    "unarchived": unarchived,
+    "after_delete": after_delete,
+}))
+
 # Custom attributes, as an administrator (third argument).
 if len(sys.argv) > 3:
     admin = gitlab.Gitlab(url, private_token=sys.argv[3])

@@ -47,7 +47,7 @@ export interface TestResponse {
  * Starts the real server on a random port with its own database for this test file. Every API
  * response is checked against the contract; a test whose responses do not match fails.
  */
-export function useTestServer(): TestServer {
+export function useTestServer(options: { env?: Record<string, string> } = {}): TestServer {
   const server = {} as TestServer;
   let http: Server;
   let drop: () => Promise<void>;
@@ -57,7 +57,7 @@ export function useTestServer(): TestServer {
   beforeAll(async () => {
     const database = await openTestDatabase();
     drop = database.drop;
-    const config = loadConfig({ ...process.env, PORT: '0', LOG_LEVEL: 'silent' });
+    const config = loadConfig({ ...process.env, PORT: '0', LOG_LEVEL: 'silent', ...options.env });
     const logger = createLogger(process.env.FORGE_TEST_LOG_LEVEL ?? 'silent');
     const { koa, services } = await createApp({
       config,

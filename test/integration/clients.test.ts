@@ -67,6 +67,24 @@ describe('@gitbeaker/rest', () => {
     });
   });
 
+  it('edits, archives, unarchives and removes a project, and acts through sudo', async () => {
+    const alice = await server.factories.user();
+    const api = new Gitlab({ host: server.url, token: alice.token });
+    const project = await api.Projects.create({ name: 'beaker-lifecycle' });
+    const edited = await api.Projects.edit(project.id, { description: 'edited', issuesEnabled: false });
+    expect(edited).toMatchObject({ description: 'edited', issues_enabled: false });
+    expect((await api.Projects.archive(project.id)).archived).toBe(true);
+    expect((await api.Projects.unarchive(project.id)).archived).toBe(false);
+    await api.Projects.remove(project.id);
+    await expect(api.Projects.show(project.id)).rejects.toMatchObject({ cause: { response: { status: 404 } } });
+
+    const admin = await server.factories.user({ admin: true });
+    const sudoToken = await server.factories.token(admin.user, ['api', 'sudo']);
+    const asAlice = new Gitlab({ host: server.url, token: sudoToken, sudo: alice.user.username });
+    const made = await asAlice.Projects.create({ name: 'made-as-alice' });
+    expect(made.creator_id).toBe(alice.user.id);
+  });
+
   it('reports GitLab errors', async () => {
     const alice = await server.factories.user();
     const api = new Gitlab({ host: server.url, token: alice.token });
@@ -84,7 +102,7 @@ describe('python-gitlab', () => {
     const admin = await server.factories.user({ admin: true });
     const script = fileURLToPath(new URL('../clients/python_gitlab_projects.py', import.meta.url));
     const { stdout } = await run(PYTHON, [script, server.url, alice.token, admin.token], { timeout: 60_000 });
-    const [result, attributes] = stdout
+    const [result, lifecycle, attributes] = stdout
       .trim()
       .split('\n')
       .map((line) => JSON.parse(line));
@@ -103,6 +121,13 @@ describe('python-gitlab', () => {
     });
     expect(result.offset_ids).toHaveLength(6);
     expect(result.keyset_ids).toEqual(result.offset_ids);
+    expect(lifecycle).toEqual({
+      description: 'edited by python-gitlab',
+      merge_method: 'ff',
+      archived: true,
+      unarchived: false,
+      after_delete: 404,
+    });
     expect(attributes).toEqual({
       custom_attribute: 'gold',
       custom_attributes: [['tier', 'gold']],
