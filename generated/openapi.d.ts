@@ -51,8 +51,11 @@ export interface paths {
          *       `path` is derived from `name`: lowercased, with every run of characters outside `[a-z0-9_.-]`
          *       replaced by one `-`. A missing `name` is taken from `path`.
          *     - **Namespace.** Without `namespace_id` the project goes into the caller's personal namespace. A
-         *       group namespace needs the caller to be Maintainer or Owner of the group (or an administrator),
-         *       otherwise 403. An unknown namespace, or one the caller cannot see, answers 404
+         *       group namespace needs the role the group's `project_creation_level` names (`developer` by
+         *       default, or `maintainer`, `owner`, `noone`), or an administrator; otherwise 403.
+         *     - **Personal projects.** External users cannot create projects in their personal namespace, and
+         *       other users only up to their `projects_limit`: both answer 400
+         *       `{"message": {"limit_reached": ["..."]}}`. An unknown namespace, or one the caller cannot see, answers 404
          *       `{"message": "404 Namespace Not Found"}`.
          *     - **Validation.** A `path` or `name` already used in the namespace answers 400 with the record
          *       errors, for example `{"message": {"path": ["has already been taken"]}}`. A value outside its
@@ -1055,7 +1058,7 @@ export interface components {
          */
         ProjectCreate: components["schemas"]["ProjectAttributes"] & {
             /**
-             * @description Namespace to create the project in; the caller's personal namespace when left out. For a group, the caller must be Maintainer or Owner of the group.
+             * @description Namespace to create the project in; the caller's personal namespace when left out. For a group, the caller needs the role the group's `project_creation_level` names (Developer by default).
              * @example 7
              */
             namespace_id?: number;

@@ -77,6 +77,15 @@ const ORDER_COLUMNS: Record<string, string> = {
   wiki_size: 'st.wiki_size',
 };
 
+/** A group's `project_creation_level`: the role needed to create projects in it (admins always may). */
+const PROJECT_CREATION_LEVELS: Record<string, number> = {
+  noone: Number.POSITIVE_INFINITY,
+  administrator: Number.POSITIVE_INFINITY,
+  owner: AccessLevel.Owner,
+  maintainer: AccessLevel.Maintainer,
+  developer: AccessLevel.Developer,
+};
+
 const PATH_PATTERN = /^[a-zA-Z0-9_][a-zA-Z0-9_.-]*$/;
 const PATH_MESSAGE =
   "can contain only letters, digits, '_', '-' and '.'. Cannot start with '-', '.', end in '.git' or end in '.atom'";
@@ -398,6 +407,7 @@ export class ProjectsService {
 
     return this.dataSource.transaction(async (tx) => {
       const namespace = await this.targetNamespace(tx, caller, params.namespace_id);
+      await this.checkPersonalLimit(tx, user, namespace);
       const visibilityLevel = Visibility[params.visibility ?? 'private'];
       if (visibilityLevel > namespace.visibilityLevel) {
         throw validationFailed({
@@ -470,8 +480,29 @@ export class ProjectsService {
     }
     const level = await groupAccessLevel(tx, caller, namespace);
     if (level === 0 && namespace.visibilityLevel < Visibility.internal) throw notFound('Namespace');
-    if (level < AccessLevel.Developer) throw forbidden();
+    const creationLevel = String(namespace.settings.project_creation_level ?? 'developer');
+    if (level < (PROJECT_CREATION_LEVELS[creationLevel] ?? AccessLevel.Developer)) throw forbidden();
     return namespace;
+  }
+
+  /** External users have no personal projects; others up to their `projects_limit`. */
+  private async checkPersonalLimit(tx: EntityManager, user: User, namespace: Namespace): Promise<void> {
+    if (namespace.kind !== 'user' || namespace.ownerId !== user.id || user.admin) return;
+    if (user.external || user.projectsLimit === 0) {
+      throw validationFailed({
+        limit_reached: [
+          'Personal project creation is not allowed. Please contact your administrator with questions',
+        ],
+      });
+    }
+    const owned = await tx.getRepository(Project).count({ where: { namespaceId: namespace.id } });
+    if (owned >= user.projectsLimit) {
+      throw validationFailed({
+        limit_reached: [
+          `Your project limit is ${user.projectsLimit} projects! Please contact your administrator to increase it`,
+        ],
+      });
+    }
   }
 }
 

@@ -232,3 +232,59 @@ describe('shared_with_groups', () => {
     expect((list.body as Json[])[0].shared_with_groups).toEqual(expected);
   });
 });
+
+describe('who may create a project', () => {
+  it('refuses personal projects to external users, and beyond projects_limit', async () => {
+    const external = await server.factories.user({ external: true });
+    const refused = await server.request('POST', '/projects', {
+      token: external.token,
+      json: { name: 'mine' },
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toEqual({
+      message: {
+        limit_reached: [
+          'Personal project creation is not allowed. Please contact your administrator with questions',
+        ],
+      },
+    });
+
+    const limited = await server.factories.user();
+    await server.dataSource.query('UPDATE users SET projects_limit = 1 WHERE id = $1', [limited.user.id]);
+    const first = await server.request('POST', '/projects', { token: limited.token, json: { name: 'one' } });
+    expect(first.status).toBe(201);
+    const second = await server.request('POST', '/projects', { token: limited.token, json: { name: 'two' } });
+    expect(second.status).toBe(400);
+    expect(second.body).toEqual({
+      message: {
+        limit_reached: ['Your project limit is 1 projects! Please contact your administrator to increase it'],
+      },
+    });
+  });
+
+  it.each([
+    [undefined, AccessLevel.Developer, 201],
+    [undefined, AccessLevel.Reporter, 403],
+    ['maintainer', AccessLevel.Developer, 403],
+    ['maintainer', AccessLevel.Maintainer, 201],
+    ['owner', AccessLevel.Maintainer, 403],
+    ['noone', AccessLevel.Owner, 403],
+  ])(
+    'in a group with project_creation_level %s, access level %i answers %i',
+    async (setting, level, status) => {
+      const group = await server.factories.group({ visibility: 'private' });
+      if (setting)
+        await server.dataSource.query(`UPDATE namespaces SET settings = $2 WHERE id = $1`, [
+          group.id,
+          JSON.stringify({ project_creation_level: setting }),
+        ]);
+      const user = await server.factories.user();
+      await server.factories.member(group, user.user, level);
+      const response = await server.request('POST', '/projects', {
+        token: user.token,
+        json: { name: 'in-group', namespace_id: group.id },
+      });
+      expect(response.status).toBe(status);
+    },
+  );
+});
