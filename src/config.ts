@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { parseRateLimits, type RateLimitRules } from './core/rate-limit.js';
+import { parseStorages, type Storages } from './git/storage.js';
 
 /** Every setting comes from the environment; see the README's configuration table. */
 export interface Config {
@@ -11,21 +12,25 @@ export interface Config {
   logLevel: string;
   rootToken?: string;
   rateLimits: RateLimitRules;
+  /** Repository storages by name; `default` is always one of them. */
+  storages: Storages;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = Number(env.PORT ?? 8080);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new Error(`PORT is not a valid port: ${env.PORT}`);
+  const dataDir = path.resolve(env.DATA_DIR ?? './data');
   const externalUrl = (env.EXTERNAL_URL ?? `http://localhost:${port}`).replace(/\/+$/, '');
   return {
     port,
     host: env.HOST ?? '0.0.0.0',
     databaseUrl: env.DATABASE_URL || undefined,
-    dataDir: path.resolve(env.DATA_DIR ?? './data'),
+    dataDir,
     externalUrl,
     logLevel: env.LOG_LEVEL ?? 'info',
     rootToken: env.FORGE_ROOT_TOKEN || undefined,
     rateLimits: parseRateLimits(env.FORGE_RATE_LIMITS),
+    storages: parseStorages(env.FORGE_STORAGES, dataDir),
   };
 }

@@ -2,6 +2,7 @@ import type { DataSource } from 'typeorm';
 import type { Config } from './config.js';
 import { AccessTokensService } from './access_tokens/access-tokens.service.js';
 import { RateLimiter } from './core/rate-limit.js';
+import { RepositoryStorage } from './git/storage.js';
 import { GroupsService } from './groups/groups.service.js';
 import { MembersService } from './members/members.service.js';
 import { NamespacesService } from './namespaces/namespaces.service.js';
@@ -24,11 +25,13 @@ export interface Services {
   projectCustomAttributes: ProjectCustomAttributesService;
   /** Shared by the API's endpoint classes and the services' own limits (archives, large blobs). */
   rateLimiter: RateLimiter;
+  storage: RepositoryStorage;
 }
 
 export function createServices(deps: ServiceDeps): Services {
   const users = new UsersService(deps);
-  const projects = new ProjectsService(deps);
+  const storage = new RepositoryStorage(deps.config.storages);
+  const projects = new ProjectsService(deps, storage);
   const groups = new GroupsService(deps);
   return {
     users,
@@ -39,5 +42,6 @@ export function createServices(deps: ServiceDeps): Services {
     projects,
     projectCustomAttributes: new ProjectCustomAttributesService(deps, projects),
     rateLimiter: new RateLimiter(deps.config.rateLimits),
+    storage,
   };
 }

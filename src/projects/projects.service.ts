@@ -31,6 +31,7 @@ import {
 import { isKeyset, paginateKeyset, paginateOffset, type Page, type RequestInfo } from '../core/pagination.js';
 import { AccessLevel, Member } from '../members/member.entity.js';
 import { Namespace } from '../namespaces/namespace.entity.js';
+import type { RepositoryStorage } from '../git/storage.js';
 import type { ServiceDeps } from '../services.js';
 import { ProjectGroupLink } from '../members/project-group-link.entity.js';
 import { User } from '../users/user.entity.js';
@@ -106,7 +107,10 @@ export class ProjectsService {
   private readonly dataSource: DataSource;
   private readonly config: Config;
 
-  constructor(deps: ServiceDeps) {
+  constructor(
+    deps: ServiceDeps,
+    private readonly storage: RepositoryStorage,
+  ) {
     this.dataSource = deps.dataSource;
     this.config = deps.config;
   }
@@ -235,8 +239,9 @@ export class ProjectsService {
   }
 
   /**
-   * Deletes at once, with the project's members and the bot users of its access tokens; shares,
-   * statistics and custom attributes go with the row.
+   * Deletes at once, with the project's repository, members and the bot users of its access tokens;
+   * shares, statistics and custom attributes go with the row. The repository is moved aside first and
+   * put back if the rows cannot be deleted.
    */
   async delete(caller: Caller, id: string | number, params: DeleteProjectParams): Promise<void> {
     const view = await this.findAuthorized(caller, id, 'remove_project');
@@ -248,16 +253,23 @@ export class ProjectsService {
           message: '`full_path` is incorrect. You must enter the complete path for the project.',
         });
     }
-    await this.dataSource.transaction(async (tx) => {
-      const bots: Array<{ user_id: number }> = await tx.query(
-        `SELECT m.user_id FROM members m JOIN users u ON u.id = m.user_id
+    const trash = await this.storage.moveAside(project.repositoryStorage, project.id);
+    try {
+      await this.dataSource.transaction(async (tx) => {
+        const bots: Array<{ user_id: number }> = await tx.query(
+          `SELECT m.user_id FROM members m JOIN users u ON u.id = m.user_id
          WHERE m.source_type = 'Project' AND m.source_id = $1 AND u.user_type = 'project_bot'`,
-        [project.id],
-      );
-      await tx.getRepository(Member).delete({ sourceType: 'Project', sourceId: project.id });
-      await tx.getRepository(Project).delete(project.id);
-      if (bots.length) await tx.getRepository(User).delete(bots.map((bot) => bot.user_id));
-    });
+          [project.id],
+        );
+        await tx.getRepository(Member).delete({ sourceType: 'Project', sourceId: project.id });
+        await tx.getRepository(Project).delete(project.id);
+        if (bots.length) await tx.getRepository(User).delete(bots.map((bot) => bot.user_id));
+      });
+    } catch (err) {
+      await trash.restore();
+      throw err;
+    }
+    await trash.discard();
   }
 
   /** The custom attributes of many projects in one query, ordered by key. */
@@ -405,57 +417,71 @@ export class ProjectsService {
     const path = params.path || pathFromName(params.name!);
     checkNameAndPath(name, path);
 
-    return this.dataSource.transaction(async (tx) => {
-      const namespace = await this.targetNamespace(tx, caller, params.namespace_id);
-      await this.checkPersonalLimit(tx, user, namespace);
-      const visibilityLevel = Visibility[params.visibility ?? 'private'];
-      if (visibilityLevel > namespace.visibilityLevel) {
-        throw validationFailed({
-          visibility_level: [
-            `${params.visibility} is not allowed in a ${visibilityName(namespace.visibilityLevel)} group.`,
-          ],
-        });
-      }
-      await assertAvailable(tx, namespace.id, name, path);
+    // The repository is made inside the transaction and removed if the transaction fails, so a row
+    // never exists without its repository, nor a repository without its row.
+    let repository: { storage: string; projectId: number } | undefined;
+    try {
+      return await this.dataSource.transaction(async (tx) => {
+        const namespace = await this.targetNamespace(tx, caller, params.namespace_id);
+        await this.checkPersonalLimit(tx, user, namespace);
+        const visibilityLevel = Visibility[params.visibility ?? 'private'];
+        if (visibilityLevel > namespace.visibilityLevel) {
+          throw validationFailed({
+            visibility_level: [
+              `${params.visibility} is not allowed in a ${visibilityName(namespace.visibilityLevel)} group.`,
+            ],
+          });
+        }
+        await assertAvailable(tx, namespace.id, name, path);
 
-      const projects = tx.getRepository(Project);
-      const project = await saveUnique(() =>
-        projects.save(
-          projects.create({
-            namespaceId: namespace.id,
-            name,
-            path,
-            description: params.description ?? null,
-            defaultBranch: params.default_branch ?? 'main',
-            visibilityLevel,
-            creatorId: user.id,
-            topics: dedupeTopics(params.topics ?? params.tag_list ?? []),
-            settings: settingsFromParams(params as Record<string, unknown>),
-            runnersToken: `GR1348941${crypto.randomBytes(15).toString('base64url')}`,
-          }),
-        ),
-      );
-      await tx.getRepository(ProjectStatistics).insert({ projectId: project.id });
-      if (namespace.kind === 'user') {
-        await tx.getRepository(Member).insert({
-          sourceType: 'Project',
-          sourceId: project.id,
-          userId: namespace.ownerId!,
-          accessLevel: AccessLevel.Owner,
-        });
-      }
-      const created = (await this.baseQuery(tx)
-        .where('p.id = :id', { id: project.id })
-        .getOneOrFail()) as ProjectView['project'];
-      const access = await projectAccess(tx, caller, created);
-      return {
-        project: created,
-        accessLevel: access.level,
-        projectAccess: access.project,
-        groupAccess: access.group,
-        showStatistics: false,
-      };
-    });
+        const projects = tx.getRepository(Project);
+        const project = await saveUnique(() =>
+          projects.save(
+            projects.create({
+              namespaceId: namespace.id,
+              name,
+              path,
+              description: params.description ?? null,
+              defaultBranch: params.default_branch ?? 'main',
+              visibilityLevel,
+              creatorId: user.id,
+              topics: dedupeTopics(params.topics ?? params.tag_list ?? []),
+              settings: settingsFromParams(params as Record<string, unknown>),
+              runnersToken: `GR1348941${crypto.randomBytes(15).toString('base64url')}`,
+            }),
+          ),
+        );
+        await tx.getRepository(ProjectStatistics).insert({ projectId: project.id });
+        if (namespace.kind === 'user') {
+          await tx.getRepository(Member).insert({
+            sourceType: 'Project',
+            sourceId: project.id,
+            userId: namespace.ownerId!,
+            accessLevel: AccessLevel.Owner,
+          });
+        }
+        const dir = await this.storage.create(project.repositoryStorage, project.id, project.defaultBranch!);
+        repository = { storage: project.repositoryStorage, projectId: project.id };
+        if (params.initialize_with_readme) {
+          const readme = `# ${name}\n${params.description ? `\n${params.description}\n` : ''}`;
+          await this.storage.initializeWithReadme(dir, project.defaultBranch!, readme, user);
+        }
+        const created = (await this.baseQuery(tx)
+          .where('p.id = :id', { id: project.id })
+          .getOneOrFail()) as ProjectView['project'];
+        const access = await projectAccess(tx, caller, created);
+        return {
+          project: created,
+          accessLevel: access.level,
+          projectAccess: access.project,
+          groupAccess: access.group,
+          showStatistics: false,
+        };
+      });
+    } catch (err) {
+      if (repository) await this.storage.remove(repository.storage, repository.projectId);
+      throw err;
+    }
   }
 
   /** The namespace to create in: the caller's own, or a group where the caller is Developer or above. */

@@ -1,6 +1,8 @@
 import 'reflect-metadata';
 import fs from 'node:fs';
 import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
@@ -51,13 +53,22 @@ export function useTestServer(options: { env?: Record<string, string> } = {}): T
   const server = {} as TestServer;
   let http: Server;
   let drop: () => Promise<void>;
+  let dataDir: string | undefined;
   const checks: ResponseCheck[] = [];
   const opsLog = process.env.FORGE_OPS_LOG;
 
   beforeAll(async () => {
     const database = await openTestDatabase();
     drop = database.drop;
-    const config = loadConfig({ ...process.env, PORT: '0', LOG_LEVEL: 'silent', ...options.env });
+    // Repositories of this file's projects live in a directory of their own.
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'forge-test-'));
+    const config = loadConfig({
+      ...process.env,
+      PORT: '0',
+      LOG_LEVEL: 'silent',
+      DATA_DIR: dataDir,
+      ...options.env,
+    });
     const logger = createLogger(process.env.FORGE_TEST_LOG_LEVEL ?? 'silent');
     const { koa, services } = await createApp({
       config,
@@ -95,6 +106,7 @@ export function useTestServer(options: { env?: Record<string, string> } = {}): T
   afterAll(async () => {
     await new Promise<void>((resolve) => (http ? http.close(() => resolve()) : resolve()));
     await drop?.();
+    if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
   return server;
