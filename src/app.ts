@@ -8,6 +8,7 @@ import { createBackend, type Backend } from './core/contract.js';
 import { errorMiddleware } from './core/error-middleware.js';
 import { routeNotFound } from './core/errors.js';
 import { responseValidation, type ResponseCheck } from './core/response-validation.js';
+import { gitHttp } from './git/smart-http.js';
 import { handlers } from './handlers.js';
 import { createMetrics } from './ops/metrics.js';
 import { opsRouter } from './ops/routes.js';
@@ -59,6 +60,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   if (options.onResponseCheck) koa.use(responseValidation(backend, logger, options.onResponseCheck));
   koa.use(errorMiddleware(logger));
   koa.use(opsRouter(dataSource, metrics.registry).routes());
+  koa.use(gitHttp({ dataSource, services }));
   koa.use(apiMiddleware({ backend, handlers, services, dataSource, config }));
   koa.use(() => {
     throw routeNotFound();

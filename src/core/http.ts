@@ -33,7 +33,8 @@ function hasBody(req: IncomingMessage): boolean {
   return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
 }
 
-function decodedStream(req: IncomingMessage): Readable {
+/** The request body, decompressed as its Content-Encoding says. */
+export function decodedStream(req: IncomingMessage): Readable {
   const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
   if (encoding === 'gzip' || encoding === 'x-gzip') return req.pipe(zlib.createGunzip());
   if (encoding === 'deflate') return req.pipe(zlib.createInflate());

@@ -32,6 +32,10 @@ import { isKeyset, paginateKeyset, paginateOffset, type Page, type RequestInfo }
 import { AccessLevel, Member } from '../members/member.entity.js';
 import { Namespace } from '../namespaces/namespace.entity.js';
 import type { RepositoryStorage } from '../git/storage.js';
+import {
+  ProtectedBranch,
+  ProtectedBranchAccessLevel,
+} from '../protected_branches/protected-branch.entity.js';
 import type { ServiceDeps } from '../services.js';
 import { ProjectGroupLink } from '../members/project-group-link.entity.js';
 import { User } from '../users/user.entity.js';
@@ -460,6 +464,7 @@ export class ProjectsService {
             accessLevel: AccessLevel.Owner,
           });
         }
+        await protectDefaultBranch(tx, project.id, project.defaultBranch!);
         const dir = await this.storage.create(project.repositoryStorage, project.id, project.defaultBranch!);
         repository = { storage: project.repositoryStorage, projectId: project.id };
         if (params.initialize_with_readme) {
@@ -530,6 +535,18 @@ export class ProjectsService {
       });
     }
   }
+}
+
+/** GitLab's default protection of a new project's default branch: Maintainers push and merge. */
+async function protectDefaultBranch(tx: EntityManager, projectId: number, branch: string): Promise<void> {
+  const rule = await tx.getRepository(ProtectedBranch).save({ projectId, name: branch });
+  await tx.getRepository(ProtectedBranchAccessLevel).insert(
+    (['push', 'merge'] as const).map((action) => ({
+      protectedBranchId: rule.id,
+      action,
+      accessLevel: AccessLevel.Maintainer,
+    })),
+  );
 }
 
 function checkNameAndPath(name: string, path: string): void {

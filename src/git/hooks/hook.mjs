@@ -1,0 +1,43 @@
+// git's pre-receive and post-receive hook: reports the ref changes to the server that started
+// receive-pack, which decides (pre-receive) or records them (post-receive). Exit 1 refuses the push.
+import { execFileSync } from 'node:child_process';
+
+const ZERO_SHA = '0000000000000000000000000000000000000000';
+const hook = process.argv[2];
+
+let input = '';
+for await (const chunk of process.stdin) input += chunk;
+const changes = input
+  .split('\n')
+  .filter(Boolean)
+  .map((line) => {
+    const [oldSha, newSha, ref] = line.split(' ');
+    return { oldSha, newSha, ref, forced: false };
+  });
+
+if (hook === 'pre-receive') {
+  // The pushed objects are visible here (git quarantines them for the hook), so ancestry can be asked.
+  for (const change of changes) {
+    if (change.oldSha === ZERO_SHA || change.newSha === ZERO_SHA) continue;
+    try {
+      execFileSync('git', ['merge-base', '--is-ancestor', change.oldSha, change.newSha], { stdio: 'ignore' });
+    } catch {
+      change.forced = true;
+    }
+  }
+}
+
+let allowed = false;
+try {
+  const response = await fetch(`${process.env.FORGE_HOOK_URL}/${hook}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ secret: process.env.FORGE_HOOK_SECRET, changes }),
+  });
+  const result = await response.json();
+  if (result.message) process.stderr.write(`GitLab: ${result.message}\n`);
+  allowed = response.ok && result.allowed === true;
+} catch {
+  process.stderr.write('GitLab: Failed to authorize your Git request: internal API unreachable\n');
+}
+process.exit(allowed ? 0 : 1);

@@ -1,0 +1,232 @@
+/**
+ * Git's smart HTTP protocol at `<EXTERNAL_URL>/<full_path>.git`: the ref advertisement, upload-pack
+ * (clone, fetch) and receive-pack (push), run as `git <service> --stateless-rpc` with request and
+ * response bodies streamed. Pushes go through the pre-receive hook, which asks `PushRules` here.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import { PassThrough, pipeline } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import type { Context, Middleware } from 'koa';
+import type { DataSource } from 'typeorm';
+import { canProject } from '../core/abilities.js';
+import { authenticate, requireScope, type Caller } from '../core/auth.js';
+import { ApiError } from '../core/errors.js';
+import { decodedStream, readBodyParams } from '../core/http.js';
+import type { ProjectView } from '../projects/projects.service.js';
+import type { Services } from '../services.js';
+import { spawnGit } from './git.js';
+import { PushEvent } from './push-event.entity.js';
+import { PushRules, type PushActor, type RefChange } from './push-rules.js';
+
+type Service = 'git-upload-pack' | 'git-receive-pack';
+
+const ROUTE = /^\/(.+?)(?:\.git)?\/(info\/refs|git-upload-pack|git-receive-pack)$/;
+const NOT_FOUND =
+  'The project you were looking for could not be found or you don\u2019t have permission to view it.';
+
+/** The hooks directory, found from src/ (tests) and from dist/src/ (the build) alike. */
+const HOOKS_DIR = [new URL('./hooks', import.meta.url), new URL('../../../src/git/hooks', import.meta.url)]
+  .map((url) => fileURLToPath(url))
+  .find((candidate) => fs.existsSync(`${candidate}/hook.mjs`)) as string;
+
+/** Pushes in flight, by the secret their hooks present. */
+interface PushSession {
+  view: ProjectView;
+  actor: PushActor;
+}
+
+class GitHttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly challenge = false,
+  ) {
+    super(message);
+  }
+}
+
+function pktLine(text: string): string {
+  return (text.length + 4).toString(16).padStart(4, '0') + text;
+}
+
+/** HTTP Basic with any user name and a token as the password, as GitLab takes it. */
+function basicToken(ctx: Context): string | undefined {
+  const match = /^Basic\s+(\S+)$/i.exec(ctx.get('Authorization'));
+  if (!match) return undefined;
+  const decoded = Buffer.from(match[1], 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  return colon >= 0 ? decoded.slice(colon + 1) : undefined;
+}
+
+export interface GitHttpOptions {
+  dataSource: DataSource;
+  services: Services;
+}
+
+export function gitHttp({ dataSource, services }: GitHttpOptions): Middleware {
+  const rules = new PushRules(dataSource);
+  const sessions = new Map<string, PushSession>();
+
+  async function authorize(ctx: Context, fullPath: string, service: Service) {
+    let caller: Caller;
+    try {
+      caller = await authenticate(dataSource, basicToken(ctx));
+    } catch {
+      throw new GitHttpError(401, 'HTTP Basic: Access denied', true);
+    }
+    let view: ProjectView;
+    try {
+      view = await services.projects.find(caller, fullPath);
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404) {
+        if (!caller.user) throw new GitHttpError(401, 'HTTP Basic: Access denied', true);
+        throw new GitHttpError(404, NOT_FOUND);
+      }
+      throw err;
+    }
+    const pushing = service === 'git-receive-pack';
+    try {
+      requireScope(
+        caller,
+        pushing ? ['api', 'write_repository'] : ['api', 'read_repository', 'write_repository'],
+      );
+    } catch {
+      throw new GitHttpError(
+        403,
+        `Your token does not have the ${pushing ? 'write' : 'read'}_repository scope.`,
+      );
+    }
+    const subject = services.projects.subject(view);
+    if (pushing) {
+      if (!caller.user) throw new GitHttpError(401, 'HTTP Basic: Access denied', true);
+      if (!canProject(caller, 'push_code', subject)) {
+        throw new GitHttpError(
+          403,
+          view.project.archived
+            ? 'You are not allowed to push code to an archived project.'
+            : 'You are not allowed to push code to this project.',
+        );
+      }
+    } else if (!canProject(caller, 'read_code', subject)) {
+      if (!caller.user) throw new GitHttpError(401, 'HTTP Basic: Access denied', true);
+      throw new GitHttpError(403, 'You are not allowed to download code from this project.');
+    }
+    return { caller, view, dir: services.storage.diskPath(view.project.repositoryStorage, view.project.id) };
+  }
+
+  function hookEnv(ctx: Context, session: PushSession): Record<string, string> {
+    const secret = crypto.randomBytes(24).toString('hex');
+    sessions.set(secret, session);
+    ctx.res.once('close', () => sessions.delete(secret));
+    const socket = ctx.req.socket;
+    const host = socket.localAddress?.includes(':') ? `[${socket.localAddress}]` : socket.localAddress;
+    return { FORGE_HOOK_URL: `http://${host}:${socket.localPort}/-/internal/git`, FORGE_HOOK_SECRET: secret };
+  }
+
+  async function advertise(ctx: Context, service: Service, dir: string, env: Record<string, string>) {
+    const protocol = ctx.get('Git-Protocol');
+    const child = spawnGit([service.slice(4), '--stateless-rpc', '--advertise-refs', dir], {
+      env: { ...env, ...(protocol ? { GIT_PROTOCOL: protocol } : {}) },
+    });
+    child.stdin!.end();
+    const body = new PassThrough();
+    // Protocol v2 clients get the capabilities straight away, without the service announcement.
+    if (!(service === 'git-upload-pack' && /version=2/.test(protocol))) {
+      body.write(`${pktLine(`# service=${service}\n`)}0000`);
+    }
+    pipeline(child.stdout!, body, () => undefined);
+    ctx.status = 200;
+    ctx.set('Content-Type', `application/x-${service}-advertisement`);
+    ctx.set('Cache-Control', 'no-cache');
+    ctx.body = body;
+  }
+
+  function run(ctx: Context, service: Service, dir: string, env: Record<string, string>) {
+    const protocol = ctx.get('Git-Protocol');
+    const args = [service.slice(4), '--stateless-rpc', dir];
+    if (service === 'git-receive-pack') args.unshift('-c', `core.hooksPath=${HOOKS_DIR}`);
+    const child = spawnGit(args, { env: { ...env, ...(protocol ? { GIT_PROTOCOL: protocol } : {}) } });
+    pipeline(decodedStream(ctx.req), child.stdin!, () => undefined);
+    ctx.status = 200;
+    ctx.set('Content-Type', `application/x-${service}-result`);
+    ctx.set('Cache-Control', 'no-cache');
+    ctx.body = pipeline(child.stdout!, new PassThrough(), () => undefined);
+  }
+
+  async function receiveHook(ctx: Context, hook: string) {
+    const payload = (await readBodyParams(ctx)) as { secret?: string; changes?: RefChange[] };
+    const session = payload.secret ? sessions.get(payload.secret) : undefined;
+    if (!session || !Array.isArray(payload.changes)) {
+      ctx.status = 403;
+      ctx.body = { allowed: false, message: 'Unknown push.' };
+      return;
+    }
+    const projectId = session.view.project.id;
+    if (hook === 'pre-receive') {
+      const reason = await rules.firstRefusal(projectId, session.actor, payload.changes);
+      ctx.body = reason ? { allowed: false, message: reason } : { allowed: true };
+      return;
+    }
+    await recordPush(dataSource, projectId, session.actor.caller.user?.id ?? null, payload.changes, 'git');
+    ctx.body = { allowed: true };
+  }
+
+  return async (ctx, next) => {
+    if (ctx.method === 'POST' && ctx.path.startsWith('/-/internal/git/')) {
+      ctx.state.route = 'git_hook';
+      return receiveHook(ctx, ctx.path.slice('/-/internal/git/'.length));
+    }
+    const match = ROUTE.exec(ctx.path);
+    if (!match || ctx.path.startsWith('/api/')) return next();
+    const [, fullPath, action] = match;
+    const service = (action === 'info/refs' ? ctx.query.service : action) as Service;
+    ctx.state.route = `git_${action === 'info/refs' ? 'info_refs' : service.slice(4).replace('-', '_')}`;
+    const method = action === 'info/refs' ? 'GET' : 'POST';
+    if (ctx.method !== method || (service !== 'git-upload-pack' && service !== 'git-receive-pack')) {
+      ctx.status = ctx.method !== method ? 405 : 403;
+      ctx.type = 'text/plain';
+      ctx.body = ctx.method !== method ? 'Method Not Allowed' : 'Unsupported service';
+      return;
+    }
+    try {
+      const { caller, view, dir } = await authorize(ctx, decodeURIComponent(fullPath), service);
+      let env: Record<string, string> = {};
+      if (service === 'git-receive-pack' && action !== 'info/refs') {
+        env = hookEnv(ctx, { view, actor: await rules.actor(caller, view.accessLevel) });
+      }
+      if (action === 'info/refs') await advertise(ctx, service, dir, env);
+      else run(ctx, service, dir, env);
+    } catch (err) {
+      if (!(err instanceof GitHttpError)) throw err;
+      ctx.status = err.status;
+      ctx.type = 'text/plain';
+      if (err.challenge) ctx.set('WWW-Authenticate', 'Basic realm="GitLab"');
+      ctx.body = err.message;
+    }
+  };
+}
+
+/** Records every moved ref durably and marks the project active. */
+export async function recordPush(
+  dataSource: DataSource,
+  projectId: number,
+  userId: number | null,
+  changes: RefChange[],
+  via: 'git' | 'api',
+): Promise<void> {
+  if (changes.length === 0) return;
+  await dataSource.transaction(async (tx) => {
+    await tx.getRepository(PushEvent).insert(
+      changes.map((change) => ({
+        projectId,
+        userId,
+        ref: change.ref,
+        beforeSha: change.oldSha,
+        afterSha: change.newSha,
+        via,
+      })),
+    );
+    await tx.query('UPDATE projects SET last_activity_at = now() WHERE id = $1', [projectId]);
+  });
+}
