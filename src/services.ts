@@ -2,6 +2,7 @@ import type { DataSource } from 'typeorm';
 import type { Config } from './config.js';
 import { AccessTokensService } from './access_tokens/access-tokens.service.js';
 import { RateLimiter } from './core/rate-limit.js';
+import { RepositoriesService } from './git/repositories.service.js';
 import { RepositoryStorage } from './git/storage.js';
 import { GroupsService } from './groups/groups.service.js';
 import { MembersService } from './members/members.service.js';
@@ -26,6 +27,7 @@ export interface Services {
   /** Shared by the API's endpoint classes and the services' own limits (archives, large blobs). */
   rateLimiter: RateLimiter;
   storage: RepositoryStorage;
+  repositories: RepositoriesService;
 }
 
 export function createServices(deps: ServiceDeps): Services {
@@ -43,5 +45,6 @@ export function createServices(deps: ServiceDeps): Services {
     projectCustomAttributes: new ProjectCustomAttributesService(deps, projects),
     rateLimiter: new RateLimiter(deps.config.rateLimits),
     storage,
+    repositories: new RepositoriesService(deps, projects, storage),
   };
 }

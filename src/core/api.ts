@@ -184,7 +184,7 @@ export function apiMiddleware(options: ApiOptions): Middleware {
       body: placed.body as never,
       caller,
       services,
-      request: { apiPath, query: rawQuery, externalUrl: config.externalUrl },
+      request: { apiPath, query: rawQuery, externalUrl: config.externalUrl, ip: ctx.ip },
     });
     // Koa drops the body of a HEAD response itself, keeping its headers.
     writeJson(ctx, result.status, result.body, result.headers);

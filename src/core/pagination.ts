@@ -7,6 +7,8 @@ export interface RequestInfo {
   /** The request's query pairs, in order. */
   query: Array<[string, string]>;
   externalUrl: string;
+  /** The client's address, for per-IP limits of anonymous callers. */
+  ip?: string;
 }
 
 export interface PageParams {

@@ -16,8 +16,8 @@ import { decodedStream, readBodyParams } from '../core/http.js';
 import type { ProjectView } from '../projects/projects.service.js';
 import type { Services } from '../services.js';
 import { spawnGit } from './git.js';
-import { PushEvent } from './push-event.entity.js';
-import { PushRules, type PushActor, type RefChange } from './push-rules.js';
+import { recordPush } from './repositories.service.js';
+import type { PushActor, RefChange } from './push-rules.js';
 
 type Service = 'git-upload-pack' | 'git-receive-pack';
 
@@ -65,7 +65,7 @@ export interface GitHttpOptions {
 }
 
 export function gitHttp({ dataSource, services }: GitHttpOptions): Middleware {
-  const rules = new PushRules(dataSource);
+  const rules = services.repositories.rules;
   const sessions = new Map<string, PushSession>();
 
   async function authorize(ctx: Context, fullPath: string, service: Service) {
@@ -112,7 +112,7 @@ export function gitHttp({ dataSource, services }: GitHttpOptions): Middleware {
       if (!caller.user) throw new GitHttpError(401, 'HTTP Basic: Access denied', true);
       throw new GitHttpError(403, 'You are not allowed to download code from this project.');
     }
-    return { caller, view, dir: services.storage.diskPath(view.project.repositoryStorage, view.project.id) };
+    return { caller, view, dir: services.repositories.dir(view) };
   }
 
   function hookEnv(ctx: Context, session: PushSession): Record<string, string> {
@@ -205,28 +205,4 @@ export function gitHttp({ dataSource, services }: GitHttpOptions): Middleware {
       ctx.body = err.message;
     }
   };
-}
-
-/** Records every moved ref durably and marks the project active. */
-export async function recordPush(
-  dataSource: DataSource,
-  projectId: number,
-  userId: number | null,
-  changes: RefChange[],
-  via: 'git' | 'api',
-): Promise<void> {
-  if (changes.length === 0) return;
-  await dataSource.transaction(async (tx) => {
-    await tx.getRepository(PushEvent).insert(
-      changes.map((change) => ({
-        projectId,
-        userId,
-        ref: change.ref,
-        beforeSha: change.oldSha,
-        afterSha: change.newSha,
-        via,
-      })),
-    );
-    await tx.query('UPDATE projects SET last_activity_at = now() WHERE id = $1', [projectId]);
-  });
 }

@@ -1,0 +1,123 @@
+import type { DataSource } from 'typeorm';
+import { canProject, type ProjectAbility } from '../core/abilities.js';
+import type { Caller } from '../core/auth.js';
+import { forbidden } from '../core/errors.js';
+import type { ProjectsService, ProjectView } from '../projects/projects.service.js';
+import type { ServiceDeps } from '../services.js';
+import { git, GitError } from './git.js';
+import { PushEvent } from './push-event.entity.js';
+import { PushRules, ZERO_SHA, type RefChange } from './push-rules.js';
+import type { RepositoryStorage } from './storage.js';
+
+/** A project's repository as one caller may use it. */
+export interface OpenRepository {
+  view: ProjectView;
+  /** The bare repository on disk. */
+  dir: string;
+}
+
+/** A ref update refused by the push rules, or lost to a concurrent update; `reason` says which. */
+export class RefUpdateRefused extends Error {
+  constructor(
+    readonly reason: string,
+    readonly conflict = false,
+  ) {
+    super(reason);
+  }
+}
+
+/**
+ * The way every family reaches a project's repository: lookup with abilities, and ref updates that
+ * pass the same push rules as `git push` and are recorded as push events.
+ */
+export class RepositoriesService {
+  readonly rules: PushRules;
+  private readonly dataSource: DataSource;
+
+  constructor(
+    deps: ServiceDeps,
+    private readonly projects: ProjectsService,
+    private readonly storage: RepositoryStorage,
+  ) {
+    this.dataSource = deps.dataSource;
+    this.rules = new PushRules(deps.dataSource);
+  }
+
+  dir(view: ProjectView): string {
+    return this.storage.diskPath(view.project.repositoryStorage, view.project.id);
+  }
+
+  /** The project's repository: 404 when the caller cannot see the project, 403 without `ability`. */
+  async open(
+    caller: Caller,
+    projectId: string | number,
+    ability: ProjectAbility = 'read_code',
+  ): Promise<OpenRepository> {
+    const view = await this.projects.find(caller, projectId);
+    const subject = this.projects.subject(view);
+    if (!canProject(caller, ability, subject)) throw forbidden();
+    return { view, dir: this.dir(view) };
+  }
+
+  /**
+   * Applies ref changes atomically (all or none, each checked against its expected old value) after the
+   * push rules accept every one, then records them. Throws RefUpdateRefused with GitLab's reason.
+   */
+  async updateRefs(
+    caller: Caller,
+    repository: OpenRepository,
+    changes: RefChange[],
+    options: { branchDeletionThroughApi?: boolean } = {},
+  ): Promise<void> {
+    const { view, dir } = repository;
+    const actor = await this.rules.actor(caller, view.accessLevel);
+    for (const change of changes) {
+      if (change.forced === undefined && change.oldSha !== ZERO_SHA && change.newSha !== ZERO_SHA) {
+        const ancestry = await git(['merge-base', '--is-ancestor', change.oldSha, change.newSha], {
+          gitDir: dir,
+          okCodes: [1],
+        });
+        change.forced = ancestry.code === 1;
+      }
+      const reason = await this.rules.refusal(view.project.id, actor, change, options);
+      if (reason) throw new RefUpdateRefused(reason);
+    }
+    const script = changes
+      .map((c) =>
+        c.newSha === ZERO_SHA ? `delete ${c.ref} ${c.oldSha}` : `update ${c.ref} ${c.newSha} ${c.oldSha}`,
+      )
+      .join('\n');
+    try {
+      await git(['update-ref', '--stdin'], { gitDir: dir, input: `start\n${script}\nprepare\ncommit\n` });
+    } catch (err) {
+      if (err instanceof GitError)
+        throw new RefUpdateRefused('The ref was changed by someone else meanwhile.', true);
+      throw err;
+    }
+    await recordPush(this.dataSource, view.project.id, caller.user?.id ?? null, changes, 'api');
+  }
+}
+
+/** Records every moved ref durably and marks the project active. */
+export async function recordPush(
+  dataSource: DataSource,
+  projectId: number,
+  userId: number | null,
+  changes: RefChange[],
+  via: 'git' | 'api',
+): Promise<void> {
+  if (changes.length === 0) return;
+  await dataSource.transaction(async (tx) => {
+    await tx.getRepository(PushEvent).insert(
+      changes.map((change) => ({
+        projectId,
+        userId,
+        ref: change.ref,
+        beforeSha: change.oldSha,
+        afterSha: change.newSha,
+        via,
+      })),
+    );
+    await tx.query('UPDATE projects SET last_activity_at = now() WHERE id = $1', [projectId]);
+  });
+}
