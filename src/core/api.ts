@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import type { Context, Middleware } from 'koa';
 import type { DataSource } from 'typeorm';
 import type { Config } from '../config.js';
@@ -178,7 +179,12 @@ export function apiMiddleware(options: ApiOptions): Middleware {
     // The map is typed per operation; here one call site serves them all.
     const handler = handlers[operationId] as unknown as (
       c: HandlerContext<OperationId>,
-    ) => Promise<{ status: number; body: unknown; headers?: Record<string, string> }>;
+    ) => Promise<{
+      status: number;
+      body?: unknown;
+      stream?: Readable | Buffer;
+      headers?: Record<string, string>;
+    }>;
     const result = await handler({
       params: { ...placed.query, ...placed.path } as never,
       body: placed.body as never,
@@ -187,6 +193,10 @@ export function apiMiddleware(options: ApiOptions): Middleware {
       request: { apiPath, query: rawQuery, externalUrl: config.externalUrl, ip: ctx.ip },
     });
     // Koa drops the body of a HEAD response itself, keeping its headers.
-    writeJson(ctx, result.status, result.body, result.headers);
+    if (result.stream !== undefined) {
+      ctx.status = result.status;
+      ctx.set(result.headers ?? {});
+      ctx.body = result.stream;
+    } else writeJson(ctx, result.status, result.body, result.headers);
   };
 }

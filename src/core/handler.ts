@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import type { operations } from '../../generated/openapi.js';
 import type { Caller } from './auth.js';
 import type { RequestInfo } from './pagination.js';
@@ -26,9 +27,16 @@ type Responses<O extends OperationId> = Op<O>['responses'];
 type SuccessStatus<O extends OperationId> = Extract<keyof Responses<O>, 200 | 201 | 202 | 204>;
 type JsonBody<R> = R extends { content: { 'application/json': infer B } } ? B : null;
 
+/** A success status whose content is not JSON (raw files, archives) is answered with bytes or a stream. */
+type StatusResult<S, R> = R extends { content: { 'application/json': unknown } }
+  ? { status: S; body: JsonBody<R>; headers?: Record<string, string> }
+  : R extends { content: object }
+    ? { status: S; stream: Readable | Buffer; headers: Record<string, string> & { 'Content-Type': string } }
+    : { status: S; body: null; headers?: Record<string, string> };
+
 /** What a handler returns: one of its operation's success statuses with that status's body. */
 export type HandlerResult<O extends OperationId> = {
-  [S in SuccessStatus<O>]: { status: S; body: JsonBody<Responses<O>[S]>; headers?: Record<string, string> };
+  [S in SuccessStatus<O>]: StatusResult<S, Responses<O>[S]>;
 }[SuccessStatus<O>];
 
 export interface HandlerContext<O extends OperationId> {
