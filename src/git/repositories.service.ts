@@ -6,6 +6,7 @@ import type { ProjectsService, ProjectView } from '../projects/projects.service.
 import type { ServiceDeps } from '../services.js';
 import { git, GitError } from './git.js';
 import { PushEvent } from './push-event.entity.js';
+import { refreshRepositoryState } from './repository-state.js';
 import { PushRules, ZERO_SHA, type RefChange } from './push-rules.js';
 import type { RepositoryStorage } from './storage.js';
 
@@ -94,30 +95,31 @@ export class RepositoriesService {
         throw new RefUpdateRefused('The ref was changed by someone else meanwhile.', true);
       throw err;
     }
-    await recordPush(this.dataSource, view.project.id, caller.user?.id ?? null, changes, 'api');
+    await this.recordPush(view.project, caller.user?.id ?? null, changes, 'api');
   }
-}
 
-/** Records every moved ref durably and marks the project active. */
-export async function recordPush(
-  dataSource: DataSource,
-  projectId: number,
-  userId: number | null,
-  changes: RefChange[],
-  via: 'git' | 'api',
-): Promise<void> {
-  if (changes.length === 0) return;
-  await dataSource.transaction(async (tx) => {
-    await tx.getRepository(PushEvent).insert(
-      changes.map((change) => ({
-        projectId,
-        userId,
-        ref: change.ref,
-        beforeSha: change.oldSha,
-        afterSha: change.newSha,
-        via,
-      })),
-    );
-    await tx.query('UPDATE projects SET last_activity_at = now() WHERE id = $1', [projectId]);
-  });
+  /** Records moved refs durably, marks the project active, and refreshes what lists show of the repository. */
+  async recordPush(
+    project: { id: number; defaultBranch: string | null; repositoryStorage: string },
+    userId: number | null,
+    changes: RefChange[],
+    via: 'git' | 'api',
+  ): Promise<void> {
+    if (changes.length === 0) return;
+    const dir = this.storage.diskPath(project.repositoryStorage, project.id);
+    await this.dataSource.transaction(async (tx) => {
+      await tx.getRepository(PushEvent).insert(
+        changes.map((change) => ({
+          projectId: project.id,
+          userId,
+          ref: change.ref,
+          beforeSha: change.oldSha,
+          afterSha: change.newSha,
+          via,
+        })),
+      );
+      await tx.query('UPDATE projects SET last_activity_at = now() WHERE id = $1', [project.id]);
+      await refreshRepositoryState(tx, project, dir);
+    });
+  }
 }

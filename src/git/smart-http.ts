@@ -16,7 +16,6 @@ import { decodedStream, readBodyParams } from '../core/http.js';
 import type { ProjectView } from '../projects/projects.service.js';
 import type { Services } from '../services.js';
 import { spawnGit } from './git.js';
-import { recordPush } from './repositories.service.js';
 import type { PushActor, RefChange } from './push-rules.js';
 
 type Service = 'git-upload-pack' | 'git-receive-pack';
@@ -168,7 +167,12 @@ export function gitHttp({ dataSource, services }: GitHttpOptions): Middleware {
       ctx.body = reason ? { allowed: false, message: reason } : { allowed: true };
       return;
     }
-    await recordPush(dataSource, projectId, session.actor.caller.user?.id ?? null, payload.changes, 'git');
+    await services.repositories.recordPush(
+      session.view.project,
+      session.actor.caller.user?.id ?? null,
+      payload.changes,
+      'git',
+    );
     ctx.body = { allowed: true };
   }
 

@@ -56,6 +56,14 @@ export class Project {
   @Column({ type: 'varchar', length: 255, name: 'repository_storage', default: 'default' })
   repositoryStorage: string;
 
+  /** No refs at all; kept current after every push. */
+  @Column({ type: 'boolean', name: 'repository_empty', default: true })
+  repositoryEmpty: boolean;
+
+  /** The README at the root of the default branch, if any; kept current after every push. */
+  @Column({ type: 'varchar', length: 1024, name: 'readme_path', nullable: true })
+  readmePath: string | null;
+
   @Column({ type: 'varchar', length: 255, name: 'import_type', nullable: true })
   importType: string | null;
 

@@ -58,7 +58,9 @@ export function presentProjectSimple({ project }: ProjectView, externalUrl: stri
     ssh_url_to_repo: `git@${new URL(externalUrl).hostname}:${fullPath}.git`,
     http_url_to_repo: `${externalUrl}/${fullPath}.git`,
     web_url: `${externalUrl}/${fullPath}`,
-    readme_url: null,
+    readme_url: project.readmePath
+      ? `${externalUrl}/${fullPath}/-/blob/${project.defaultBranch}/${project.readmePath}`
+      : null,
     forks_count: project.forksCount,
     avatar_url: null,
     star_count: project.starCount,
@@ -92,7 +94,7 @@ export function presentProject(view: ProjectView, options: PresentOptions): Proj
     },
     container_registry_image_prefix: `${hostOf(externalUrl)}/${simple.path_with_namespace}`.toLowerCase(),
     // Until the repository issue lands, no project has commits.
-    empty_repo: true,
+    empty_repo: project.repositoryEmpty,
     archived: project.archived,
     resolve_outdated_diff_discussions: settings.resolve_outdated_diff_discussions,
     repository_object_format: 'sha1',

@@ -31,6 +31,7 @@ import {
 import { isKeyset, paginateKeyset, paginateOffset, type Page, type RequestInfo } from '../core/pagination.js';
 import { AccessLevel, Member } from '../members/member.entity.js';
 import { Namespace } from '../namespaces/namespace.entity.js';
+import { refreshRepositoryState } from '../git/repository-state.js';
 import type { RepositoryStorage } from '../git/storage.js';
 import {
   ProtectedBranch,
@@ -470,6 +471,7 @@ export class ProjectsService {
         if (params.initialize_with_readme) {
           const readme = `# ${name}\n${params.description ? `\n${params.description}\n` : ''}`;
           await this.storage.initializeWithReadme(dir, project.defaultBranch!, readme, user);
+          await refreshRepositoryState(tx, project, dir);
         }
         const created = (await this.baseQuery(tx)
           .where('p.id = :id', { id: project.id })

@@ -31,6 +31,7 @@ describe('repository storage', () => {
     expect(await gitText(['rev-parse', '--is-bare-repository'], { gitDir: dir })).toBe('true');
     expect(await gitText(['symbolic-ref', 'HEAD'], { gitDir: dir })).toBe('refs/heads/trunk');
     expect(await gitText(['for-each-ref'], { gitDir: dir })).toBe('');
+    expect(created.body).toMatchObject({ empty_repo: true, readme_url: null });
   });
 
   it('with initialize_with_readme makes the first commit on the default branch', async () => {
@@ -44,6 +45,15 @@ describe('repository storage', () => {
     expect(await gitText(['log', '-1', '--format=%an <%ae>|%s', 'main'], { gitDir: dir })).toBe(
       `Ada Lovelace <${owner.user.email}>|Initial commit`,
     );
+    const shown = await server.request('GET', `/projects/${(created.body as Json).id}?statistics=true`, {
+      token: owner.token,
+    });
+    expect(shown.body).toMatchObject({
+      empty_repo: false,
+      readme_url: `${(created.body as Json).web_url}/-/blob/main/README.md`,
+      statistics: { commit_count: 1 },
+    });
+    expect(((shown.body as Json).statistics as Json).repository_size).toBeGreaterThan(0);
   });
 
   it('leaves neither a row nor a repository when creation fails half-way', async () => {

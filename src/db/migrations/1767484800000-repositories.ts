@@ -1,6 +1,6 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
-/** Protected branches and tags with their access levels, and the durable record of every push. */
+/** Protected branches and tags with their access levels, the durable record of every push, repository state. */
 export class Repositories1767484800000 implements MigrationInterface {
   name = 'Repositories1767484800000';
 
@@ -62,11 +62,17 @@ export class Repositories1767484800000 implements MigrationInterface {
         created_at timestamptz NOT NULL DEFAULT now()
       );
       CREATE INDEX push_events_project_id ON push_events (project_id, id);
+
+      -- What lists show about each repository, refreshed after every push instead of read per project.
+      ALTER TABLE projects
+        ADD COLUMN repository_empty boolean NOT NULL DEFAULT true,
+        ADD COLUMN readme_path varchar(1024);
     `);
   }
 
   async down(q: QueryRunner): Promise<void> {
     await q.query(`
+      ALTER TABLE projects DROP COLUMN repository_empty, DROP COLUMN readme_path;
       DROP TABLE push_events; DROP TABLE protected_tag_create_access_levels; DROP TABLE protected_tags;
       DROP TABLE protected_branch_access_levels; DROP TABLE protected_branches;
     `);
