@@ -102,6 +102,8 @@ export function validationMessage(errors: AjvError[]): string {
     if (['query', 'path', 'header', 'headers', 'requestBody', 'cookies'].includes(segments[0] ?? ''))
       segments.shift();
     if (error.keyword === 'required') segments.push(String(error.params.missingProperty));
+    // Grape names the parameter, not the array item: `scopes does not have a valid value`.
+    while (segments.length > 1 && /^\d+$/.test(segments[segments.length - 1])) segments.pop();
     if (segments.length === 0) continue;
     const name =
       segments[0] +

@@ -102,6 +102,11 @@ describe('validation messages', () => {
       'a[0][user_id] is invalid',
     ],
     [
+      'an array item, named by its parameter',
+      [{ keyword: 'enum', instancePath: '/requestBody/scopes/1', params: {} }],
+      'scopes does not have a valid value',
+    ],
+    [
       'several, each named once',
       [
         { keyword: 'type', instancePath: '/query/page', params: {} },
