@@ -4,6 +4,699 @@
  */
 
 export interface paths {
+    "/groups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List groups
+         * @description Lists groups, ordered by `name` ascending unless `order_by` and `sort` say otherwise (ties are
+         *     broken by ID, ascending).
+         *
+         *     **Which groups.**
+         *     - Without a token: public groups only.
+         *     - A signed-in user who is not an administrator gets, by default, only the groups they belong to:
+         *       groups they are a member of and every group below those, groups holding a project they are a
+         *       member of, and the ancestors of all of these (`all_available=false` is the default for them).
+         *       `all_available=true` adds every group they may see: public groups and, unless the user is
+         *       external, internal groups.
+         *     - An administrator gets every group (`all_available` defaults to `true` for administrators;
+         *       `false` limits the list to the administrator's own groups as above).
+         *     - `owned=true` and `min_access_level` take precedence over `all_available`: `owned=true` gives the
+         *       groups where the caller is a direct Owner; `min_access_level` gives the groups where the caller
+         *       is a direct member with at least that role, and every group below them. Without a token,
+         *       `owned=true` gives an empty list and `min_access_level` is ignored.
+         *
+         *     **Filters** (`search`, `visibility`, `top_level_only`, `skip_groups`) apply on top of that set.
+         *     `search` matches a substring of the name or the path, case-insensitively, and also the full path.
+         *
+         *     `statistics=true` adds `statistics` to each group for administrators, summed over the projects
+         *     directly in the group; it is ignored for everyone else.
+         *
+         *     **Errors.** A value outside its enum answers 400, for example
+         *     `{"error": "order_by does not have a valid value"}`.
+         */
+        get: operations["listGroups"];
+        put?: never;
+        /**
+         * Create a group
+         * @description Creates a group, or a subgroup with `parent_id`. The caller becomes its Owner.
+         *
+         *     - **Who.** A top-level group needs a user allowed to create groups (`can_create_group`) who is
+         *       not external; administrators always may. A subgroup needs the role the parent's
+         *       `subgroup_creation_level` names: Maintainer or Owner for `maintainer` (the default), Owner for
+         *       `owner`; administrators always may. Anyone else gets 403. A `parent_id` the caller cannot see
+         *       answers 404 `{"message": "404 Group Not Found"}`.
+         *     - **Required.** `name` and `path`; a missing one answers 400 `{"error": "name is missing"}`.
+         *     - **Path.** Letters, digits, `_`, `-` and `.`; it may not start with `-`, nor end in `.`, `.git`
+         *       or `.atom`. Top-level paths may not be one of the names GitLab reserves for its own routes
+         *       (`api`, `admin`, `groups`, `users`, `-` and others); subgroup paths may not be one of the
+         *       project route words (`blob`, `tree`, `raw`, `-` and others). A top-level path must differ from
+         *       every user's and group's path; a subgroup path from its siblings' and from the paths of the
+         *       projects in the parent (case-insensitively). A subgroup's name must differ from its siblings'.
+         *     - **Visibility** defaults to `private` and may not be higher than the parent's.
+         *     - Settings left out get GitLab's defaults (see `GroupAttributes`). Attributes of Premium and
+         *       Ultimate features (`membership_lock`, `shared_runners_minutes_limit`, `wiki_access_level`,
+         *       ...) and `avatar` are accepted and ignored.
+         *     - **Validation errors** answer 400 in the shape GitLab uses for this endpoint: a message that
+         *       embeds the errors as Ruby prints them, for example
+         *       `{"message": "Failed to save group {:path=>[\"has already been taken\"]}"}`.
+         *
+         *     The answer is the new group in the detail shape, without `projects` and `shared_projects`, as
+         *     GitLab answers it.
+         */
+        post: operations["createGroup"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/groups/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a group
+         * @description Returns one group in the detail shape.
+         *
+         *     - **Access.** Public groups are readable without a token; internal groups by any signed-in user
+         *       who is not external; private groups by their members, members of an ancestor, and members of
+         *       anything inside them (a subgroup or a project). Any other group answers 404
+         *       `{"message": "404 Group Not Found"}`, exactly like a missing one.
+         *     - `projects` holds the projects directly in the group and `shared_projects` the projects shared
+         *       with it, each limited to those the caller may see and to 100 entries, newest first. Both are
+         *       left out with `with_projects=false`. They are deprecated in GitLab; prefer
+         *       `GET /groups/{id}/projects`.
+         *     - `runners_token` is shown to Owners and administrators only. `prevent_sharing_groups_outside_hierarchy`
+         *       is present on top-level groups only.
+         */
+        get: operations["getGroup"];
+        /**
+         * Edit a group
+         * @description Changes a group's attributes; those left out keep their values.
+         *
+         *     - **Who.** Owners of the group (directly or through an ancestor) and administrators; anyone else
+         *       who can see the group gets 403, and a group the caller cannot see answers 404.
+         *     - **Name and path** follow the rules of creation. A new path or name is carried into the
+         *       `full_path` and `full_name` of every subgroup below, in the same transaction, so their
+         *       projects' paths follow too.
+         *     - **Visibility** may not be higher than the parent's, nor lower than that of any group or project
+         *       inside the group.
+         *     - **Validation errors** answer 400 with the record errors, for example
+         *       `{"message": {"path": ["has already been taken"]}}` or
+         *       `{"message": {"visibility_level": ["private is not allowed since there are sub-groups with higher visibility."]}}`.
+         *
+         *     The answer is the group in the detail shape, with its projects as on `GET /groups/{id}`.
+         */
+        put: operations["updateGroup"];
+        post?: never;
+        /**
+         * Delete a group
+         * @description Deletes the group with everything below it: its subgroups, the projects of all of them (with
+         *     their members, shares, statistics and custom attributes), the groups' members, and the shares of
+         *     other projects with any of these groups.
+         *
+         *     - **Who.** Owners of the group (directly or through an ancestor) and administrators; anyone else
+         *       who can see the group gets 403.
+         *     - **Deletion is immediate**, in one transaction, as on GitLab's Free tier. GitLab Premium and
+         *       Ultimate first mark a group for deletion and remove it days later; forge-api never delays.
+         *       Git repositories are not stored yet, so only database records are removed.
+         *     - `permanently_remove` is accepted for compatibility; with it, `full_path` must be sent too and
+         *       equal the group's full path, otherwise 400 with the message
+         *       "`full_path` is incorrect. You must enter the complete path for the subgroup."
+         *     - The answer is 202 `{"message": "202 Accepted"}`.
+         */
+        delete: operations["deleteGroup"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/groups/{id}/access_tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`group%2Fsubgroup`).
+                 * @example 7
+                 */
+                id: components["parameters"]["TokenGroupId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List group access tokens
+         * @description Lists the tokens of the group's bot users, revoked and expired ones included unless a filter
+         *     leaves them out, in ascending ID order unless `sort` says otherwise.
+         *
+         *     Needs Owner on the group (or an administrator). A group the caller cannot see answers 404; a
+         *     caller who sees it without the Owner role gets 401 `{"message": "401 Unauthorized"}`, as in
+         *     GitLab.
+         */
+        get: operations["listGroupAccessTokens"];
+        put?: never;
+        /**
+         * Create a group access token
+         * @description Creates a bot user (`group_<group id>_bot_<hex>`, named after the token, with the email
+         *     `<username>@noreply.<host>`), makes it a member of the group at `access_level` (so it reaches
+         *     the group's subgroups and projects too), and creates its token, all in one transaction.
+         *
+         *     - Needs Owner on the group (or an administrator), and a personal access token: bot users cannot
+         *       create tokens. Otherwise 400
+         *       `{"message": "400 Bad request - User does not have permission to create group access token"}`,
+         *       as in GitLab. A group the caller cannot see answers 404.
+         *     - `access_level` defaults to 40 (Maintainer) and may not exceed the caller's own role
+         *       (administrators excepted).
+         *     - `name` and `scopes` are required; `read_user`, `sudo`, `admin_mode` and `read_service_ping`
+         *       are not available to bots.
+         *     - `expires_at` defaults to 365 days from today. It must lie after today and at most 365 days
+         *       ahead; otherwise 400 with the reason.
+         */
+        post: operations["createGroupAccessToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/groups/{id}/access_tokens/{token_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`group%2Fsubgroup`).
+                 * @example 7
+                 */
+                id: components["parameters"]["TokenGroupId"];
+                /**
+                 * @description The token's ID.
+                 * @example 58
+                 */
+                token_id: components["parameters"]["ResourceTokenId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a group access token
+         * @description Returns one token of the group's bot users. Needs Owner (or an administrator); a caller who sees
+         *     the group without that role gets 401. A token that is not one of this group's answers 404
+         *     `{"message": "404 group Access Token Not Found"}` (GitLab's wording).
+         */
+        get: operations["getGroupAccessToken"];
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a group access token
+         * @description Revokes the token; from then on it answers 401. Answers 204 with no body.
+         *
+         *     - A token that is not one of this group's answers 404
+         *       `{"message": "404 group Access Token Not Found"}`.
+         *     - Needs Owner (or an administrator); anyone else gets 400
+         *       `{"message": "400 Bad request - <caller name> cannot delete <bot name>"}`, as in GitLab.
+         *     - The bot user keeps its membership, which ties the revoked token to the group.
+         */
+        delete: operations["revokeGroupAccessToken"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/groups/{id}/access_tokens/{token_id}/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`group%2Fsubgroup`).
+                 * @example 7
+                 */
+                id: components["parameters"]["TokenGroupId"];
+                /**
+                 * @description The token's ID.
+                 * @example 58
+                 */
+                token_id: components["parameters"]["ResourceTokenId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a group access token
+         * @description Revokes the token and creates its successor for the same bot user, with the same name,
+         *     description and scopes. The answer carries the new secret.
+         *
+         *     - Needs Owner (or an administrator). Anyone else, and any caller naming a token that is not one
+         *       of this group's, gets 401; administrators get 404 for an unknown token.
+         *     - The caller's role must be at least the bot's (administrators excepted); otherwise 400.
+         *     - `expires_at` defaults to one week from today; it must lie after today and at most 365 days
+         *       ahead (400 otherwise).
+         *     - Rotating a revoked token answers 400 `{"message": "400 Bad request - Token already revoked"}`
+         *       and revokes every token rotated from it.
+         */
+        post: operations["rotateGroupAccessToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/groups/{id}/access_tokens/self/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`group%2Fsubgroup`).
+                 * @example 7
+                 */
+                id: components["parameters"]["TokenGroupId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate the group access token used for the request
+         * @description A group access token rotates itself: it is revoked and its successor, with the same name,
+         *     description, scopes and bot user, is returned with the new secret.
+         *
+         *     - The token needs the `api` or the `self_rotate` scope.
+         *     - A personal access token of a human answers 405. A bot token of another group answers 401.
+         *     - `expires_at` defaults to one week from today; it must lie after today and at most 365 days
+         *       ahead (400 otherwise).
+         */
+        post: operations["rotateCurrentGroupAccessToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/groups/{id}/descendant_groups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a group's descendant groups
+         * @description Lists every group below the group, at any depth, with the same rules and filters as
+         *     `GET /groups/{id}/subgroups`.
+         *
+         *     The group itself must be visible to the caller, otherwise 404 `{"message": "404 Group Not Found"}`.
+         */
+        get: operations["listDescendantGroups"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/groups/{id}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a group's direct members
+         * @description The users who are members of the group itself, ordered by when they joined. Members of the
+         *     groups above it are left out; see `GET /groups/{id}/members/all`.
+         *
+         *     - **Who.** Anyone who can see the group: without a token for a public group. A group the caller
+         *       cannot see answers 404 `{"message": "404 Group Not Found"}`.
+         *     - Expired memberships are not listed. Filters: `query` (name or username substring), `user_ids`,
+         *       `skip_users`, and `state` (every membership is `active`, so `awaiting` gives an empty list).
+         *     - `email` is part of each member for administrators only.
+         */
+        get: operations["listGroupMembers"];
+        put?: never;
+        /**
+         * Add a member to a group
+         * @description Makes one or several users direct members of the group at `access_level`. Members of a group are
+         *     also members, at the same level, of every subgroup and project inside it.
+         *
+         *     - **Who.** Owner of the group (directly or through a group above it), or an administrator;
+         *       anyone else who can see the group gets 403.
+         *     - **Whom.** Exactly one of `user_id` and `username` (400 with Grape's wording otherwise, as for
+         *       projects). One unknown user answers 404 `{"message": "404 User Not Found"}`, an existing direct
+         *       member 409 `{"message": "Member already exists"}`.
+         *     - **Several users** (comma-separated `user_id` or `username`): as for projects, the answer is
+         *       `{"status": "success"}` or `{"status": "error", "message": "..."}`.
+         *     - **Validation** (400 with the record errors): `access_level` must be 10, 15, 20, 30, 40 or 50
+         *       (Minimal Access, 5, is a Premium feature forge-api does not have); `expires_at` may not be in the
+         *       past; the level may not be lower than the user's membership of a group above this one; a bot
+         *       user of an access token cannot join anything besides its own project or group.
+         */
+        post: operations["addGroupMember"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/groups/{id}/members/{user_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+                /**
+                 * @description The member's user ID.
+                 * @example 12
+                 */
+                user_id: components["parameters"]["MemberUserId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a direct member of a group
+         * @description The user's direct membership of the group; inherited memberships do not count. A user who is not
+         *     a direct member (or whose membership has expired) answers 404
+         *     `{"message": "404 Member Not Found"}`. Readable by anyone who can see the group.
+         */
+        get: operations["getGroupMember"];
+        /**
+         * Edit a direct member of a group
+         * @description Changes a direct member's `access_level` (required) and `expires_at` (null removes the expiry;
+         *     left out, it is kept).
+         *
+         *     - **Who.** Owner of the group, or an administrator (403 otherwise).
+         *     - **Last owner.** The membership of the group's last Owner cannot be changed at all (403), so a
+         *       group is never left without an Owner. Owners of groups above it count: a subgroup whose parent
+         *       has an Owner has no last owner of its own.
+         *     - The membership of a bot user of a group access token cannot be changed (403).
+         *     - A user who is not a direct member answers 404 `{"message": "404 Member Not Found"}`.
+         *     - Validation as when adding (400 with the record errors).
+         */
+        put: operations["updateGroupMember"];
+        post?: never;
+        /**
+         * Remove a direct member from a group
+         * @description Ends a user's direct membership of the group and answers 204 with no body.
+         *
+         *     - **Who.** Owner of the group, or an administrator; any member may also remove themselves.
+         *     - **Last owner.** The group's last Owner cannot be removed (403); Owners of groups above it count.
+         *     - The membership of a bot user of a group access token cannot be removed here (403).
+         *     - **Subgroups and projects.** The user's direct memberships of the subgroups and projects inside
+         *       the group are removed too, unless `skip_subresources=true`.
+         *     - A user who is not a direct member answers 404 `{"message": "404 Member Not Found"}`.
+         *     - `unassign_issuables` is accepted; forge-api has no issues or merge requests to unassign yet.
+         *     - Counts against the `members_delete` rate limit (off unless `FORGE_RATE_LIMITS` sets it).
+         */
+        delete: operations["removeGroupMember"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/groups/{id}/members/all": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a group's members, inherited ones included
+         * @description The group's direct members and the members of every group above it, each user once with the
+         *     highest level (on a tie, the group's own membership wins). Expired memberships do not count.
+         *
+         *     GitLab also lists here the members of groups this group was shared with; forge-api has no sharing
+         *     of groups with groups, so there are none.
+         *
+         *     Readable by anyone who can see the group. Filters as on the direct list; ordered by the
+         *     membership kept, oldest first.
+         */
+        get: operations["listGroupMembersWithInherited"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/groups/{id}/members/all/{user_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a group member, inherited ones included
+         * @description One user's effective membership of the group: direct or inherited from a group above it, the
+         *     highest one. A user without any answers 404 `{"message": "404 Member Not Found"}`. Readable by
+         *     anyone who can see the group.
+         */
+        get: operations["getGroupMemberWithInherited"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/groups/{id}/projects": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a group's projects
+         * @description Lists the projects of the group that the caller may see, newest first unless `order_by` and
+         *     `sort` say otherwise.
+         *
+         *     - **Which projects.** The projects directly in the group; with `include_subgroups=true` also those
+         *       of every group below it, with `include_ancestor_groups=true` also those of its ancestors. Unless
+         *       `with_shared=false`, the projects shared with the group are added; a shared project's
+         *       `namespace` is not the group.
+         *     - **Visibility.** Without a token only public projects, always in the simple shape. A signed-in
+         *       caller sees public projects, internal projects (unless external) and the private projects they
+         *       are a member of; administrators see all. The group itself must be visible, otherwise 404
+         *       `{"message": "404 Group Not Found"}`.
+         *     - `owned=true` keeps the projects the caller owns: those in their personal namespace and those
+         *       where they have the Owner role. `min_access_level` keeps the projects where the caller has at
+         *       least that role.
+         *     - `starred` is accepted, but forge-api has no stars yet: `starred=true` gives an empty list.
+         *     - `order_by=similarity` ranks by closeness to `search` (an exact path first, then names starting
+         *       with the term); without `search` it orders by name, ascending.
+         */
+        get: operations["listGroupProjects"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/groups/{id}/subgroups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a group's subgroups
+         * @description Lists the direct subgroups of the group, with the same rules and filters as `GET /groups`:
+         *     without a token only public subgroups; for a signed-in user who is not an administrator only the
+         *     subgroups they belong to, unless `all_available=true`. `search` matches the subgroups' own name
+         *     and path only, not their full path.
+         *
+         *     The group itself must be visible to the caller, otherwise 404 `{"message": "404 Group Not Found"}`.
+         */
+        get: operations["listSubgroups"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/personal_access_tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List personal access tokens
+         * @description Lists personal access tokens, in ascending ID order unless `sort` says otherwise.
+         *
+         *     - An administrator sees every token of the instance, project and group bot tokens included, and
+         *       may narrow the list to one user with `user_id`; an unknown `user_id` answers 404.
+         *     - Anyone else sees only their own tokens. A `user_id` naming another user answers 401
+         *       `{"message": "401 Unauthorized"}`, as GitLab does; their own ID is accepted.
+         *     - Filters combine. Revoked and expired tokens are listed unless a filter leaves them out.
+         */
+        get: operations["listPersonalAccessTokens"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/personal_access_tokens/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The token's ID.
+                 * @example 17
+                 */
+                id: components["parameters"]["PersonalAccessTokenId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a personal access token
+         * @description Returns one token. Administrators may read any token; other users only their own.
+         *
+         *     As in GitLab, a caller who is not an administrator gets 401 `{"message": "401 Unauthorized"}`
+         *     both for another user's token and for an ID that does not exist; only administrators get 404.
+         */
+        get: operations["getPersonalAccessToken"];
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a personal access token
+         * @description Revokes a token; from then on it answers 401. Answers 204 with no body.
+         *
+         *     - Administrators may revoke any token; other users only their own. Revoking someone else's
+         *       token answers 400 `{"message": "400 Bad request - Not permitted to revoke"}`, as in GitLab.
+         *     - An ID that does not exist answers 404.
+         *     - Revoking a token that is already revoked succeeds.
+         */
+        delete: operations["revokePersonalAccessToken"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/personal_access_tokens/{id}/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The token's ID.
+                 * @example 17
+                 */
+                id: components["parameters"]["PersonalAccessTokenId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a personal access token
+         * @description Revokes a token and creates its successor, with the same name, description and scopes, in one
+         *     step. The answer carries the new secret in `token`.
+         *
+         *     - Administrators may rotate any token; other users only their own. A caller who is not an
+         *       administrator gets 401 both for another user's token and for an ID that does not exist;
+         *       administrators get 404 for an unknown ID.
+         *     - `expires_at` defaults to one week from today. It must lie after today and at most 365 days
+         *       ahead; otherwise 400 with the reason.
+         *     - Rotating a token that is already revoked answers 400
+         *       `{"message": "400 Bad request - Token already revoked"}` and, because a revoked token in use
+         *       suggests it leaked, also revokes every token rotated from it (its token family).
+         */
+        post: operations["rotatePersonalAccessToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/personal_access_tokens/self": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the token used for the request
+         * @description Returns the personal, project or group access token that authenticated this request. A token of
+         *     any scope may read itself. With `sudo`, it is still the administrator's own token.
+         */
+        get: operations["getCurrentPersonalAccessToken"];
+        put?: never;
+        post?: never;
+        /**
+         * Revoke the token used for the request
+         * @description Revokes the token that authenticated this request; from then on it answers 401. A token of any
+         *     scope may revoke itself. Answers 204 with no body.
+         */
+        delete: operations["revokeCurrentPersonalAccessToken"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/personal_access_tokens/self/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate the token used for the request
+         * @description Revokes the token that authenticated this request and creates its successor, with the same
+         *     name, description and scopes, in one step. The answer carries the new secret in `token`; the old
+         *     token answers 401 from then on.
+         *
+         *     - The token needs the `api` or the `self_rotate` scope.
+         *     - `expires_at` defaults to one week from today. It must lie after today and at most 365 days
+         *       ahead; otherwise 400, for example
+         *       `{"message": "400 Bad request - Expires at must be before 2027-03-01"}`.
+         */
+        post: operations["rotateCurrentPersonalAccessToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/projects": {
         parameters: {
             query?: never;
@@ -138,6 +831,175 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{id}/access_tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List project access tokens
+         * @description Lists the tokens of the project's bot users, revoked and expired ones included unless a filter
+         *     leaves them out, in ascending ID order unless `sort` says otherwise.
+         *
+         *     Needs Maintainer or Owner on the project (or an administrator). A project the caller cannot
+         *     see answers 404; a caller who sees it without that role gets 401
+         *     `{"message": "401 Unauthorized"}`, as in GitLab.
+         */
+        get: operations["listProjectAccessTokens"];
+        put?: never;
+        /**
+         * Create a project access token
+         * @description Creates a bot user (`project_<project id>_bot_<hex>`, named after the token, with the email
+         *     `<username>@noreply.<host>`), makes it a member of the project at `access_level`, and creates its
+         *     token, all in one transaction. The token then acts as that bot user.
+         *
+         *     - Needs Maintainer or Owner on the project (or an administrator), and a personal access token:
+         *       bot users cannot create tokens. Otherwise 400
+         *       `{"message": "400 Bad request - User does not have permission to create project access token"}`,
+         *       as in GitLab. A project the caller cannot see answers 404.
+         *     - `access_level` defaults to 40 (Maintainer) and may not exceed the caller's own role: a
+         *       Maintainer cannot create an Owner token. Otherwise 400 `{"message": "400 Bad request - Access
+         *       level of the token contains permissions not held by the creating user"}`. Administrators may
+         *       choose any level.
+         *     - `name` and `scopes` are required; `read_user`, `sudo`, `admin_mode` and `read_service_ping`
+         *       are not available to bots (400 `{"error": "scopes does not have a valid value"}`).
+         *     - `expires_at` defaults to 365 days from today. It must lie after today and at most 365 days
+         *       ahead; otherwise 400 with the reason, such as
+         *       `{"message": "400 Bad request - Expires at must be before 2027-03-01"}`.
+         *     - The bot is external when the caller is.
+         */
+        post: operations["createProjectAccessToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/access_tokens/{token_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The token's ID.
+                 * @example 58
+                 */
+                token_id: components["parameters"]["ResourceTokenId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a project access token
+         * @description Returns one token of the project's bot users. Needs Maintainer or Owner (or an administrator);
+         *     a caller who sees the project without that role gets 401. A token that is not one of this
+         *     project's answers 404 `{"message": "404 project Access Token Not Found"}` (GitLab's wording).
+         */
+        get: operations["getProjectAccessToken"];
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a project access token
+         * @description Revokes the token; from then on it answers 401. Answers 204 with no body.
+         *
+         *     - A token that is not one of this project's answers 404
+         *       `{"message": "404 project Access Token Not Found"}`.
+         *     - Needs Maintainer or Owner (or an administrator); anyone else gets 400
+         *       `{"message": "400 Bad request - <caller name> cannot delete <bot name>"}`, as in GitLab.
+         *     - The bot user keeps its membership, which is what ties the revoked token to the project; with
+         *       no usable token it can no longer act.
+         */
+        delete: operations["revokeProjectAccessToken"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/access_tokens/{token_id}/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The token's ID.
+                 * @example 58
+                 */
+                token_id: components["parameters"]["ResourceTokenId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a project access token
+         * @description Revokes the token and creates its successor for the same bot user, with the same name,
+         *     description and scopes. The answer carries the new secret.
+         *
+         *     - Needs Maintainer or Owner (or an administrator). Anyone else, and any caller naming a token
+         *       that is not one of this project's, gets 401; administrators get 404 for an unknown token.
+         *     - The caller's role must be at least the bot's (administrators excepted): 400 `{"message":
+         *       "400 Bad request - Not eligible to rotate tokens with permissions not held by the user"}`.
+         *     - `expires_at` defaults to one week from today; it must lie after today and at most 365 days
+         *       ahead (400 otherwise).
+         *     - Rotating a revoked token answers 400 `{"message": "400 Bad request - Token already revoked"}`
+         *       and revokes every token rotated from it.
+         */
+        post: operations["rotateProjectAccessToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/access_tokens/self/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate the project access token used for the request
+         * @description A project access token rotates itself: it is revoked and its successor, with the same name,
+         *     description, scopes and bot user, is returned with the new secret.
+         *
+         *     - The token needs the `api` or the `self_rotate` scope.
+         *     - A personal access token of a human answers 405. A bot token of another project answers 401.
+         *     - `expires_at` defaults to one week from today; it must lie after today and at most 365 days
+         *       ahead (400 otherwise).
+         */
+        post: operations["rotateCurrentProjectAccessToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{id}/archive": {
         parameters: {
             query?: never;
@@ -231,6 +1093,251 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{id}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a project's direct members
+         * @description The users who are members of the project itself, ordered by when they joined. Members inherited
+         *     from the project's groups or through groups the project is shared with are left out; see
+         *     `GET /projects/{id}/members/all` for those.
+         *
+         *     - **Who.** Anyone who can see the project: without a token for a public project. A project the
+         *       caller cannot see answers 404 `{"message": "404 Project Not Found"}`.
+         *     - **Expired memberships** are not listed: GitLab removes a membership once its `expires_at` has
+         *       come, and forge-api treats it as gone from that day.
+         *     - **Filters.** `query` matches a substring of the user's name or username, case-insensitively;
+         *       `user_ids` keeps only the given users, `skip_users` leaves the given users out. `state` filters
+         *       on the membership state; every membership here is `active` (forge-api has no seat limits that
+         *       would leave one `awaiting`), so `awaiting` gives an empty list.
+         *     - `email` is part of each member for administrators only.
+         */
+        get: operations["listProjectMembers"];
+        put?: never;
+        /**
+         * Add a member to a project
+         * @description Makes one or several users direct members of the project at `access_level`.
+         *
+         *     - **Who.** Maintainer or higher, or an administrator; anyone else who can see the project gets
+         *       403. Only an Owner of the project (or an administrator) may add someone as Owner (50); a
+         *       Maintainer trying it gets 403.
+         *     - **Whom.** Exactly one of `user_id` and `username`. Sending neither answers 400
+         *       `{"error": "user_id, username are missing, at least one parameter must be provided"}`, sending
+         *       both `{"error": "user_id, username are mutually exclusive"}`.
+         *     - **One user.** An unknown user answers 404 `{"message": "404 User Not Found"}`; a user who is
+         *       already a direct member 409 `{"message": "Member already exists"}`. The answer is the new member.
+         *     - **Several users.** A comma-separated list in `user_id` (IDs) or `username` (at most 100) adds
+         *       each of them; unknown users are skipped and users who are already members get the new level
+         *       and expiry (403 when the caller may not change one of those memberships, as on edit). The
+         *       answer is 201 `{"status": "success"}`, or `{"status": "error", "message": "..."}` naming each
+         *       user that could not be added and why (the other users of the list are added regardless).
+         *     - **Validation** (400 with the record errors, or the reason per user for a list):
+         *       `access_level` must be 10, 15, 20, 30, 40 or 50 (`is not included in the list`); `expires_at`
+         *       may not be in the past (`cannot be a date in the past`); the level may not be lower than the
+         *       user's membership of an ancestor group (`should be greater than or equal to Developer inherited
+         *       membership from group Platform`); a bot user of a project or group access token cannot join
+         *       anything besides its own project or group (on `user_id`: `project bots cannot be added to
+         *       other groups / projects`).
+         *     - Blocked users can be added, as in GitLab; they cannot sign in, so the membership gives them
+         *       nothing until they are unblocked.
+         *     - `invite_source` and `tasks_to_be_done` are accepted and ignored.
+         */
+        post: operations["addProjectMember"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/members/{user_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The member's user ID.
+                 * @example 12
+                 */
+                user_id: components["parameters"]["MemberUserId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a direct member of a project
+         * @description The user's direct membership of the project. Inherited memberships do not count here: a user
+         *     who is not a direct member (or whose membership has expired) answers 404
+         *     `{"message": "404 Member Not Found"}`. Readable by anyone who can see the project.
+         */
+        get: operations["getProjectMember"];
+        /**
+         * Edit a direct member of a project
+         * @description Changes a direct member's `access_level` (required) and `expires_at` (send null to remove the
+         *     expiry; left out, it is kept).
+         *
+         *     - **Who.** Maintainer or higher, or an administrator (403 otherwise). Only an Owner (or an
+         *       administrator) may change an Owner's membership or make someone Owner.
+         *     - Refused with 403: the membership of the user whose personal namespace holds the project, and
+         *       the membership of a bot user of a project access token.
+         *     - A user who is not a direct member answers 404 `{"message": "404 Member Not Found"}`.
+         *     - Validation as when adding (400 with the record errors): the level must be 10, 15, 20, 30, 40
+         *       or 50 and not below the user's membership of an ancestor group, and `expires_at` may not be in
+         *       the past.
+         */
+        put: operations["updateProjectMember"];
+        post?: never;
+        /**
+         * Remove a direct member from a project
+         * @description Ends a user's direct membership of the project; memberships inherited from groups stay. Answers
+         *     204 with no body.
+         *
+         *     - **Who.** Maintainer or higher, or an administrator; any member may also remove themselves.
+         *       Removing an Owner needs the Owner role (or an administrator).
+         *     - Refused with 403: the membership of the user whose personal namespace holds the project, and
+         *       the membership of a bot user of a project access token (revoke its token instead).
+         *     - A user who is not a direct member answers 404 `{"message": "404 Member Not Found"}`.
+         *     - `unassign_issuables` is accepted; forge-api has no issues or merge requests to unassign yet.
+         *     - Counts against the `members_delete` rate limit (off unless `FORGE_RATE_LIMITS` sets it).
+         */
+        delete: operations["removeProjectMember"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/members/all": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a project's members, inherited ones included
+         * @description Everyone with a role in the project, each user once with the role that counts:
+         *
+         *     - the project's direct members;
+         *     - members of the project's group and of every group above it;
+         *     - members of the groups the project is shared with (and of the groups above those), each capped
+         *       at the share's `group_access`. Shares and memberships that have expired do not count.
+         *
+         *     A user who gets a role several ways is listed once, with the highest level; on a tie the
+         *     project's own membership wins. `access_level`, `created_at`, `created_by` and `expires_at` are
+         *     those of the membership that was kept; through a share, `expires_at` is the earlier of the
+         *     membership's and the share's expiry.
+         *
+         *     - **Who.** Anyone who can see the project. Members reached through a share with a group are
+         *       listed only when that group is public, or the caller is a member of the project, of that group
+         *       (or of a group above it), or an administrator. When the caller is a member of the project but
+         *       not of the shared group, those members are listed without `created_by`.
+         *     - Filters as on the direct list (`skip_users` too). Ordered by the membership kept, oldest first.
+         */
+        get: operations["listProjectMembersWithInherited"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/members/all/{user_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a project member, inherited ones included
+         * @description One user's effective membership of the project, found the way
+         *     `GET /projects/{id}/members/all` finds it: direct, inherited from a group above the project or
+         *     through a share (capped at the share's level), the highest one. A user without any answers 404
+         *     `{"message": "404 Member Not Found"}`. Readable by anyone who can see the project.
+         */
+        get: operations["getProjectMemberWithInherited"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/share": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Share a project with a group
+         * @description Gives the members of a group (and the members of the groups above it) a role in the project: the
+         *     lower of their level in the group and `group_access`, until `expires_at` if given.
+         *
+         *     - **Who.** Maintainer or higher of the project, or an administrator (403 otherwise). The caller
+         *       must also be a member of the group (directly or through a group above it), or an
+         *       administrator: otherwise, or when the group does not exist, the answer is 404
+         *       `{"message": "404 Group Not Found"}`.
+         *     - `group_access` 50 (Owner) needs the Owner role in the project (or an administrator): 403.
+         *     - When the project's group (or a group above it) has `share_with_group_lock` set, the answer is
+         *       400 `{"message": "The project sharing with group is disabled"}`. When the project's top-level
+         *       group has `prevent_sharing_groups_outside_hierarchy` set, a group outside that top-level group
+         *       answers 404 like an unknown one.
+         *     - 409 `{"message": "Project already shared with this group"}` when it is; 409
+         *       `{"message": "Project cannot be shared with the group it is in or one of its ancestors."}` for
+         *       the project's own group or a group above it.
+         *     - `group_access` outside 10, 15, 20, 30, 40, 50 answers 400
+         *       `{"error": "group_access does not have a valid value"}`.
+         */
+        post: operations["shareProjectWithGroup"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/share/{group_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Stop sharing a project with a group
+         * @description Removes the share: the group's members lose the role it gave them. Answers 204 with no body.
+         *
+         *     - **Who.** Maintainer or higher of the project, or an administrator (403 otherwise); a share at
+         *       `group_access` 50 needs the Owner role (or an administrator).
+         *     - A project not shared with the group answers 404 `{"message": "404 Group Link Not Found"}`.
+         */
+        delete: operations["unshareProjectWithGroup"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{id}/unarchive": {
         parameters: {
             query?: never;
@@ -253,10 +1360,342 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/user": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the current user
+         * @description Returns the user the token belongs to, in the `CurrentUser` shape: the public profile plus the
+         *     account's own settings (`email`, `projects_limit`, `can_create_group`, `can_create_project`,
+         *     `external`, `private_profile`, `commit_email`...).
+         *
+         *     - Needs authentication: without a token the answer is 401.
+         *     - A token with `read_user` is enough, besides `api` and `read_api`.
+         *     - An administrator gets the `UserWithAdmin` shape, which adds `is_admin`, `note`, `namespace_id`,
+         *       `created_by` and `email_reset_offered_at`.
+         *     - With `sudo`, the answer describes the impersonated user, in the shape that user would get.
+         *     - forge-api has no sign-in tracking, two-factor authentication, external identities or themes:
+         *       `last_sign_in_at` and `current_sign_in_at` are null, `two_factor_enabled` is false, `identities`
+         *       is empty, and `theme_id`/`color_scheme_id` report the defaults. `commit_email` is the primary
+         *       email.
+         */
+        get: operations["getCurrentUser"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/user/personal_access_tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a personal access token for yourself
+         * @description Creates a personal access token for the caller. For safety the new token may only carry the
+         *     `k8s_proxy` and `self_rotate` scopes; any other scope answers 400
+         *     `{"error": "scopes does not have a valid value"}`.
+         *
+         *     `name` and `scopes` are required. `expires_at` defaults to 365 days from today; a date that is
+         *     not after today or lies further ahead answers 422 with the reason, as do a blank `name` and a
+         *     `description` longer than 255 characters. The answer is the only time the secret is shown.
+         */
+        post: operations["createCurrentUserPersonalAccessToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List users
+         * @description Lists users, newest first (highest `id` first) unless an administrator asks for another order.
+         *
+         *     **Who gets what.**
+         *     - Without a token the list is only available as an exact lookup: `username` must be sent, and the
+         *       answer holds at most that one user. Without `username` the answer is 403
+         *       `{"message": "403 Forbidden - Not authorized to access /api/v4/users"}`.
+         *     - Callers who are not administrators get each user in the basic shape (`UserSummary`: `id`,
+         *       `username`, `name`, `state`, `locked`, `avatar_url`, `web_url`). Blocked users are left out of
+         *       their lists altogether, so `blocked=true` gives them an empty list.
+         *     - Administrators get every user in the `UserWithAdmin` shape (with `email`, `is_admin`, `note`
+         *       and the account settings) and may use the administrator-only parameters below.
+         *
+         *     **Filters.** Every boolean filter is off by default; `false` is the same as leaving it out.
+         *     `search` matches a part of the name or username (case-insensitive), or exactly the public
+         *     email; for administrators it also matches exactly the primary email. A leading `@` is ignored.
+         *     For callers who are not administrators, the results of a search come exact matches first
+         *     (public email, then username, then name) and then by name; administrators always get the order
+         *     of `order_by` and `sort`.
+         *
+         *     **Administrator-only parameters.** `order_by`, `sort`, `admins` and `two_factor` are ignored
+         *     for other callers.
+         *
+         *     **Errors.** A value of the wrong type, or outside its enum, answers 400, for example
+         *     `{"error": "order_by does not have a valid value"}`.
+         */
+        get: operations["listUsers"];
+        put?: never;
+        /**
+         * Create a user
+         * @description Creates a user account together with its personal namespace (the namespace's path is the
+         *     username). Administrators only: anyone else gets 403 `{"message": "403 Forbidden"}`.
+         *
+         *     - **Required.** `email`, `name` and `username`, plus at least one of `password`,
+         *       `reset_password` and `force_random_password`; with none of the three the answer is 400
+         *       `{"error": "password, reset_password, force_random_password are missing, at least one
+         *       parameter must be provided"}`. `reset_password` and `force_random_password` win over
+         *       `password`; forge-api sends no email, so both simply set a random password. When both flags
+         *       are `false` a `password` must be given.
+         *     - **Passwords** have at least 8 and at most 128 characters. They are stored as a salted scrypt
+         *       digest and never returned.
+         *     - **Taken names.** An email or username that another user already has (compared
+         *       case-insensitively) answers 409 `{"message": "Email has already been taken"}` or
+         *       `{"message": "Username has already been taken"}`; these take precedence over other errors.
+         *     - **Validation** failures answer 400 with the attribute's messages, for example
+         *       `{"message": {"username": ["can contain only letters, digits, '_', '-' and '.'. Cannot start
+         *       with '-' or end in '.', '.git' or '.atom'."]}}`. A username is 2 to 255 characters, may not be
+         *       a reserved top-level route (`admin`, `api`, `groups`, `users`, `help`...) and may not be the
+         *       path of an existing top-level group (`{"username": ["has already been taken"]}`). The email
+         *       must look like an address; `public_email` must be empty or the user's own email.
+         *     - **External users** always get `projects_limit: 0` and `can_create_group: false`. Otherwise
+         *       `projects_limit` defaults to 100000 and `can_create_group` to true.
+         *     - Without `skip_confirmation` the account stays unconfirmed (`confirmed_at` null) until its
+         *       email is confirmed; forge-api lets unconfirmed users sign in. `private_profile` null means
+         *       false.
+         *     - Avatars, external identities (`extern_uid`, `provider`), themes and `commit_email` are not
+         *       supported and are ignored.
+         *
+         *     The answer is 201 with the new user in the `UserWithAdmin` shape; `created_by` is the
+         *     administrator who created it.
+         */
+        post: operations["createUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/users/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The user's integer ID.
+                 * @example 12
+                 */
+                id: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a user
+         * @description Returns one user by integer ID.
+         *
+         *     - Needs a signed-in caller: without a token the answer is 403
+         *       `{"message": "403 Forbidden - Not authorized!"}`.
+         *     - An unknown ID answers 404 `{"message": "404 User Not Found"}`.
+         *     - Administrators get the `UserDetailsWithAdmin` shape. Everyone else gets the public profile
+         *       (`User`), in which `created_at`, `followers`, `following` and `is_followed` are left out when
+         *       the user's profile is private, or the user is blocked or unconfirmed, unless the caller is
+         *       that user.
+         *     - forge-api keeps no followers, time zones or sign-in history: `followers` and `following` are
+         *       0, `local_time` and the sign-in addresses are null. `highest_role` is the user's highest
+         *       access level in any project or group (0 for none).
+         */
+        get: operations["getUser"];
+        /**
+         * Edit a user
+         * @description Changes a user's attributes; those left out keep their values. Administrators only: anyone
+         *     else gets 403 `{"message": "403 Forbidden"}`. An unknown ID answers 404
+         *     `{"message": "404 User Not Found"}`.
+         *
+         *     - The attributes and their rules are those of creation. An email or username taken by another
+         *       user answers 409 (`Email has already been taken`, `Username has already been taken`).
+         *     - **Renaming** (`username`) renames the personal namespace too, path and full path, in the same
+         *       transaction, so the user's projects move to the new path. A new `name` renames the
+         *       namespace's display name.
+         *     - **Email.** GitLab keeps a new email unconfirmed until the user confirms it, unless
+         *       `skip_reconfirmation` is sent. forge-api sends no email, so the new address applies at once
+         *       either way.
+         *     - Making a user external sets `projects_limit` to 0 and `can_create_group` to false; making
+         *       them internal again restores the defaults for whichever of the two is not sent.
+         *
+         *     The answer is the user in the `UserWithAdmin` shape.
+         */
+        put: operations["updateUser"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/users/{id}/block": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The user's integer ID.
+                 * @example 12
+                 */
+                id: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Block a user
+         * @description Blocks a user: from then on the user cannot authenticate, and every token of theirs answers
+         *     401. Administrators only: anyone else gets 403 `{"message": "403 Forbidden"}`.
+         *
+         *     - The answer is 201 with `true`.
+         *     - Blocking a user who is already blocked changes nothing and answers 201 with the JSON `null`,
+         *       as GitLab does.
+         *     - Administrators cannot block themselves: 403
+         *       `{"message": "403 Forbidden - The API initiating user cannot be blocked by the API"}`.
+         *     - An unknown ID answers 404 `{"message": "404 User Not Found"}`.
+         */
+        post: operations["blockUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/users/{id}/unblock": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The user's integer ID.
+                 * @example 12
+                 */
+                id: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Unblock a user
+         * @description Makes a blocked user active again; their unexpired, unrevoked tokens work again. Administrators
+         *     only: anyone else gets 403 `{"message": "403 Forbidden"}`.
+         *
+         *     - The answer is 201 with `true` when the user was blocked.
+         *     - Unblocking a user who is not blocked changes nothing and answers 201 with `false`, as GitLab
+         *       does.
+         *     - An unknown ID answers 404 `{"message": "404 User Not Found"}`.
+         */
+        post: operations["unblockUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/users/{user_id}/personal_access_tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a personal access token for a user
+         * @description Creates a personal access token for any user. Administrators only; anyone else gets 403. An
+         *     unknown user answers 404 `{"message": "404 User Not Found"}`.
+         *
+         *     - `name` and `scopes` are required. `scopes` takes any of the token scopes listed on
+         *       `PersonalAccessTokenCreate`; another value answers 400
+         *       `{"error": "scopes does not have a valid value"}`.
+         *     - `expires_at` defaults to 365 days from today, the maximum lifetime. A date that is not after
+         *       today or lies further ahead answers 422 with the reason, as GitLab does, for example
+         *       `{"message": "Expires at must be before 2027-03-01"}`. So do a blank `name`, an empty
+         *       `scopes` list and a `description` longer than 255 characters.
+         *
+         *     The answer is the only time the secret (`token`) is shown.
+         */
+        post: operations["createUserPersonalAccessToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * BranchProtectionAccessLevel
+         * @description One role in a branch protection default.
+         */
+        BranchProtectionAccessLevel: {
+            /**
+             * @example 40
+             * @enum {integer}
+             */
+            access_level: 30 | 40;
+        };
+        /**
+         * BranchProtectionDefaults
+         * @description How the default branch of new projects in the group is protected. Access levels: 30 Developer, 40 Maintainer.
+         */
+        BranchProtectionDefaults: {
+            /**
+             * @description Whether those allowed to push may force-push.
+             * @example false
+             */
+            allow_force_push?: boolean;
+            /**
+             * @description Roles allowed to merge.
+             * @example [
+             *       {
+             *         "access_level": 40
+             *       }
+             *     ]
+             */
+            allowed_to_merge?: components["schemas"]["BranchProtectionAccessLevel"][];
+            /**
+             * @description Roles allowed to push.
+             * @example [
+             *       {
+             *         "access_level": 40
+             *       }
+             *     ]
+             */
+            allowed_to_push?: components["schemas"]["BranchProtectionAccessLevel"][];
+            /**
+             * @description Whether Developers may push the first commit to an empty repository.
+             * @example false
+             */
+            developer_can_initial_push?: boolean;
+        };
         /**
          * ContainerExpirationPolicy
          * @description Cleanup policy for the project's container image tags. forge-api runs no cleanup yet; a new project gets a disabled policy.
@@ -306,6 +1745,92 @@ export interface components {
             older_than: "7d" | "14d" | "30d" | "90d" | null;
         };
         /**
+         * CurrentUser
+         * @description The user as they see themselves (`GET /user`): the public profile plus the account's settings.
+         */
+        CurrentUser: components["schemas"]["User"] & {
+            /** @example true */
+            can_create_group: boolean;
+            /**
+             * @description True while the user has personal projects left under `projects_limit`.
+             * @example true
+             */
+            can_create_project: boolean;
+            /**
+             * @description The syntax highlighting theme; always the default in forge-api.
+             * @example 1
+             */
+            color_scheme_id: number;
+            /**
+             * Format: email
+             * @description The email used for web commits; the primary email in forge-api.
+             * @example alice@example.com
+             */
+            commit_email: string;
+            /**
+             * Format: date-time
+             * @description When the email was confirmed; null while it is not.
+             * @example 2026-01-10T08:00:00.000Z
+             */
+            confirmed_at: string | null;
+            /**
+             * Format: date-time
+             * @description Not tracked by forge-api; null.
+             * @example null
+             */
+            current_sign_in_at: string | null;
+            /**
+             * Format: email
+             * @example alice@example.com
+             */
+            email: string;
+            /**
+             * @description External users see only public projects and groups and those they are members of.
+             * @example false
+             */
+            external: boolean;
+            /**
+             * @description External identities (LDAP, OAuth). forge-api has none and returns an empty list.
+             * @example []
+             */
+            identities: components["schemas"]["UserIdentity"][];
+            /**
+             * Format: date
+             * @example 2026-03-02
+             */
+            last_activity_on: string | null;
+            /**
+             * Format: date-time
+             * @description Not tracked by forge-api; null.
+             * @example null
+             */
+            last_sign_in_at: string | null;
+            /** @example false */
+            private_profile: boolean;
+            /**
+             * @description How many personal projects the user may create.
+             * @example 100000
+             */
+            projects_limit: number;
+            /**
+             * @description The interface theme; always the default in forge-api.
+             * @example 3
+             */
+            theme_id: number;
+            /**
+             * @description forge-api has no two-factor authentication; always false.
+             * @example false
+             */
+            two_factor_enabled: boolean;
+        };
+        /**
+         * CurrentUserPersonalAccessTokenCreate
+         * @description A new personal access token for the caller. `scopes` takes only `k8s_proxy` and `self_rotate`.
+         */
+        CurrentUserPersonalAccessTokenCreate: components["schemas"]["TokenAttributes"] & {
+            scopes: components["schemas"]["TokenScopeList"];
+        };
+        /**
          * CustomAttribute
          * @description A key-value pair an administrator attached to a project.
          */
@@ -353,6 +1878,449 @@ export interface components {
          */
         FeatureAccessLevel: "disabled" | "private" | "enabled";
         /**
+         * Group
+         * @description A group as lists show it. `statistics` is present only for administrators who asked for it.
+         */
+        Group: {
+            /**
+             * @description Groups cannot be archived in forge-api yet, so this is always false.
+             * @example false
+             */
+            archived: boolean;
+            /**
+             * @description Null when the instance default applies.
+             * @example null
+             */
+            auto_devops_enabled: boolean | null;
+            /**
+             * Format: uri
+             * @description Avatars are not stored yet, so this is null.
+             * @example null
+             */
+            avatar_url: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-03-01T12:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * @description Initial branch of new projects; null when the instance default applies.
+             * @example null
+             */
+            default_branch: string | null;
+            /**
+             * @deprecated
+             * @example 2
+             * @enum {integer}
+             */
+            default_branch_protection: 0 | 1 | 2 | 3 | 4;
+            default_branch_protection_defaults: components["schemas"]["BranchProtectionDefaults"];
+            /**
+             * @description Empty when none was set.
+             * @example Services of the platform team.
+             */
+            description: string;
+            /**
+             * @deprecated
+             * @description The opposite of `emails_enabled`.
+             * @example false
+             */
+            emails_disabled: boolean;
+            /** @example true */
+            emails_enabled: boolean;
+            /**
+             * @description The names from the top-level group down, joined by ` / `.
+             * @example Platform
+             */
+            full_name: string;
+            /**
+             * @description The paths from the top-level group down, joined by `/`; accepted URL-encoded as `:id`.
+             * @example platform
+             */
+            full_path: string;
+            /** @example 7 */
+            id: number;
+            /** @example true */
+            lfs_enabled: boolean;
+            /** @example false */
+            lock_math_rendering_limits_enabled: boolean;
+            /**
+             * Format: date
+             * @description forge-api deletes groups at once, so this is null.
+             * @example null
+             */
+            marked_for_deletion_on: string | null;
+            /** @example true */
+            math_rendering_limits_enabled: boolean;
+            /**
+             * @description Maximum artifacts size in MB; null when the instance limit applies.
+             * @example null
+             */
+            max_artifacts_size: number | null;
+            /** @example null */
+            mentions_disabled: boolean | null;
+            /** @example Platform */
+            name: string;
+            /**
+             * @description The instance's single organization.
+             * @example 1
+             */
+            organization_id: number;
+            /** @example null */
+            parent_id: number | null;
+            /** @example platform */
+            path: string;
+            project_creation_level: components["schemas"]["ProjectCreationLevel"];
+            /** @example true */
+            request_access_enabled: boolean;
+            /** @example false */
+            require_two_factor_authentication: boolean;
+            /** @example false */
+            share_with_group_lock: boolean;
+            shared_runners_setting: components["schemas"]["SharedRunnersSetting"];
+            /** @example true */
+            show_diff_preview_in_email: boolean;
+            statistics?: components["schemas"]["GroupStatistics"];
+            subgroup_creation_level: components["schemas"]["SubgroupCreationLevel"];
+            /** @example 48 */
+            two_factor_grace_period: number;
+            visibility: components["schemas"]["Visibility"];
+            /**
+             * Format: uri
+             * @example http://localhost:8080/groups/platform
+             */
+            web_url: string;
+        };
+        /**
+         * GroupAttributes
+         * @description The attributes of a group that a caller sets, on creation or on update. Defaults shown are those a new group gets; on update, an attribute left out keeps its value. Unknown attributes, and those of Premium and Ultimate features, are ignored.
+         */
+        GroupAttributes: {
+            /** @description Run Auto DevOps in the group's projects. Unset (null, the instance default) on a new group. */
+            auto_devops_enabled?: boolean;
+            /**
+             * @description Name of the initial branch of new projects in the group. Unset (null) on a new group.
+             * @example main
+             */
+            default_branch?: string;
+            /**
+             * @deprecated
+             * @description 0 no protection, 1 partial, 2 full (the default), 3 protected against pushes, 4 full after the initial push. Sets `default_branch_protection_defaults` accordingly unless that is sent too.
+             * @enum {integer}
+             */
+            default_branch_protection?: 0 | 1 | 2 | 3 | 4;
+            default_branch_protection_defaults?: components["schemas"]["BranchProtectionDefaults"];
+            /**
+             * @description At most 500 characters.
+             * @example Services of the platform team.
+             */
+            description?: string;
+            /**
+             * @deprecated
+             * @description The opposite of `emails_enabled`, which wins when both are sent.
+             */
+            emails_disabled?: boolean;
+            /**
+             * @description Whether email notifications are sent for the group.
+             * @default true
+             */
+            emails_enabled?: boolean;
+            /**
+             * @description Whether the group's projects may use Git LFS.
+             * @default true
+             */
+            lfs_enabled?: boolean;
+            /**
+             * @description Whether subgroups are held to this group's math rendering limits setting.
+             * @default false
+             */
+            lock_math_rendering_limits_enabled?: boolean;
+            /**
+             * @description Whether math rendering limits apply.
+             * @default true
+             */
+            math_rendering_limits_enabled?: boolean;
+            /** @description Whether the group can be mentioned. Unset (null) on a new group. */
+            mentions_disabled?: boolean;
+            /**
+             * @description Top-level groups only. Forbid sharing with groups outside the group's hierarchy.
+             * @default false
+             */
+            prevent_sharing_groups_outside_hierarchy?: boolean;
+            project_creation_level?: components["schemas"]["ProjectCreationLevel"];
+            /**
+             * @description Whether users may request to become members.
+             * @default true
+             */
+            request_access_enabled?: boolean;
+            /**
+             * @description Require members to use two-factor authentication. Stored and returned; forge-api has no two-factor authentication, so it enforces nothing yet.
+             * @default false
+             */
+            require_two_factor_authentication?: boolean;
+            /**
+             * @description Forbid sharing the group's projects with other groups.
+             * @default false
+             */
+            share_with_group_lock?: boolean;
+            shared_runners_setting?: components["schemas"]["SharedRunnersSetting"];
+            /**
+             * @description Whether notification emails include diff previews.
+             * @default true
+             */
+            show_diff_preview_in_email?: boolean;
+            subgroup_creation_level?: components["schemas"]["SubgroupCreationLevel"];
+            /**
+             * @description Hours before two-factor authentication is enforced.
+             * @default 48
+             */
+            two_factor_grace_period?: number;
+            visibility?: components["schemas"]["Visibility"];
+        };
+        /**
+         * GroupCreate
+         * @description Attributes of a new group. `name` and `path` are required.
+         */
+        GroupCreate: components["schemas"]["GroupAttributes"] & {
+            /**
+             * @description Letters, digits, emoji, `_`, `.`, dashes, spaces and parentheses, starting with a letter, digit, emoji or `_`. At most 255 characters.
+             * @example Platform
+             */
+            name: string;
+            /**
+             * @description The parent group, to create a subgroup.
+             * @example 7
+             */
+            parent_id?: number;
+            /**
+             * @description The URL segment; see the operation for its rules. At most 255 characters.
+             * @example platform
+             */
+            path: string;
+        };
+        /**
+         * GroupDetail
+         * @description One group in full: the `Group` fields plus
+         *
+         *     - `shared_with_groups`: the groups this group is shared with. Sharing groups with groups is not
+         *       available in forge-api yet, so the list is empty.
+         *     - `runners_token`: for Owners and administrators.
+         *     - `prevent_sharing_groups_outside_hierarchy`: on top-level groups only.
+         *     - `projects` and `shared_projects`: on reads and updates unless `with_projects=false`; at most 100
+         *       each, in the full `Project` shape.
+         */
+        GroupDetail: components["schemas"]["Group"] & {
+            /** @example false */
+            prevent_sharing_groups_outside_hierarchy?: boolean;
+            /**
+             * @description Projects directly in the group that the caller may see.
+             * @example []
+             */
+            projects?: components["schemas"]["Project"][];
+            /**
+             * @description Token to register runners for the group.
+             * @example GR1348941Zq3xGk2x8mXyLr7bVw
+             */
+            runners_token?: string;
+            /**
+             * @description Projects shared with the group that the caller may see.
+             * @example []
+             */
+            shared_projects?: components["schemas"]["Project"][];
+            /** @example [] */
+            shared_with_groups: components["schemas"]["GroupSharedWithGroup"][];
+        };
+        /**
+         * GroupSharedWithGroup
+         * @description A group this group is shared with, and the role its members get.
+         */
+        GroupSharedWithGroup: {
+            /**
+             * Format: date
+             * @example null
+             */
+            expires_at: string | null;
+            /**
+             * @example 30
+             * @enum {integer}
+             */
+            group_access_level: 10 | 15 | 20 | 30 | 40 | 50;
+            /** @example qa */
+            group_full_path: string;
+            /** @example 9 */
+            group_id: number;
+            /** @example QA */
+            group_name: string;
+        };
+        /**
+         * GroupStatistics
+         * @description Storage used by the projects directly in the group, in bytes.
+         */
+        GroupStatistics: {
+            /** @example 0 */
+            job_artifacts_size: number;
+            /** @example 0 */
+            lfs_objects_size: number;
+            /** @example 0 */
+            packages_size: number;
+            /** @example 0 */
+            pipeline_artifacts_size: number;
+            /** @example 0 */
+            repository_size: number;
+            /** @example 0 */
+            snippets_size: number;
+            /** @example 0 */
+            storage_size: number;
+            /** @example 0 */
+            uploads_size: number;
+            /** @example 0 */
+            wiki_size: number;
+        };
+        /**
+         * GroupUpdate
+         * @description Attributes to change; every one is optional and one left out keeps its value.
+         */
+        GroupUpdate: components["schemas"]["GroupAttributes"] & {
+            /**
+             * @description The new name; same rules as on creation.
+             * @example Platform Team
+             */
+            name?: string;
+            /**
+             * @description The new path; same rules as on creation.
+             * @example platform-team
+             */
+            path?: string;
+        };
+        /**
+         * Member
+         * @description A user's membership of a project or group: the user's summary merged with the membership. `id` is the user's ID.
+         */
+        Member: {
+            /**
+             * @description 10 Guest, 15 Planner, 20 Reporter, 30 Developer, 40 Maintainer, 50 Owner. In the lists that include inherited members, the effective level (capped by a share's `group_access`).
+             * @example 30
+             */
+            access_level: number;
+            /**
+             * Format: uri
+             * @example null
+             */
+            avatar_url: string | null;
+            /**
+             * Format: date-time
+             * @description When the membership was created.
+             * @example 2026-03-01T12:30:00.000Z
+             */
+            created_at: string;
+            /** @description Who added the member. Left out when nobody did (the creator of a personal project, members added by the system) or when the caller may not see the group the membership comes from. */
+            created_by?: components["schemas"]["UserSummary"];
+            /**
+             * Format: email
+             * @description The user's email address. Only for administrators.
+             * @example ada@example.com
+             */
+            email?: string;
+            /**
+             * Format: date
+             * @description The day the membership ends, or null.
+             * @example 2026-12-31
+             */
+            expires_at: string | null;
+            /**
+             * @description The user's ID.
+             * @example 12
+             */
+            id: number;
+            /** @example false */
+            locked?: boolean;
+            /**
+             * @description `active`; `awaiting` exists only with the seat limits of Premium and Ultimate.
+             * @example active
+             * @enum {string}
+             */
+            membership_state: "active" | "awaiting";
+            /** @example Ada Lovelace */
+            name: string;
+            /**
+             * @description The user's state, `active` or `blocked`.
+             * @example active
+             * @enum {string}
+             */
+            state: "active" | "blocked";
+            /** @example ada */
+            username: string;
+            /**
+             * Format: uri
+             * @example http://localhost:8080/ada
+             */
+            web_url: string;
+        };
+        /**
+         * MemberBatchResult
+         * @description The outcome of adding a comma-separated list of users: `success`, or `error` with a `message` naming each user that could not be added and why.
+         */
+        MemberBatchResult: {
+            /** @example ada: Expires at cannot be a date in the past */
+            message?: string;
+            /**
+             * @example success
+             * @enum {string}
+             */
+            status: "success" | "error";
+        };
+        /**
+         * MemberCreate
+         * @description Who to add, and at which level.
+         */
+        MemberCreate: {
+            /**
+             * @description 10 Guest, 15 Planner, 20 Reporter, 30 Developer, 40 Maintainer or 50 Owner.
+             * @example 30
+             */
+            access_level: number;
+            /**
+             * Format: date
+             * @description The day the membership ends (`YYYY-MM-DD`), today or later.
+             * @example 2026-12-31
+             */
+            expires_at?: string | null;
+            /**
+             * @description Where the invitation came from, for GitLab's analytics. Ignored.
+             * @example members-api
+             */
+            invite_source?: string;
+            /** @description Deprecated in GitLab. Ignored. */
+            tasks_to_be_done?: string[];
+            /**
+             * @description A user ID, or several comma-separated. Exclusive with `username`.
+             * @example 12
+             */
+            user_id?: number | string;
+            /**
+             * @description A username, or several comma-separated. Exclusive with `user_id`.
+             * @example ada
+             */
+            username?: string;
+        };
+        /**
+         * MemberUpdate
+         * @description The new level and expiry of a direct membership.
+         */
+        MemberUpdate: {
+            /**
+             * @description 10 Guest, 15 Planner, 20 Reporter, 30 Developer, 40 Maintainer or 50 Owner.
+             * @example 40
+             */
+            access_level: number;
+            /**
+             * Format: date
+             * @description The day the membership ends; null removes the expiry. Left out, it is kept.
+             * @example 2026-12-31
+             */
+            expires_at?: string | null;
+        };
+        /**
          * Message
          * @description A plain acknowledgement, such as `{"message": "202 Accepted"}` for work that was accepted.
          */
@@ -390,6 +2358,75 @@ export interface components {
              * @example http://localhost:8080/groups/platform
              */
             web_url: string;
+        };
+        /**
+         * PersonalAccessToken
+         * @description A personal access token (or a bot's project or group access token), without its secret.
+         */
+        PersonalAccessToken: {
+            /**
+             * @description Neither revoked nor expired.
+             * @example true
+             */
+            active: boolean;
+            /**
+             * Format: date-time
+             * @example 2026-03-01T12:30:00.000Z
+             */
+            created_at: string;
+            /** @example Pushes release tags. */
+            description: string | null;
+            /**
+             * Format: date
+             * @description The day the token stops working (it expires at the start of that day, UTC).
+             * @example 2026-12-31
+             */
+            expires_at: string | null;
+            /** @example 17 */
+            id: number;
+            /**
+             * Format: date-time
+             * @description When the token last authenticated a request (updated at most every 10 minutes).
+             * @example 2026-03-02T09:15:00.000Z
+             */
+            last_used_at: string | null;
+            /** @example deploy */
+            name: string;
+            /**
+             * @description Whether the token was revoked (by its owner, an administrator or a rotation).
+             * @example false
+             */
+            revoked: boolean;
+            /**
+             * @example [
+             *       "api",
+             *       "read_repository"
+             *     ]
+             */
+            scopes: string[];
+            /**
+             * @description The user the token acts as; for a project or group access token, its bot user.
+             * @example 42
+             */
+            user_id: number;
+        };
+        /**
+         * PersonalAccessTokenCreate
+         * @description A new personal access token for any user. `scopes` takes `api`, `read_api`, `read_user`, `create_runner`, `manage_runner`, `k8s_proxy`, `read_repository`, `write_repository`, `read_registry`, `write_registry`, `read_virtual_registry`, `write_virtual_registry`, `ai_features`, `sudo`, `admin_mode`, `read_service_ping` and `self_rotate`.
+         */
+        PersonalAccessTokenCreate: components["schemas"]["TokenAttributes"] & {
+            scopes: components["schemas"]["TokenScopeList"];
+        };
+        /**
+         * PersonalAccessTokenWithToken
+         * @description A token just created or rotated, with its secret, which is never shown again.
+         */
+        PersonalAccessTokenWithToken: components["schemas"]["PersonalAccessToken"] & {
+            /**
+             * @description The secret, starting with `glpat-`.
+             * @example glpat-Xk2u9vQz1rT8bWc3mN5p
+             */
+            token: string;
         };
         /**
          * Project
@@ -1058,10 +3095,44 @@ export interface components {
          */
         ProjectCreate: components["schemas"]["ProjectAttributes"] & {
             /**
+             * @description Make a first commit on the default branch holding a `README.md` with the project's name and description. Without it the repository starts empty.
+             * @default false
+             */
+            initialize_with_readme?: boolean;
+            /**
              * @description Namespace to create the project in; the caller's personal namespace when left out. For a group, the caller needs the role the group's `project_creation_level` names (Developer by default).
              * @example 7
              */
             namespace_id?: number;
+        };
+        /**
+         * ProjectCreationLevel
+         * @description Who may create projects in the group: `noone`, `owner` (Owners), `maintainer` (Maintainers and Owners), `developer` (Developers, Maintainers and Owners) or `administrator` (administrators only). Administrators always may.
+         * @example developer
+         * @enum {string}
+         */
+        ProjectCreationLevel: "noone" | "owner" | "maintainer" | "developer" | "administrator";
+        /**
+         * ProjectGroupLink
+         * @description A project shared with a group.
+         */
+        ProjectGroupLink: {
+            /**
+             * Format: date
+             * @example null
+             */
+            expires_at: string | null;
+            /**
+             * @example 30
+             * @enum {integer}
+             */
+            group_access: 10 | 15 | 20 | 30 | 40 | 50;
+            /** @example 7 */
+            group_id: number;
+            /** @example 3 */
+            id: number;
+            /** @example 42 */
+            project_id: number;
         };
         /**
          * ProjectLicense
@@ -1154,6 +3225,29 @@ export interface components {
         ProjectPermissions: {
             group_access: components["schemas"]["ProjectAccess"];
             project_access: components["schemas"]["ProjectAccess"];
+        };
+        /**
+         * ProjectShareCreate
+         * @description The group to share the project with, and the most its members get.
+         */
+        ProjectShareCreate: {
+            /**
+             * Format: date
+             * @description The day the share ends, or null for never.
+             * @example 2026-12-31
+             */
+            expires_at?: string | null;
+            /**
+             * @description The highest role the group's members get in the project: 10 Guest, 15 Planner, 20 Reporter, 30 Developer, 40 Maintainer or 50 Owner.
+             * @example 30
+             * @enum {integer}
+             */
+            group_access: 10 | 15 | 20 | 30 | 40 | 50;
+            /**
+             * @description The group's ID.
+             * @example 7
+             */
+            group_id: number;
         };
         /**
          * ProjectSharedGroup
@@ -1314,6 +3408,350 @@ export interface components {
          */
         ProjectUpdate: components["schemas"]["ProjectAttributes"];
         /**
+         * ResourceAccessToken
+         * @description A project or group access token, without its secret, with its bot user's role.
+         */
+        ResourceAccessToken: components["schemas"]["PersonalAccessToken"] & {
+            /**
+             * @description The bot user's role in the project or group.
+             * @example 40
+             * @enum {integer}
+             */
+            access_level: 10 | 15 | 20 | 30 | 40 | 50;
+        };
+        /**
+         * ResourceAccessTokenCreate
+         * @description A new project or group access token. `scopes` takes `api`, `read_api`, `create_runner`, `manage_runner`, `k8s_proxy`, `read_repository`, `write_repository`, `read_registry`, `write_registry`, `read_virtual_registry`, `write_virtual_registry`, `ai_features` and `self_rotate`.
+         */
+        ResourceAccessTokenCreate: components["schemas"]["TokenAttributes"] & {
+            /**
+             * @description The bot user's role: 10 Guest, 15 Planner, 20 Reporter, 30 Developer, 40 Maintainer (the default) or 50 Owner. At most the caller's own role.
+             * @default 40
+             * @example 30
+             * @enum {integer}
+             */
+            access_level?: 10 | 15 | 20 | 30 | 40 | 50;
+            scopes: components["schemas"]["TokenScopeList"];
+        };
+        /**
+         * ResourceAccessTokenWithToken
+         * @description A project or group access token just created or rotated, with its secret.
+         */
+        ResourceAccessTokenWithToken: components["schemas"]["ResourceAccessToken"] & {
+            /**
+             * @description The secret, starting with `glpat-`.
+             * @example glpat-Xk2u9vQz1rT8bWc3mN5p
+             */
+            token: string;
+        };
+        /**
+         * SharedRunnersSetting
+         * @description Whether instance runners serve the group's projects and subgroups: `enabled`, `disabled_and_overridable` (subgroups may enable them), `disabled_and_unoverridable`, or the deprecated `disabled_with_override`.
+         * @example enabled
+         * @enum {string}
+         */
+        SharedRunnersSetting: "enabled" | "disabled_and_overridable" | "disabled_and_unoverridable" | "disabled_with_override";
+        /**
+         * StateChange
+         * @description Whether a block or unblock changed the user's state. GitLab answers `null` when blocking a user who is already blocked.
+         * @example true
+         */
+        StateChange: boolean | null;
+        /**
+         * SubgroupCreationLevel
+         * @description Who may create subgroups: `owner` (Owners) or `maintainer` (Maintainers and Owners).
+         * @example maintainer
+         * @enum {string}
+         */
+        SubgroupCreationLevel: "owner" | "maintainer";
+        /**
+         * TokenAttributes
+         * @description What every new token takes besides its scopes.
+         */
+        TokenAttributes: {
+            /**
+             * @description Free text, at most 255 characters.
+             * @example Pushes release tags.
+             */
+            description?: string;
+            /**
+             * Format: date
+             * @description Expiry (`YYYY-MM-DD`): after today and at most 365 days ahead. Defaults to 365 days from today.
+             * @example 2026-12-31
+             */
+            expires_at?: string;
+            /**
+             * @description The token's name; not blank, at most 255 characters.
+             * @example deploy
+             */
+            name: string;
+        };
+        /**
+         * TokenRotation
+         * @description Options of a rotation.
+         */
+        TokenRotation: {
+            /**
+             * Format: date
+             * @description Expiry of the new token (`YYYY-MM-DD`): after today and at most 365 days ahead. Defaults to one week from today.
+             * @example 2026-04-01
+             */
+            expires_at?: string;
+        };
+        /**
+         * TokenScopeList
+         * @description Scopes the token carries. A form or query string may send them as `scopes[]=api&scopes[]=read_api` or comma-separated (`scopes=api,read_api`).
+         * @example [
+         *       "api",
+         *       "read_repository"
+         *     ]
+         */
+        TokenScopeList: string[];
+        /**
+         * TokenTimeFilter
+         * @description An ISO 8601 date or date and time; a time without zone is read as UTC.
+         * @example 2026-01-01T00:00:00Z
+         */
+        TokenTimeFilter: string;
+        /**
+         * User
+         * @description A user's public profile, as `GET /users/{id}` shows it to callers who are not administrators. `created_at`, `followers`, `following` and `is_followed` are present only when the caller may read the profile: always for the user themself and administrators, otherwise only when the profile is not private and the user is neither blocked nor unconfirmed.
+         */
+        User: components["schemas"]["UserSummary"] & {
+            /**
+             * @description Free text; an empty string when none was set.
+             * @example Follows white rabbits.
+             */
+            bio: string;
+            /**
+             * @description True for the bot users of project and group access tokens.
+             * @example false
+             */
+            bot: boolean;
+            /**
+             * Format: date-time
+             * @example 2026-01-10T08:00:00.000Z
+             */
+            created_at?: string;
+            /** @example  */
+            discord: string;
+            /**
+             * @description Number of followers. forge-api has no following feature and reports 0.
+             * @example 0
+             */
+            followers?: number;
+            /**
+             * @description Number of users followed. Always 0 in forge-api.
+             * @example 0
+             */
+            following?: number;
+            /**
+             * @description Whether the caller follows this user. Always false in forge-api.
+             * @example false
+             */
+            is_followed?: boolean;
+            /** @example Explorer */
+            job_title: string;
+            /** @example  */
+            linkedin: string;
+            /**
+             * @description The user's local time. forge-api keeps no time zones and returns null.
+             * @example null
+             */
+            local_time: string | null;
+            /** @example Oxford */
+            location: string;
+            /** @example Wonderland */
+            organization: string;
+            /** @example she/her */
+            pronouns: string | null;
+            /**
+             * @description The email shown on the profile; null unless the user chose to show one.
+             * @example alice@example.com
+             */
+            public_email: string | null;
+            /** @example  */
+            skype: string;
+            /** @example  */
+            twitter: string;
+            /** @example https://alice.example.com */
+            website_url: string;
+            /**
+             * @description `job_title` and `organization` joined as `<job title> at <organization>`, or whichever of the two is set; null when neither is.
+             * @example Explorer at Wonderland
+             */
+            work_information: string | null;
+        };
+        /**
+         * UserAttributes
+         * @description The profile and account settings administrators set, on creation or on update (identity attributes are in `UserCreate` and `UserUpdate`). On update an attribute left out keeps its value. Lengths and formats are checked by the server, which answers with GitLab's record errors (`{"message": {"bio": ["is too long (maximum is 255 characters)"]}}`).
+         */
+        UserAttributes: {
+            /**
+             * @description Make the user an administrator.
+             * @default false
+             */
+            admin?: boolean;
+            /**
+             * @description At most 255 characters.
+             * @example Follows white rabbits.
+             */
+            bio?: string;
+            /**
+             * @description The user may create top-level groups.
+             * @example true
+             */
+            can_create_group?: boolean;
+            /**
+             * @description Discord user ID, at most 500 characters.
+             * @example 123456789012345678
+             */
+            discord?: string;
+            /**
+             * @description Make the user external (forces `projects_limit` 0 and `can_create_group` false).
+             * @default false
+             */
+            external?: boolean;
+            /**
+             * @description At most 200 characters.
+             * @example Explorer
+             */
+            job_title?: string;
+            /**
+             * @description LinkedIn profile name, at most 500 characters.
+             * @example alice
+             */
+            linkedin?: string;
+            /**
+             * @description At most 255 characters.
+             * @example Oxford
+             */
+            location?: string;
+            /**
+             * @description Administrators' note about the user.
+             * @example Joined through the spring onboarding.
+             */
+            note?: string;
+            /**
+             * @description At most 500 characters.
+             * @example Wonderland
+             */
+            organization?: string;
+            /**
+             * @description Hide the profile's details from other users; null is read as false.
+             * @default false
+             */
+            private_profile?: boolean | null;
+            /**
+             * @description How many personal projects the user may create; 0 or more.
+             * @example 100000
+             */
+            projects_limit?: number;
+            /**
+             * @description At most 50 characters.
+             * @example she/her
+             */
+            pronouns?: string;
+            /**
+             * @description The email to show on the profile; must be the user's own email, or empty to show none.
+             * @example alice@example.com
+             */
+            public_email?: string | null;
+            /**
+             * @description Skype name, at most 500 characters.
+             * @example alice
+             */
+            skype?: string;
+            /**
+             * @description X (Twitter) handle, at most 500 characters.
+             * @example alice
+             */
+            twitter?: string;
+            /**
+             * @description At most 255 characters.
+             * @example https://alice.example.com
+             */
+            website_url?: string;
+        };
+        /**
+         * UserCreate
+         * @description A new user. `email`, `name` and `username` are required, and at least one of `password`, `reset_password` and `force_random_password` must be sent.
+         */
+        UserCreate: components["schemas"]["UserAttributes"] & {
+            /**
+             * @description The primary email, unique among users (case-insensitively).
+             * @example alice@example.com
+             */
+            email: string;
+            /**
+             * @description Set a random password.
+             * @default false
+             */
+            force_random_password?: boolean;
+            /**
+             * @description Display name, at most 255 characters.
+             * @example Alice Liddell
+             */
+            name: string;
+            /**
+             * @description 8 to 128 characters.
+             * @example looking-glass-42
+             */
+            password?: string;
+            /**
+             * @description GitLab emails a password reset link. forge-api sends no email and sets a random password instead.
+             * @default false
+             */
+            reset_password?: boolean;
+            /**
+             * @description Treat the email as confirmed at once (`confirmed_at` is set).
+             * @default false
+             */
+            skip_confirmation?: boolean;
+            /**
+             * @description Unique, 2 to 255 characters: letters, digits, `_`, `-` and `.`; not starting with `-`, not ending in `.`, `.git` or `.atom`. Also the path of the personal namespace.
+             * @example alice
+             */
+            username: string;
+        };
+        /**
+         * UserDetailsWithAdmin
+         * @description A single user as administrators see them on `GET /users/{id}`.
+         */
+        UserDetailsWithAdmin: components["schemas"]["UserWithAdmin"] & {
+            /**
+             * @description Not tracked by forge-api; null.
+             * @example null
+             */
+            current_sign_in_ip: string | null;
+            /**
+             * @description The highest access level the user holds in any project or group (10 Guest ... 50 Owner), 0 for none.
+             * @example 30
+             * @enum {integer}
+             */
+            highest_role: 0 | 5 | 10 | 15 | 20 | 30 | 40 | 50;
+            /**
+             * @description Not tracked by forge-api; null.
+             * @example null
+             */
+            last_sign_in_ip: string | null;
+            /**
+             * @description Not tracked by forge-api; 0.
+             * @example 0
+             */
+            sign_in_count: number;
+        };
+        /**
+         * UserIdentity
+         * @description A link between the user and an external authentication provider.
+         */
+        UserIdentity: {
+            /** @example 2435223452345 */
+            extern_uid: string;
+            /** @example github */
+            provider: string;
+        };
+        /**
          * UserSummary
          * @description The user summary embedded in other resources.
          */
@@ -1344,6 +3782,63 @@ export interface components {
             web_url: string;
         };
         /**
+         * UserUpdate
+         * @description The attributes to change; every one is optional.
+         */
+        UserUpdate: components["schemas"]["UserAttributes"] & {
+            /**
+             * @description The primary email, unique among users (case-insensitively).
+             * @example alice@example.com
+             */
+            email?: string;
+            /**
+             * @description Display name, at most 255 characters.
+             * @example Alice Liddell
+             */
+            name?: string;
+            /**
+             * @description A new password, 8 to 128 characters.
+             * @example through-the-looking-glass
+             */
+            password?: string;
+            /**
+             * @description Apply a new email without asking the user to confirm it. forge-api always applies it at once; the parameter is accepted for compatibility.
+             * @default false
+             */
+            skip_reconfirmation?: boolean;
+            /**
+             * @description Unique, 2 to 255 characters: letters, digits, `_`, `-` and `.`; not starting with `-`, not ending in `.`, `.git` or `.atom`. Also the path of the personal namespace.
+             * @example alice
+             */
+            username?: string;
+        };
+        /**
+         * UserWithAdmin
+         * @description A user as administrators see them in lists, on creation and on update, and as administrators see themselves on `GET /user`.
+         */
+        UserWithAdmin: components["schemas"]["CurrentUser"] & {
+            /** @description The administrator who created the account; null when the user was not created by one. */
+            created_by: components["schemas"]["UserSummary"] | null;
+            /**
+             * Format: date-time
+             * @description Not used by forge-api; null.
+             * @example null
+             */
+            email_reset_offered_at: string | null;
+            /** @example false */
+            is_admin: boolean;
+            /**
+             * @description ID of the user's personal namespace.
+             * @example 31
+             */
+            namespace_id: number | null;
+            /**
+             * @description Administrators' note about the user.
+             * @example Joined through the spring onboarding.
+             */
+            note: string | null;
+        };
+        /**
          * Visibility
          * @description `private`: members only. `internal`: any signed-in user who is not external. `public`: anyone, without authentication.
          * @example private
@@ -1361,6 +3856,20 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description The request conflicts with the resource's current state. */
+        Conflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "message": "409 Conflict"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description The caller may see the resource but may not do this to it, or the token lacks the scope the operation needs (`insufficient_scope`, with a `WWW-Authenticate` header naming the scopes that would do). */
         Forbidden: {
             headers: {
@@ -1369,6 +3878,54 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description A fault in the server. The body never carries internal details. */
+        InternalServerError: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "message": "500 Internal Server Error"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The new member; for a comma-separated list of users, the outcome of the whole list. */
+        MemberCreated: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Member"] | components["schemas"]["MemberBatchResult"];
+            };
+        };
+        /** @description The page of members, with the pagination headers. */
+        MemberPage: {
+            headers: {
+                Link: components["headers"]["Link"];
+                "X-Next-Page": components["headers"]["XNextPage"];
+                "X-Page": components["headers"]["XPage"];
+                "X-Per-Page": components["headers"]["XPerPage"];
+                "X-Prev-Page": components["headers"]["XPrevPage"];
+                "X-Total": components["headers"]["XTotal"];
+                "X-Total-Pages": components["headers"]["XTotalPages"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Member"][];
+            };
+        };
+        /** @description The member. */
+        MemberSingle: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Member"];
             };
         };
         /** @description The operation is not possible in this form (for example keyset pagination with an unsupported order). */
@@ -1394,6 +3951,20 @@ export interface components {
                 /**
                  * @example {
                  *       "message": "404 Project Not Found"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The token failed validation; `message` is GitLab's sentence naming every problem, for example `Expires at must be before 2027-03-01` or `Name can't be blank`. */
+        TokenNotCreated: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "message": "Expires at must be before 2027-03-01"
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -1436,11 +4007,57 @@ export interface components {
         };
     };
     parameters: {
+        /** @description `true` lists every group the caller may see; `false` only the groups the caller belongs to. Defaults to `true` for administrators and callers without a token, `false` for other users. `owned` and `min_access_level` take precedence. */
+        AllAvailable: boolean;
         /**
          * @description The attribute's key.
          * @example cost_center
          */
         CustomAttributeKey: string;
+        /**
+         * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+         * @example 7
+         */
+        GroupId: number | string;
+        /** @description Only groups where the caller is a direct member with at least this role, and the groups below them: 10 Guest, 15 Planner, 20 Reporter, 30 Developer, 40 Maintainer, 50 Owner. Ignored without a token. */
+        GroupMinAccessLevel: 10 | 15 | 20 | 30 | 40 | 50;
+        /** @description Field to order by. `similarity` ranks by closeness to `search` (an exact path or name first, then those starting with the term) and falls back to `name` without `search`. */
+        GroupOrderBy: "name" | "path" | "id" | "similarity";
+        /** @description Sort direction. Ignored by `order_by=similarity`, which always ranks best first. */
+        GroupSort: "asc" | "desc";
+        /** @description Add `statistics` to each group. Administrators only; ignored for everyone else. */
+        GroupStatistics: boolean;
+        /** @description Only groups with this visibility. */
+        GroupVisibilityFilter: components["schemas"]["Visibility"];
+        /**
+         * @description Only members whose name or username contains this text, ignoring case.
+         * @example ada
+         */
+        MemberQuery: string;
+        /**
+         * @description Leave these users out: `skip_users[]=12`, or the IDs comma-separated (`skip_users=12,13`).
+         * @example [
+         *       1
+         *     ]
+         */
+        MemberSkipUsers: number[] | string;
+        /** @description Only memberships in this state. Premium and Ultimate use `awaiting` for members held back by a seat limit; forge-api has no seat limits, so every membership is `active`. */
+        MemberState: "awaiting" | "active";
+        /**
+         * @description The member's user ID.
+         * @example 12
+         */
+        MemberUserId: number;
+        /**
+         * @description Only these users: `user_ids[]=12&user_ids[]=13`, or the IDs comma-separated (`user_ids=12,13`).
+         * @example [
+         *       12,
+         *       13
+         *     ]
+         */
+        MemberUserIds: number[] | string;
+        /** @description Only groups where the caller is a direct Owner. Without a token the list is empty. */
+        OwnedGroups: boolean;
         /** @description Page number for offset pagination (1-based). */
         Page: number;
         /** @description `keyset` selects keyset pagination: no totals are returned, and the only continuation is the `Link` header's `rel="next"` URL. Omit for offset pagination. */
@@ -1448,12 +4065,92 @@ export interface components {
         /** @description Items per page. Values above 100 are capped at 100. */
         PerPage: number;
         /**
+         * @description The token's ID.
+         * @example 17
+         */
+        PersonalAccessTokenId: number;
+        /**
          * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
          * @example 42
          */
         ProjectId: number | string;
+        /**
+         * @description The token's ID.
+         * @example 58
+         */
+        ResourceTokenId: number;
+        /** @description Premium and Ultimate: add whether each member uses a seat. Accepted; forge-api counts no seats, so nothing is added. */
+        ShowSeatInfo: boolean;
+        /**
+         * @description Group IDs to leave out, as `skip_groups[]=1&skip_groups[]=2` or comma-separated (`skip_groups=1,2`).
+         * @example [
+         *       12,
+         *       13
+         *     ]
+         */
+        SkipGroups: (number | string)[];
+        /** @description Groups: keep the user's direct memberships of the subgroups and projects inside the group. For projects it changes nothing. */
+        SkipSubresources: boolean;
         /** @description Sort direction. */
         Sort: "asc" | "desc";
+        /** @description Case-insensitive substring of the group's own name or path (not its full path). */
+        SubgroupSearch: string;
+        /**
+         * @description Only tokens created at or after this time (ISO 8601; a time without zone is UTC).
+         * @example 2026-01-01T00:00:00
+         */
+        TokenCreatedAfter: components["schemas"]["TokenTimeFilter"];
+        /**
+         * @description Only tokens created at or before this time (ISO 8601; a time without zone is UTC).
+         * @example 2026-03-01T00:00:00Z
+         */
+        TokenCreatedBefore: components["schemas"]["TokenTimeFilter"];
+        /**
+         * @description Only tokens whose `expires_at` is on or after this date; tokens without expiry are left out.
+         * @example 2026-03-01
+         */
+        TokenExpiresAfter: string;
+        /**
+         * @description Only tokens whose `expires_at` is before this date; tokens without expiry are left out.
+         * @example 2026-06-01
+         */
+        TokenExpiresBefore: string;
+        /**
+         * @description The group's integer ID, or its full path URL-encoded (`group%2Fsubgroup`).
+         * @example 7
+         */
+        TokenGroupId: number | string;
+        /**
+         * @description Only tokens last used at or after this time; never-used tokens are left out.
+         * @example 2026-01-01
+         */
+        TokenLastUsedAfter: components["schemas"]["TokenTimeFilter"];
+        /**
+         * @description Only tokens last used at or before this time; never-used tokens are left out.
+         * @example 2026-03-01T00:00:00Z
+         */
+        TokenLastUsedBefore: components["schemas"]["TokenTimeFilter"];
+        /** @description `true` lists only revoked tokens, `false` only tokens that are not revoked. */
+        TokenRevoked: boolean;
+        /**
+         * @description Case-insensitive match on the token's name: a substring from three characters on, the whole name for shorter terms (as GitLab's fuzzy search does).
+         * @example deploy
+         */
+        TokenSearch: string;
+        /**
+         * @description Order of the list: `created_asc`, `created_desc`, `expires_asc`, `expires_desc`, `last_used_asc`, `last_used_desc`, `name_asc` or `name_desc`, ties broken by ID in the same direction. Any other value is ignored, as in GitLab, and the list stays in ascending ID order.
+         * @example created_desc
+         */
+        TokenSort: string;
+        /** @description `active`: neither revoked nor expired. `inactive`: revoked or expired (a token expires at the start of its `expires_at` day, UTC). */
+        TokenState: "active" | "inactive";
+        /** @description Unassign the user from the issues and merge requests of the project or group. Accepted; forge-api has none yet. */
+        UnassignIssuables: boolean;
+        /**
+         * @description The user's integer ID.
+         * @example 12
+         */
+        UserId: number;
         /** @description Administrators only: include `custom_attributes` in each project. Ignored for other callers. */
         WithCustomAttributes: boolean;
     };
@@ -1534,40 +4231,116 @@ export interface components {
     };
     pathItems: never;
 }
+export type SchemaBranchProtectionAccessLevel = components['schemas']['BranchProtectionAccessLevel'];
+export type SchemaBranchProtectionDefaults = components['schemas']['BranchProtectionDefaults'];
 export type SchemaContainerExpirationPolicy = components['schemas']['ContainerExpirationPolicy'];
+export type SchemaCurrentUser = components['schemas']['CurrentUser'];
+export type SchemaCurrentUserPersonalAccessTokenCreate = components['schemas']['CurrentUserPersonalAccessTokenCreate'];
 export type SchemaCustomAttribute = components['schemas']['CustomAttribute'];
 export type SchemaCustomAttributeValue = components['schemas']['CustomAttributeValue'];
 export type SchemaError = components['schemas']['Error'];
 export type SchemaFeatureAccessLevel = components['schemas']['FeatureAccessLevel'];
+export type SchemaGroup = components['schemas']['Group'];
+export type SchemaGroupAttributes = components['schemas']['GroupAttributes'];
+export type SchemaGroupCreate = components['schemas']['GroupCreate'];
+export type SchemaGroupDetail = components['schemas']['GroupDetail'];
+export type SchemaGroupSharedWithGroup = components['schemas']['GroupSharedWithGroup'];
+export type SchemaGroupStatistics = components['schemas']['GroupStatistics'];
+export type SchemaGroupUpdate = components['schemas']['GroupUpdate'];
+export type SchemaMember = components['schemas']['Member'];
+export type SchemaMemberBatchResult = components['schemas']['MemberBatchResult'];
+export type SchemaMemberCreate = components['schemas']['MemberCreate'];
+export type SchemaMemberUpdate = components['schemas']['MemberUpdate'];
 export type SchemaMessage = components['schemas']['Message'];
 export type SchemaNamespaceSummary = components['schemas']['NamespaceSummary'];
+export type SchemaPersonalAccessToken = components['schemas']['PersonalAccessToken'];
+export type SchemaPersonalAccessTokenCreate = components['schemas']['PersonalAccessTokenCreate'];
+export type SchemaPersonalAccessTokenWithToken = components['schemas']['PersonalAccessTokenWithToken'];
 export type SchemaProject = components['schemas']['Project'];
 export type SchemaProjectAccess = components['schemas']['ProjectAccess'];
 export type SchemaProjectAttributes = components['schemas']['ProjectAttributes'];
 export type SchemaProjectCreate = components['schemas']['ProjectCreate'];
+export type SchemaProjectCreationLevel = components['schemas']['ProjectCreationLevel'];
+export type SchemaProjectGroupLink = components['schemas']['ProjectGroupLink'];
 export type SchemaProjectLicense = components['schemas']['ProjectLicense'];
 export type SchemaProjectLinks = components['schemas']['ProjectLinks'];
 export type SchemaProjectListItem = components['schemas']['ProjectListItem'];
 export type SchemaProjectOwner = components['schemas']['ProjectOwner'];
 export type SchemaProjectPermissions = components['schemas']['ProjectPermissions'];
+export type SchemaProjectShareCreate = components['schemas']['ProjectShareCreate'];
 export type SchemaProjectSharedGroup = components['schemas']['ProjectSharedGroup'];
 export type SchemaProjectSimple = components['schemas']['ProjectSimple'];
 export type SchemaProjectStatistics = components['schemas']['ProjectStatistics'];
 export type SchemaProjectUpdate = components['schemas']['ProjectUpdate'];
+export type SchemaResourceAccessToken = components['schemas']['ResourceAccessToken'];
+export type SchemaResourceAccessTokenCreate = components['schemas']['ResourceAccessTokenCreate'];
+export type SchemaResourceAccessTokenWithToken = components['schemas']['ResourceAccessTokenWithToken'];
+export type SchemaSharedRunnersSetting = components['schemas']['SharedRunnersSetting'];
+export type SchemaStateChange = components['schemas']['StateChange'];
+export type SchemaSubgroupCreationLevel = components['schemas']['SubgroupCreationLevel'];
+export type SchemaTokenAttributes = components['schemas']['TokenAttributes'];
+export type SchemaTokenRotation = components['schemas']['TokenRotation'];
+export type SchemaTokenScopeList = components['schemas']['TokenScopeList'];
+export type SchemaTokenTimeFilter = components['schemas']['TokenTimeFilter'];
+export type SchemaUser = components['schemas']['User'];
+export type SchemaUserAttributes = components['schemas']['UserAttributes'];
+export type SchemaUserCreate = components['schemas']['UserCreate'];
+export type SchemaUserDetailsWithAdmin = components['schemas']['UserDetailsWithAdmin'];
+export type SchemaUserIdentity = components['schemas']['UserIdentity'];
 export type SchemaUserSummary = components['schemas']['UserSummary'];
+export type SchemaUserUpdate = components['schemas']['UserUpdate'];
+export type SchemaUserWithAdmin = components['schemas']['UserWithAdmin'];
 export type SchemaVisibility = components['schemas']['Visibility'];
 export type ResponseBadRequest = components['responses']['BadRequest'];
+export type ResponseConflict = components['responses']['Conflict'];
 export type ResponseForbidden = components['responses']['Forbidden'];
+export type ResponseInternalServerError = components['responses']['InternalServerError'];
+export type ResponseMemberCreated = components['responses']['MemberCreated'];
+export type ResponseMemberPage = components['responses']['MemberPage'];
+export type ResponseMemberSingle = components['responses']['MemberSingle'];
 export type ResponseMethodNotAllowed = components['responses']['MethodNotAllowed'];
 export type ResponseNotFound = components['responses']['NotFound'];
+export type ResponseTokenNotCreated = components['responses']['TokenNotCreated'];
 export type ResponseTooManyRequests = components['responses']['TooManyRequests'];
 export type ResponseUnauthorized = components['responses']['Unauthorized'];
+export type ParameterAllAvailable = components['parameters']['AllAvailable'];
 export type ParameterCustomAttributeKey = components['parameters']['CustomAttributeKey'];
+export type ParameterGroupId = components['parameters']['GroupId'];
+export type ParameterGroupMinAccessLevel = components['parameters']['GroupMinAccessLevel'];
+export type ParameterGroupOrderBy = components['parameters']['GroupOrderBy'];
+export type ParameterGroupSort = components['parameters']['GroupSort'];
+export type ParameterGroupStatistics = components['parameters']['GroupStatistics'];
+export type ParameterGroupVisibilityFilter = components['parameters']['GroupVisibilityFilter'];
+export type ParameterMemberQuery = components['parameters']['MemberQuery'];
+export type ParameterMemberSkipUsers = components['parameters']['MemberSkipUsers'];
+export type ParameterMemberState = components['parameters']['MemberState'];
+export type ParameterMemberUserId = components['parameters']['MemberUserId'];
+export type ParameterMemberUserIds = components['parameters']['MemberUserIds'];
+export type ParameterOwnedGroups = components['parameters']['OwnedGroups'];
 export type ParameterPage = components['parameters']['Page'];
 export type ParameterPagination = components['parameters']['Pagination'];
 export type ParameterPerPage = components['parameters']['PerPage'];
+export type ParameterPersonalAccessTokenId = components['parameters']['PersonalAccessTokenId'];
 export type ParameterProjectId = components['parameters']['ProjectId'];
+export type ParameterResourceTokenId = components['parameters']['ResourceTokenId'];
+export type ParameterShowSeatInfo = components['parameters']['ShowSeatInfo'];
+export type ParameterSkipGroups = components['parameters']['SkipGroups'];
+export type ParameterSkipSubresources = components['parameters']['SkipSubresources'];
 export type ParameterSort = components['parameters']['Sort'];
+export type ParameterSubgroupSearch = components['parameters']['SubgroupSearch'];
+export type ParameterTokenCreatedAfter = components['parameters']['TokenCreatedAfter'];
+export type ParameterTokenCreatedBefore = components['parameters']['TokenCreatedBefore'];
+export type ParameterTokenExpiresAfter = components['parameters']['TokenExpiresAfter'];
+export type ParameterTokenExpiresBefore = components['parameters']['TokenExpiresBefore'];
+export type ParameterTokenGroupId = components['parameters']['TokenGroupId'];
+export type ParameterTokenLastUsedAfter = components['parameters']['TokenLastUsedAfter'];
+export type ParameterTokenLastUsedBefore = components['parameters']['TokenLastUsedBefore'];
+export type ParameterTokenRevoked = components['parameters']['TokenRevoked'];
+export type ParameterTokenSearch = components['parameters']['TokenSearch'];
+export type ParameterTokenSort = components['parameters']['TokenSort'];
+export type ParameterTokenState = components['parameters']['TokenState'];
+export type ParameterUnassignIssuables = components['parameters']['UnassignIssuables'];
+export type ParameterUserId = components['parameters']['UserId'];
 export type ParameterWithCustomAttributes = components['parameters']['WithCustomAttributes'];
 export type HeaderLink = components['headers']['Link'];
 export type HeaderRateLimitLimit = components['headers']['RateLimitLimit'];
@@ -1586,6 +4359,1411 @@ export type HeaderXTotal = components['headers']['XTotal'];
 export type HeaderXTotalPages = components['headers']['XTotalPages'];
 export type $defs = Record<string, never>;
 export interface operations {
+    listGroups: {
+        parameters: {
+            query?: {
+                /** @description `true` lists every group the caller may see; `false` only the groups the caller belongs to. Defaults to `true` for administrators and callers without a token, `false` for other users. `owned` and `min_access_level` take precedence. */
+                all_available?: components["parameters"]["AllAvailable"];
+                /** @description Only groups where the caller is a direct member with at least this role, and the groups below them: 10 Guest, 15 Planner, 20 Reporter, 30 Developer, 40 Maintainer, 50 Owner. Ignored without a token. */
+                min_access_level?: components["parameters"]["GroupMinAccessLevel"];
+                /** @description Field to order by. `similarity` ranks by closeness to `search` (an exact path or name first, then those starting with the term) and falls back to `name` without `search`. */
+                order_by?: components["parameters"]["GroupOrderBy"];
+                /** @description Only groups where the caller is a direct Owner. Without a token the list is empty. */
+                owned?: components["parameters"]["OwnedGroups"];
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+                /** @description Case-insensitive substring of the group's name, path or full path. */
+                search?: string;
+                /**
+                 * @description Group IDs to leave out, as `skip_groups[]=1&skip_groups[]=2` or comma-separated (`skip_groups=1,2`).
+                 * @example [
+                 *       12,
+                 *       13
+                 *     ]
+                 */
+                skip_groups?: components["parameters"]["SkipGroups"];
+                /** @description Sort direction. Ignored by `order_by=similarity`, which always ranks best first. */
+                sort?: components["parameters"]["GroupSort"];
+                /** @description Add `statistics` to each group. Administrators only; ignored for everyone else. */
+                statistics?: components["parameters"]["GroupStatistics"];
+                /** @description Only top-level groups, leaving out every subgroup. */
+                top_level_only?: boolean;
+                /** @description Only groups with this visibility. */
+                visibility?: components["parameters"]["GroupVisibilityFilter"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page of groups, with the offset pagination headers. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Group"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    createGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Platform",
+                 *       "path": "platform",
+                 *       "description": "Services of the platform team.",
+                 *       "visibility": "internal"
+                 *     }
+                 */
+                "application/json": components["schemas"]["GroupCreate"];
+                /**
+                 * @example {
+                 *       "name": "Platform",
+                 *       "path": "platform"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["GroupCreate"];
+                /**
+                 * @example {
+                 *       "name": "Backend",
+                 *       "path": "backend",
+                 *       "parent_id": 7
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["GroupCreate"];
+            };
+        };
+        responses: {
+            /** @description The group was created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GroupDetail"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getGroup: {
+        parameters: {
+            query?: {
+                /** @description Include `projects` and `shared_projects`. */
+                with_projects?: boolean;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The group. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GroupDetail"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    updateGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "description": "Services and libraries of the platform team.",
+                 *       "request_access_enabled": false
+                 *     }
+                 */
+                "application/json": components["schemas"]["GroupUpdate"];
+                /**
+                 * @example {
+                 *       "name": "Platform Team"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["GroupUpdate"];
+                /**
+                 * @example {
+                 *       "visibility": "public"
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["GroupUpdate"];
+            };
+        };
+        responses: {
+            /** @description The group, changed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GroupDetail"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    deleteGroup: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The group's full path, to confirm `permanently_remove`.
+                 * @example platform/backend
+                 */
+                full_path?: string;
+                /** @description Accepted for compatibility; deletion is always immediate. Needs `full_path`. */
+                permanently_remove?: boolean;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The group was deleted. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "202 Accepted"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    listGroupAccessTokens: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only tokens created at or after this time (ISO 8601; a time without zone is UTC).
+                 * @example 2026-01-01T00:00:00
+                 */
+                created_after?: components["parameters"]["TokenCreatedAfter"];
+                /**
+                 * @description Only tokens created at or before this time (ISO 8601; a time without zone is UTC).
+                 * @example 2026-03-01T00:00:00Z
+                 */
+                created_before?: components["parameters"]["TokenCreatedBefore"];
+                /**
+                 * @description Only tokens whose `expires_at` is on or after this date; tokens without expiry are left out.
+                 * @example 2026-03-01
+                 */
+                expires_after?: components["parameters"]["TokenExpiresAfter"];
+                /**
+                 * @description Only tokens whose `expires_at` is before this date; tokens without expiry are left out.
+                 * @example 2026-06-01
+                 */
+                expires_before?: components["parameters"]["TokenExpiresBefore"];
+                /**
+                 * @description Only tokens last used at or after this time; never-used tokens are left out.
+                 * @example 2026-01-01
+                 */
+                last_used_after?: components["parameters"]["TokenLastUsedAfter"];
+                /**
+                 * @description Only tokens last used at or before this time; never-used tokens are left out.
+                 * @example 2026-03-01T00:00:00Z
+                 */
+                last_used_before?: components["parameters"]["TokenLastUsedBefore"];
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+                /** @description `true` lists only revoked tokens, `false` only tokens that are not revoked. */
+                revoked?: components["parameters"]["TokenRevoked"];
+                /**
+                 * @description Case-insensitive match on the token's name: a substring from three characters on, the whole name for shorter terms (as GitLab's fuzzy search does).
+                 * @example deploy
+                 */
+                search?: components["parameters"]["TokenSearch"];
+                /**
+                 * @description Order of the list: `created_asc`, `created_desc`, `expires_asc`, `expires_desc`, `last_used_asc`, `last_used_desc`, `name_asc` or `name_desc`, ties broken by ID in the same direction. Any other value is ignored, as in GitLab, and the list stays in ascending ID order.
+                 * @example created_desc
+                 */
+                sort?: components["parameters"]["TokenSort"];
+                /** @description `active`: neither revoked nor expired. `inactive`: revoked or expired (a token expires at the start of its `expires_at` day, UTC). */
+                state?: components["parameters"]["TokenState"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`group%2Fsubgroup`).
+                 * @example 7
+                 */
+                id: components["parameters"]["TokenGroupId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page of tokens, with the offset pagination headers. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResourceAccessToken"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    createGroupAccessToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`group%2Fsubgroup`).
+                 * @example 7
+                 */
+                id: components["parameters"]["TokenGroupId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "release bot",
+                 *       "scopes": [
+                 *         "api"
+                 *       ],
+                 *       "access_level": 40
+                 *     }
+                 */
+                "application/json": components["schemas"]["ResourceAccessTokenCreate"];
+                /**
+                 * @example {
+                 *       "name": "release bot",
+                 *       "scopes": [
+                 *         "api"
+                 *       ]
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["ResourceAccessTokenCreate"];
+            };
+        };
+        responses: {
+            /** @description The token was created; `token` holds its secret. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResourceAccessTokenWithToken"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getGroupAccessToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`group%2Fsubgroup`).
+                 * @example 7
+                 */
+                id: components["parameters"]["TokenGroupId"];
+                /**
+                 * @description The token's ID.
+                 * @example 58
+                 */
+                token_id: components["parameters"]["ResourceTokenId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The token, without its secret. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResourceAccessToken"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    revokeGroupAccessToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`group%2Fsubgroup`).
+                 * @example 7
+                 */
+                id: components["parameters"]["TokenGroupId"];
+                /**
+                 * @description The token's ID.
+                 * @example 58
+                 */
+                token_id: components["parameters"]["ResourceTokenId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The token was revoked. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    rotateGroupAccessToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`group%2Fsubgroup`).
+                 * @example 7
+                 */
+                id: components["parameters"]["TokenGroupId"];
+                /**
+                 * @description The token's ID.
+                 * @example 58
+                 */
+                token_id: components["parameters"]["ResourceTokenId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "expires_at": "2026-04-01"
+                 *     }
+                 */
+                "application/json": components["schemas"]["TokenRotation"];
+                /**
+                 * @example {
+                 *       "expires_at": "2026-04-01"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["TokenRotation"];
+            };
+        };
+        responses: {
+            /** @description The new token, with its secret. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResourceAccessTokenWithToken"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    rotateCurrentGroupAccessToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`group%2Fsubgroup`).
+                 * @example 7
+                 */
+                id: components["parameters"]["TokenGroupId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "expires_at": "2026-04-01"
+                 *     }
+                 */
+                "application/json": components["schemas"]["TokenRotation"];
+                /**
+                 * @example {
+                 *       "expires_at": "2026-04-01"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["TokenRotation"];
+            };
+        };
+        responses: {
+            /** @description The new token, with its secret. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResourceAccessTokenWithToken"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    listDescendantGroups: {
+        parameters: {
+            query?: {
+                /** @description `true` lists every group the caller may see; `false` only the groups the caller belongs to. Defaults to `true` for administrators and callers without a token, `false` for other users. `owned` and `min_access_level` take precedence. */
+                all_available?: components["parameters"]["AllAvailable"];
+                /** @description Only groups where the caller is a direct member with at least this role, and the groups below them: 10 Guest, 15 Planner, 20 Reporter, 30 Developer, 40 Maintainer, 50 Owner. Ignored without a token. */
+                min_access_level?: components["parameters"]["GroupMinAccessLevel"];
+                /** @description Field to order by. `similarity` ranks by closeness to `search` (an exact path or name first, then those starting with the term) and falls back to `name` without `search`. */
+                order_by?: components["parameters"]["GroupOrderBy"];
+                /** @description Only groups where the caller is a direct Owner. Without a token the list is empty. */
+                owned?: components["parameters"]["OwnedGroups"];
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+                /** @description Case-insensitive substring of the group's own name or path (not its full path). */
+                search?: components["parameters"]["SubgroupSearch"];
+                /**
+                 * @description Group IDs to leave out, as `skip_groups[]=1&skip_groups[]=2` or comma-separated (`skip_groups=1,2`).
+                 * @example [
+                 *       12,
+                 *       13
+                 *     ]
+                 */
+                skip_groups?: components["parameters"]["SkipGroups"];
+                /** @description Sort direction. Ignored by `order_by=similarity`, which always ranks best first. */
+                sort?: components["parameters"]["GroupSort"];
+                /** @description Add `statistics` to each group. Administrators only; ignored for everyone else. */
+                statistics?: components["parameters"]["GroupStatistics"];
+                /** @description Only groups with this visibility. */
+                visibility?: components["parameters"]["GroupVisibilityFilter"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page of descendant groups, with the offset pagination headers. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Group"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    listGroupMembers: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+                /**
+                 * @description Only members whose name or username contains this text, ignoring case.
+                 * @example ada
+                 */
+                query?: components["parameters"]["MemberQuery"];
+                /** @description Premium and Ultimate: add whether each member uses a seat. Accepted; forge-api counts no seats, so nothing is added. */
+                show_seat_info?: components["parameters"]["ShowSeatInfo"];
+                /**
+                 * @description Leave these users out: `skip_users[]=12`, or the IDs comma-separated (`skip_users=12,13`).
+                 * @example [
+                 *       1
+                 *     ]
+                 */
+                skip_users?: components["parameters"]["MemberSkipUsers"];
+                /** @description Only memberships in this state. Premium and Ultimate use `awaiting` for members held back by a seat limit; forge-api has no seat limits, so every membership is `active`. */
+                state?: components["parameters"]["MemberState"];
+                /**
+                 * @description Only these users: `user_ids[]=12&user_ids[]=13`, or the IDs comma-separated (`user_ids=12,13`).
+                 * @example [
+                 *       12,
+                 *       13
+                 *     ]
+                 */
+                user_ids?: components["parameters"]["MemberUserIds"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["MemberPage"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    addGroupMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "user_id": 12,
+                 *       "access_level": 40
+                 *     }
+                 */
+                "application/json": components["schemas"]["MemberCreate"];
+                /**
+                 * @example {
+                 *       "username": "ada",
+                 *       "access_level": 40
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["MemberCreate"];
+                /**
+                 * @example {
+                 *       "user_id": 12,
+                 *       "access_level": 40
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["MemberCreate"];
+            };
+        };
+        responses: {
+            201: components["responses"]["MemberCreated"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getGroupMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+                /**
+                 * @description The member's user ID.
+                 * @example 12
+                 */
+                user_id: components["parameters"]["MemberUserId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["MemberSingle"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    updateGroupMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+                /**
+                 * @description The member's user ID.
+                 * @example 12
+                 */
+                user_id: components["parameters"]["MemberUserId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "access_level": 30,
+                 *       "expires_at": null
+                 *     }
+                 */
+                "application/json": components["schemas"]["MemberUpdate"];
+                /**
+                 * @example {
+                 *       "access_level": 30
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["MemberUpdate"];
+                /**
+                 * @example {
+                 *       "access_level": 30
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["MemberUpdate"];
+            };
+        };
+        responses: {
+            200: components["responses"]["MemberSingle"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    removeGroupMember: {
+        parameters: {
+            query?: {
+                /** @description Groups: keep the user's direct memberships of the subgroups and projects inside the group. For projects it changes nothing. */
+                skip_subresources?: components["parameters"]["SkipSubresources"];
+                /** @description Unassign the user from the issues and merge requests of the project or group. Accepted; forge-api has none yet. */
+                unassign_issuables?: components["parameters"]["UnassignIssuables"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+                /**
+                 * @description The member's user ID.
+                 * @example 12
+                 */
+                user_id: components["parameters"]["MemberUserId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The membership was removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    listGroupMembersWithInherited: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+                /**
+                 * @description Only members whose name or username contains this text, ignoring case.
+                 * @example ada
+                 */
+                query?: components["parameters"]["MemberQuery"];
+                /** @description Premium and Ultimate: add whether each member uses a seat. Accepted; forge-api counts no seats, so nothing is added. */
+                show_seat_info?: components["parameters"]["ShowSeatInfo"];
+                /**
+                 * @description Leave these users out: `skip_users[]=12`, or the IDs comma-separated (`skip_users=12,13`).
+                 * @example [
+                 *       1
+                 *     ]
+                 */
+                skip_users?: components["parameters"]["MemberSkipUsers"];
+                /** @description Only memberships in this state. Premium and Ultimate use `awaiting` for members held back by a seat limit; forge-api has no seat limits, so every membership is `active`. */
+                state?: components["parameters"]["MemberState"];
+                /**
+                 * @description Only these users: `user_ids[]=12&user_ids[]=13`, or the IDs comma-separated (`user_ids=12,13`).
+                 * @example [
+                 *       12,
+                 *       13
+                 *     ]
+                 */
+                user_ids?: components["parameters"]["MemberUserIds"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["MemberPage"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getGroupMemberWithInherited: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+                /**
+                 * @description The member's user ID.
+                 * @example 12
+                 */
+                user_id: components["parameters"]["MemberUserId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["MemberSingle"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    listGroupProjects: {
+        parameters: {
+            query?: {
+                /** @description `true` lists only archived projects, `false` only projects that are not archived. Omitted, both are listed. */
+                archived?: boolean;
+                /** @description Include the projects of the group's ancestors. */
+                include_ancestor_groups?: boolean;
+                /** @description Include the projects of every group below this one. */
+                include_subgroups?: boolean;
+                /** @description Only projects where the caller has at least this role: 10 Guest, 15 Planner, 20 Reporter, 30 Developer, 40 Maintainer, 50 Owner. Without a token the list is empty. */
+                min_access_level?: 10 | 15 | 20 | 30 | 40 | 50;
+                /** @description Field to order by; ties are broken by ID in the same direction. */
+                order_by?: "id" | "name" | "path" | "created_at" | "updated_at" | "last_activity_at" | "similarity" | "star_count";
+                /** @description Only projects the caller owns: in their personal namespace, or where they have the Owner role. Without a token the list is empty. */
+                owned?: boolean;
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+                /** @description Case-insensitive substring of the project's path, name or description. Several terms separated by spaces must all match. */
+                search?: string;
+                /** @description Return each project in the simple shape (`ProjectSimple`). Callers without a token always get the simple shape. */
+                simple?: boolean;
+                /** @description Sort direction. */
+                sort?: components["parameters"]["Sort"];
+                /** @description Only projects the caller starred. Stars do not exist in forge-api yet, so `true` gives an empty list. */
+                starred?: boolean;
+                /**
+                 * @description Comma-separated topic names. Only projects that carry every one of them.
+                 * @example api,backend
+                 */
+                topic?: string;
+                /** @description Only projects with this visibility. */
+                visibility?: components["schemas"]["Visibility"];
+                /** @description Administrators only: include `custom_attributes` in each project. Ignored for other callers. */
+                with_custom_attributes?: components["parameters"]["WithCustomAttributes"];
+                /** @description Only projects with the issues feature enabled. */
+                with_issues_enabled?: boolean;
+                /** @description Only projects with the merge requests feature enabled. */
+                with_merge_requests_enabled?: boolean;
+                /** @description Include the projects shared with the group. */
+                with_shared?: boolean;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page of projects, with the offset pagination headers. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": 42,
+                     *         "description": "Public HTTP API of the platform.",
+                     *         "name": "API",
+                     *         "name_with_namespace": "Platform / API",
+                     *         "path": "api",
+                     *         "path_with_namespace": "platform/api",
+                     *         "created_at": "2026-03-01T12:30:00.000Z",
+                     *         "default_branch": "main",
+                     *         "tag_list": [
+                     *           "api"
+                     *         ],
+                     *         "topics": [
+                     *           "api"
+                     *         ],
+                     *         "ssh_url_to_repo": "git@localhost:platform/api.git",
+                     *         "http_url_to_repo": "http://localhost:8080/platform/api.git",
+                     *         "web_url": "http://localhost:8080/platform/api",
+                     *         "readme_url": null,
+                     *         "forks_count": 0,
+                     *         "avatar_url": null,
+                     *         "star_count": 0,
+                     *         "last_activity_at": "2026-03-01T12:30:00.000Z",
+                     *         "visibility": "public",
+                     *         "namespace": {
+                     *           "id": 7,
+                     *           "name": "Platform",
+                     *           "path": "platform",
+                     *           "kind": "group",
+                     *           "full_path": "platform",
+                     *           "parent_id": null,
+                     *           "avatar_url": null,
+                     *           "web_url": "http://localhost:8080/groups/platform"
+                     *         }
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["ProjectListItem"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    listSubgroups: {
+        parameters: {
+            query?: {
+                /** @description `true` lists every group the caller may see; `false` only the groups the caller belongs to. Defaults to `true` for administrators and callers without a token, `false` for other users. `owned` and `min_access_level` take precedence. */
+                all_available?: components["parameters"]["AllAvailable"];
+                /** @description Only groups where the caller is a direct member with at least this role, and the groups below them: 10 Guest, 15 Planner, 20 Reporter, 30 Developer, 40 Maintainer, 50 Owner. Ignored without a token. */
+                min_access_level?: components["parameters"]["GroupMinAccessLevel"];
+                /** @description Field to order by. `similarity` ranks by closeness to `search` (an exact path or name first, then those starting with the term) and falls back to `name` without `search`. */
+                order_by?: components["parameters"]["GroupOrderBy"];
+                /** @description Only groups where the caller is a direct Owner. Without a token the list is empty. */
+                owned?: components["parameters"]["OwnedGroups"];
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+                /** @description Case-insensitive substring of the group's own name or path (not its full path). */
+                search?: components["parameters"]["SubgroupSearch"];
+                /**
+                 * @description Group IDs to leave out, as `skip_groups[]=1&skip_groups[]=2` or comma-separated (`skip_groups=1,2`).
+                 * @example [
+                 *       12,
+                 *       13
+                 *     ]
+                 */
+                skip_groups?: components["parameters"]["SkipGroups"];
+                /** @description Sort direction. Ignored by `order_by=similarity`, which always ranks best first. */
+                sort?: components["parameters"]["GroupSort"];
+                /** @description Add `statistics` to each group. Administrators only; ignored for everyone else. */
+                statistics?: components["parameters"]["GroupStatistics"];
+                /** @description Only groups with this visibility. */
+                visibility?: components["parameters"]["GroupVisibilityFilter"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page of subgroups, with the offset pagination headers. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Group"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    listPersonalAccessTokens: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only tokens created at or after this time (ISO 8601; a time without zone is UTC).
+                 * @example 2026-01-01T00:00:00
+                 */
+                created_after?: components["parameters"]["TokenCreatedAfter"];
+                /**
+                 * @description Only tokens created at or before this time (ISO 8601; a time without zone is UTC).
+                 * @example 2026-03-01T00:00:00Z
+                 */
+                created_before?: components["parameters"]["TokenCreatedBefore"];
+                /**
+                 * @description Only tokens whose `expires_at` is on or after this date; tokens without expiry are left out.
+                 * @example 2026-03-01
+                 */
+                expires_after?: components["parameters"]["TokenExpiresAfter"];
+                /**
+                 * @description Only tokens whose `expires_at` is before this date; tokens without expiry are left out.
+                 * @example 2026-06-01
+                 */
+                expires_before?: components["parameters"]["TokenExpiresBefore"];
+                /**
+                 * @description Only tokens last used at or after this time; never-used tokens are left out.
+                 * @example 2026-01-01
+                 */
+                last_used_after?: components["parameters"]["TokenLastUsedAfter"];
+                /**
+                 * @description Only tokens last used at or before this time; never-used tokens are left out.
+                 * @example 2026-03-01T00:00:00Z
+                 */
+                last_used_before?: components["parameters"]["TokenLastUsedBefore"];
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+                /** @description `true` lists only revoked tokens, `false` only tokens that are not revoked. */
+                revoked?: components["parameters"]["TokenRevoked"];
+                /**
+                 * @description Case-insensitive match on the token's name: a substring from three characters on, the whole name for shorter terms (as GitLab's fuzzy search does).
+                 * @example deploy
+                 */
+                search?: components["parameters"]["TokenSearch"];
+                /**
+                 * @description Order of the list: `created_asc`, `created_desc`, `expires_asc`, `expires_desc`, `last_used_asc`, `last_used_desc`, `name_asc` or `name_desc`, ties broken by ID in the same direction. Any other value is ignored, as in GitLab, and the list stays in ascending ID order.
+                 * @example created_desc
+                 */
+                sort?: components["parameters"]["TokenSort"];
+                /** @description `active`: neither revoked nor expired. `inactive`: revoked or expired (a token expires at the start of its `expires_at` day, UTC). */
+                state?: components["parameters"]["TokenState"];
+                /**
+                 * @description Only the tokens of this user. Administrators may name anyone; other callers only themselves.
+                 * @example 42
+                 */
+                user_id?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page of tokens, with the offset pagination headers. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PersonalAccessToken"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getPersonalAccessToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The token's ID.
+                 * @example 17
+                 */
+                id: components["parameters"]["PersonalAccessTokenId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The token, without its secret. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PersonalAccessToken"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    revokePersonalAccessToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The token's ID.
+                 * @example 17
+                 */
+                id: components["parameters"]["PersonalAccessTokenId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The token was revoked. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    rotatePersonalAccessToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The token's ID.
+                 * @example 17
+                 */
+                id: components["parameters"]["PersonalAccessTokenId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "expires_at": "2026-04-01"
+                 *     }
+                 */
+                "application/json": components["schemas"]["TokenRotation"];
+                /**
+                 * @example {
+                 *       "expires_at": "2026-04-01"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["TokenRotation"];
+            };
+        };
+        responses: {
+            /** @description The new token, with its secret. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PersonalAccessTokenWithToken"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getCurrentPersonalAccessToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The token, without its secret. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PersonalAccessToken"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    revokeCurrentPersonalAccessToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The token was revoked. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    rotateCurrentPersonalAccessToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "expires_at": "2026-04-01"
+                 *     }
+                 */
+                "application/json": components["schemas"]["TokenRotation"];
+                /**
+                 * @example {
+                 *       "expires_at": "2026-04-01"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["TokenRotation"];
+            };
+        };
+        responses: {
+            /** @description The new token, with its secret. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PersonalAccessTokenWithToken"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
     listProjects: {
         parameters: {
             query?: {
@@ -1698,6 +5876,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     createProject: {
@@ -1753,6 +5932,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     getProject: {
@@ -1790,6 +5970,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     updateProject: {
@@ -1843,6 +6024,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     deleteProject: {
@@ -1887,6 +6069,323 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    listProjectAccessTokens: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only tokens created at or after this time (ISO 8601; a time without zone is UTC).
+                 * @example 2026-01-01T00:00:00
+                 */
+                created_after?: components["parameters"]["TokenCreatedAfter"];
+                /**
+                 * @description Only tokens created at or before this time (ISO 8601; a time without zone is UTC).
+                 * @example 2026-03-01T00:00:00Z
+                 */
+                created_before?: components["parameters"]["TokenCreatedBefore"];
+                /**
+                 * @description Only tokens whose `expires_at` is on or after this date; tokens without expiry are left out.
+                 * @example 2026-03-01
+                 */
+                expires_after?: components["parameters"]["TokenExpiresAfter"];
+                /**
+                 * @description Only tokens whose `expires_at` is before this date; tokens without expiry are left out.
+                 * @example 2026-06-01
+                 */
+                expires_before?: components["parameters"]["TokenExpiresBefore"];
+                /**
+                 * @description Only tokens last used at or after this time; never-used tokens are left out.
+                 * @example 2026-01-01
+                 */
+                last_used_after?: components["parameters"]["TokenLastUsedAfter"];
+                /**
+                 * @description Only tokens last used at or before this time; never-used tokens are left out.
+                 * @example 2026-03-01T00:00:00Z
+                 */
+                last_used_before?: components["parameters"]["TokenLastUsedBefore"];
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+                /** @description `true` lists only revoked tokens, `false` only tokens that are not revoked. */
+                revoked?: components["parameters"]["TokenRevoked"];
+                /**
+                 * @description Case-insensitive match on the token's name: a substring from three characters on, the whole name for shorter terms (as GitLab's fuzzy search does).
+                 * @example deploy
+                 */
+                search?: components["parameters"]["TokenSearch"];
+                /**
+                 * @description Order of the list: `created_asc`, `created_desc`, `expires_asc`, `expires_desc`, `last_used_asc`, `last_used_desc`, `name_asc` or `name_desc`, ties broken by ID in the same direction. Any other value is ignored, as in GitLab, and the list stays in ascending ID order.
+                 * @example created_desc
+                 */
+                sort?: components["parameters"]["TokenSort"];
+                /** @description `active`: neither revoked nor expired. `inactive`: revoked or expired (a token expires at the start of its `expires_at` day, UTC). */
+                state?: components["parameters"]["TokenState"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page of tokens, with the offset pagination headers. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResourceAccessToken"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    createProjectAccessToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "ci",
+                 *       "scopes": [
+                 *         "read_api",
+                 *         "read_repository"
+                 *       ],
+                 *       "access_level": 30,
+                 *       "expires_at": "2026-12-31"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ResourceAccessTokenCreate"];
+                /**
+                 * @example {
+                 *       "name": "ci",
+                 *       "scopes": [
+                 *         "read_api"
+                 *       ]
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["ResourceAccessTokenCreate"];
+            };
+        };
+        responses: {
+            /** @description The token was created; `token` holds its secret. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResourceAccessTokenWithToken"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getProjectAccessToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The token's ID.
+                 * @example 58
+                 */
+                token_id: components["parameters"]["ResourceTokenId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The token, without its secret. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResourceAccessToken"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    revokeProjectAccessToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The token's ID.
+                 * @example 58
+                 */
+                token_id: components["parameters"]["ResourceTokenId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The token was revoked. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    rotateProjectAccessToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The token's ID.
+                 * @example 58
+                 */
+                token_id: components["parameters"]["ResourceTokenId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "expires_at": "2026-04-01"
+                 *     }
+                 */
+                "application/json": components["schemas"]["TokenRotation"];
+                /**
+                 * @example {
+                 *       "expires_at": "2026-04-01"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["TokenRotation"];
+            };
+        };
+        responses: {
+            /** @description The new token, with its secret. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResourceAccessTokenWithToken"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    rotateCurrentProjectAccessToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "expires_at": "2026-04-01"
+                 *     }
+                 */
+                "application/json": components["schemas"]["TokenRotation"];
+                /**
+                 * @example {
+                 *       "expires_at": "2026-04-01"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["TokenRotation"];
+            };
+        };
+        responses: {
+            /** @description The new token, with its secret. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResourceAccessTokenWithToken"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     archiveProject: {
@@ -1917,6 +6416,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     listProjectCustomAttributes: {
@@ -1959,6 +6459,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     getProjectCustomAttribute: {
@@ -2000,6 +6501,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     setProjectCustomAttribute: {
@@ -2048,6 +6550,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     deleteProjectCustomAttribute: {
@@ -2081,6 +6584,411 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    listProjectMembers: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+                /**
+                 * @description Only members whose name or username contains this text, ignoring case.
+                 * @example ada
+                 */
+                query?: components["parameters"]["MemberQuery"];
+                /** @description Premium and Ultimate: add whether each member uses a seat. Accepted; forge-api counts no seats, so nothing is added. */
+                show_seat_info?: components["parameters"]["ShowSeatInfo"];
+                /**
+                 * @description Leave these users out: `skip_users[]=12`, or the IDs comma-separated (`skip_users=12,13`).
+                 * @example [
+                 *       1
+                 *     ]
+                 */
+                skip_users?: components["parameters"]["MemberSkipUsers"];
+                /** @description Only memberships in this state. Premium and Ultimate use `awaiting` for members held back by a seat limit; forge-api has no seat limits, so every membership is `active`. */
+                state?: components["parameters"]["MemberState"];
+                /**
+                 * @description Only these users: `user_ids[]=12&user_ids[]=13`, or the IDs comma-separated (`user_ids=12,13`).
+                 * @example [
+                 *       12,
+                 *       13
+                 *     ]
+                 */
+                user_ids?: components["parameters"]["MemberUserIds"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["MemberPage"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    addProjectMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "user_id": 12,
+                 *       "access_level": 30,
+                 *       "expires_at": "2026-12-31"
+                 *     }
+                 */
+                "application/json": components["schemas"]["MemberCreate"];
+                /**
+                 * @example {
+                 *       "username": "ada",
+                 *       "access_level": 30
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["MemberCreate"];
+                /**
+                 * @example {
+                 *       "user_id": "12,13",
+                 *       "access_level": 20
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["MemberCreate"];
+            };
+        };
+        responses: {
+            201: components["responses"]["MemberCreated"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getProjectMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The member's user ID.
+                 * @example 12
+                 */
+                user_id: components["parameters"]["MemberUserId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["MemberSingle"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    updateProjectMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The member's user ID.
+                 * @example 12
+                 */
+                user_id: components["parameters"]["MemberUserId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "access_level": 40
+                 *     }
+                 */
+                "application/json": components["schemas"]["MemberUpdate"];
+                /**
+                 * @example {
+                 *       "access_level": 40,
+                 *       "expires_at": "2026-12-31"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["MemberUpdate"];
+                /**
+                 * @example {
+                 *       "access_level": 40
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["MemberUpdate"];
+            };
+        };
+        responses: {
+            200: components["responses"]["MemberSingle"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    removeProjectMember: {
+        parameters: {
+            query?: {
+                /** @description Groups: keep the user's direct memberships of the subgroups and projects inside the group. For projects it changes nothing. */
+                skip_subresources?: components["parameters"]["SkipSubresources"];
+                /** @description Unassign the user from the issues and merge requests of the project or group. Accepted; forge-api has none yet. */
+                unassign_issuables?: components["parameters"]["UnassignIssuables"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The member's user ID.
+                 * @example 12
+                 */
+                user_id: components["parameters"]["MemberUserId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The membership was removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    listProjectMembersWithInherited: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+                /**
+                 * @description Only members whose name or username contains this text, ignoring case.
+                 * @example ada
+                 */
+                query?: components["parameters"]["MemberQuery"];
+                /** @description Premium and Ultimate: add whether each member uses a seat. Accepted; forge-api counts no seats, so nothing is added. */
+                show_seat_info?: components["parameters"]["ShowSeatInfo"];
+                /**
+                 * @description Leave these users out: `skip_users[]=12`, or the IDs comma-separated (`skip_users=12,13`).
+                 * @example [
+                 *       1
+                 *     ]
+                 */
+                skip_users?: components["parameters"]["MemberSkipUsers"];
+                /** @description Only memberships in this state. Premium and Ultimate use `awaiting` for members held back by a seat limit; forge-api has no seat limits, so every membership is `active`. */
+                state?: components["parameters"]["MemberState"];
+                /**
+                 * @description Only these users: `user_ids[]=12&user_ids[]=13`, or the IDs comma-separated (`user_ids=12,13`).
+                 * @example [
+                 *       12,
+                 *       13
+                 *     ]
+                 */
+                user_ids?: components["parameters"]["MemberUserIds"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["MemberPage"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getProjectMemberWithInherited: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The member's user ID.
+                 * @example 12
+                 */
+                user_id: components["parameters"]["MemberUserId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["MemberSingle"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    shareProjectWithGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "group_id": 7,
+                 *       "group_access": 30,
+                 *       "expires_at": null
+                 *     }
+                 */
+                "application/json": components["schemas"]["ProjectShareCreate"];
+                /**
+                 * @example {
+                 *       "group_id": 7,
+                 *       "group_access": 30
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["ProjectShareCreate"];
+                /**
+                 * @example {
+                 *       "group_id": 7,
+                 *       "group_access": 20,
+                 *       "expires_at": "2026-12-31"
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["ProjectShareCreate"];
+            };
+        };
+        responses: {
+            /** @description The project is shared with the group. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 3,
+                     *       "project_id": 42,
+                     *       "group_id": 7,
+                     *       "group_access": 30,
+                     *       "expires_at": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ProjectGroupLink"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    unshareProjectWithGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The ID of the group the project is shared with.
+                 * @example 7
+                 */
+                group_id: number;
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The project is no longer shared with the group. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     unarchiveProject: {
@@ -2111,6 +7019,431 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getCurrentUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The current user. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserWithAdmin"] | components["schemas"]["CurrentUser"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    createCurrentUserPersonalAccessToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "agent access",
+                 *       "scopes": [
+                 *         "k8s_proxy"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["CurrentUserPersonalAccessTokenCreate"];
+                /**
+                 * @example {
+                 *       "name": "agent access",
+                 *       "scopes": [
+                 *         "k8s_proxy"
+                 *       ]
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["CurrentUserPersonalAccessTokenCreate"];
+            };
+        };
+        responses: {
+            /** @description The token was created; `token` holds its secret. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PersonalAccessTokenWithToken"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["TokenNotCreated"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    listUsers: {
+        parameters: {
+            query?: {
+                /** @description Only active users. */
+                active?: boolean;
+                /** @description Administrators only. Only administrators are listed. Ignored for other callers. */
+                admins?: boolean;
+                /** @description Only blocked users (administrators only see any). */
+                blocked?: boolean;
+                /**
+                 * @description Only users created after this time (ISO 8601).
+                 * @example 2026-01-01T00:00:00Z
+                 */
+                created_after?: string;
+                /**
+                 * @description Only users created before this time (ISO 8601).
+                 * @example 2026-03-01T00:00:00Z
+                 */
+                created_before?: string;
+                /** @description Only users who are not active. */
+                exclude_active?: boolean;
+                /** @description Only users who are not external. */
+                exclude_external?: boolean;
+                /** @description Only bot and internal users. */
+                exclude_humans?: boolean;
+                /** @description Leave out internal users (GitLab's ghost user and its built-in bots). forge-api has no internal users, so no user is left out; project bots are not internal. */
+                exclude_internal?: boolean;
+                /** @description Only external users. */
+                external?: boolean;
+                /** @description Only regular users, leaving out bot and internal users. */
+                humans?: boolean;
+                /** @description Administrators only. Field to order by; ties are broken by `id`. */
+                order_by?: "id" | "name" | "username" | "created_at" | "updated_at";
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+                /**
+                 * @description Users whose name or username contains the term, or whose public email is the term; for administrators also users whose primary email is the term. Case-insensitive.
+                 * @example ali
+                 */
+                search?: string;
+                /** @description Sort direction. */
+                sort?: components["parameters"]["Sort"];
+                /** @description Administrators only. `enabled` lists users with two-factor authentication, `disabled` those without. forge-api has no two-factor authentication: `enabled` gives an empty list. */
+                two_factor?: "enabled" | "disabled";
+                /**
+                 * @description Only the user with exactly this username (compared case-insensitively).
+                 * @example alice
+                 */
+                username?: string;
+                /** @description Leave out the bot users of project and group access tokens. */
+                without_project_bots?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page of users: `UserWithAdmin` items for administrators, `UserSummary` items for everyone else. Offset pagination, with every pagination header. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": (components["schemas"]["UserWithAdmin"] | components["schemas"]["UserSummary"])[];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    createUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "alice@example.com",
+                 *       "username": "alice",
+                 *       "name": "Alice Liddell",
+                 *       "password": "looking-glass-42",
+                 *       "skip_confirmation": true,
+                 *       "bio": "Follows white rabbits."
+                 *     }
+                 */
+                "application/json": components["schemas"]["UserCreate"];
+                /**
+                 * @example {
+                 *       "email": "alice@example.com",
+                 *       "username": "alice",
+                 *       "name": "Alice Liddell",
+                 *       "force_random_password": true
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["UserCreate"];
+                /**
+                 * @example {
+                 *       "email": "alice@example.com",
+                 *       "username": "alice",
+                 *       "name": "Alice Liddell",
+                 *       "reset_password": true
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["UserCreate"];
+            };
+        };
+        responses: {
+            /** @description The user was created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserWithAdmin"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The user's integer ID.
+                 * @example 12
+                 */
+                id: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The user. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserDetailsWithAdmin"] | components["schemas"]["User"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    updateUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The user's integer ID.
+                 * @example 12
+                 */
+                id: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Alice Kingsleigh",
+                 *       "note": "Renamed at her request."
+                 *     }
+                 */
+                "application/json": components["schemas"]["UserUpdate"];
+                /**
+                 * @example {
+                 *       "projects_limit": 10
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["UserUpdate"];
+                /**
+                 * @example {
+                 *       "external": true
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["UserUpdate"];
+            };
+        };
+        responses: {
+            /** @description The user, changed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserWithAdmin"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    blockUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The user's integer ID.
+                 * @example 12
+                 */
+                id: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The user is blocked. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example true */
+                    "application/json": components["schemas"]["StateChange"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    unblockUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The user's integer ID.
+                 * @example 12
+                 */
+                id: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description `true` when the user was blocked and is now active, `false` when the user was not blocked. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StateChange"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    createUserPersonalAccessToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The ID of the user who will own the token.
+                 * @example 42
+                 */
+                user_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "deploy",
+                 *       "scopes": [
+                 *         "api",
+                 *         "read_repository"
+                 *       ],
+                 *       "expires_at": "2026-12-31"
+                 *     }
+                 */
+                "application/json": components["schemas"]["PersonalAccessTokenCreate"];
+                /**
+                 * @example {
+                 *       "name": "deploy",
+                 *       "scopes": [
+                 *         "api"
+                 *       ]
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["PersonalAccessTokenCreate"];
+            };
+        };
+        responses: {
+            /** @description The token was created; `token` holds its secret. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PersonalAccessTokenWithToken"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["TokenNotCreated"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
 }

@@ -34,7 +34,7 @@ export function createServices(deps: ServiceDeps): Services {
   const users = new UsersService(deps);
   const storage = new RepositoryStorage(deps.config.storages);
   const projects = new ProjectsService(deps, storage);
-  const groups = new GroupsService(deps);
+  const groups = new GroupsService(deps, storage);
   return {
     users,
     namespaces: new NamespacesService(deps),

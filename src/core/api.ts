@@ -179,9 +179,7 @@ export function apiMiddleware(options: ApiOptions): Middleware {
     if (!validation.valid) throw badParameter(validationMessage((validation.errors ?? []) as AjvError[]));
 
     // The map is typed per operation; here one call site serves them all.
-    const handler = handlers[operationId] as unknown as (
-      c: HandlerContext<OperationId>,
-    ) => Promise<{
+    const handler = handlers[operationId] as unknown as (c: HandlerContext<OperationId>) => Promise<{
       status: number;
       body?: unknown;
       stream?: Readable | Buffer;

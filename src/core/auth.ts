@@ -61,10 +61,13 @@ export function insufficientScope(scopes: readonly string[]): ApiError {
   );
 }
 
-/** A token must carry one of `scopes`; callers without a token (anonymous) have nothing to check. */
+/**
+ * A token must carry one of `scopes` (`*`: any scope will do); callers without a token (anonymous) have
+ * nothing to check.
+ */
 export function requireScope(caller: Caller, scopes: readonly string[]): void {
   const token = caller.token;
-  if (!token) return;
+  if (!token || scopes.includes('*')) return;
   if (!scopes.some((scope) => token.scopes.includes(scope))) throw insufficientScope(scopes);
 }
 

@@ -20,7 +20,8 @@ export function writeJson(
 ): void {
   ctx.status = status;
   for (const [name, value] of Object.entries(headers)) ctx.set(name, value);
-  if (status === 204 || body === null || body === undefined) {
+  // A JSON `null` is a body too (GitLab answers some actions with it); only 204 and undefined have none.
+  if (status === 204 || body === undefined) {
     ctx.body = null;
     ctx.status = status;
     return;

@@ -16,7 +16,10 @@ import { ProjectGroupLink } from '../members/project-group-link.entity.js';
 import { Project } from '../projects/project.entity.js';
 import { ProjectStatistics } from '../projects/project-statistics.entity.js';
 import { ProjectCustomAttribute } from '../projects/custom-attribute.entity.js';
-import { ProtectedBranch, ProtectedBranchAccessLevel } from '../protected_branches/protected-branch.entity.js';
+import {
+  ProtectedBranch,
+  ProtectedBranchAccessLevel,
+} from '../protected_branches/protected-branch.entity.js';
 import { ProtectedTag, ProtectedTagCreateAccessLevel } from '../protected_tags/protected-tag.entity.js';
 import { PushEvent } from '../git/push-event.entity.js';
 

@@ -1,5 +1,10 @@
-import crypto from 'node:crypto';
-import { QueryFailedError, type DataSource, type EntityManager, type SelectQueryBuilder } from 'typeorm';
+import {
+  QueryFailedError,
+  type DataSource,
+  type EntityManager,
+  type ObjectLiteral,
+  type SelectQueryBuilder,
+} from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
 import type { operations } from '../../generated/openapi.js';
 import type { Config } from '../config.js';
@@ -32,6 +37,7 @@ import { isKeyset, paginateKeyset, paginateOffset, type Page, type RequestInfo }
 import { AccessLevel, Member } from '../members/member.entity.js';
 import { Namespace } from '../namespaces/namespace.entity.js';
 import { refreshRepositoryState } from '../git/repository-state.js';
+import { groupSettings, newRunnersToken, projectCreationMinimum } from '../groups/group-settings.js';
 import type { RepositoryStorage } from '../git/storage.js';
 import {
   ProtectedBranch,
@@ -44,6 +50,7 @@ import { ProjectCustomAttribute } from './custom-attribute.entity.js';
 import { ProjectStatistics } from './project-statistics.entity.js';
 import { Project } from './project.entity.js';
 import { settingsFromParams } from './project-settings.js';
+import { containing, escapeLike } from '../core/search.js';
 
 export type ListProjectsParams = NonNullable<operations['listProjects']['parameters']['query']>;
 export type CreateProjectParams = NonNullable<
@@ -83,23 +90,12 @@ const ORDER_COLUMNS: Record<string, string> = {
   wiki_size: 'st.wiki_size',
 };
 
-/** A group's `project_creation_level`: the role needed to create projects in it (admins always may). */
-const PROJECT_CREATION_LEVELS: Record<string, number> = {
-  noone: Number.POSITIVE_INFINITY,
-  administrator: Number.POSITIVE_INFINITY,
-  owner: AccessLevel.Owner,
-  maintainer: AccessLevel.Maintainer,
-  developer: AccessLevel.Developer,
-};
-
 const PATH_PATTERN = /^[a-zA-Z0-9_][a-zA-Z0-9_.-]*$/;
 const PATH_MESSAGE =
   "can contain only letters, digits, '_', '-' and '.'. Cannot start with '-', '.', end in '.git' or end in '.atom'";
 const NAME_PATTERN = /^[\p{L}\p{N}\p{Emoji_Presentation}_][\p{L}\p{N}\p{Emoji_Presentation}_.+\- ]*$/u;
 const NAME_MESSAGE =
   "can contain only letters, digits, emoji, '_', '.', '+', dashes, or spaces. It must start with a letter, digit, emoji, or '_'.";
-
-const escapeLike = (term: string) => term.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 export function pathFromName(name: string): string {
   return name
@@ -351,18 +347,7 @@ export class ProjectsService {
       query.andWhere(projectMembershipSql('p', 'n', true), { minAccess: params.min_access_level });
     }
 
-    const terms = (params.search ?? '').split(/\s+/).filter(Boolean);
-    terms.forEach((term, index) => {
-      const fields = [
-        'p.path',
-        'p.name',
-        'p.description',
-        ...(params.search_namespaces ? ['n.full_path'] : []),
-      ];
-      query.andWhere(`(${fields.map((f) => `${f} ILIKE :term${index}`).join(' OR ')})`, {
-        [`term${index}`]: `%${escapeLike(term)}%`,
-      });
-    });
+    const terms = whereProjectMatches(query, params.search, Boolean(params.search_namespaces));
 
     let orderBy = params.order_by ?? 'created_at';
     if (ADMIN_ORDERS.has(orderBy) && !admin) orderBy = 'created_at';
@@ -373,14 +358,7 @@ export class ProjectsService {
     }
     if (orderBy === 'similarity') {
       if (caller.user) query.andWhere(isMember);
-      const term = params.search!.trim().toLowerCase();
-      query
-        .addSelect(
-          `CASE WHEN lower(p.path) = :simExact THEN 3 WHEN lower(p.name) LIKE :simPrefix THEN 2 ELSE 1 END`,
-          'similarity',
-        )
-        .setParameters({ simExact: term, simPrefix: `${escapeLike(term)}%` })
-        .orderBy('similarity', direction);
+      orderBySimilarity(query, params.search!, direction);
     } else {
       if (ADMIN_ORDERS.has(orderBy)) query.leftJoin('p.statistics', 'st');
       query.orderBy(ORDER_COLUMNS[orderBy], direction);
@@ -452,7 +430,7 @@ export class ProjectsService {
               creatorId: user.id,
               topics: dedupeTopics(params.topics ?? params.tag_list ?? []),
               settings: settingsFromParams(params as Record<string, unknown>),
-              runnersToken: `GR1348941${crypto.randomBytes(15).toString('base64url')}`,
+              runnersToken: newRunnersToken(),
             }),
           ),
         );
@@ -513,8 +491,8 @@ export class ProjectsService {
     }
     const level = await groupAccessLevel(tx, caller, namespace);
     if (level === 0 && namespace.visibilityLevel < Visibility.internal) throw notFound('Namespace');
-    const creationLevel = String(namespace.settings.project_creation_level ?? 'developer');
-    if (level < (PROJECT_CREATION_LEVELS[creationLevel] ?? AccessLevel.Developer)) throw forbidden();
+    const minimum = projectCreationMinimum(groupSettings(namespace.settings).project_creation_level);
+    if (minimum === null || level < minimum) throw forbidden();
     return namespace;
   }
 
@@ -549,6 +527,41 @@ async function protectDefaultBranch(tx: EntityManager, projectId: number, branch
       accessLevel: AccessLevel.Maintainer,
     })),
   );
+}
+
+/**
+ * Each word of `search` must appear in the path, name or description (or the namespace's full path);
+ * returns the words.
+ */
+export function whereProjectMatches<T extends ObjectLiteral>(
+  query: SelectQueryBuilder<T>,
+  search: string | undefined,
+  withNamespaces = false,
+): string[] {
+  const terms = (search ?? '').split(/\s+/).filter(Boolean);
+  const fields = ['p.path', 'p.name', 'p.description', ...(withNamespaces ? ['n.full_path'] : [])];
+  terms.forEach((term, index) => {
+    query.andWhere(`(${fields.map((f) => `${f} ILIKE :term${index}`).join(' OR ')})`, {
+      [`term${index}`]: containing(term),
+    });
+  });
+  return terms;
+}
+
+/** GitLab's `similarity` order: an exact path first, then names starting with the term, then the rest. */
+export function orderBySimilarity<T extends ObjectLiteral>(
+  query: SelectQueryBuilder<T>,
+  search: string,
+  direction: 'ASC' | 'DESC',
+): SelectQueryBuilder<T> {
+  const term = search.trim().toLowerCase();
+  return query
+    .addSelect(
+      `CASE WHEN lower(p.path) = :simExact THEN 3 WHEN lower(p.name) LIKE :simPrefix THEN 2 ELSE 1 END`,
+      'similarity',
+    )
+    .setParameters({ simExact: term, simPrefix: `${escapeLike(term)}%` })
+    .orderBy('similarity', direction);
 }
 
 function checkNameAndPath(name: string, path: string): void {

@@ -1,19 +1,9 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
-import { fileURLToPath } from 'node:url';
 import { Gitlab } from '@gitbeaker/rest';
 import { describe, expect, it } from 'vitest';
+import { pythonGitlab, runPythonClient } from '../helpers/clients.js';
 import { useTestServer } from '../helpers/server.js';
 
 const server = useTestServer();
-const run = promisify(execFile);
-
-/** Debian's python3-gitlab; the test says why it is skipped when the package is missing. */
-const PYTHON = '/usr/bin/python3';
-const pythonGitlab = await run(PYTHON, ['-c', 'import gitlab']).then(
-  () => true,
-  () => false,
-);
 
 describe('@gitbeaker/rest', () => {
   it('creates, shows and lists projects, following pagination', async () => {
@@ -71,12 +61,14 @@ describe('@gitbeaker/rest', () => {
     const alice = await server.factories.user();
     const api = new Gitlab({ host: server.url, token: alice.token });
     const project = await api.Projects.create({ name: 'beaker-lifecycle' });
-    const edited = await api.Projects.edit(project.id, { description: 'edited', issuesEnabled: false });
-    expect(edited).toMatchObject({ description: 'edited', issues_enabled: false });
+    const edited = await api.Projects.edit(project.id, { description: 'edited', mergeMethod: 'ff' });
+    expect(edited).toMatchObject({ description: 'edited', merge_method: 'ff' });
     expect((await api.Projects.archive(project.id)).archived).toBe(true);
     expect((await api.Projects.unarchive(project.id)).archived).toBe(false);
     await api.Projects.remove(project.id);
-    await expect(api.Projects.show(project.id)).rejects.toMatchObject({ cause: { response: { status: 404 } } });
+    await expect(api.Projects.show(project.id)).rejects.toMatchObject({
+      cause: { response: { status: 404 } },
+    });
 
     const admin = await server.factories.user({ admin: true });
     const sudoToken = await server.factories.token(admin.user, ['api', 'sudo']);
@@ -100,8 +92,7 @@ describe('python-gitlab', () => {
   it.skipIf(!pythonGitlab)('creates, gets and lists projects (needs Debian python3-gitlab)', async () => {
     const alice = await server.factories.user();
     const admin = await server.factories.user({ admin: true });
-    const script = fileURLToPath(new URL('../clients/python_gitlab_projects.py', import.meta.url));
-    const { stdout } = await run(PYTHON, [script, server.url, alice.token, admin.token], { timeout: 60_000 });
+    const stdout = await runPythonClient('python_gitlab_projects.py', [server.url, alice.token, admin.token]);
     const [result, lifecycle, attributes] = stdout
       .trim()
       .split('\n')

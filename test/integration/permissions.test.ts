@@ -138,3 +138,82 @@ describe('permission matrix: caller × visibility × (read, write, admin)', () =
     expect(answers).toEqual(wanted);
   });
 });
+
+type GroupCaller =
+  | 'anonymous'
+  | 'outsider'
+  | 'external outsider'
+  | 'member of a subgroup'
+  | 'developer'
+  | 'maintainer'
+  | 'owner of the parent'
+  | 'owner'
+  | 'admin';
+
+const GROUP_ROLE: Record<GroupCaller, number> = {
+  anonymous: 0,
+  outsider: 0,
+  'external outsider': 0,
+  'member of a subgroup': 0,
+  developer: AccessLevel.Developer,
+  maintainer: AccessLevel.Maintainer,
+  'owner of the parent': AccessLevel.Owner,
+  owner: AccessLevel.Owner,
+  admin: AccessLevel.Owner,
+};
+
+function expectedForGroup(caller: GroupCaller, visibility: VisibilityName, needs: number): number {
+  const sees =
+    Visibility[visibility] === Visibility.public ||
+    (caller !== 'anonymous' &&
+      (GROUP_ROLE[caller] > 0 ||
+        caller === 'member of a subgroup' ||
+        (visibility === 'internal' && caller !== 'external outsider')));
+  if (!sees) return caller === 'anonymous' && needs > 0 ? 401 : 404;
+  if (needs === 0) return 200;
+  if (caller === 'anonymous') return 401;
+  return GROUP_ROLE[caller] >= needs ? 200 : 403;
+}
+
+async function setUpGroup(caller: GroupCaller, visibility: VisibilityName) {
+  const parent = await server.factories.group({ visibility });
+  const group = await server.factories.group({ visibility, parent });
+  const user =
+    caller === 'anonymous'
+      ? undefined
+      : await server.factories.user({ admin: caller === 'admin', external: caller === 'external outsider' });
+  if (user && caller === 'member of a subgroup') {
+    const child = await server.factories.group({ visibility, parent: group });
+    await server.factories.member(child, user.user, AccessLevel.Developer);
+  } else if (user && caller === 'owner of the parent') {
+    await server.factories.member(parent, user.user, AccessLevel.Owner);
+  } else if (user && caller !== 'admin' && GROUP_ROLE[caller] > 0) {
+    await server.factories.member(group, user.user, GROUP_ROLE[caller]);
+  }
+  return { group, token: user?.token };
+}
+
+const groupMatrix = (Object.keys(GROUP_ROLE) as GroupCaller[]).flatMap((caller) =>
+  visibilities.map((visibility) => [caller, visibility] as const),
+);
+
+describe('permission matrix for groups: caller × visibility × (read, admin)', () => {
+  it.each(groupMatrix)('%s on a %s subgroup', async (caller, visibility) => {
+    const answers: Record<string, number> = {};
+    const wanted: Record<string, number> = {};
+    for (const [name, needs, method] of [
+      ['read', 0, 'GET'],
+      ['admin', AccessLevel.Owner, 'PUT'],
+    ] as const) {
+      const { group, token } = await setUpGroup(caller, visibility);
+      const response = await server.request(method, `/groups/${group.id}`, {
+        token,
+        json: method === 'PUT' ? { description: 'changed' } : undefined,
+      });
+      answers[name] = response.status;
+      wanted[name] = expectedForGroup(caller, visibility, needs);
+      if (response.status === 404) expect(response.body).toEqual({ message: '404 Group Not Found' });
+    }
+    expect(answers).toEqual(wanted);
+  });
+});
