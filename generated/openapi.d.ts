@@ -1278,6 +1278,990 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{id}/protected_branches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a project's protected branches
+         * @description The project's protection rules as they were set, oldest first: a wildcard rule is listed as the
+         *     wildcard, not as the branches it matches.
+         *
+         *     - **Who.** Anyone who can read the project's code: without a token for a public project, Reporter
+         *       or higher for a private one. A project the caller cannot see answers 404
+         *       `{"message": "404 Project Not Found"}`.
+         *     - `search` keeps the rules whose name contains the text, ignoring case.
+         */
+        get: operations["listProtectedBranches"];
+        put?: never;
+        /**
+         * Protect a branch or a wildcard
+         * @description Adds a protection rule for `name`, a branch name or a wildcard where `*` matches any characters
+         *     (`release/*`, `*-stable`). The branch need not exist. From then on `git push` and the API apply
+         *     the rule to every matching branch.
+         *
+         *     - **Who.** Maintainer or higher, or an administrator; others who can see the project get 403.
+         *     - **A rule of that name already exists:** 409 `{"message": "Protected branch 'NAME' already exists"}`.
+         *     - **Who may push, merge and unprotect.** Each action gets a list of entries. `push_access_level`,
+         *       `merge_access_level` and `unprotect_access_level` add a role entry: 0 no one (not for
+         *       unprotect), 30 Developers and Maintainers, 40 Maintainers, 60 administrators. `allowed_to_push`,
+         *       `allowed_to_merge` and `allowed_to_unprotect` add entries of their own, each naming one
+         *       `user_id`, `group_id`, `deploy_key_id` (push only) or `access_level`. An action whose level and
+         *       list are both left out gets Maintainers (40). When an entry names several, a user wins over a
+         *       group, a group over a deploy key, and a deploy key over a role.
+         *     - **Entries are checked** (422 with the messages, for example
+         *       `{"message": ["Push access levels user is not a member of the project"]}`): a user must be a
+         *       member of the project (`user is not a member of the project`; `user can't be blank` when no
+         *       such user exists); a group must have the project shared with it at Developer or higher
+         *       (`group does not have access to the project`; `group can't be blank` when it does not exist).
+         *       forge-api has no deploy keys yet, so any `deploy_key_id` answers `deploy key can't be blank`.
+         *       The same role, user or group twice in one list answers
+         *       `access level has already been taken`, `user has already been taken` or
+         *       `group has already been taken`; an entry naming nothing `access level can't be blank`. An empty
+         *       `name` answers `Name can't be blank`.
+         *     - `allow_force_push` (default false) lets those who may push also force push.
+         *       `code_owner_approval_required` (default false) is stored and returned; forge-api has no
+         *       CODEOWNERS checks yet, so it blocks nothing.
+         *     - Parameters may come as JSON (the lists as arrays of objects), as form fields or in the query
+         *       string with bracket notation: `allowed_to_push[][user_id]=5`.
+         */
+        post: operations["protectBranch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/protected_branches/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The rule's name, a branch name or a wildcard, URL-encoded (`release%2F%2A` for `release/*`).
+                 * @example main
+                 */
+                name: components["parameters"]["ProtectedBranchName"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a protected branch or wildcard
+         * @description One rule, by its exact name as it was set (a wildcard is asked for as the wildcard, URL-encoded:
+         *     `release%2F%2A`).
+         *
+         *     - **Who.** As for the list: anyone who can read the project's code.
+         *     - A name no rule has answers 404 `{"message": "404 Not found"}`, as GitLab words it.
+         */
+        get: operations["getProtectedBranch"];
+        /**
+         * Update a protected branch (PUT)
+         * @description Changes a rule. Only what is sent changes; the access levels are edited entry by entry.
+         *
+         *     - **Who.** Maintainer or higher, or an administrator; and when the rule has unprotect entries, the
+         *       caller must be allowed by one of them. Others who can see the project get 403.
+         *     - A name no rule has answers 404 `{"message": "404 Not found"}`.
+         *     - **Entries.** In `allowed_to_push`, `allowed_to_merge` and `allowed_to_unprotect`, an entry
+         *       without `id` adds a user, group, deploy key or role, checked as on creation. An entry with the
+         *       `id` of one of the rule's entries for that action changes it, or removes it with
+         *       `_destroy: true`. An `id` the rule does not have for that action answers 404
+         *       `{"message": "404 Not found"}`. Invalid entries answer 422 with the messages, as on creation.
+         *     - `allow_force_push` and `code_owner_approval_required` are set when sent.
+         *     - `PATCH` and `PUT` do the same.
+         */
+        put: operations["updateProtectedBranchWithPut"];
+        post?: never;
+        /**
+         * Unprotect a branch or wildcard
+         * @description Removes the rule (branches are not touched). Answers 204 with no body.
+         *
+         *     - **Who.** Maintainer or higher, or an administrator; and when the rule has unprotect entries, the
+         *       caller must be allowed by one of them. Others who can see the project get 403.
+         *     - A name no rule has answers 404 `{"message": "404 Not found"}`.
+         */
+        delete: operations["unprotectBranch"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a protected branch
+         * @description Changes a rule. Only what is sent changes; the access levels are edited entry by entry.
+         *
+         *     - **Who.** Maintainer or higher, or an administrator; and when the rule has unprotect entries, the
+         *       caller must be allowed by one of them. Others who can see the project get 403.
+         *     - A name no rule has answers 404 `{"message": "404 Not found"}`.
+         *     - **Entries.** In `allowed_to_push`, `allowed_to_merge` and `allowed_to_unprotect`, an entry
+         *       without `id` adds a user, group, deploy key or role, checked as on creation. An entry with the
+         *       `id` of one of the rule's entries for that action changes it, or removes it with
+         *       `_destroy: true`. An `id` the rule does not have for that action answers 404
+         *       `{"message": "404 Not found"}`. Invalid entries answer 422 with the messages, as on creation.
+         *     - `allow_force_push` and `code_owner_approval_required` are set when sent.
+         *     - `PATCH` and `PUT` do the same.
+         */
+        patch: operations["updateProtectedBranch"];
+        trace?: never;
+    };
+    "/projects/{id}/protected_tags": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List protected tags
+         * @description Lists the project's protected tags, oldest rule first, each with the entries allowed to create
+         *     matching tags. Maintainer or higher (or an administrator); anyone else who can see the project
+         *     gets 403.
+         */
+        get: operations["listProtectedTags"];
+        put?: never;
+        /**
+         * Protect tags
+         * @description Protects the tags matching `name`, an exact tag name or a wildcard (`*` matches any characters,
+         *     `/` included). The tags need not exist. Maintainer or higher.
+         *
+         *     - **Who may create matching tags.** `create_access_level` (0 no one, 30 Developer, 40 Maintainer,
+         *       60 administrators) and the entries of `allowed_to_create`, each naming one `access_level`,
+         *       `user_id` or `group_id` (or `deploy_key_id`), add up: a caller allowed by any entry of a rule
+         *       passes that rule. When several rules match a tag, forge-api asks the caller to pass each of
+         *       them. With neither field, the level is 40.
+         *     - **Entries.** A user must be a member of the project, and a group must have the project shared
+         *       with it at Developer or higher. forge-api has no deploy keys yet, so every `deploy_key_id` is
+         *       refused. One list names a role, a user or a group at most once. In GitLab, user and group
+         *       entries are Premium and Ultimate.
+         *     - **Failures.** A `name` already protected, or an entry that is not allowed, answers 422 with
+         *       the full messages, for example `{"message": ["Name has already been taken"]}`. A missing `name`
+         *       or a level outside the list answers 400 (`{"error": "name is missing"}`).
+         */
+        post: operations["createProtectedTag"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/protected_tags/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a protected tag
+         * @description Returns one protected tag by its name or wildcard, exactly as it was set (URL-encoded: `v%2A`
+         *     for `v*`). Maintainer or higher. A name no rule has answers 404 `{"message": "404 Not found"}`;
+         *     a tag that a wildcard merely matches is not found either.
+         */
+        get: operations["getProtectedTag"];
+        put?: never;
+        post?: never;
+        /**
+         * Unprotect tags
+         * @description Removes a protection rule, named exactly as it was set, and answers 204 with no body. The tags
+         *     it matched stay. Maintainer or higher; a name no rule has answers 404
+         *     `{"message": "404 Not found"}`.
+         */
+        delete: operations["deleteProtectedTag"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/repository/archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download an archive of the repository
+         * @description Streams a `tar.gz` archive of the repository at `sha`. `/archive.{format}` gives the other formats.
+         *
+         *     - **Access** as for the tree: public repositories need no token; otherwise the caller must be
+         *       able to read the project's code.
+         *     - `sha` (a commit SHA, branch or tag) defaults to the tip of the default branch. Every member of
+         *       the archive sits under one directory named `<project path>-<sha>-<commit SHA>`, where `<sha>` is
+         *       the parameter as given (or the default branch's name) with slashes turned into dashes; when `path`
+         *       is given, `-<path>` (slashes turned into dashes too) is appended. The file is named after that
+         *       directory plus the format's extension, in `Content-Disposition: attachment; filename="..."`.
+         *     - `path` limits the archive to one file or directory (its members keep their full paths);
+         *       `exclude_paths` leaves paths out. Both are literal paths, not patterns.
+         *     - `include_lfs_blobs` is accepted: forge-api stores no Git LFS objects, so LFS pointer files are
+         *       archived as they are either way.
+         *     - 404 `{"message": "404 File Not Found"}` when `sha` names no commit, the repository is empty, or
+         *       `path` does not exist at that commit.
+         *     - **Rate limit** `repository_archive`: 5 archives a minute per user (per IP address without a
+         *       token) by default, shared with `/archive.{format}`; then 429 with `Retry-After`.
+         */
+        get: operations["getRepositoryArchive"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/repository/archive.{format}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download an archive of the repository in a format
+         * @description Streams an archive of the repository at `sha` in the format the path's suffix names.
+         *
+         *     - `tar.gz` is gzip-compressed tar; `tar` is plain tar; `tar.bz2`, `tbz`, `tbz2`, `tb2` and `bz2`
+         *       are bzip2-compressed tar; `zip` is a ZIP file (`Content-Type: application/zip`). The file name
+         *       ends with the suffix as requested (`-<sha>.tbz`). Another suffix answers 400
+         *       `{"error": "format does not have a valid value"}`.
+         *     - Everything else (access, `sha`, `path`, `exclude_paths`, `include_lfs_blobs`, the member
+         *       directory and file name, 404 `{"message": "404 File Not Found"}`) is as for `/archive`.
+         *     - **Rate limit** `repository_archive`: 5 archives a minute per user (per IP address without a
+         *       token) by default, shared with `/archive`; then 429 with `Retry-After`.
+         */
+        get: operations["getRepositoryArchiveInFormat"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/repository/blobs/{sha}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a blob
+         * @description Returns a blob's size and its whole content, base64-encoded.
+         *
+         *     - **Access** as for the tree: public repositories need no token; otherwise the caller must be
+         *       able to read the project's code.
+         *     - `sha` is the blob's object ID (full, or an unambiguous prefix). Any other Git revision naming a
+         *       blob is accepted too, such as `main:README.md` (URL-encoded).
+         *     - 404 `{"message": "404 Blob Not Found"}` when `sha` names no object, or an object that is not a
+         *       blob (a tree or a commit).
+         *     - Blobs larger than 10 MB count against the `large_blob` limit: 5 a minute per user (per IP
+         *       address without a token), then 429 with `Retry-After`.
+         */
+        get: operations["getRepositoryBlob"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/repository/blobs/{sha}/raw": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a blob's raw content
+         * @description Streams a blob's exact bytes.
+         *
+         *     - **Access**, `sha` and 404 `{"message": "404 Blob Not Found"}` as for getting the blob.
+         *     - `Content-Type` is `text/plain; charset=utf-8` with `Content-Disposition: inline`, or
+         *       `application/octet-stream` with `Content-Disposition: attachment` when the first 8000 bytes hold
+         *       a NUL byte (Git's test for binary content). `Content-Length` is the blob's size; caching is
+         *       switched off.
+         *     - Blobs larger than 10 MB count against the `large_blob` limit: 5 a minute per user (per IP
+         *       address without a token), then 429 with `Retry-After`.
+         */
+        get: operations["getRepositoryBlobRaw"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/repository/branches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a repository's branches
+         * @description The repository's branches, by name unless `sort` says otherwise, each with its head commit and
+         *     what the caller may do on it.
+         *
+         *     - **Who.** Anyone who can read the project's code: without a token for a public project; Reporter
+         *       or higher for a private one. A project the caller cannot see answers 404
+         *       `{"message": "404 Project Not Found"}`; a Guest of a private project gets 403.
+         *     - **`search`** keeps branches whose name contains the text, ignoring case. `^term` keeps names that
+         *       start with `term`, `term$` names that end with it, and `*` stands for any run of characters. A
+         *       name equal to the text (ignoring case) comes first unless the text uses `^`, `$` or `*`.
+         *     - **`regex`** keeps branches whose name matches an RE2-style regular expression (case-sensitive,
+         *       unanchored unless the expression anchors itself). Backreferences and lookaround are not part of
+         *       RE2; they, and any expression that does not compile, answer 400
+         *       `{"message": "Regex is invalid"}`. With both `search` and `regex`, a branch must satisfy both.
+         *     - **Fields.** `merged` says whether the branch's head is already contained in the default branch
+         *       (never for the default branch itself, nor for a branch at the same commit). `protected` whether
+         *       a protected branch rule (a name or a wildcard) matches it; `developers_can_push` and
+         *       `developers_can_merge` whether a matching rule lists the Developer role (30) for pushing or
+         *       merging. `can_push` whether the caller may push to it: Developer or higher on a project that is
+         *       not archived, and allowed by every matching protection rule. Without a token it is false.
+         *     - An empty repository lists no branches.
+         */
+        get: operations["listBranches"];
+        put?: never;
+        /**
+         * Create a branch
+         * @description Creates `branch` pointing at the commit `ref` names (a branch, a tag or a commit SHA). The new
+         *     branch goes through the same rules as a `git push` creating it, and is recorded as a push event.
+         *
+         *     - **Who.** Developer or higher (or an administrator) on a project that is not archived; anyone
+         *       else who can see the project gets 403.
+         *     - **Parameters.** Both are required (`{"error": "branch is missing"}`); an empty value answers 400
+         *       `{"error": "branch is empty"}` or `{"error": "ref is empty"}`.
+         *     - **Refusals**, each 400 with a `message`:
+         *       - a name git does not accept as a branch (`git check-ref-format`), `HEAD`, or one starting with
+         *         `-`, `refs/heads/`, `refs/tags/` or `refs/remotes/`: `Branch name is invalid`;
+         *       - a branch of that name already exists: `Branch already exists`;
+         *       - `ref` names no commit: `Failed to create branch 'NAME': invalid reference name 'REF'`;
+         *       - the name clashes with the path of an existing branch (`a/b` beside `a`, or `a` beside `a/b`):
+         *         `Failed to create branch 'NAME': Branch name conflicts with existing branch hierarchy.`;
+         *       - a 40-character hexadecimal name:
+         *         `You cannot create a branch with a 40-character hexadecimal branch name.`;
+         *       - a name matched by a protected branch rule that lets the caller neither push nor merge:
+         *         `You are not allowed to create protected branches on this project.`
+         *     - GitLab first commits an empty `README.md` to the default branch when the repository is empty;
+         *       forge-api does the same before creating the branch, so `ref` may name the default branch of an
+         *       empty project.
+         */
+        post: operations["createBranch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/repository/branches/{branch}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The branch's name, URL-encoded (`feature%2Flogin` for `feature/login`).
+                 * @example main
+                 */
+                branch: components["parameters"]["BranchName"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a branch
+         * @description One branch, by its exact name (URL-encoded: `feature%2Flogin`), in the shape of the list.
+         *
+         *     - **Who.** As for the list: anyone who can read the project's code.
+         *     - A branch that does not exist answers 404 `{"message": "404 Branch Not Found"}`.
+         *     - **`HEAD`** on this path checks that the branch exists without a body: 200 when it does, 404
+         *       when it does not. GitLab answers 204 instead of 200 there.
+         */
+        get: operations["getBranch"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a branch
+         * @description Deletes the branch, through the same rules as a `git push` deleting it, and records the push
+         *     event. Answers 204 with no body.
+         *
+         *     - **Who.** Developer or higher (or an administrator) on a project that is not archived; others
+         *       who can see the project get 403.
+         *     - A branch that does not exist answers 404 `{"message": "404 Branch Not Found"}`.
+         *     - **Refusals**, each 400 with a `message`: the project's default branch
+         *       (`The default branch of a project cannot be deleted.`); a protected branch, unless the caller
+         *       is Maintainer or higher (`You can only delete protected branches using the web interface.`).
+         *       Maintainers may delete protected branches through the API, never by `git push`.
+         */
+        delete: operations["deleteBranch"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/repository/commits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List repository commits
+         * @description Lists the commits reachable from a ref, newest first.
+         *
+         *     - **Access.** Public repositories are readable without a token; otherwise the caller must be able
+         *       to read the project's code (Reporter or higher on a private project, any signed-in user who is not
+         *       external on an internal one). A project the caller cannot see answers 404; a Guest of a private
+         *       project gets 403.
+         *     - **Which commits.** `ref_name` (a branch, a tag, a commit or a range such as `main..feature`)
+         *       defaults to the default branch; `all=true` lists the commits of every ref instead and ignores
+         *       `ref_name`. A ref that does not exist, and an empty repository, give an empty list.
+         *       `ref_name` starting with `-` answers 400 `{"message": "ref_name is invalid"}`.
+         *     - **Filters.** `since` and `until` compare the committer date; `path` keeps the commits that touch
+         *       that file or directory (leading slashes are ignored); `author` keeps those whose author name or
+         *       email contains the text (case-sensitive); `first_parent` follows only the first parent of merges.
+         *     - `with_stats=true` adds `stats` to every commit. Trailers are parsed only with `trailers=true`;
+         *       otherwise `trailers` and `extended_trailers` are empty objects.
+         *     - **Pagination.** Offset pagination, but as in GitLab without `X-Total` and `X-Total-Pages` (counting
+         *       a history is expensive); the `Link` header has no `last` link. `X-Next-Page` is empty on the
+         *       last page.
+         */
+        get: operations["listCommits"];
+        put?: never;
+        /**
+         * Create a commit with multiple files and actions
+         * @description Makes one commit out of a list of file actions and moves `branch` to it, as a push would.
+         *
+         *     - **Who.** The caller must be allowed to push to `branch`: Developer or higher, and on a protected
+         *       branch whatever its push rule allows (a new project's default branch is protected: Maintainers
+         *       only). Otherwise 403 `{"message": "403 Forbidden - You are not allowed to push into this
+         *       branch"}`. Archived projects take no commits.
+         *     - **Where the commit starts.** On the tip of `start_branch` (defaults to `branch`), or on
+         *       `start_sha`; the two are mutually exclusive (400). Committing to a branch that does not exist
+         *       needs `start_branch` or `start_sha`, except in an empty repository, where the first commit has no
+         *       parent. A new `branch` that already exists answers 400 unless `force=true`, which replaces the
+         *       branch with the new commit (a force push: refused on protected branches that do not allow it).
+         *     - **start_project.** GitLab lets a fork start from a commit of its upstream project. forge-api has no
+         *       forks, so `start_project` may only name the project itself; any other project the caller can
+         *       see answers 403 `Project is not included in the fork network for ...`.
+         *     - **Actions**, applied in order: `create` (the file must not exist), `update` (must exist;
+         *       `content` required), `delete` (must exist), `move` (from `previous_path`, which must exist, to a
+         *       `file_path` that must not; without `content` the file keeps its content) and `chmod`
+         *       (`execute_filemode` required). `content` is text, or base64 with `encoding: base64`. With
+         *       `last_commit_id`, an `update`, `move`, `delete` or `chmod` is refused when another commit has
+         *       changed the file since. Leading slashes of paths are dropped; `..` may not leave the
+         *       repository.
+         *     - No action at all is refused unless `allow_empty=true`, which makes a commit without changes.
+         *     - **Author.** The caller is the committer and, unless `author_name` and `author_email` say
+         *       otherwise, the author.
+         *     - **Errors** of the repository answer 400 with GitLab's message, for example
+         *       `{"message": "A file with this name already exists"}`, `{"message": "A file with this name
+         *       doesn't exist"}`, `{"message": "You can only create or edit files when you are on a branch"}`
+         *       or a protected-branch refusal such as `{"message": "You are not allowed to force push code to a
+         *       protected branch on this project."}`.
+         *     - The answer is the new commit with `stats` unless `stats=false`.
+         */
+        post: operations["createCommit"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/repository/commits/{sha}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a single commit
+         * @description Returns one commit, named by its SHA (full or abbreviated) or by a branch or tag.
+         *
+         *     - **Access** as for the list: public repositories need no token.
+         *     - `stats` (lines added and deleted against the first parent; the whole tree for a root commit) is
+         *       included unless `stats=false`.
+         *     - forge-api runs no pipelines: `status` and `last_pipeline` are always null.
+         *     - A name that does not resolve to a commit answers 404 `{"message": "404 Commit Not Found"}`.
+         */
+        get: operations["getCommit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/repository/compare": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Compare branches, tags or commits
+         * @description Compares `from` with `to`: the commits `to` has that `from` does not, and the changes.
+         *
+         *     - **Access** as for the tree: public repositories need no token; otherwise the caller must be
+         *       able to read the project's code.
+         *     - `commits` are those reachable from `to` and not from `from`, oldest first; `commit` is the last
+         *       of them (null when there are none).
+         *     - `diffs` compare the merge base of `from` and `to` with `to` (`from...to`), or `from` itself with
+         *       `to` when `straight=true` (`from..to`). Two histories without a common commit are compared
+         *       from the empty tree. Renames are detected (at 30% similarity).
+         *     - `diff` holds the patch's hunks, without the `diff --git`, `index`, `---` and `+++` lines; with
+         *       `unidiff=true` it starts with `--- a/<old_path>` and `+++ b/<new_path>` (`/dev/null` for a
+         *       created or deleted file). Binary files, and text that is not valid UTF-8, give
+         *       `Binary files ... differ`.
+         *     - **Diff limits** as GitLab's defaults: a file whose patch exceeds 200 KiB is listed with an empty
+         *       `diff`. At most 1000 files are listed, and the list stops at the file that would bring the total
+         *       to 50,000 lines or 5000 KiB of patch text; when the list is cut short, `compare_timeout` is
+         *       `true`.
+         *     - `generated_file` is `true` when `.gitattributes` at `to` sets `gitlab-generated` on the path, or
+         *       (unless it is unset there with `-gitlab-generated`) for well-known generated files: lock files
+         *       such as `package-lock.json`, `yarn.lock`, `Gemfile.lock`, `Cargo.lock`, `go.sum`, and minified
+         *       `*.min.js` and `*.min.css`.
+         *     - `compare_same_ref` is `true` when both name the same commit; then `commits` and `diffs` are
+         *       empty. `web_url` is the compare page, from the merge base (or `from` when `straight`) to `to`.
+         *     - `from_project_id` may only name this project: forge-api has no forks, so any other project
+         *       answers 400 `{"message": "Target project id:<from_project_id> is not a fork of project id:<id>"}`.
+         *     - 404 `{"message": "404 Ref Not Found"}` when `from` or `to` names no commit.
+         */
+        get: operations["compareRepositoryRefs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/repository/contributors": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List contributors
+         * @description Lists the authors of the commits on `ref`, one entry per author email, with their commit counts.
+         *
+         *     - **Access** as for the tree: public repositories need no token; otherwise the caller must be
+         *       able to read the project's code.
+         *     - Merge commits are not counted. As in GitLab, only the latest 2000 commits of `ref` are read.
+         *     - Authors are grouped by exact email; `name` is the author name of their latest commit.
+         *       `additions` and `deletions` are always 0, as GitLab returns them.
+         *     - `order_by` is `commits` (the default: by number of commits), `name` or `email` (both compared
+         *       without regard to case); `sort` is `asc` (the default) or `desc`. Ties keep the order of the
+         *       authors' latest commits, newest first.
+         *     - `ref` defaults to the default branch. A `ref` that names no commit, and an empty repository,
+         *       answer 404 `{"message": "404 Not Found"}`, as GitLab does.
+         *     - Offset pagination: `page` and `per_page` (default 20, at most 100), with the usual headers.
+         */
+        get: operations["listRepositoryContributors"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/repository/files/{file_path}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a file from the repository
+         * @description Returns a file's metadata and its content, base64-encoded, as it is at `ref`.
+         *
+         *     - **Access.** Public repositories are readable without a token; otherwise the caller must be able
+         *       to read the project's code. A project the caller cannot see answers 404; a Guest of a private
+         *       project gets 403.
+         *     - `HEAD` on the same URL answers with no body and the metadata in `X-Gitlab-*` headers
+         *       (`X-Gitlab-File-Name`, `X-Gitlab-File-Path`, `X-Gitlab-Size`, `X-Gitlab-Encoding`,
+         *       `X-Gitlab-Content-Sha256`, `X-Gitlab-Ref`, `X-Gitlab-Blob-Id`, `X-Gitlab-Commit-Id`,
+         *       `X-Gitlab-Last-Commit-Id`, `X-Gitlab-Execute-Filemode`); `GET` sends the same headers. In names,
+         *       paths and refs, characters outside printable ASCII, and `%`, are percent-encoded as UTF-8 (HTTP
+         *       headers cannot carry them as they are).
+         *     - `ref` is required: a missing one answers 400 `{"error": "ref is missing"}`, an empty one
+         *       `{"error": "ref is empty"}`. A ref that names no commit answers 404
+         *       `{"message": "404 Commit Not Found"}`; a path that is not a file at that commit (missing, or a
+         *       directory) 404 `{"message": "404 File Not Found"}`.
+         *     - A `file_path` that is absolute or climbs with `..` answers 400
+         *       `{"error": "file_path should be a valid file path"}`.
+         *     - `last_commit_id` is the last commit before `ref` that changed the file; `commit_id` is the commit
+         *       `ref` names.
+         */
+        get: operations["getRepositoryFile"];
+        /**
+         * Update a file in the repository
+         * @description Commits new content for one existing file to `branch`.
+         *
+         *     - **Who** and **branches** as for creating a file: Developer or higher, and 400
+         *       `{"message": "You are not allowed to push into this branch"}` when the branch is protected
+         *       against the caller.
+         *     - A file that does not exist answers 400 `{"message": "A file with this name doesn't exist"}`.
+         *     - With `last_commit_id`, the update is refused when a later commit changed the file: 400
+         *       `{"message": "You are attempting to update a file that has changed since you started editing
+         *       it."}`.
+         *     - The file keeps its mode unless `execute_filemode` is given.
+         */
+        put: operations["updateRepositoryFile"];
+        /**
+         * Create a file in the repository
+         * @description Commits one new file to `branch`.
+         *
+         *     - **Who.** Developer or higher (403 otherwise); archived projects take no commits. When the caller
+         *       may not push to `branch` (a protected branch, such as a new project's default branch, which only
+         *       Maintainers push to), the answer is 400 `{"message": "You are not allowed to push into this
+         *       branch"}`.
+         *     - `branch`, `commit_message` and `content` are required; an empty `branch` or `commit_message`
+         *       answers 400 (`{"error": "branch is empty"}`).
+         *     - To put the file on a new branch, give `start_branch` (the branch to start from); without it the
+         *       branch must exist (400 `You can only create or edit files when you are on a branch`). In an empty
+         *       repository the first commit needs neither.
+         *     - A file that already exists answers 400 `{"message": "A file with this name already exists"}`; a
+         *       directory of that name `{"message": "A directory with this name already exists"}`.
+         *     - The caller is the committer and, unless `author_name` and `author_email` say otherwise, the
+         *       author. `execute_filemode=true` makes the file executable.
+         *     - A `file_path` that is absolute or climbs with `..` answers 400
+         *       `{"error": "file_path should be a valid file path"}`.
+         */
+        post: operations["createRepositoryFile"];
+        /**
+         * Delete a file from the repository
+         * @description Commits the removal of one file from `branch`. The parameters may come in the query string (as
+         *     python-gitlab sends them) or in the body.
+         *
+         *     - **Who** and **branches** as for creating a file.
+         *     - A file that does not exist answers 400 `{"message": "A file with this name doesn't exist"}`.
+         *     - With `last_commit_id`, the deletion is refused when a later commit changed the file: 400
+         *       `{"message": "You are attempting to delete a file that has been previously updated."}`.
+         *     - The answer is 204 with no body.
+         */
+        delete: operations["deleteRepositoryFile"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/repository/files/{file_path}/blame": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the blame of a file
+         * @description Returns the file at `ref` as consecutive ranges of lines, each with the commit that last changed
+         *     them.
+         *
+         *     - **Access** as for reading a file; public repositories need no token. `HEAD` answers with the
+         *       `X-Gitlab-*` headers only, as for the file itself.
+         *     - `range[start]` and `range[end]` (1-based, inclusive, given together) limit the answer to those
+         *       lines. A start after the end answers 400 `{"message": "range[start] must be less than or equal
+         *       to range[end]"}`; a start beyond the last line answers 400 `{"message": "range is outside of the
+         *       file length"}`, and an end beyond it stops at the last line.
+         *     - 404 `{"message": "404 Commit Not Found"}` when `ref` names no commit; 404
+         *       `{"message": "404 File Not Found"}` when the path is not a file there.
+         */
+        get: operations["getRepositoryFileBlame"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/repository/files/{file_path}/raw": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a raw file from the repository
+         * @description Streams the file's exact bytes as they are at `ref` (the default branch when `ref` is left out).
+         *
+         *     - **Access** as for reading a file; public repositories need no token.
+         *     - `Content-Type` is `text/plain; charset=utf-8` for text and `application/octet-stream` when the
+         *       first 8000 bytes hold a NUL byte. `Content-Disposition` is `inline` with the file name, caching is
+         *       switched off, and the `X-Gitlab-*` metadata headers are sent as for `GET` of the file.
+         *     - `lfs=true` asks for the content of a Git LFS pointer. forge-api stores no LFS objects, so a
+         *       pointer file is served as it is.
+         *     - 404 `{"message": "404 Commit Not Found"}` when `ref` names no commit (or the repository is empty
+         *       and `ref` is left out); 404 `{"message": "404 File Not Found"}` when the path is not a file there.
+         */
+        get: operations["getRepositoryFileRaw"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/repository/merge_base": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the merge base of refs
+         * @description Returns the best common ancestor of two or more commits, branches or tags.
+         *
+         *     - **Access** as for the tree: public repositories need no token; otherwise the caller must be
+         *       able to read the project's code.
+         *     - `refs` is sent as `refs[]=main&refs[]=feature`; a comma-separated value (`refs=main,feature`) is
+         *       split at the commas. With more than two refs the answer is `git merge-base`'s: the best common
+         *       ancestor of the first ref and a hypothetical merge of the others.
+         *     - Errors: no `refs` at all answers 400 `{"error": "refs is missing"}`; fewer than two 400
+         *       `{"message": "Provide at least 2 refs"}`; refs that name no commit 400
+         *       `{"message": "Could not find ref: x"}` (or `Could not find refs: x, y`); commits without a common
+         *       ancestor 404 `{"message": "404 Merge Base Not Found"}`.
+         */
+        get: operations["getRepositoryMergeBase"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/repository/merged_branches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete the branches merged into the default branch
+         * @description Deletes every branch whose head is already contained in the default branch. The default branch,
+         *     branches at the same commit as it, and protected branches (matched by name or wildcard) are
+         *     kept. Each deletion is recorded as a push event.
+         *
+         *     - **Who.** Developer or higher (or an administrator) on a project that is not archived; others
+         *       who can see the project get 403.
+         *     - Answers 202 `{"message": "202 Accepted"}`. GitLab deletes in the background; forge-api has
+         *       finished deleting by the time it answers. A branch that changed meanwhile is left alone.
+         *     - A repository without its default branch deletes nothing.
+         */
+        delete: operations["deleteMergedBranches"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/repository/tags": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List repository tags
+         * @description Lists the tags of the project's repository, most recently updated first unless `order_by` and
+         *     `sort` say otherwise.
+         *
+         *     - **Access.** Public projects answer without a token; otherwise the caller must be able to read
+         *       the project's code (Reporter or higher on private projects). A project the caller cannot see
+         *       answers 404 `{"message": "404 Project Not Found"}`; one whose code they may not read, 403.
+         *     - **Order.** `updated` sorts by the tag's creation date: the tagger date of an annotated tag, the
+         *       committer date of a lightweight tag's commit. `name` sorts by name, byte by byte. `version` reads
+         *       the numbers in names as numbers, so `v1.10.0` comes after `v1.9.0`. Ties keep name order.
+         *     - **Search.** Case-insensitive. `^term` matches names that start with `term`, `term$` names that
+         *       end with it, `^term$` the name itself; anything else is a substring match, and a tag named
+         *       exactly like the term is listed first. No other pattern characters exist: `*` is literal.
+         *     - **Pagination.** Offset pagination only, with every pagination header.
+         */
+        get: operations["listRepositoryTags"];
+        put?: never;
+        /**
+         * Create a tag
+         * @description Creates a tag named `tag_name` at `ref`, which may be a commit SHA, a branch or another tag (a tag
+         *     resolves to its commit).
+         *
+         *     - **Who.** Developer or higher; a caller below that gets 403. Archived projects refuse every
+         *       write with 403.
+         *     - **Annotated or lightweight.** A `message` (leading and trailing whitespace removed) makes an
+         *       annotated tag whose tagger is the caller, with their name and email and the current time. No
+         *       message, or one that is only whitespace, makes a lightweight tag.
+         *     - **Protected tags.** A name matching a protected tag needs a caller its `create_access_levels`
+         *       allow.
+         *     - **Failures answer 405** `{"message": "..."}`:
+         *       - `Tag name invalid`: not a valid Git tag name (empty, starting with `-` or `refs/`, `HEAD`,
+         *         containing `..`, spaces, `~^:?*[\` or control characters, and so on);
+         *       - `Target is empty` and `Target <ref> is invalid`: `ref` is empty or names no commit;
+         *       - `Tag <name> already exists`;
+         *       - `You are not allowed to create this tag as it is protected.`;
+         *       - `You cannot create a tag with a SHA-1 or SHA-256 tag name.` for names starting with 40 hex
+         *         digits, and `You cannot use default branch name to create a tag` for the default branch's
+         *         name.
+         *     - A missing `tag_name` or `ref` answers 400, for example `{"error": "ref is missing"}`.
+         *     - The tag is recorded as a push event by the caller.
+         */
+        post: operations["createRepositoryTag"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/repository/tags/{tag_name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a tag
+         * @description Returns one tag by its name (URL-encoded: `release%2F1.0`). Public projects answer without a
+         *     token; otherwise the caller must be able to read the project's code. A missing tag answers 404
+         *     `{"message": "404 Tag Not Found"}`.
+         */
+        get: operations["getRepositoryTag"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a tag
+         * @description Deletes a tag and answers 204 with no body. The commit it pointed at stays in the repository.
+         *
+         *     - Developer or higher may delete a tag; a protected tag needs Maintainer or higher. Anyone else
+         *       gets 403, and archived projects refuse with 403.
+         *     - A missing tag answers 404 `{"message": "404 Tag Not Found"}`, checked before the role.
+         *     - A tag moved by someone else during the deletion answers 400 with a message saying so.
+         *     - The deletion is recorded as a push event by the caller.
+         */
+        delete: operations["deleteRepositoryTag"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/repository/tags/{tag_name}/signature": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a tag's signature
+         * @description Returns the signature of a signed annotated tag: its type and, as far as forge-api can tell,
+         *     whether it is verified. Readable like the tag itself.
+         *
+         *     - An unsigned tag (lightweight tags included) answers 404 `{"message": "404 Signature Not Found"}`;
+         *       a missing tag 404 `{"message": "404 Tag Not Found"}`.
+         *     - **X.509** (`signature_type: X509`, made with `gpgsm`): the signing certificate and its issuer as
+         *       the signature carries them. `verification_status` is `verified` when the signature is valid
+         *       over the tag, its certificate chains to a CA the server's system trust store holds, the
+         *       certificate's email is the tagger's, and a confirmed user has that email; otherwise
+         *       `unverified`. forge-api keeps no certificate records, so both `id`s are null, and
+         *       `serial_number` is a decimal string because it may exceed what JSON numbers hold exactly.
+         *     - **GPG** (`signature_type: PGP`): forge-api holds no users' GPG keys, so a GPG signature cannot be
+         *       verified: `verification_status` is `unknown_key`, and of the key only `gpg_key_primary_keyid`
+         *       (the key ID the signature names) is known; the other key fields are null.
+         *     - **SSH** (`signature_type: SSH`): likewise `unknown_key`, with `key` null.
+         */
+        get: operations["getRepositoryTagSignature"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/repository/tree": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the repository tree
+         * @description Lists the files and directories of the repository at `ref`, under `path`.
+         *
+         *     - **Access.** Public repositories are readable without a token; otherwise the caller must be able
+         *       to read the project's code (Reporter or higher on a private project; any signed-in user who is
+         *       not external on an internal one). A project the caller cannot see answers 404
+         *       `{"message": "404 Project Not Found"}`; a Guest of a private project gets 403.
+         *     - `ref` defaults to the default branch. A `ref` that names no commit, and an empty repository,
+         *       answer 404 `{"message": "404 Tree Not Found"}`. So does a `path` that is not a directory at that
+         *       commit (GitLab answers 404 here since release 17.7, not an empty list).
+         *     - **Order.** Directories first, then files, then submodules (`type: commit`); within each group in
+         *       Git's order (byte order of the path). With `recursive=true` every entry below `path` is listed,
+         *       directories included, each with its full `path`.
+         *     - **Pagination.** Offset pagination (`pagination` left out or `legacy`) with `page` and `per_page`
+         *       (default 20, at most 100) and the usual `X-Total`, `X-Page`... headers and `Link`. With
+         *       `pagination=keyset` the answer carries only `X-Per-Page` and, when more entries follow, a
+         *       `Link` header whose `rel="next"` URL holds the `page_token` to continue with. The token is
+         *       opaque (as GitLab's, the base64 of `{"file_name": "<path of the last entry>"}`); the object ID
+         *       of the last entry is also accepted, as older GitLab releases used it. A token matching no entry
+         *       answers 400 `{"error": "page_token is invalid"}`. `pagination=none` returns every entry at once
+         *       and is accepted only with `recursive=true`; otherwise 400
+         *       `{"error": "pagination cannot be \"none\" unless \"recursive\" is true"}`.
+         */
+        get: operations["listRepositoryTree"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{id}/share": {
         parameters: {
             query?: never;
@@ -1652,6 +2636,156 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /**
+         * AccessLevelChange
+         * @description An entry of a list on update: without `id` a new entry; with the `id` of an existing entry of the same list, a change to it, or its removal with `_destroy: true`.
+         */
+        AccessLevelChange: {
+            /** @example true */
+            _destroy?: boolean;
+            /**
+             * @example 30
+             * @enum {integer}
+             */
+            access_level?: 0 | 30 | 40 | 60;
+            /** @example 1 */
+            deploy_key_id?: number;
+            /** @example 7 */
+            group_id?: number;
+            /** @example 17 */
+            id?: number;
+            /** @example 12 */
+            user_id?: number;
+        };
+        /**
+         * AccessLevelInput
+         * @description A new entry of a push, merge or unprotect list, naming one user, group, deploy key or role.
+         */
+        AccessLevelInput: {
+            /**
+             * @description A role. For unprotect, 0 is not accepted.
+             * @example 30
+             * @enum {integer}
+             */
+            access_level?: 0 | 30 | 40 | 60;
+            /**
+             * @description A deploy key with write access to the project (push only).
+             * @example 1
+             */
+            deploy_key_id?: number;
+            /**
+             * @description A group the project is shared with at Developer or higher.
+             * @example 7
+             */
+            group_id?: number;
+            /**
+             * @description A member of the project.
+             * @example 12
+             */
+            user_id?: number;
+        };
+        /**
+         * BlameRange
+         * @description Consecutive lines last changed by the same commit.
+         */
+        BlameRange: {
+            commit: components["schemas"]["Commit"];
+            /**
+             * @description The lines, without their line ends.
+             * @example [
+             *       "class Parser",
+             *       "end"
+             *     ]
+             */
+            lines: string[];
+        };
+        /**
+         * Blob
+         * @description A blob with its content.
+         */
+        Blob: {
+            /**
+             * @description The whole content, base64-encoded.
+             * @example IyBIZWxsbywgd29ybGQhCg==
+             */
+            content: string;
+            /**
+             * @description Always `base64`.
+             * @example base64
+             * @enum {string}
+             */
+            encoding: "base64";
+            /**
+             * @description The blob's full object ID.
+             * @example 4535904260b1082e14f867f7a24fd8c21495bde3
+             */
+            sha: string;
+            /**
+             * @description Size in bytes.
+             * @example 16
+             */
+            size: number;
+        };
+        /**
+         * Branch
+         * @description A branch of a project's repository, as one caller sees it.
+         */
+        Branch: {
+            /**
+             * @description The caller may push to this branch.
+             * @example true
+             */
+            can_push: boolean;
+            commit: components["schemas"]["Commit"];
+            /**
+             * @description This is the project's default branch.
+             * @example true
+             */
+            default: boolean;
+            /**
+             * @description A matching protection rule lets the Developer role merge.
+             * @example false
+             */
+            developers_can_merge: boolean;
+            /**
+             * @description A matching protection rule lets the Developer role push.
+             * @example false
+             */
+            developers_can_push: boolean;
+            /**
+             * @description The head commit is contained in the default branch (false for the default branch itself).
+             * @example false
+             */
+            merged: boolean;
+            /** @example main */
+            name: string;
+            /**
+             * @description A protected branch rule matches the name.
+             * @example true
+             */
+            protected: boolean;
+            /**
+             * Format: uri
+             * @example http://localhost:8080/platform/api/-/tree/main
+             */
+            web_url: string;
+        };
+        /**
+         * BranchCreate
+         * @description A new branch.
+         */
+        BranchCreate: {
+            /**
+             * @description The new branch's name.
+             * @example feature/login
+             */
+            branch: string;
+            /**
+             * @description The commit to start from, named by a branch, a tag or a SHA.
+             * @example main
+             */
+            ref: string;
+        };
+        /**
          * BranchProtectionAccessLevel
          * @description One role in a branch protection default.
          */
@@ -1695,6 +2829,244 @@ export interface components {
              * @example false
              */
             developer_can_initial_push?: boolean;
+        };
+        /**
+         * Commit
+         * @description A commit as lists and other resources embed it. `created_at` equals `committed_date`; `title` is the first line of `message`. `trailers` keeps the last value of a repeated key, `extended_trailers` all of them.
+         */
+        Commit: {
+            /** @example ada@example.com */
+            author_email: string;
+            /** @example Ada Lovelace */
+            author_name: string;
+            /**
+             * Format: date-time
+             * @example 2026-03-01T12:30:00.000Z
+             */
+            authored_date: string;
+            /**
+             * Format: date-time
+             * @example 2026-03-01T12:30:00.000Z
+             */
+            committed_date: string;
+            /** @example ada@example.com */
+            committer_email: string;
+            /** @example Ada Lovelace */
+            committer_name: string;
+            /**
+             * Format: date-time
+             * @example 2026-03-01T12:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * @example {
+             *       "Signed-off-by": [
+             *         "Ada Lovelace <ada@example.com>"
+             *       ]
+             *     }
+             */
+            extended_trailers: {
+                [key: string]: string[];
+            };
+            /** @example 6104942438c14ec7bd21c6cd5bd995272b3faff6 */
+            id: string;
+            /**
+             * @example Sanitize for network graph
+             *
+             *     Signed-off-by: Ada Lovelace <ada@example.com>
+             */
+            message: string;
+            /**
+             * @example [
+             *       "ae1d9fb46aa2b07ee9836d49862ec4e2c46fbbba"
+             *     ]
+             */
+            parent_ids: string[];
+            /** @example 6104942438c */
+            short_id: string;
+            /** @example Sanitize for network graph */
+            title: string;
+            /**
+             * @example {
+             *       "Signed-off-by": "Ada Lovelace <ada@example.com>"
+             *     }
+             */
+            trailers: {
+                [key: string]: string;
+            };
+            /**
+             * Format: uri
+             * @example http://localhost:8080/platform/api/-/commit/6104942438c14ec7bd21c6cd5bd995272b3faff6
+             */
+            web_url: string;
+        };
+        /**
+         * CommitAction
+         * @description One change to the tree of the new commit.
+         */
+        CommitAction: {
+            /**
+             * @description What to do to `file_path`.
+             * @example create
+             * @enum {string}
+             */
+            action: "create" | "delete" | "move" | "update" | "chmod";
+            /**
+             * @description The file's content, for `create` and `update` (required for `update`; `create` without it makes an empty file). For `move`, new content; without it the file keeps its own.
+             * @example class Parser; end
+             */
+            content?: string;
+            /**
+             * @description How `content` is written.
+             * @default text
+             * @enum {string}
+             */
+            encoding?: "text" | "base64";
+            /**
+             * @description For `chmod` (required there): `true` sets the executable bit, `false` clears it. For `create`, makes the new file executable.
+             * @example true
+             */
+            execute_filemode?: boolean;
+            /**
+             * @description The file's full path in the repository.
+             * @example lib/parser.rb
+             */
+            file_path: string;
+            /**
+             * @description The last commit known to change the file. For `update`, `move`, `delete` and `chmod`: refused when a later commit has changed it.
+             * @example ed899a2f4b50b4370feeea94676502b42383c746
+             */
+            last_commit_id?: string;
+            /**
+             * @description For `move`, the file's path before the move.
+             * @example lib/old_parser.rb
+             */
+            previous_path?: string;
+        };
+        /**
+         * CommitCreate
+         * @description A commit made of file actions.
+         */
+        CommitCreate: {
+            /** @description The changes, applied in order. Required unless `allow_empty=true`. */
+            actions?: components["schemas"]["CommitAction"][];
+            /**
+             * @description Allow a commit without actions (and without changes).
+             * @default false
+             */
+            allow_empty?: boolean;
+            /**
+             * @description The author's email. Defaults to the caller's.
+             * @example ada@example.com
+             */
+            author_email?: string;
+            /**
+             * @description The author's name. Defaults to the caller's.
+             * @example Ada Lovelace
+             */
+            author_name?: string;
+            /**
+             * @description The branch to commit to. To create a new branch, also give `start_branch` or `start_sha`.
+             * @example main
+             */
+            branch: string;
+            /**
+             * @description The commit message.
+             * @example Add the parser
+             */
+            commit_message: string;
+            /**
+             * @description Replace `branch` with a new commit based on `start_branch` or `start_sha`, even when `branch` exists and the new commit does not descend from it.
+             * @default false
+             */
+            force?: boolean;
+            /**
+             * @description The branch to start from. Defaults to `branch`.
+             * @example main
+             */
+            start_branch?: string;
+            /**
+             * @description The project (ID or full path) to start from. Without forks in forge-api, only the project itself is accepted.
+             * @example 42
+             */
+            start_project?: number | string;
+            /**
+             * @description The full SHA of the commit to start from. Excludes `start_branch`.
+             * @example ed899a2f4b50b4370feeea94676502b42383c746
+             */
+            start_sha?: string;
+            /**
+             * @description Include `stats` in the answer.
+             * @default true
+             */
+            stats?: boolean;
+        };
+        /**
+         * CommitDetail
+         * @description A single commit with its stats, pipeline status and project.
+         */
+        CommitDetail: components["schemas"]["Commit"] & {
+            /**
+             * @description The commit's latest pipeline; always null, as forge-api runs no pipelines.
+             * @example null
+             */
+            last_pipeline: Record<string, never> | null;
+            /** @example 42 */
+            project_id: number;
+            stats?: components["schemas"]["CommitStats"];
+            /**
+             * @description The status of the commit's latest pipeline; always null, as forge-api runs no pipelines.
+             * @example null
+             */
+            status: string | null;
+        };
+        /**
+         * CommitListItem
+         * @description A commit in a list; `stats` only with `with_stats=true`.
+         */
+        CommitListItem: components["schemas"]["Commit"] & {
+            stats?: components["schemas"]["CommitStats"];
+        };
+        /**
+         * CommitStats
+         * @description Lines added and deleted by a commit against its first parent (binary files count 0).
+         */
+        CommitStats: {
+            /** @example 15 */
+            additions: number;
+            /** @example 4 */
+            deletions: number;
+            /**
+             * @description `additions` plus `deletions`.
+             * @example 19
+             */
+            total: number;
+        };
+        /**
+         * Compare
+         * @description The result of comparing two commits.
+         */
+        Compare: {
+            /** @description The newest commit of `commits`; null when there are none. */
+            commit: components["schemas"]["Commit"] | null;
+            /** @description The commits `to` has and `from` has not, oldest first. */
+            commits: components["schemas"]["Commit"][];
+            /**
+             * @description `true` when `from` and `to` name the same commit.
+             * @example false
+             */
+            compare_same_ref: boolean;
+            /**
+             * @description `true` when the diff limits cut the list of `diffs` short.
+             * @example false
+             */
+            compare_timeout: boolean;
+            diffs: components["schemas"]["Diff"][];
+            /**
+             * Format: uri
+             * @example http://localhost:8080/platform/api/-/compare/ae1d9fb46aa2b07ee9836d49862ec4e2c46fbbba...6104942438c14ec7bd21c6cd5bd995272b3faff6
+             */
+            web_url: string;
         };
         /**
          * ContainerExpirationPolicy
@@ -1743,6 +3115,31 @@ export interface components {
              * @enum {string|null}
              */
             older_than: "7d" | "14d" | "30d" | "90d" | null;
+        };
+        /**
+         * Contributor
+         * @description An author of commits, identified by email.
+         */
+        Contributor: {
+            /**
+             * @description Always 0, as in GitLab.
+             * @example 0
+             */
+            additions: number;
+            /**
+             * @description Commits by this author, merge commits left out.
+             * @example 12
+             */
+            commits: number;
+            /**
+             * @description Always 0, as in GitLab.
+             * @example 0
+             */
+            deletions: number;
+            /** @example ada@example.com */
+            email: string;
+            /** @example Ada Lovelace */
+            name: string;
         };
         /**
          * CurrentUser
@@ -1849,6 +3246,44 @@ export interface components {
             value: string;
         };
         /**
+         * Diff
+         * @description The change to one file.
+         */
+        Diff: {
+            /**
+             * @description The old file mode in octal, `0` for a created file.
+             * @example 100644
+             */
+            a_mode: string | null;
+            /**
+             * @description The new file mode in octal, `0` for a deleted file.
+             * @example 100644
+             */
+            b_mode: string | null;
+            /** @example false */
+            deleted_file: boolean;
+            /**
+             * @description The patch's hunks (with `unidiff`, preceded by `---` and `+++` lines). Empty when the file's patch is over the size limit, or when only the mode or the name changed.
+             * @example @@ -1 +1 @@
+             *     -old
+             *     +new
+             */
+            diff: string;
+            /**
+             * @description The file is marked or known as generated (see the compare operation).
+             * @example false
+             */
+            generated_file: boolean;
+            /** @example false */
+            new_file: boolean;
+            /** @example lib/parser.rb */
+            new_path: string;
+            /** @example lib/parser.rb */
+            old_path: string;
+            /** @example false */
+            renamed_file: boolean;
+        };
+        /**
          * Error
          * @description GitLab's error body. Parameter and routing errors carry `error` (a string); authentication, permission, lookup and conflict errors carry `message`, a string, or for record validation failures an object mapping each attribute to its list of messages. A token without the scope an operation needs gets `error: insufficient_scope` with `error_description` and `scope`.
          */
@@ -1861,7 +3296,7 @@ export interface components {
             /** @description With `error` set to `insufficient_scope`, says that the token's scopes are not enough. */
             error_description?: string;
             /** @description Set for 401, 403, 404, 409 and record validation errors. */
-            message?: string | {
+            message?: string | string[] | {
                 [key: string]: string[];
             };
             /**
@@ -1877,6 +3312,29 @@ export interface components {
          * @enum {string}
          */
         FeatureAccessLevel: "disabled" | "private" | "enabled";
+        /**
+         * GpgTagSignature
+         * @description A GPG (OpenPGP) signature. forge-api cannot verify it, having no users' GPG keys.
+         */
+        GpgTagSignature: {
+            /** @description Always null; no GPG key is registered. */
+            gpg_key_id: null;
+            /**
+             * @description The 16-hex-digit ID of the key the signature names, or null when it names none.
+             * @example F51F22AF8A728DB6
+             */
+            gpg_key_primary_keyid: string | null;
+            gpg_key_subkey_id: null;
+            gpg_key_user_email: null;
+            gpg_key_user_name: null;
+            /** @constant */
+            signature_type: "PGP";
+            /**
+             * @example unknown_key
+             * @enum {string}
+             */
+            verification_status: "unknown_key";
+        };
         /**
          * Group
          * @description A group as lists show it. `statistics` is present only for administrators who asked for it.
@@ -3408,6 +4866,305 @@ export interface components {
          */
         ProjectUpdate: components["schemas"]["ProjectAttributes"];
         /**
+         * ProtectedBranch
+         * @description A protection rule for a branch name or wildcard.
+         */
+        ProtectedBranch: {
+            /** @example false */
+            allow_force_push: boolean;
+            /** @example false */
+            code_owner_approval_required: boolean;
+            /** @example 3 */
+            id: number;
+            /** @description Who may merge. */
+            merge_access_levels: components["schemas"]["ProtectedBranchAccessLevel"][];
+            /**
+             * @description The branch name or wildcard, as it was set.
+             * @example release/*
+             */
+            name: string;
+            /** @description Who may push; anyone allowed by one entry may. */
+            push_access_levels: components["schemas"]["ProtectedBranchAccessLevel"][];
+            /** @description Who may change or remove the rule, besides being Maintainer; empty means every Maintainer. */
+            unprotect_access_levels: components["schemas"]["ProtectedBranchAccessLevel"][];
+        };
+        /**
+         * ProtectedBranchAccessLevel
+         * @description One entry of a push, merge or unprotect list: a role (`access_level`), a user, a group or a deploy key. Exactly one of `access_level`, `user_id`, `group_id` and `deploy_key_id` is set.
+         */
+        ProtectedBranchAccessLevel: {
+            /**
+             * @description 0 no one, 30 Developers and Maintainers, 40 Maintainers, 60 administrators; null for a user, group or deploy key.
+             * @example 40
+             * @enum {integer|null}
+             */
+            access_level: 0 | 30 | 40 | 60 | null;
+            /**
+             * @description `No one`, `Developers + Maintainers`, `Maintainers` or `Administrators` for a role; the user's or the group's name otherwise.
+             * @example Maintainers
+             */
+            access_level_description: string;
+            /**
+             * @description Present only on a deploy key entry.
+             * @example 1
+             */
+            deploy_key_id?: number;
+            /** @example null */
+            group_id: number | null;
+            /** @example 17 */
+            id: number;
+            /** @example null */
+            user_id: number | null;
+        };
+        /**
+         * ProtectedBranchCreate
+         * @description A new protection rule.
+         */
+        ProtectedBranchCreate: {
+            /**
+             * @default false
+             * @example false
+             */
+            allow_force_push?: boolean;
+            allowed_to_merge?: components["schemas"]["AccessLevelInput"][];
+            allowed_to_push?: components["schemas"]["AccessLevelInput"][];
+            allowed_to_unprotect?: components["schemas"]["UnprotectLevelInput"][];
+            /**
+             * @default false
+             * @example false
+             */
+            code_owner_approval_required?: boolean;
+            /**
+             * @description Role allowed to merge (default 40 unless `allowed_to_merge` is given).
+             * @example 40
+             * @enum {integer}
+             */
+            merge_access_level?: 0 | 30 | 40 | 60;
+            /**
+             * @description A branch name or a wildcard with `*`.
+             * @example release/*
+             */
+            name: string;
+            /**
+             * @description Role allowed to push (default 40 unless `allowed_to_push` is given).
+             * @example 40
+             * @enum {integer}
+             */
+            push_access_level?: 0 | 30 | 40 | 60;
+            /**
+             * @description Role allowed to unprotect (default 40 unless `allowed_to_unprotect` is given).
+             * @example 40
+             * @enum {integer}
+             */
+            unprotect_access_level?: 30 | 40 | 60;
+        };
+        /**
+         * ProtectedBranchUpdate
+         * @description Changes to a protection rule; what is left out stays.
+         */
+        ProtectedBranchUpdate: {
+            /** @example true */
+            allow_force_push?: boolean;
+            allowed_to_merge?: components["schemas"]["AccessLevelChange"][];
+            allowed_to_push?: components["schemas"]["AccessLevelChange"][];
+            allowed_to_unprotect?: components["schemas"]["UnprotectLevelChange"][];
+            /** @example false */
+            code_owner_approval_required?: boolean;
+        };
+        /**
+         * ProtectedTag
+         * @description A protected tag name or wildcard and who may create the tags it matches.
+         */
+        ProtectedTag: {
+            create_access_levels: components["schemas"]["ProtectedTagAccessLevel"][];
+            /**
+             * @description The tag name or wildcard, as it was set.
+             * @example v*
+             */
+            name: string;
+        };
+        /**
+         * ProtectedTagAccessLevel
+         * @description One entry allowed to create matching tags: a role (`access_level`), a user, a group or a deploy key. Exactly one of `access_level`, `user_id`, `group_id` and `deploy_key_id` is set.
+         */
+        ProtectedTagAccessLevel: {
+            /**
+             * @description 0 no one, 30 Developer, 40 Maintainer, 60 administrators; null for a user or group entry.
+             * @example 40
+             * @enum {integer|null}
+             */
+            access_level: 0 | 30 | 40 | 60 | null;
+            /**
+             * @description `No one`, `Developers + Maintainers`, `Maintainers` or `Administrators` for a role; the user's or group's name; `Deploy key` for a deploy key.
+             * @example Maintainers
+             */
+            access_level_description: string;
+            /** @example null */
+            deploy_key_id: number | null;
+            /** @example null */
+            group_id: number | null;
+            /** @example 1 */
+            id: number;
+            /** @example null */
+            user_id: number | null;
+        };
+        /**
+         * ProtectedTagAccessLevelCreate
+         * @description One entry of `allowed_to_create`; when several fields are given, a user wins over a group, a group over a deploy key, and those over a role.
+         */
+        ProtectedTagAccessLevelCreate: {
+            /**
+             * @example 40
+             * @enum {integer}
+             */
+            access_level?: 0 | 30 | 40 | 60;
+            /** @example 3 */
+            deploy_key_id?: number;
+            /** @example 7 */
+            group_id?: number;
+            /** @example 12 */
+            user_id?: number;
+        };
+        /**
+         * ProtectedTagCreate
+         * @description A new protected tag.
+         */
+        ProtectedTagCreate: {
+            /** @description Further entries allowed to create matching tags, each with one of its fields. */
+            allowed_to_create?: components["schemas"]["ProtectedTagAccessLevelCreate"][];
+            /**
+             * @description The role allowed to create matching tags (default 40 when `allowed_to_create` is not given either).
+             * @example 30
+             * @enum {integer}
+             */
+            create_access_level?: 0 | 30 | 40 | 60;
+            /**
+             * @description A tag name, or a wildcard such as `v*`.
+             * @example v*
+             */
+            name: string;
+        };
+        /**
+         * RepositoryFile
+         * @description A file at a ref, with its content base64-encoded.
+         */
+        RepositoryFile: {
+            /** @example 79f7bbd25901e8334750839545a9bd021f0e4c83 */
+            blob_id: string;
+            /**
+             * @description The commit `ref` names.
+             * @example 6104942438c14ec7bd21c6cd5bd995272b3faff6
+             */
+            commit_id: string;
+            /**
+             * @description The file's bytes, base64-encoded.
+             * @example Y2xhc3MgUGFyc2VyOyBlbmQK
+             */
+            content: string;
+            /**
+             * @description The SHA-256 of the file's bytes, in hex.
+             * @example 4c294617b60715c1d218e61164a3abd4808a4284cbc30e6728a01ad9aada4481
+             */
+            content_sha256: string;
+            /**
+             * @example base64
+             * @enum {string}
+             */
+            encoding: "base64";
+            /**
+             * @description The file is executable.
+             * @example false
+             */
+            execute_filemode: boolean;
+            /** @example parser.rb */
+            file_name: string;
+            /** @example lib/parser.rb */
+            file_path: string;
+            /**
+             * @description The last commit, up to `ref`, that changed the file.
+             * @example 6104942438c14ec7bd21c6cd5bd995272b3faff6
+             */
+            last_commit_id: string;
+            /**
+             * @description The `ref` as given.
+             * @example main
+             */
+            ref: string;
+            /**
+             * @description Size in bytes.
+             * @example 18
+             */
+            size: number;
+        };
+        /**
+         * RepositoryFileCommit
+         * @description The file and branch a commit changed.
+         */
+        RepositoryFileCommit: {
+            /** @example main */
+            branch: string;
+            /** @example lib/parser.rb */
+            file_path: string;
+        };
+        /**
+         * RepositoryFileDelete
+         * @description A commit that removes one file.
+         */
+        RepositoryFileDelete: {
+            /**
+             * @description The author's email. Defaults to the caller's.
+             * @example ada@example.com
+             */
+            author_email?: string;
+            /**
+             * @description The author's name. Defaults to the caller's.
+             * @example Ada Lovelace
+             */
+            author_name?: string;
+            /**
+             * @description The branch to commit to. To create a new branch, also give `start_branch`.
+             * @example main
+             */
+            branch: string;
+            /**
+             * @description The commit message.
+             * @example Drop the old parser
+             */
+            commit_message: string;
+            /**
+             * @description The last commit known to change the file; refused when a later one did.
+             * @example 6104942438c14ec7bd21c6cd5bd995272b3faff6
+             */
+            last_commit_id?: string;
+            /**
+             * @description The branch to start from. Defaults to `branch`.
+             * @example main
+             */
+            start_branch?: string;
+        };
+        /**
+         * RepositoryFileWrite
+         * @description A commit that writes one file.
+         */
+        RepositoryFileWrite: components["schemas"]["RepositoryFileDelete"] & {
+            /**
+             * @description The file's content.
+             * @example class Parser; end
+             */
+            content: string;
+            /**
+             * @description How `content` is written.
+             * @default text
+             * @enum {string}
+             */
+            encoding?: "text" | "base64";
+            /**
+             * @description `true` makes the file executable, `false` not; left out, an existing file keeps its mode.
+             * @example false
+             */
+            execute_filemode?: boolean;
+        };
+        /**
          * ResourceAccessToken
          * @description A project or group access token, without its secret, with its bot user's role.
          */
@@ -3452,6 +5209,21 @@ export interface components {
          */
         SharedRunnersSetting: "enabled" | "disabled_and_overridable" | "disabled_and_unoverridable" | "disabled_with_override";
         /**
+         * SshTagSignature
+         * @description An SSH signature. forge-api cannot verify it, having no users' signing keys.
+         */
+        SshTagSignature: {
+            /** @description Always null; no SSH key is registered. */
+            key: null;
+            /** @constant */
+            signature_type: "SSH";
+            /**
+             * @example unknown_key
+             * @enum {string}
+             */
+            verification_status: "unknown_key";
+        };
+        /**
          * StateChange
          * @description Whether a block or unblock changed the user's state. GitLab answers `null` when blocking a user who is already blocked.
          * @example true
@@ -3464,6 +5236,75 @@ export interface components {
          * @enum {string}
          */
         SubgroupCreationLevel: "owner" | "maintainer";
+        /**
+         * Tag
+         * @description A Git tag, annotated or lightweight, with the commit it points at.
+         */
+        Tag: {
+            /** @description The commit the tag points at, through any tag objects; null when it points at a tree or blob. */
+            commit: components["schemas"]["Commit"] | null;
+            /**
+             * Format: date-time
+             * @description The tagger date of an annotated tag; null for a lightweight tag.
+             * @example 2026-03-01T12:30:00.000Z
+             */
+            created_at: string | null;
+            /**
+             * @description The annotation of an annotated tag, without its signature and trailing newlines; null for a lightweight tag.
+             * @example Release 1.0.0
+             */
+            message: string | null;
+            /** @example v1.0.0 */
+            name: string;
+            /**
+             * @description Whether a protected tag rule (a name or a wildcard) matches the tag.
+             * @example false
+             */
+            protected: boolean;
+            /** @description The release made from this tag. forge-api has no releases yet, so this is always null. */
+            release: components["schemas"]["TagRelease"] | null;
+            /**
+             * @description The tag object's ID for an annotated tag; the commit's ID for a lightweight tag.
+             * @example 2695effb5807a22ff3d138d593fd856244e155e7
+             */
+            target: string;
+        };
+        /**
+         * TagCreate
+         * @description A new tag.
+         */
+        TagCreate: {
+            /**
+             * @description Makes an annotated tag with this annotation.
+             * @example Release 1.0.0
+             */
+            message?: string;
+            /**
+             * @description The commit SHA, branch or tag the new tag points at.
+             * @example main
+             */
+            ref: string;
+            /**
+             * @description The new tag's name.
+             * @example v1.0.0
+             */
+            tag_name: string;
+        };
+        /**
+         * TagRelease
+         * @description The release attached to a tag.
+         */
+        TagRelease: {
+            /** @example First stable release. */
+            description: string | null;
+            /** @example v1.0.0 */
+            tag_name: string;
+        };
+        /**
+         * TagSignature
+         * @description A tag's signature, by type.
+         */
+        TagSignature: components["schemas"]["X509TagSignature"] | components["schemas"]["GpgTagSignature"] | components["schemas"]["SshTagSignature"];
         /**
          * TokenAttributes
          * @description What every new token takes besides its scopes.
@@ -3513,6 +5354,72 @@ export interface components {
          * @example 2026-01-01T00:00:00Z
          */
         TokenTimeFilter: string;
+        /**
+         * TreeEntry
+         * @description A file, directory or submodule in the repository tree.
+         */
+        TreeEntry: {
+            /**
+             * @description The object ID (for a submodule, the commit it points at).
+             * @example a1e8f8d745cc87e3a9248358d9352bb7f9a0aeba
+             */
+            id: string;
+            /**
+             * @description The Git file mode in octal (`040000`, `100644`, `100755`, `120000`, `160000`).
+             * @example 040000
+             */
+            mode: string;
+            /**
+             * @description The entry's own name.
+             * @example parsers
+             */
+            name: string;
+            /**
+             * @description The full path from the repository root.
+             * @example lib/parsers
+             */
+            path: string;
+            /**
+             * @description `tree` for a directory, `blob` for a file, `commit` for a submodule.
+             * @example tree
+             * @enum {string}
+             */
+            type: "tree" | "blob" | "commit";
+        };
+        /**
+         * UnprotectLevelChange
+         * @description An entry of the unprotect list on update; 0 (no one) is not accepted.
+         */
+        UnprotectLevelChange: {
+            /** @example true */
+            _destroy?: boolean;
+            /**
+             * @example 40
+             * @enum {integer}
+             */
+            access_level?: 30 | 40 | 60;
+            /** @example 7 */
+            group_id?: number;
+            /** @example 18 */
+            id?: number;
+            /** @example 12 */
+            user_id?: number;
+        };
+        /**
+         * UnprotectLevelInput
+         * @description A new entry of the unprotect list; 0 (no one) is not accepted.
+         */
+        UnprotectLevelInput: {
+            /**
+             * @example 40
+             * @enum {integer}
+             */
+            access_level?: 30 | 40 | 60;
+            /** @example 7 */
+            group_id?: number;
+            /** @example 12 */
+            user_id?: number;
+        };
         /**
          * User
          * @description A user's public profile, as `GET /users/{id}` shows it to callers who are not administrators. `created_at`, `followers`, `following` and `is_followed` are present only when the caller may read the profile: always for the user themself and administrators, otherwise only when the profile is not private and the user is neither blocked nor unconfirmed.
@@ -3845,8 +5752,98 @@ export interface components {
          * @enum {string}
          */
         Visibility: "private" | "internal" | "public";
+        /**
+         * X509Certificate
+         * @description A signing certificate, as the signature carries it.
+         */
+        X509Certificate: {
+            /**
+             * @description `good`; forge-api fetches no revocation lists.
+             * @example good
+             * @enum {string}
+             */
+            certificate_status: "good" | "revoked";
+            /**
+             * @description The email of the subject alternative name, or else of the subject.
+             * @example ada@example.com
+             */
+            email: string | null;
+            /** @description Always null; forge-api keeps no certificate records. */
+            id: null;
+            /**
+             * @description The serial number, in decimal.
+             * @example 278969561018901340486471282831158785578
+             */
+            serial_number: string;
+            /**
+             * @description The subject's distinguished name, most significant part last (RFC 2253 order).
+             * @example CN=Ada Lovelace,O=Example
+             */
+            subject: string;
+            /**
+             * @description The subject key identifier, as colon-separated hex pairs; null when the certificate has none.
+             * @example BC:BC:BC:BC:BC:BC:BC:BC:BC:BC:BC:BC:BC:BC:BC:BC:BC:BC:BC:BC
+             */
+            subject_key_identifier: string | null;
+            x509_issuer: components["schemas"]["X509Issuer"];
+        };
+        /**
+         * X509Issuer
+         * @description The issuer of a signing certificate.
+         */
+        X509Issuer: {
+            /**
+             * @description The first URL of the certificate's CRL distribution points, or null.
+             * @example http://ca.example.com/example.crl
+             */
+            crl_url: string | null;
+            /** @description Always null; forge-api keeps no issuer records. */
+            id: null;
+            /**
+             * @description The issuer's distinguished name (RFC 2253 order).
+             * @example CN=Example CA,O=Example
+             */
+            subject: string;
+            /**
+             * @description The issuer's key identifier, from the certificate's authority key identifier; null when it has none.
+             * @example AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB
+             */
+            subject_key_identifier: string | null;
+        };
+        /**
+         * X509TagSignature
+         * @description An X.509 (S/MIME) signature.
+         */
+        X509TagSignature: {
+            /** @constant */
+            signature_type: "X509";
+            /**
+             * @example unverified
+             * @enum {string}
+             */
+            verification_status: "verified" | "unverified";
+            /** @description The signing certificate; null when the signature does not carry it. */
+            x509_certificate: components["schemas"]["X509Certificate"] | null;
+        };
     };
     responses: {
+        /** @description The archive, streamed. */
+        Archive: {
+            headers: {
+                /**
+                 * @description `attachment; filename="<project path>-<sha>-<commit SHA>[-<path>].<format>"`.
+                 * @example attachment; filename="api-main-6104942438c14ec7bd21c6cd5bd995272b3faff6.tar.gz"
+                 */
+                "Content-Disposition"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                /** @example (tar, tar.gz or tar.bz2 bytes) */
+                "application/octet-stream": string;
+                /** @example (ZIP bytes) */
+                "application/zip": string;
+            };
+        };
         /** @description A parameter is missing or invalid (`{"error": "name is missing"}`), or the record failed validation (`{"message": {"path": ["has already been taken"]}}`). */
         BadRequest: {
             headers: {
@@ -3956,17 +5953,12 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The token failed validation; `message` is GitLab's sentence naming every problem, for example `Expires at must be before 2027-03-01` or `Name can't be blank`. */
-        TokenNotCreated: {
+        /** @description The tag could not be created: the message says why (invalid name, unknown ref, existing tag, or a protected tag the caller may not create). */
+        TagNotCreated: {
             headers: {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "message": "Expires at must be before 2027-03-01"
-                 *     }
-                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -4005,15 +5997,58 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description The record could not be saved. `message` lists GitLab's full validation messages, or for some resources joins them in one sentence. */
+        UnprocessableEntity: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
     };
     parameters: {
         /** @description `true` lists every group the caller may see; `false` only the groups the caller belongs to. Defaults to `true` for administrators and callers without a token, `false` for other users. `owned` and `min_access_level` take precedence. */
         AllAvailable: boolean;
         /**
+         * @description Paths to leave out of the archive, as `exclude_paths[]=a&exclude_paths[]=b`.
+         * @example [
+         *       "docs/drafts"
+         *     ]
+         */
+        ArchiveExcludePaths: string[];
+        /** @description Put the content of Git LFS objects in the archive instead of their pointer files. forge-api stores no LFS objects, so pointers are archived either way. */
+        ArchiveIncludeLfsBlobs: boolean;
+        /**
+         * @description Only this file or directory. Left out or empty, the whole repository.
+         * @example docs
+         */
+        ArchivePath: string;
+        /**
+         * @description The commit SHA, branch or tag to archive. Defaults to the tip of the default branch.
+         * @example main
+         */
+        ArchiveSha: string;
+        /**
+         * @description The blob's object ID, or another Git revision that names a blob (`main:README.md`, URL-encoded).
+         * @example 4535904260b1082e14f867f7a24fd8c21495bde3
+         */
+        BlobSha: string;
+        /**
+         * @description The branch's name, URL-encoded (`feature%2Flogin` for `feature/login`).
+         * @example main
+         */
+        BranchName: string;
+        /**
          * @description The attribute's key.
          * @example cost_center
          */
         CustomAttributeKey: string;
+        /**
+         * @description The file's path in the repository, URL-encoded (`lib%2Fparser.rb`).
+         * @example lib%2Fparser.rb
+         */
+        FilePath: string;
         /**
          * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
          * @example 7
@@ -4075,6 +6110,16 @@ export interface components {
          */
         ProjectId: number | string;
         /**
+         * @description The rule's name, a branch name or a wildcard, URL-encoded (`release%2F%2A` for `release/*`).
+         * @example main
+         */
+        ProtectedBranchName: string;
+        /**
+         * @description The protected tag's name or wildcard, URL-encoded.
+         * @example release-*
+         */
+        ProtectedTagName: string;
+        /**
          * @description The token's ID.
          * @example 58
          */
@@ -4095,6 +6140,11 @@ export interface components {
         Sort: "asc" | "desc";
         /** @description Case-insensitive substring of the group's own name or path (not its full path). */
         SubgroupSearch: string;
+        /**
+         * @description The tag's name, URL-encoded (`release%2F1.0` for `release/1.0`).
+         * @example v1.0.0
+         */
+        TagName: string;
         /**
          * @description Only tokens created at or after this time (ISO 8601; a time without zone is UTC).
          * @example 2026-01-01T00:00:00
@@ -4199,6 +6249,56 @@ export interface components {
         /** @description On `insufficient_scope`: `Bearer realm="Protected by OAuth 2", error="insufficient_scope", ...`. */
         WWWAuthenticate: string;
         /**
+         * @description The blob's object ID.
+         * @example 79f7bbd25901e8334750839545a9bd021f0e4c83
+         */
+        XGitlabBlobId: string;
+        /**
+         * @description The commit `ref` names.
+         * @example 6104942438c14ec7bd21c6cd5bd995272b3faff6
+         */
+        XGitlabCommitId: string;
+        /**
+         * @description The SHA-256 of the file's bytes, in hex.
+         * @example 4c294617b60715c1d218e61164a3abd4808a4284cbc30e6728a01ad9aada4481
+         */
+        XGitlabContentSha256: string;
+        /**
+         * @description Always `base64`, the encoding of `content` in the JSON answer (also sent with raw files).
+         * @example base64
+         */
+        XGitlabEncoding: string;
+        /**
+         * @description `true` when the file is executable.
+         * @example false
+         */
+        XGitlabExecuteFilemode: "true" | "false";
+        /**
+         * @description The file's name.
+         * @example parser.rb
+         */
+        XGitlabFileName: string;
+        /**
+         * @description The file's full path.
+         * @example lib/parser.rb
+         */
+        XGitlabFilePath: string;
+        /**
+         * @description The last commit that changed the file.
+         * @example 6104942438c14ec7bd21c6cd5bd995272b3faff6
+         */
+        XGitlabLastCommitId: string;
+        /**
+         * @description The `ref` as given.
+         * @example main
+         */
+        XGitlabRef: string;
+        /**
+         * @description The file's size in bytes.
+         * @example 18
+         */
+        XGitlabSize: number;
+        /**
          * @description The next page, empty when this is the last one.
          * @example 3
          */
@@ -4231,15 +6331,31 @@ export interface components {
     };
     pathItems: never;
 }
+export type SchemaAccessLevelChange = components['schemas']['AccessLevelChange'];
+export type SchemaAccessLevelInput = components['schemas']['AccessLevelInput'];
+export type SchemaBlameRange = components['schemas']['BlameRange'];
+export type SchemaBlob = components['schemas']['Blob'];
+export type SchemaBranch = components['schemas']['Branch'];
+export type SchemaBranchCreate = components['schemas']['BranchCreate'];
 export type SchemaBranchProtectionAccessLevel = components['schemas']['BranchProtectionAccessLevel'];
 export type SchemaBranchProtectionDefaults = components['schemas']['BranchProtectionDefaults'];
+export type SchemaCommit = components['schemas']['Commit'];
+export type SchemaCommitAction = components['schemas']['CommitAction'];
+export type SchemaCommitCreate = components['schemas']['CommitCreate'];
+export type SchemaCommitDetail = components['schemas']['CommitDetail'];
+export type SchemaCommitListItem = components['schemas']['CommitListItem'];
+export type SchemaCommitStats = components['schemas']['CommitStats'];
+export type SchemaCompare = components['schemas']['Compare'];
 export type SchemaContainerExpirationPolicy = components['schemas']['ContainerExpirationPolicy'];
+export type SchemaContributor = components['schemas']['Contributor'];
 export type SchemaCurrentUser = components['schemas']['CurrentUser'];
 export type SchemaCurrentUserPersonalAccessTokenCreate = components['schemas']['CurrentUserPersonalAccessTokenCreate'];
 export type SchemaCustomAttribute = components['schemas']['CustomAttribute'];
 export type SchemaCustomAttributeValue = components['schemas']['CustomAttributeValue'];
+export type SchemaDiff = components['schemas']['Diff'];
 export type SchemaError = components['schemas']['Error'];
 export type SchemaFeatureAccessLevel = components['schemas']['FeatureAccessLevel'];
+export type SchemaGpgTagSignature = components['schemas']['GpgTagSignature'];
 export type SchemaGroup = components['schemas']['Group'];
 export type SchemaGroupAttributes = components['schemas']['GroupAttributes'];
 export type SchemaGroupCreate = components['schemas']['GroupCreate'];
@@ -4272,16 +6388,36 @@ export type SchemaProjectSharedGroup = components['schemas']['ProjectSharedGroup
 export type SchemaProjectSimple = components['schemas']['ProjectSimple'];
 export type SchemaProjectStatistics = components['schemas']['ProjectStatistics'];
 export type SchemaProjectUpdate = components['schemas']['ProjectUpdate'];
+export type SchemaProtectedBranch = components['schemas']['ProtectedBranch'];
+export type SchemaProtectedBranchAccessLevel = components['schemas']['ProtectedBranchAccessLevel'];
+export type SchemaProtectedBranchCreate = components['schemas']['ProtectedBranchCreate'];
+export type SchemaProtectedBranchUpdate = components['schemas']['ProtectedBranchUpdate'];
+export type SchemaProtectedTag = components['schemas']['ProtectedTag'];
+export type SchemaProtectedTagAccessLevel = components['schemas']['ProtectedTagAccessLevel'];
+export type SchemaProtectedTagAccessLevelCreate = components['schemas']['ProtectedTagAccessLevelCreate'];
+export type SchemaProtectedTagCreate = components['schemas']['ProtectedTagCreate'];
+export type SchemaRepositoryFile = components['schemas']['RepositoryFile'];
+export type SchemaRepositoryFileCommit = components['schemas']['RepositoryFileCommit'];
+export type SchemaRepositoryFileDelete = components['schemas']['RepositoryFileDelete'];
+export type SchemaRepositoryFileWrite = components['schemas']['RepositoryFileWrite'];
 export type SchemaResourceAccessToken = components['schemas']['ResourceAccessToken'];
 export type SchemaResourceAccessTokenCreate = components['schemas']['ResourceAccessTokenCreate'];
 export type SchemaResourceAccessTokenWithToken = components['schemas']['ResourceAccessTokenWithToken'];
 export type SchemaSharedRunnersSetting = components['schemas']['SharedRunnersSetting'];
+export type SchemaSshTagSignature = components['schemas']['SshTagSignature'];
 export type SchemaStateChange = components['schemas']['StateChange'];
 export type SchemaSubgroupCreationLevel = components['schemas']['SubgroupCreationLevel'];
+export type SchemaTag = components['schemas']['Tag'];
+export type SchemaTagCreate = components['schemas']['TagCreate'];
+export type SchemaTagRelease = components['schemas']['TagRelease'];
+export type SchemaTagSignature = components['schemas']['TagSignature'];
 export type SchemaTokenAttributes = components['schemas']['TokenAttributes'];
 export type SchemaTokenRotation = components['schemas']['TokenRotation'];
 export type SchemaTokenScopeList = components['schemas']['TokenScopeList'];
 export type SchemaTokenTimeFilter = components['schemas']['TokenTimeFilter'];
+export type SchemaTreeEntry = components['schemas']['TreeEntry'];
+export type SchemaUnprotectLevelChange = components['schemas']['UnprotectLevelChange'];
+export type SchemaUnprotectLevelInput = components['schemas']['UnprotectLevelInput'];
 export type SchemaUser = components['schemas']['User'];
 export type SchemaUserAttributes = components['schemas']['UserAttributes'];
 export type SchemaUserCreate = components['schemas']['UserCreate'];
@@ -4291,6 +6427,10 @@ export type SchemaUserSummary = components['schemas']['UserSummary'];
 export type SchemaUserUpdate = components['schemas']['UserUpdate'];
 export type SchemaUserWithAdmin = components['schemas']['UserWithAdmin'];
 export type SchemaVisibility = components['schemas']['Visibility'];
+export type SchemaX509Certificate = components['schemas']['X509Certificate'];
+export type SchemaX509Issuer = components['schemas']['X509Issuer'];
+export type SchemaX509TagSignature = components['schemas']['X509TagSignature'];
+export type ResponseArchive = components['responses']['Archive'];
 export type ResponseBadRequest = components['responses']['BadRequest'];
 export type ResponseConflict = components['responses']['Conflict'];
 export type ResponseForbidden = components['responses']['Forbidden'];
@@ -4300,11 +6440,19 @@ export type ResponseMemberPage = components['responses']['MemberPage'];
 export type ResponseMemberSingle = components['responses']['MemberSingle'];
 export type ResponseMethodNotAllowed = components['responses']['MethodNotAllowed'];
 export type ResponseNotFound = components['responses']['NotFound'];
-export type ResponseTokenNotCreated = components['responses']['TokenNotCreated'];
+export type ResponseTagNotCreated = components['responses']['TagNotCreated'];
 export type ResponseTooManyRequests = components['responses']['TooManyRequests'];
 export type ResponseUnauthorized = components['responses']['Unauthorized'];
+export type ResponseUnprocessableEntity = components['responses']['UnprocessableEntity'];
 export type ParameterAllAvailable = components['parameters']['AllAvailable'];
+export type ParameterArchiveExcludePaths = components['parameters']['ArchiveExcludePaths'];
+export type ParameterArchiveIncludeLfsBlobs = components['parameters']['ArchiveIncludeLfsBlobs'];
+export type ParameterArchivePath = components['parameters']['ArchivePath'];
+export type ParameterArchiveSha = components['parameters']['ArchiveSha'];
+export type ParameterBlobSha = components['parameters']['BlobSha'];
+export type ParameterBranchName = components['parameters']['BranchName'];
 export type ParameterCustomAttributeKey = components['parameters']['CustomAttributeKey'];
+export type ParameterFilePath = components['parameters']['FilePath'];
 export type ParameterGroupId = components['parameters']['GroupId'];
 export type ParameterGroupMinAccessLevel = components['parameters']['GroupMinAccessLevel'];
 export type ParameterGroupOrderBy = components['parameters']['GroupOrderBy'];
@@ -4322,12 +6470,15 @@ export type ParameterPagination = components['parameters']['Pagination'];
 export type ParameterPerPage = components['parameters']['PerPage'];
 export type ParameterPersonalAccessTokenId = components['parameters']['PersonalAccessTokenId'];
 export type ParameterProjectId = components['parameters']['ProjectId'];
+export type ParameterProtectedBranchName = components['parameters']['ProtectedBranchName'];
+export type ParameterProtectedTagName = components['parameters']['ProtectedTagName'];
 export type ParameterResourceTokenId = components['parameters']['ResourceTokenId'];
 export type ParameterShowSeatInfo = components['parameters']['ShowSeatInfo'];
 export type ParameterSkipGroups = components['parameters']['SkipGroups'];
 export type ParameterSkipSubresources = components['parameters']['SkipSubresources'];
 export type ParameterSort = components['parameters']['Sort'];
 export type ParameterSubgroupSearch = components['parameters']['SubgroupSearch'];
+export type ParameterTagName = components['parameters']['TagName'];
 export type ParameterTokenCreatedAfter = components['parameters']['TokenCreatedAfter'];
 export type ParameterTokenCreatedBefore = components['parameters']['TokenCreatedBefore'];
 export type ParameterTokenExpiresAfter = components['parameters']['TokenExpiresAfter'];
@@ -4351,6 +6502,16 @@ export type HeaderRateLimitReset = components['headers']['RateLimitReset'];
 export type HeaderRateLimitResetTime = components['headers']['RateLimitResetTime'];
 export type HeaderRetryAfter = components['headers']['RetryAfter'];
 export type HeaderWwwAuthenticate = components['headers']['WWWAuthenticate'];
+export type HeaderXGitlabBlobId = components['headers']['XGitlabBlobId'];
+export type HeaderXGitlabCommitId = components['headers']['XGitlabCommitId'];
+export type HeaderXGitlabContentSha256 = components['headers']['XGitlabContentSha256'];
+export type HeaderXGitlabEncoding = components['headers']['XGitlabEncoding'];
+export type HeaderXGitlabExecuteFilemode = components['headers']['XGitlabExecuteFilemode'];
+export type HeaderXGitlabFileName = components['headers']['XGitlabFileName'];
+export type HeaderXGitlabFilePath = components['headers']['XGitlabFilePath'];
+export type HeaderXGitlabLastCommitId = components['headers']['XGitlabLastCommitId'];
+export type HeaderXGitlabRef = components['headers']['XGitlabRef'];
+export type HeaderXGitlabSize = components['headers']['XGitlabSize'];
 export type HeaderXNextPage = components['headers']['XNextPage'];
 export type HeaderXPage = components['headers']['XPage'];
 export type HeaderXPerPage = components['headers']['XPerPage'];
@@ -6889,6 +9050,2000 @@ export interface operations {
             500: components["responses"]["InternalServerError"];
         };
     };
+    listProtectedBranches: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+                /**
+                 * @description Only rules whose name contains this text, ignoring case.
+                 * @example release
+                 */
+                search?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page of protected branches, with the pagination headers. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProtectedBranch"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    protectBranch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "release/*",
+                 *       "push_access_level": 0,
+                 *       "merge_access_level": 40,
+                 *       "allowed_to_push": [
+                 *         {
+                 *           "user_id": 12
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["ProtectedBranchCreate"];
+                /**
+                 * @example {
+                 *       "name": "main",
+                 *       "push_access_level": 30
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["ProtectedBranchCreate"];
+                /**
+                 * @example {
+                 *       "name": "*-stable",
+                 *       "allow_force_push": true
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["ProtectedBranchCreate"];
+            };
+        };
+        responses: {
+            /** @description The rule was created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProtectedBranch"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getProtectedBranch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The rule's name, a branch name or a wildcard, URL-encoded (`release%2F%2A` for `release/*`).
+                 * @example main
+                 */
+                name: components["parameters"]["ProtectedBranchName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rule. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProtectedBranch"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    updateProtectedBranchWithPut: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The rule's name, a branch name or a wildcard, URL-encoded (`release%2F%2A` for `release/*`).
+                 * @example main
+                 */
+                name: components["parameters"]["ProtectedBranchName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "allow_force_push": true,
+                 *       "allowed_to_push": [
+                 *         {
+                 *           "id": 17,
+                 *           "_destroy": true
+                 *         },
+                 *         {
+                 *           "user_id": 12
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["ProtectedBranchUpdate"];
+                /**
+                 * @example {
+                 *       "allow_force_push": false
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["ProtectedBranchUpdate"];
+                /**
+                 * @example {
+                 *       "code_owner_approval_required": true
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["ProtectedBranchUpdate"];
+            };
+        };
+        responses: {
+            /** @description The rule after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProtectedBranch"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    unprotectBranch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The rule's name, a branch name or a wildcard, URL-encoded (`release%2F%2A` for `release/*`).
+                 * @example main
+                 */
+                name: components["parameters"]["ProtectedBranchName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rule was removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    updateProtectedBranch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The rule's name, a branch name or a wildcard, URL-encoded (`release%2F%2A` for `release/*`).
+                 * @example main
+                 */
+                name: components["parameters"]["ProtectedBranchName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "allow_force_push": true,
+                 *       "allowed_to_push": [
+                 *         {
+                 *           "id": 17,
+                 *           "_destroy": true
+                 *         },
+                 *         {
+                 *           "user_id": 12
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["ProtectedBranchUpdate"];
+                /**
+                 * @example {
+                 *       "allow_force_push": false
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["ProtectedBranchUpdate"];
+                /**
+                 * @example {
+                 *       "code_owner_approval_required": true
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["ProtectedBranchUpdate"];
+            };
+        };
+        responses: {
+            /** @description The rule after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProtectedBranch"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    listProtectedTags: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page of protected tags, with the offset pagination headers. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProtectedTag"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    createProtectedTag: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "v*",
+                 *       "create_access_level": 30,
+                 *       "allowed_to_create": [
+                 *         {
+                 *           "user_id": 12
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["ProtectedTagCreate"];
+                /**
+                 * @example {
+                 *       "name": "release-*",
+                 *       "create_access_level": 40
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["ProtectedTagCreate"];
+            };
+        };
+        responses: {
+            /** @description The protected tag, with its create access levels. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProtectedTag"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getProtectedTag: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The protected tag's name or wildcard, URL-encoded.
+                 * @example release-*
+                 */
+                name: components["parameters"]["ProtectedTagName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The protected tag. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProtectedTag"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    deleteProtectedTag: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The protected tag's name or wildcard, URL-encoded.
+                 * @example release-*
+                 */
+                name: components["parameters"]["ProtectedTagName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rule was removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getRepositoryArchive: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Paths to leave out of the archive, as `exclude_paths[]=a&exclude_paths[]=b`.
+                 * @example [
+                 *       "docs/drafts"
+                 *     ]
+                 */
+                exclude_paths?: components["parameters"]["ArchiveExcludePaths"];
+                /** @description Put the content of Git LFS objects in the archive instead of their pointer files. forge-api stores no LFS objects, so pointers are archived either way. */
+                include_lfs_blobs?: components["parameters"]["ArchiveIncludeLfsBlobs"];
+                /**
+                 * @description Only this file or directory. Left out or empty, the whole repository.
+                 * @example docs
+                 */
+                path?: components["parameters"]["ArchivePath"];
+                /**
+                 * @description The commit SHA, branch or tag to archive. Defaults to the tip of the default branch.
+                 * @example main
+                 */
+                sha?: components["parameters"]["ArchiveSha"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Archive"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getRepositoryArchiveInFormat: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Paths to leave out of the archive, as `exclude_paths[]=a&exclude_paths[]=b`.
+                 * @example [
+                 *       "docs/drafts"
+                 *     ]
+                 */
+                exclude_paths?: components["parameters"]["ArchiveExcludePaths"];
+                /** @description Put the content of Git LFS objects in the archive instead of their pointer files. forge-api stores no LFS objects, so pointers are archived either way. */
+                include_lfs_blobs?: components["parameters"]["ArchiveIncludeLfsBlobs"];
+                /**
+                 * @description Only this file or directory. Left out or empty, the whole repository.
+                 * @example docs
+                 */
+                path?: components["parameters"]["ArchivePath"];
+                /**
+                 * @description The commit SHA, branch or tag to archive. Defaults to the tip of the default branch.
+                 * @example main
+                 */
+                sha?: components["parameters"]["ArchiveSha"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The archive format, as the file name's extension.
+                 * @example zip
+                 */
+                format: "bz2" | "tar" | "tar.bz2" | "tar.gz" | "tb2" | "tbz" | "tbz2" | "zip";
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Archive"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getRepositoryBlob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The blob's object ID, or another Git revision that names a blob (`main:README.md`, URL-encoded).
+                 * @example 4535904260b1082e14f867f7a24fd8c21495bde3
+                 */
+                sha: components["parameters"]["BlobSha"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The blob. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "size": 16,
+                     *       "encoding": "base64",
+                     *       "content": "IyBIZWxsbywgd29ybGQhCg==",
+                     *       "sha": "4535904260b1082e14f867f7a24fd8c21495bde3"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Blob"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getRepositoryBlobRaw: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The blob's object ID, or another Git revision that names a blob (`main:README.md`, URL-encoded).
+                 * @example 4535904260b1082e14f867f7a24fd8c21495bde3
+                 */
+                sha: components["parameters"]["BlobSha"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The blob's bytes. */
+            200: {
+                headers: {
+                    /**
+                     * @description Raw blobs are never cached.
+                     * @example no-cache, no-store
+                     */
+                    "Cache-Control"?: string;
+                    /**
+                     * @description `inline` for text, `attachment` for binary content.
+                     * @example inline
+                     */
+                    "Content-Disposition"?: "inline" | "attachment";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example GIF89a */
+                    "application/octet-stream": string;
+                    /** @example # Hello, world! */
+                    "text/plain": string;
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    listBranches: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+                /**
+                 * @description Only branches whose name matches this RE2 regular expression.
+                 * @example ^release/\d+\.\d+$
+                 */
+                regex?: string;
+                /**
+                 * @description Only branches whose name contains this text, ignoring case; `^term` for a prefix, `term$` for a suffix, `*` for any characters.
+                 * @example ^feature/
+                 */
+                search?: string;
+                /** @description `name_asc` (the default) orders by name; `updated_asc` and `updated_desc` by the committer date of each branch's head commit, the name breaking ties. */
+                sort?: "name_asc" | "updated_asc" | "updated_desc";
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page of branches, with the pagination headers. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Branch"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    createBranch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "branch": "feature/login",
+                 *       "ref": "main"
+                 *     }
+                 */
+                "application/json": components["schemas"]["BranchCreate"];
+                /**
+                 * @example {
+                 *       "branch": "feature/login",
+                 *       "ref": "main"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["BranchCreate"];
+                /**
+                 * @example {
+                 *       "branch": "hotfix",
+                 *       "ref": "6104942438c14ec7bd21c6cd5bd995272b3faff6"
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["BranchCreate"];
+            };
+        };
+        responses: {
+            /** @description The branch was created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Branch"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getBranch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The branch's name, URL-encoded (`feature%2Flogin` for `feature/login`).
+                 * @example main
+                 */
+                branch: components["parameters"]["BranchName"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The branch. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Branch"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    deleteBranch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The branch's name, URL-encoded (`feature%2Flogin` for `feature/login`).
+                 * @example main
+                 */
+                branch: components["parameters"]["BranchName"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The branch was deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    listCommits: {
+        parameters: {
+            query?: {
+                /** @description List the commits of every branch and tag; `ref_name` is ignored. */
+                all?: boolean;
+                /**
+                 * @description Only commits whose author name or email contains this text.
+                 * @example Ada
+                 */
+                author?: string;
+                /** @description Follow only the first parent of merge commits. */
+                first_parent?: boolean;
+                /** @description `default`: reverse chronological order. `topo`: no parent before all of its children, and commits of different lines of history not intermixed. */
+                order?: "default" | "topo";
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /**
+                 * @description Only commits that change this file or directory.
+                 * @example lib/parser.rb
+                 */
+                path?: string;
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+                /**
+                 * @description A branch, tag or commit, or a revision range (`v1.0..main`). Defaults to the default branch.
+                 * @example main
+                 */
+                ref_name?: string;
+                /**
+                 * @description Only commits committed at or after this time (ISO 8601).
+                 * @example 2026-03-01T00:00:00Z
+                 */
+                since?: string;
+                /** @description Parse the Git trailers of every commit into `trailers` and `extended_trailers`. */
+                trailers?: boolean;
+                /**
+                 * @description Only commits committed at or before this time (ISO 8601).
+                 * @example 2026-03-31T23:59:59Z
+                 */
+                until?: string;
+                /** @description Add `stats` (lines added and deleted) to every commit. */
+                with_stats?: boolean;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of commits. There are no `X-Total` and `X-Total-Pages` headers and no `last` link. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CommitListItem"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    createCommit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "branch": "main",
+                 *       "commit_message": "Add the parser and drop the old one",
+                 *       "actions": [
+                 *         {
+                 *           "action": "create",
+                 *           "file_path": "lib/parser.rb",
+                 *           "content": "class Parser; end"
+                 *         },
+                 *         {
+                 *           "action": "delete",
+                 *           "file_path": "lib/old_parser.rb"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["CommitCreate"];
+                /**
+                 * @example {
+                 *       "branch": "main",
+                 *       "commit_message": "Add the parser",
+                 *       "actions": [
+                 *         {
+                 *           "action": "create",
+                 *           "file_path": "lib/parser.rb",
+                 *           "content": "class Parser; end"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["CommitCreate"];
+                /**
+                 * @example {
+                 *       "branch": "main",
+                 *       "commit_message": "Add the parser",
+                 *       "actions": [
+                 *         {
+                 *           "action": "create",
+                 *           "file_path": "lib/parser.rb",
+                 *           "content": "class Parser; end"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["CommitCreate"];
+            };
+        };
+        responses: {
+            /** @description The commit was made and `branch` points to it. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CommitDetail"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getCommit: {
+        parameters: {
+            query?: {
+                /** @description Include `stats`. */
+                stats?: boolean;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A commit SHA, or a branch or tag name (URL-encoded).
+                 * @example 6104942438c14ec7bd21c6cd5bd995272b3faff6
+                 */
+                sha: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The commit. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CommitDetail"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    compareRepositoryRefs: {
+        parameters: {
+            query: {
+                /**
+                 * @description The commit SHA, branch or tag to compare from.
+                 * @example main
+                 */
+                from: string;
+                /**
+                 * @description The project `from` is read in. Only this project's own ID is accepted (no forks).
+                 * @example 42
+                 */
+                from_project_id?: number;
+                /** @description `true` compares `from` with `to` directly (`from..to`); `false` from their merge base (`from...to`). */
+                straight?: boolean;
+                /**
+                 * @description The commit SHA, branch or tag to compare to.
+                 * @example feature
+                 */
+                to: string;
+                /** @description Give each `diff` the unified diff format's `---` and `+++` header lines. */
+                unidiff?: boolean;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The comparison. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "commit": {
+                     *         "id": "6104942438c14ec7bd21c6cd5bd995272b3faff6",
+                     *         "short_id": "6104942438c",
+                     *         "created_at": "2026-03-01T12:30:00.000Z",
+                     *         "parent_ids": [
+                     *           "ae1d9fb46aa2b07ee9836d49862ec4e2c46fbbba"
+                     *         ],
+                     *         "title": "Parse empty documents",
+                     *         "message": "Parse empty documents\n",
+                     *         "author_name": "Ada Lovelace",
+                     *         "author_email": "ada@example.com",
+                     *         "authored_date": "2026-03-01T12:30:00.000Z",
+                     *         "committer_name": "Ada Lovelace",
+                     *         "committer_email": "ada@example.com",
+                     *         "committed_date": "2026-03-01T12:30:00.000Z",
+                     *         "trailers": {},
+                     *         "extended_trailers": {},
+                     *         "web_url": "http://localhost:8080/platform/api/-/commit/6104942438c14ec7bd21c6cd5bd995272b3faff6"
+                     *       },
+                     *       "commits": [
+                     *         {
+                     *           "id": "6104942438c14ec7bd21c6cd5bd995272b3faff6",
+                     *           "short_id": "6104942438c",
+                     *           "created_at": "2026-03-01T12:30:00.000Z",
+                     *           "parent_ids": [
+                     *             "ae1d9fb46aa2b07ee9836d49862ec4e2c46fbbba"
+                     *           ],
+                     *           "title": "Parse empty documents",
+                     *           "message": "Parse empty documents\n",
+                     *           "author_name": "Ada Lovelace",
+                     *           "author_email": "ada@example.com",
+                     *           "authored_date": "2026-03-01T12:30:00.000Z",
+                     *           "committer_name": "Ada Lovelace",
+                     *           "committer_email": "ada@example.com",
+                     *           "committed_date": "2026-03-01T12:30:00.000Z",
+                     *           "trailers": {},
+                     *           "extended_trailers": {},
+                     *           "web_url": "http://localhost:8080/platform/api/-/commit/6104942438c14ec7bd21c6cd5bd995272b3faff6"
+                     *         }
+                     *       ],
+                     *       "diffs": [
+                     *         {
+                     *           "diff": "@@ -1,2 +1,4 @@\n def parse(text)\n+  return [] if text.empty?\n+\n   text.split\n",
+                     *           "new_path": "lib/parser.rb",
+                     *           "old_path": "lib/parser.rb",
+                     *           "a_mode": "100644",
+                     *           "b_mode": "100644",
+                     *           "new_file": false,
+                     *           "renamed_file": false,
+                     *           "deleted_file": false,
+                     *           "generated_file": false
+                     *         }
+                     *       ],
+                     *       "compare_timeout": false,
+                     *       "compare_same_ref": false,
+                     *       "web_url": "http://localhost:8080/platform/api/-/compare/ae1d9fb46aa2b07ee9836d49862ec4e2c46fbbba...6104942438c14ec7bd21c6cd5bd995272b3faff6"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Compare"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    listRepositoryContributors: {
+        parameters: {
+            query?: {
+                /** @description `commits` (number of commits), `name` or `email`. */
+                order_by?: "commits" | "name" | "email";
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+                /**
+                 * @description The branch, tag or commit whose history is read. Defaults to the default branch.
+                 * @example main
+                 */
+                ref?: string;
+                /** @description Sort direction. */
+                sort?: "asc" | "desc";
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of contributors. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "name": "Ada Lovelace",
+                     *         "email": "ada@example.com",
+                     *         "commits": 12,
+                     *         "additions": 0,
+                     *         "deletions": 0
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["Contributor"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getRepositoryFile: {
+        parameters: {
+            query: {
+                /**
+                 * @description The branch, tag or commit to read the file at.
+                 * @example main
+                 */
+                ref: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The file's path in the repository, URL-encoded (`lib%2Fparser.rb`).
+                 * @example lib%2Fparser.rb
+                 */
+                file_path: components["parameters"]["FilePath"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file, with its metadata also in `X-Gitlab-*` headers. */
+            200: {
+                headers: {
+                    "X-Gitlab-Blob-Id": components["headers"]["XGitlabBlobId"];
+                    "X-Gitlab-Commit-Id": components["headers"]["XGitlabCommitId"];
+                    "X-Gitlab-Content-Sha256": components["headers"]["XGitlabContentSha256"];
+                    "X-Gitlab-Encoding": components["headers"]["XGitlabEncoding"];
+                    "X-Gitlab-Execute-Filemode": components["headers"]["XGitlabExecuteFilemode"];
+                    "X-Gitlab-File-Name": components["headers"]["XGitlabFileName"];
+                    "X-Gitlab-File-Path": components["headers"]["XGitlabFilePath"];
+                    "X-Gitlab-Last-Commit-Id": components["headers"]["XGitlabLastCommitId"];
+                    "X-Gitlab-Ref": components["headers"]["XGitlabRef"];
+                    "X-Gitlab-Size": components["headers"]["XGitlabSize"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RepositoryFile"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    updateRepositoryFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The file's path in the repository, URL-encoded (`lib%2Fparser.rb`).
+                 * @example lib%2Fparser.rb
+                 */
+                file_path: components["parameters"]["FilePath"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "branch": "main",
+                 *       "commit_message": "Parse faster",
+                 *       "content": "class Parser; def fast?; true; end; end",
+                 *       "last_commit_id": "6104942438c14ec7bd21c6cd5bd995272b3faff6"
+                 *     }
+                 */
+                "application/json": components["schemas"]["RepositoryFileWrite"];
+                /**
+                 * @example {
+                 *       "branch": "main",
+                 *       "commit_message": "Parse faster",
+                 *       "content": "class Parser; def fast?; true; end; end"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["RepositoryFileWrite"];
+                /**
+                 * @example {
+                 *       "branch": "main",
+                 *       "commit_message": "Parse faster",
+                 *       "content": "class Parser; def fast?; true; end; end"
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["RepositoryFileWrite"];
+            };
+        };
+        responses: {
+            /** @description The new content was committed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "file_path": "lib/parser.rb",
+                     *       "branch": "main"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RepositoryFileCommit"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    createRepositoryFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The file's path in the repository, URL-encoded (`lib%2Fparser.rb`).
+                 * @example lib%2Fparser.rb
+                 */
+                file_path: components["parameters"]["FilePath"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "branch": "main",
+                 *       "commit_message": "Add the parser",
+                 *       "content": "class Parser; end"
+                 *     }
+                 */
+                "application/json": components["schemas"]["RepositoryFileWrite"];
+                /**
+                 * @example {
+                 *       "branch": "main",
+                 *       "commit_message": "Add the parser",
+                 *       "content": "class Parser; end"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["RepositoryFileWrite"];
+                /**
+                 * @example {
+                 *       "branch": "main",
+                 *       "commit_message": "Add the parser",
+                 *       "content": "class Parser; end"
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["RepositoryFileWrite"];
+            };
+        };
+        responses: {
+            /** @description The file was committed. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "file_path": "lib/parser.rb",
+                     *       "branch": "main"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RepositoryFileCommit"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    deleteRepositoryFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The file's path in the repository, URL-encoded (`lib%2Fparser.rb`).
+                 * @example lib%2Fparser.rb
+                 */
+                file_path: components["parameters"]["FilePath"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "branch": "main",
+                 *       "commit_message": "Drop the old parser"
+                 *     }
+                 */
+                "application/json": components["schemas"]["RepositoryFileDelete"];
+                /**
+                 * @example {
+                 *       "branch": "main",
+                 *       "commit_message": "Drop the old parser"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["RepositoryFileDelete"];
+                /**
+                 * @example {
+                 *       "branch": "main",
+                 *       "commit_message": "Drop the old parser"
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["RepositoryFileDelete"];
+            };
+        };
+        responses: {
+            /** @description The file was removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getRepositoryFileBlame: {
+        parameters: {
+            query: {
+                /**
+                 * @description The lines to blame, as `range[start]=1&range[end]=20`.
+                 * @example {
+                 *       "start": 1,
+                 *       "end": 20
+                 *     }
+                 */
+                range?: {
+                    /** @description The last line. */
+                    end: number;
+                    /** @description The first line. */
+                    start: number;
+                };
+                /**
+                 * @description The branch, tag or commit to blame the file at.
+                 * @example main
+                 */
+                ref: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The file's path in the repository, URL-encoded (`lib%2Fparser.rb`).
+                 * @example lib%2Fparser.rb
+                 */
+                file_path: components["parameters"]["FilePath"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ranges of lines, in file order. */
+            200: {
+                headers: {
+                    "X-Gitlab-Blob-Id": components["headers"]["XGitlabBlobId"];
+                    "X-Gitlab-Commit-Id": components["headers"]["XGitlabCommitId"];
+                    "X-Gitlab-Content-Sha256": components["headers"]["XGitlabContentSha256"];
+                    "X-Gitlab-Encoding": components["headers"]["XGitlabEncoding"];
+                    "X-Gitlab-Execute-Filemode": components["headers"]["XGitlabExecuteFilemode"];
+                    "X-Gitlab-File-Name": components["headers"]["XGitlabFileName"];
+                    "X-Gitlab-File-Path": components["headers"]["XGitlabFilePath"];
+                    "X-Gitlab-Last-Commit-Id": components["headers"]["XGitlabLastCommitId"];
+                    "X-Gitlab-Ref": components["headers"]["XGitlabRef"];
+                    "X-Gitlab-Size": components["headers"]["XGitlabSize"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BlameRange"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getRepositoryFileRaw: {
+        parameters: {
+            query?: {
+                /** @description Serve the LFS object a pointer file names. Without LFS objects, the pointer itself. */
+                lfs?: boolean;
+                /**
+                 * @description The branch, tag or commit to read the file at. Defaults to the default branch.
+                 * @example main
+                 */
+                ref?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The file's path in the repository, URL-encoded (`lib%2Fparser.rb`).
+                 * @example lib%2Fparser.rb
+                 */
+                file_path: components["parameters"]["FilePath"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file's bytes. */
+            200: {
+                headers: {
+                    /**
+                     * @description Raw files are never cached.
+                     * @example max-age=0, private, must-revalidate, no-store, no-cache
+                     */
+                    "Cache-Control"?: string;
+                    /**
+                     * @description `inline; filename="<name>"; filename*=UTF-8''<name>`.
+                     * @example inline; filename="parser.rb"; filename*=UTF-8''parser.rb
+                     */
+                    "Content-Disposition"?: string;
+                    "X-Gitlab-Blob-Id": components["headers"]["XGitlabBlobId"];
+                    "X-Gitlab-Commit-Id": components["headers"]["XGitlabCommitId"];
+                    "X-Gitlab-Content-Sha256": components["headers"]["XGitlabContentSha256"];
+                    "X-Gitlab-Encoding": components["headers"]["XGitlabEncoding"];
+                    "X-Gitlab-Execute-Filemode": components["headers"]["XGitlabExecuteFilemode"];
+                    "X-Gitlab-File-Name": components["headers"]["XGitlabFileName"];
+                    "X-Gitlab-File-Path": components["headers"]["XGitlabFilePath"];
+                    "X-Gitlab-Last-Commit-Id": components["headers"]["XGitlabLastCommitId"];
+                    "X-Gitlab-Ref": components["headers"]["XGitlabRef"];
+                    "X-Gitlab-Size": components["headers"]["XGitlabSize"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example GIF89a */
+                    "application/octet-stream": string;
+                    /** @example class Parser; end */
+                    "text/plain": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getRepositoryMergeBase: {
+        parameters: {
+            query: {
+                /**
+                 * @description The commit SHAs, branches or tags, as `refs[]=a&refs[]=b` (or `refs=a,b`).
+                 * @example [
+                 *       "main",
+                 *       "feature"
+                 *     ]
+                 */
+                refs: string[];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The merge base. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "ae1d9fb46aa2b07ee9836d49862ec4e2c46fbbba",
+                     *       "short_id": "ae1d9fb46aa",
+                     *       "created_at": "2026-02-27T09:00:00.000Z",
+                     *       "parent_ids": [],
+                     *       "title": "Initial commit",
+                     *       "message": "Initial commit",
+                     *       "author_name": "Ada Lovelace",
+                     *       "author_email": "ada@example.com",
+                     *       "authored_date": "2026-02-27T09:00:00.000Z",
+                     *       "committer_name": "Ada Lovelace",
+                     *       "committer_email": "ada@example.com",
+                     *       "committed_date": "2026-02-27T09:00:00.000Z",
+                     *       "trailers": {},
+                     *       "extended_trailers": {},
+                     *       "web_url": "http://localhost:8080/platform/api/-/commit/ae1d9fb46aa2b07ee9836d49862ec4e2c46fbbba"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Commit"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    deleteMergedBranches: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The merged branches were deleted. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "202 Accepted"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    listRepositoryTags: {
+        parameters: {
+            query?: {
+                /** @description `updated` (creation date, the default), `name`, or `version` (semantic version order). */
+                order_by?: "name" | "updated" | "version";
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+                /**
+                 * @description Only tags whose name contains this text, case-insensitively. `^term` anchors it at the start, `term$` at the end.
+                 * @example ^v1.
+                 */
+                search?: string;
+                /** @description Sort direction. */
+                sort?: components["parameters"]["Sort"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page of tags, with the offset pagination headers. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Tag"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    createRepositoryTag: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "tag_name": "v1.0.0",
+                 *       "ref": "main",
+                 *       "message": "Release 1.0.0"
+                 *     }
+                 */
+                "application/json": components["schemas"]["TagCreate"];
+                /**
+                 * @example {
+                 *       "tag_name": "v1.0.0",
+                 *       "ref": "main"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["TagCreate"];
+            };
+        };
+        responses: {
+            /** @description The tag was created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Tag"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["TagNotCreated"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getRepositoryTag: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The tag's name, URL-encoded (`release%2F1.0` for `release/1.0`).
+                 * @example v1.0.0
+                 */
+                tag_name: components["parameters"]["TagName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The tag. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Tag"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    deleteRepositoryTag: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The tag's name, URL-encoded (`release%2F1.0` for `release/1.0`).
+                 * @example v1.0.0
+                 */
+                tag_name: components["parameters"]["TagName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The tag was deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getRepositoryTagSignature: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The tag's name, URL-encoded (`release%2F1.0` for `release/1.0`).
+                 * @example v1.0.0
+                 */
+                tag_name: components["parameters"]["TagName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The tag's signature. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TagSignature"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    listRepositoryTree: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /**
+                 * @description Keyset pagination only: where the next page starts, as given in the previous answer's `Link` header.
+                 * @example eyJmaWxlX25hbWUiOiJMSUNFTlNFIn0=
+                 */
+                page_token?: string;
+                /** @description `legacy` (the default) is offset pagination, `keyset` continues with `page_token` through the `Link` header, `none` (only with `recursive=true`) returns every entry. */
+                pagination?: "legacy" | "keyset" | "none";
+                /**
+                 * @description The directory to list, relative to the repository root. Left out or empty, the root.
+                 * @example lib/parsers
+                 */
+                path?: string;
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+                /** @description List every entry below `path`, not only its direct children. */
+                recursive?: boolean;
+                /**
+                 * @description The branch, tag or commit to list. Defaults to the default branch.
+                 * @example main
+                 */
+                ref?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of tree entries. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "a1e8f8d745cc87e3a9248358d9352bb7f9a0aeba",
+                     *         "name": "parsers",
+                     *         "type": "tree",
+                     *         "path": "lib/parsers",
+                     *         "mode": "040000"
+                     *       },
+                     *       {
+                     *         "id": "4535904260b1082e14f867f7a24fd8c21495bde3",
+                     *         "name": "README.md",
+                     *         "type": "blob",
+                     *         "path": "README.md",
+                     *         "mode": "100644"
+                     *       },
+                     *       {
+                     *         "id": "7c3c7e2b0cbbf5f7e3a1f0a4b2d1c9e8f7a6b5c4",
+                     *         "name": "vendor-lib",
+                     *         "type": "commit",
+                     *         "path": "vendor-lib",
+                     *         "mode": "160000"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["TreeEntry"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
     shareProjectWithGroup: {
         parameters: {
             query?: never;
@@ -7090,7 +11245,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            422: components["responses"]["TokenNotCreated"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };
@@ -7441,7 +11596,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            422: components["responses"]["TokenNotCreated"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };

@@ -36,6 +36,12 @@ export async function createApp(options: AppOptions): Promise<App> {
   const services = createServices({ dataSource, config });
   const metrics = createMetrics();
   const koa = new Koa({ proxy: true });
+  // A client that hangs up during a streamed download is not a server fault.
+  const CLIENT_GONE = new Set(['ECONNRESET', 'EPIPE', 'ERR_STREAM_PREMATURE_CLOSE', 'ECONNABORTED']);
+  koa.on('error', (err: NodeJS.ErrnoException) => {
+    if (CLIENT_GONE.has(err.code ?? '')) return;
+    logger.error({ err }, 'unhandled error');
+  });
 
   koa.use(async (ctx, next) => {
     const incoming = ctx.get('X-Request-Id');

@@ -1,6 +1,7 @@
 import type { DataSource } from 'typeorm';
 import type { Config } from './config.js';
 import { AccessTokensService } from './access_tokens/access-tokens.service.js';
+import { BranchesService } from './branches/branches.service.js';
 import { RateLimiter } from './core/rate-limit.js';
 import { RepositoriesService } from './git/repositories.service.js';
 import { RepositoryStorage } from './git/storage.js';
@@ -9,6 +10,12 @@ import { MembersService } from './members/members.service.js';
 import { NamespacesService } from './namespaces/namespaces.service.js';
 import { ProjectCustomAttributesService } from './projects/custom-attributes.service.js';
 import { ProjectsService } from './projects/projects.service.js';
+import { ProtectedBranchesService } from './protected_branches/protected-branches.service.js';
+import { ProtectedTagsService } from './protected_tags/protected-tags.service.js';
+import { RepositoryService } from './repository/repository.service.js';
+import { CommitsService } from './commits/commits.service.js';
+import { FilesService } from './files/files.service.js';
+import { TagsService } from './tags/tags.service.js';
 import { UsersService } from './users/users.service.js';
 
 export interface ServiceDeps {
@@ -28,6 +35,13 @@ export interface Services {
   rateLimiter: RateLimiter;
   storage: RepositoryStorage;
   repositories: RepositoriesService;
+  branches: BranchesService;
+  protectedBranches: ProtectedBranchesService;
+  tags: TagsService;
+  protectedTags: ProtectedTagsService;
+  repository: RepositoryService;
+  commits: CommitsService;
+  files: FilesService;
 }
 
 export function createServices(deps: ServiceDeps): Services {
@@ -35,7 +49,8 @@ export function createServices(deps: ServiceDeps): Services {
   const storage = new RepositoryStorage(deps.config.storages);
   const projects = new ProjectsService(deps, storage);
   const groups = new GroupsService(deps, storage);
-  return {
+  const repositories = new RepositoriesService(deps, projects, storage);
+  const services: Services = {
     users,
     namespaces: new NamespacesService(deps),
     groups,
@@ -45,6 +60,15 @@ export function createServices(deps: ServiceDeps): Services {
     projectCustomAttributes: new ProjectCustomAttributesService(deps, projects),
     rateLimiter: new RateLimiter(deps.config.rateLimits),
     storage,
-    repositories: new RepositoriesService(deps, projects, storage),
-  };
+    repositories,
+    branches: new BranchesService(deps, { projects, repositories }),
+    protectedBranches: new ProtectedBranchesService(deps, { projects, repositories }),
+    tags: new TagsService(deps, repositories),
+    protectedTags: new ProtectedTagsService(deps, projects),
+  } as Services;
+  // Services that use others through the whole registry, once it exists.
+  services.repository = new RepositoryService(services);
+  services.commits = new CommitsService(services);
+  services.files = new FilesService(services);
+  return services;
 }

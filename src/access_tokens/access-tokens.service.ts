@@ -4,7 +4,14 @@ import type { operations } from '../../generated/openapi.js';
 import type { Config } from '../config.js';
 import { canGroup, canProject, isAdmin, type Subject } from '../core/abilities.js';
 import { generateToken, hashToken, type Caller } from '../core/auth.js';
-import { ApiError, forbidden, methodNotAllowed, notFound, unauthorized } from '../core/errors.js';
+import {
+  ApiError,
+  forbidden,
+  methodNotAllowed,
+  notFound,
+  unauthorized,
+  unprocessable,
+} from '../core/errors.js';
 import { paginateOffset, type Page, type RequestInfo } from '../core/pagination.js';
 import { AccessLevel, Member, type MemberSourceType } from '../members/member.entity.js';
 import type { ServiceDeps, Services } from '../services.js';
@@ -52,8 +59,6 @@ interface Resource {
 
 /** GitLab's `bad_request!(reason)`. */
 const badRequest = (reason: string) => new ApiError(400, { message: `400 Bad request - ${reason}` });
-/** GitLab answers failed personal token creation with 422 and the record's full messages. */
-const unprocessable = (errors: string[]) => new ApiError(422, { message: toSentence(errors) });
 
 const SORTS: Record<string, [column: string, direction: 'ASC' | 'DESC']> = {
   created_asc: ['t.created_at', 'ASC'],
@@ -165,7 +170,7 @@ export class AccessTokensService {
       expiresAt: body.expires_at ?? addDays(today, MAX_LIFETIME_DAYS),
     };
     const errors = tokenErrors(attrs, today);
-    if (errors.length) throw unprocessable(errors);
+    if (errors.length) throw unprocessable(toSentence(errors));
     return this.insertToken(this.dataSource.manager, { ...attrs, userId: owner.id, previousTokenId: null });
   }
 

@@ -23,7 +23,6 @@ const PROJECT_ABILITIES = {
   read_project: AccessLevel.NoAccess,
   read_project_member: AccessLevel.NoAccess,
   read_statistics: AccessLevel.Reporter,
-  /** Private code needs Reporter; public and internal code is readable by anyone who sees the project. */
   read_code: AccessLevel.Reporter,
   push_code: AccessLevel.Developer,
   admin_project: AccessLevel.Maintainer,
@@ -82,8 +81,9 @@ const READ_ONLY_WHEN_ARCHIVED = new Set<ProjectAbility>(['push_code']);
 
 export function canProject(caller: Caller, ability: ProjectAbility, subject: Subject): boolean {
   if (subject.archived && READ_ONLY_WHEN_ARCHIVED.has(ability)) return false;
+  // Public and internal code is readable by whoever may see the project; private code needs Reporter.
   if (ability === 'read_code' && subject.visibilityLevel >= Visibility.internal)
-    return canSee(caller, subject) && (subject.accessLevel >= AccessLevel.Guest || !caller.user?.external);
+    return canSee(caller, subject);
   return canWith(caller, subject, PROJECT_ABILITIES[ability]);
 }
 

@@ -37,8 +37,14 @@ export interface PushActor {
   caller: Caller;
   /** The caller's access level in the project. */
   accessLevel: number;
-  /** Groups the caller belongs to, directly or through an ancestor. */
-  groupIds: Set<number>;
+  /** The caller's access level in each group they belong to, directly or through an ancestor. */
+  groupLevels: Map<number, number>;
+}
+
+/** The project a change is made in, as far as the rules care. */
+export interface RuleProject {
+  id: number;
+  defaultBranch: string | null;
 }
 
 const escapeRegex = (text: string) => text.replace(/[.+?^${}()|[\]\\]/g, '\\$&');
@@ -54,7 +60,8 @@ export function entryAllows(entry: AccessEntry, actor: PushActor): boolean {
   const user = actor.caller.user;
   if (!user) return false;
   if (entry.userId !== null) return entry.userId === user.id;
-  if (entry.groupId !== null) return actor.groupIds.has(entry.groupId);
+  // A group entry admits the group's Developers and above.
+  if (entry.groupId !== null) return (actor.groupLevels.get(entry.groupId) ?? 0) >= AccessLevel.Developer;
   if (entry.deployKeyId !== null) return false;
   if (entry.accessLevel === AccessLevel.NoAccess) return false;
   if (user.admin) return true;
@@ -68,31 +75,44 @@ const allows = (rule: ProtectedBranch, action: ProtectedBranchAction, actor: Pus
 export const MESSAGES = {
   push: 'You are not allowed to push code to protected branches on this project.',
   force: 'You are not allowed to force push code to a protected branch on this project.',
-  deleteBranch: 'You can only delete protected branches using the web interface.',
+  deleteDefaultBranch: 'The default branch of a project cannot be deleted.',
+  deleteBranchByPush: 'You can only delete protected branches using the web interface.',
+  deleteBranchRole:
+    'You are not allowed to delete protected branches from this project. Only a project maintainer or owner can delete a protected branch.',
   createBranch: 'You are not allowed to create protected branches on this project.',
+  hexBranchName: 'You cannot create a branch with a 40-character hexadecimal branch name.',
   createTag: 'You are not allowed to create this tag as it is protected.',
-  updateTag: 'You are not allowed to change existing tags on this project.',
   updateProtectedTag: 'Protected tags cannot be updated.',
-  deleteProtectedTag:
+  deleteTagByPush: 'You can only delete protected tags using the web interface.',
+  deleteTagRole:
     'You are not allowed to delete protected tags from this project. Only a project maintainer or owner can delete a protected tag.',
+  defaultBranchTagName: 'You cannot use default branch name to create a tag',
+  hexTagName: 'You cannot create a tag with a SHA-1 or SHA-256 tag name.',
+  prohibitedTagName: 'You cannot create a tag with a prohibited pattern.',
 } as const;
+
+/** Options of a check: API writes (`throughApi`) may delete protected refs, pushes never. */
+export interface RefusalOptions {
+  throughApi?: boolean;
+}
 
 export class PushRules {
   constructor(private readonly dataSource: DataSource) {}
 
   async actor(caller: Caller, accessLevel: number): Promise<PushActor> {
-    const groupIds = new Set<number>();
+    const groupLevels = new Map<number, number>();
     if (caller.user) {
-      const rows: Array<{ id: number }> = await this.dataSource.query(
-        `SELECT DISTINCT d.id FROM members m
+      const rows: Array<{ id: number; level: number }> = await this.dataSource.query(
+        `SELECT d.id, max(m.access_level) AS level FROM members m
          JOIN namespaces d ON d.traversal_ids @> ARRAY[m.source_id]
          WHERE m.user_id = $1 AND m.source_type = 'Namespace'
-           AND (m.expires_at IS NULL OR m.expires_at > current_date)`,
+           AND (m.expires_at IS NULL OR m.expires_at > current_date)
+         GROUP BY d.id`,
         [caller.user.id],
       );
-      for (const row of rows) groupIds.add(Number(row.id));
+      for (const row of rows) groupLevels.set(Number(row.id), Number(row.level));
     }
-    return { caller, accessLevel, groupIds };
+    return { caller, accessLevel, groupLevels };
   }
 
   /** The project's protected branches that match `branch`, with their access levels. */
@@ -112,42 +132,51 @@ export class PushRules {
     return rules.filter((rule) => refPatternMatches(rule.name, tag));
   }
 
-  /** Why the change is refused, or null when it is allowed. `deletion` says who deletes branches. */
+  /**
+   * Why the change is refused, or null when it is allowed: GitLab's branch and tag checks. Where several
+   * rules match a ref, any entry of any of them may grant pushing, merging or creating; force pushes
+   * need every matching rule to allow them.
+   */
   async refusal(
-    projectId: number,
+    project: RuleProject,
     actor: PushActor,
     change: RefChange,
-    options: { branchDeletionThroughApi?: boolean } = {},
+    options: RefusalOptions = {},
   ): Promise<string | null> {
     const creating = change.oldSha === ZERO_SHA;
     const deleting = change.newSha === ZERO_SHA;
+    const maintainer = Boolean(actor.caller.user?.admin) || actor.accessLevel >= AccessLevel.Maintainer;
     if (change.ref.startsWith('refs/heads/')) {
-      const rules = await this.matchingBranches(projectId, change.ref.slice('refs/heads/'.length));
+      const branch = change.ref.slice('refs/heads/'.length);
+      if (deleting && branch === project.defaultBranch) return MESSAGES.deleteDefaultBranch;
+      if (creating && /^[0-9a-f]{40}$/.test(branch)) return MESSAGES.hexBranchName;
+      const rules = await this.matchingBranches(project.id, branch);
       if (rules.length === 0) return null;
+      const anyAllows = (action: ProtectedBranchAction) => rules.some((rule) => allows(rule, action, actor));
       if (deleting) {
-        // Through the API, Maintainers may delete a protected branch; a push never may.
-        if (
-          options.branchDeletionThroughApi &&
-          (actor.caller.user?.admin || actor.accessLevel >= AccessLevel.Maintainer)
-        )
-          return null;
-        return MESSAGES.deleteBranch;
+        if (!maintainer) return MESSAGES.deleteBranchRole;
+        return options.throughApi ? null : MESSAGES.deleteBranchByPush;
       }
-      if (creating) {
-        const ok = rules.every((rule) => allows(rule, 'push', actor) || allows(rule, 'merge', actor));
-        return ok ? null : MESSAGES.createBranch;
-      }
-      if (!rules.every((rule) => allows(rule, 'push', actor))) return MESSAGES.push;
+      if (creating) return anyAllows('push') || anyAllows('merge') ? null : MESSAGES.createBranch;
+      if (!anyAllows('push')) return MESSAGES.push;
       if (change.forced && !rules.every((rule) => rule.allowForcePush)) return MESSAGES.force;
       return null;
     }
     if (change.ref.startsWith('refs/tags/')) {
-      const rules = await this.matchingTags(projectId, change.ref.slice('refs/tags/'.length));
-      const maintainer = actor.caller.user?.admin || actor.accessLevel >= AccessLevel.Maintainer;
-      if (rules.length === 0) return creating || deleting || maintainer ? null : MESSAGES.updateTag;
-      if (deleting) return maintainer ? null : MESSAGES.deleteProtectedTag;
+      const tag = change.ref.slice('refs/tags/'.length);
+      if (creating) {
+        if (tag === project.defaultBranch) return MESSAGES.defaultBranchTagName;
+        if (/^(?:[0-9a-f]{40}|[0-9a-f]{64})/.test(tag)) return MESSAGES.hexTagName;
+        if (tag.startsWith('refs/')) return MESSAGES.prohibitedTagName;
+      }
+      const rules = await this.matchingTags(project.id, tag);
+      if (rules.length === 0) return null;
+      if (deleting) {
+        if (!maintainer) return MESSAGES.deleteTagRole;
+        return options.throughApi ? null : MESSAGES.deleteTagByPush;
+      }
       if (!creating) return MESSAGES.updateProtectedTag;
-      const ok = rules.every((rule) =>
+      const ok = rules.some((rule) =>
         (rule.createAccessLevels ?? []).some((entry) => entryAllows(entry, actor)),
       );
       return ok ? null : MESSAGES.createTag;
@@ -156,9 +185,14 @@ export class PushRules {
   }
 
   /** The first refusal among several changes: one refused ref refuses the whole push. */
-  async firstRefusal(projectId: number, actor: PushActor, changes: RefChange[]): Promise<string | null> {
+  async firstRefusal(
+    project: RuleProject,
+    actor: PushActor,
+    changes: RefChange[],
+    options: RefusalOptions = {},
+  ): Promise<string | null> {
     for (const change of changes) {
-      const reason = await this.refusal(projectId, actor, change);
+      const reason = await this.refusal(project, actor, change, options);
       if (reason) return reason;
     }
     return null;

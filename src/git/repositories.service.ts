@@ -64,12 +64,7 @@ export class RepositoriesService {
    * Applies ref changes atomically (all or none, each checked against its expected old value) after the
    * push rules accept every one, then records them. Throws RefUpdateRefused with GitLab's reason.
    */
-  async updateRefs(
-    caller: Caller,
-    repository: OpenRepository,
-    changes: RefChange[],
-    options: { branchDeletionThroughApi?: boolean } = {},
-  ): Promise<void> {
+  async updateRefs(caller: Caller, repository: OpenRepository, changes: RefChange[]): Promise<void> {
     const { view, dir } = repository;
     const actor = await this.rules.actor(caller, view.accessLevel);
     for (const change of changes) {
@@ -80,7 +75,8 @@ export class RepositoriesService {
         });
         change.forced = ancestry.code === 1;
       }
-      const reason = await this.rules.refusal(view.project.id, actor, change, options);
+      // Writes through the API are what GitLab calls web updates: they may delete protected refs.
+      const reason = await this.rules.refusal(view.project, actor, change, { throughApi: true });
       if (reason) throw new RefUpdateRefused(reason);
     }
     const script = changes
@@ -98,16 +94,43 @@ export class RepositoriesService {
     await this.recordPush(view.project, caller.user?.id ?? null, changes, 'api');
   }
 
+  /**
+   * The first branch pushed into an empty repository becomes the default branch when the configured one
+   * was not pushed, as GitLab does; HEAD follows. Returns the default branch after the push.
+   */
+  private async adoptFirstBranch(
+    project: { defaultBranch: string | null; repositoryEmpty?: boolean },
+    dir: string,
+    changes: RefChange[],
+  ): Promise<string | null> {
+    if (!project.repositoryEmpty) return project.defaultBranch;
+    const branches = changes
+      .filter((c) => c.ref.startsWith('refs/heads/') && c.newSha !== ZERO_SHA)
+      .map((c) => c.ref.slice('refs/heads/'.length));
+    if (branches.length === 0 || (project.defaultBranch && branches.includes(project.defaultBranch)))
+      return project.defaultBranch;
+    await git(['symbolic-ref', 'HEAD', `refs/heads/${branches[0]}`], { gitDir: dir });
+    return branches[0];
+  }
+
   /** Records moved refs durably, marks the project active, and refreshes what lists show of the repository. */
   async recordPush(
-    project: { id: number; defaultBranch: string | null; repositoryStorage: string },
+    project: {
+      id: number;
+      defaultBranch: string | null;
+      repositoryStorage: string;
+      repositoryEmpty?: boolean;
+    },
     userId: number | null,
     changes: RefChange[],
     via: 'git' | 'api',
   ): Promise<void> {
     if (changes.length === 0) return;
     const dir = this.storage.diskPath(project.repositoryStorage, project.id);
+    const defaultBranch = await this.adoptFirstBranch(project, dir, changes);
     await this.dataSource.transaction(async (tx) => {
+      if (defaultBranch !== project.defaultBranch)
+        await tx.query('UPDATE projects SET default_branch = $2 WHERE id = $1', [project.id, defaultBranch]);
       await tx.getRepository(PushEvent).insert(
         changes.map((change) => ({
           projectId: project.id,
@@ -119,7 +142,7 @@ export class RepositoriesService {
         })),
       );
       await tx.query('UPDATE projects SET last_activity_at = now() WHERE id = $1', [project.id]);
-      await refreshRepositoryState(tx, project, dir);
+      await refreshRepositoryState(tx, { id: project.id, defaultBranch }, dir);
     });
   }
 }

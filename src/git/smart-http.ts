@@ -161,9 +161,8 @@ export function gitHttp({ dataSource, services }: GitHttpOptions): Middleware {
       ctx.body = { allowed: false, message: 'Unknown push.' };
       return;
     }
-    const projectId = session.view.project.id;
     if (hook === 'pre-receive') {
-      const reason = await rules.firstRefusal(projectId, session.actor, payload.changes);
+      const reason = await rules.firstRefusal(session.view.project, session.actor, payload.changes);
       ctx.body = reason ? { allowed: false, message: reason } : { allowed: true };
       return;
     }

@@ -1,4 +1,4 @@
-import { QueryFailedError, type DataSource, type EntityManager, type SelectQueryBuilder } from 'typeorm';
+import { type DataSource, type EntityManager, type SelectQueryBuilder } from 'typeorm';
 import type { operations } from '../../generated/openapi.js';
 import {
   authorizeGroup,
@@ -34,6 +34,7 @@ import {
   subgroupCreationMinimum,
 } from './group-settings.js';
 import { containing, escapeLike } from '../core/search.js';
+import { isUniqueViolation } from '../db/errors.js';
 
 type Query<O extends keyof operations> = NonNullable<operations[O]['parameters']['query']>;
 export type ListGroupsParams = Query<'listGroups'>;
@@ -328,8 +329,7 @@ export class GroupsService {
         );
       } catch (err) {
         // A concurrent create took the path between the check and the insert.
-        if (err instanceof QueryFailedError && (err.driverError as { code?: string })?.code === '23505')
-          throw failed({ path: ['has already been taken'] });
+        if (isUniqueViolation(err)) throw failed({ path: ['has already been taken'] });
         throw err;
       }
       await tx.getRepository(Member).insert({
@@ -367,8 +367,7 @@ export class GroupsService {
       try {
         await this.namespaces.renameGroup(group, name, path, tx);
       } catch (err) {
-        if (err instanceof QueryFailedError && (err.driverError as { code?: string })?.code === '23505')
-          throw validationFailed({ path: ['has already been taken'] });
+        if (isUniqueViolation(err)) throw validationFailed({ path: ['has already been taken'] });
         throw err;
       }
       const settings = { ...applySettingParams(groupSettings(group.settings), params) };

@@ -1,4 +1,4 @@
-import { In, QueryFailedError, type DataSource, type EntityManager } from 'typeorm';
+import { In, type DataSource, type EntityManager } from 'typeorm';
 import type { components, operations } from '../../generated/openapi.js';
 import {
   authorizeGroup,
@@ -20,6 +20,7 @@ import { AccessLevel, Member, type MemberSourceType } from './member.entity.js';
 import type { MemberRecord } from './member.presenter.js';
 import { ProjectGroupLink } from './project-group-link.entity.js';
 import { containing } from '../core/search.js';
+import { isUniqueViolation } from '../db/errors.js';
 
 export type MemberListParams = NonNullable<operations['listProjectMembers']['parameters']['query']>;
 export type MemberCreateParams = components['schemas']['MemberCreate'];
@@ -96,9 +97,6 @@ function fullMessages(errors: Record<string, string[]>): string[] {
     messages.map((message) => `${label(attribute)} ${message}`),
   );
 }
-
-const isUniqueViolation = (err: unknown) =>
-  err instanceof QueryFailedError && (err.driverError as { code?: string })?.code === '23505';
 
 interface MemberRow {
   user_id: number;

@@ -36,6 +36,10 @@ function descriptionHtml(description: string | null): string {
     .join('\n');
 }
 
+/** `<external URL>/<namespace>/<project>`: the project's page, and the base of its commit and file URLs. */
+export const projectWebUrl = (view: ProjectView, externalUrl: string) =>
+  `${externalUrl}/${view.project.namespace.fullPath}/${view.project.path}`;
+
 function hostOf(externalUrl: string): string {
   return new URL(externalUrl).host;
 }

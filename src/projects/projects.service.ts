@@ -1,10 +1,4 @@
-import {
-  QueryFailedError,
-  type DataSource,
-  type EntityManager,
-  type ObjectLiteral,
-  type SelectQueryBuilder,
-} from 'typeorm';
+import { type DataSource, type EntityManager, type ObjectLiteral, type SelectQueryBuilder } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
 import type { operations } from '../../generated/openapi.js';
 import type { Config } from '../config.js';
@@ -51,6 +45,7 @@ import { ProjectStatistics } from './project-statistics.entity.js';
 import { Project } from './project.entity.js';
 import { settingsFromParams } from './project-settings.js';
 import { containing, escapeLike } from '../core/search.js';
+import { isUniqueViolation } from '../db/errors.js';
 
 export type ListProjectsParams = NonNullable<operations['listProjects']['parameters']['query']>;
 export type CreateProjectParams = NonNullable<
@@ -599,7 +594,7 @@ async function saveUnique<T>(write: () => Promise<T>): Promise<T> {
   try {
     return await write();
   } catch (err) {
-    if (err instanceof QueryFailedError && (err.driverError as { code?: string })?.code === '23505') {
+    if (isUniqueViolation(err)) {
       throw validationFailed({ path: ['has already been taken'] });
     }
     throw err;

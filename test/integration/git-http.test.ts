@@ -1,11 +1,8 @@
 /** Plain `git` against the running server: clone, fetch and push over smart HTTP, with protected branches. */
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import zlib from 'node:zlib';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AccessLevel, Member } from '../../src/members/member.entity.js';
 import {
   ProtectedBranch,
@@ -13,33 +10,14 @@ import {
 } from '../../src/protected_branches/protected-branch.entity.js';
 import { gitText } from '../../src/git/git.js';
 import type { TestUser } from '../helpers/factories.js';
+import { useGitWorkDir } from '../helpers/git-cli.js';
 import { useTestServer } from '../helpers/server.js';
 
 const server = useTestServer();
-const exec = promisify(execFile);
-const work = fs.mkdtempSync(path.join(os.tmpdir(), 'forge-git-'));
-afterAll(() => fs.rmSync(work, { recursive: true, force: true }));
+const { work, gitCli } = useGitWorkDir('forge-git-');
 
 type Json = Record<string, unknown>;
 let counter = 0;
-
-/** Runs git as a client would, never prompting and ignoring the machine's configuration. */
-async function gitCli(args: string[], cwd = work) {
-  try {
-    const { stdout, stderr } = await exec(
-      'git',
-      ['-c', 'user.name=Tester', '-c', 'user.email=t@example.com', ...args],
-      {
-        cwd,
-        env: { PATH: process.env.PATH, HOME: work, GIT_TERMINAL_PROMPT: '0', GIT_CONFIG_NOSYSTEM: '1' },
-      },
-    );
-    return { ok: true, stdout, stderr };
-  } catch (err) {
-    const failure = err as { stdout: string; stderr: string };
-    return { ok: false, stdout: failure.stdout, stderr: failure.stderr };
-  }
-}
 
 function remote(fullPath: string, token?: string): string {
   const url = new URL(`${server.url}/${fullPath}.git`);
@@ -243,11 +221,26 @@ describe('push', () => {
     );
   });
 
-  it('refuses to delete a protected branch by push', async () => {
-    const { dir } = await memberClone(AccessLevel.Owner);
-    const refused = await gitCli(['push', 'origin', ':main'], dir);
-    expect(refused.ok).toBe(false);
-    expect(refused.stderr).toContain('You can only delete protected branches using the web interface.');
+  it('refuses to delete the default branch, or a protected branch, by push', async () => {
+    const { dir, project } = await memberClone(AccessLevel.Owner);
+    const defaultBranch = await gitCli(['push', 'origin', ':main'], dir);
+    expect(defaultBranch.ok).toBe(false);
+    expect(defaultBranch.stderr).toContain(
+      'remote: GitLab: The default branch of a project cannot be deleted.',
+    );
+
+    expect((await gitCli(['push', '-q', 'origin', 'main:stable'], dir)).ok).toBe(true);
+    const rule = await server.dataSource
+      .getRepository(ProtectedBranch)
+      .save({ projectId: project.id, name: 'stable' });
+    await server.dataSource
+      .getRepository(ProtectedBranchAccessLevel)
+      .insert({ protectedBranchId: rule.id, action: 'push', accessLevel: AccessLevel.Maintainer });
+    const protectedBranch = await gitCli(['push', 'origin', ':stable'], dir);
+    expect(protectedBranch.ok).toBe(false);
+    expect(protectedBranch.stderr).toContain(
+      'You can only delete protected branches using the web interface.',
+    );
   });
 
   it('applies wildcard rules, such as release/* with no one allowed to push', async () => {

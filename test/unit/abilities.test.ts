@@ -70,7 +70,7 @@ describe('project abilities by role', () => {
     expect(canProject(user({ admin: true }), ability, { visibilityLevel: 0, accessLevel: 0 })).toBe(true);
   });
 
-  it('lets anyone who sees a public or internal project read its code, but not external non-members', () => {
+  it('lets anyone who sees a public or internal project read its code, external users too', () => {
     expect(canProject(anonymous, 'read_code', { visibilityLevel: Visibility.public, accessLevel: 0 })).toBe(
       true,
     );
@@ -80,6 +80,12 @@ describe('project abilities by role', () => {
     expect(
       canProject(user({ external: true }), 'read_code', {
         visibilityLevel: Visibility.public,
+        accessLevel: 0,
+      }),
+    ).toBe(true);
+    expect(
+      canProject(user({ external: true }), 'read_code', {
+        visibilityLevel: Visibility.internal,
         accessLevel: 0,
       }),
     ).toBe(false);

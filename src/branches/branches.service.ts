@@ -1,0 +1,326 @@
+import type { DataSource } from 'typeorm';
+import type { operations } from '../../generated/openapi.js';
+import { canProject } from '../core/abilities.js';
+import type { Caller } from '../core/auth.js';
+import { ApiError, conflict, forbidden, notFound } from '../core/errors.js';
+import { offsetHeaders, perPageOf, type Page, type RequestInfo } from '../core/pagination.js';
+import { readCommits, resolveCommit } from '../git/commits.js';
+import { git, gitText } from '../git/git.js';
+import {
+  entryAllows,
+  refPatternMatches,
+  ZERO_SHA,
+  type PushActor,
+  type RefChange,
+} from '../git/push-rules.js';
+import { RefUpdateRefused, type OpenRepository } from '../git/repositories.service.js';
+import { ProtectedBranch } from '../protected_branches/protected-branch.entity.js';
+import type { ServiceDeps, Services } from '../services.js';
+import { filterByRegex, isValidBranchName, requireNonEmpty, searchMatcher } from './branch-filters.js';
+import type { BranchRecord } from './branch.presenter.js';
+
+export type ListBranchesParams = NonNullable<operations['listBranches']['parameters']['query']>;
+export type CreateBranchParams = NonNullable<
+  operations['createBranch']['requestBody']
+>['content']['application/json'];
+
+/** A branch head as `git for-each-ref` reports it. */
+interface BranchRef {
+  name: string;
+  sha: string;
+  /** Committer date of the head, in seconds. */
+  date: number;
+}
+
+const HEADS = 'refs/heads/';
+const FORMAT = '--format=%(refname)%00%(objectname)%00%(objecttype)%00%(committerdate:unix)';
+const HEX_NAME = /^[0-9a-f]{40}(-\/|\/|$)/i;
+
+/** A branch's commit can be read only when the branch points at a commit. */
+async function branchRefs(dir: string, pattern = HEADS): Promise<BranchRef[]> {
+  const output = (await git(['for-each-ref', FORMAT, pattern], { gitDir: dir })).stdout.toString('utf8');
+  const refs: BranchRef[] = [];
+  for (const line of output.split('\n')) {
+    const [ref, sha, type, date] = line.split('\x00');
+    if (!ref?.startsWith(HEADS) || type !== 'commit') continue;
+    refs.push({ name: ref.slice(HEADS.length), sha, date: Number(date) });
+  }
+  return refs;
+}
+
+/** One branch by its exact name; for-each-ref never reads the name as revision syntax. */
+async function findBranch(dir: string, name: string): Promise<BranchRef | null> {
+  if (name === '') return null;
+  return (await branchRefs(dir, `${HEADS}${name}`)).find((ref) => ref.name === name) ?? null;
+}
+
+const branchNotFound = () => notFound('Branch');
+const refused = (message: string) => new ApiError(400, { message });
+
+/** The project's protection rules and the caller, loaded once per request, applied per branch. */
+class BranchRules {
+  constructor(
+    private readonly rules: ProtectedBranch[],
+    private readonly actor: PushActor | null,
+    private readonly mayPushCode: boolean,
+  ) {}
+
+  matching(name: string): ProtectedBranch[] {
+    return this.rules.filter((rule) => refPatternMatches(rule.name, name));
+  }
+
+  describe(name: string) {
+    const rules = this.matching(name);
+    const entries = rules.flatMap((rule) => rule.accessLevels ?? []);
+    const developers = (action: string) =>
+      entries.some((entry) => entry.action === action && entry.accessLevel === 30);
+    const actor = this.actor;
+    const pushAllowed = (rule: ProtectedBranch) =>
+      actor !== null &&
+      (rule.accessLevels ?? []).some((entry) => entry.action === 'push' && entryAllows(entry, actor));
+    return {
+      protected: rules.length > 0,
+      developersCanPush: developers('push'),
+      developersCanMerge: developers('merge'),
+      canPush: this.mayPushCode && actor !== null && rules.every(pushAllowed),
+    };
+  }
+}
+
+export class BranchesService {
+  private readonly dataSource: DataSource;
+
+  constructor(
+    deps: ServiceDeps,
+    private readonly services: Pick<Services, 'projects' | 'repositories'>,
+  ) {
+    this.dataSource = deps.dataSource;
+  }
+
+  private async branchRules(caller: Caller, repository: OpenRepository): Promise<BranchRules> {
+    const { view } = repository;
+    const rules = await this.dataSource.getRepository(ProtectedBranch).find({
+      where: { projectId: view.project.id },
+      relations: { accessLevels: true },
+    });
+    const actor = caller.user ? await this.services.repositories.rules.actor(caller, view.accessLevel) : null;
+    const mayPushCode = canProject(caller, 'push_code', this.services.projects.subject(view));
+    return new BranchRules(rules, actor, mayPushCode);
+  }
+
+  /** Turns branch heads into records: commits read in one git call, merged-ness in another. */
+  private async records(
+    caller: Caller,
+    repository: OpenRepository,
+    refs: BranchRef[],
+    defaultHead: BranchRef | null,
+  ): Promise<BranchRecord[]> {
+    if (refs.length === 0) return [];
+    const { dir, view } = repository;
+    const commits = await readCommits(
+      dir,
+      refs.map((ref) => ref.sha),
+    );
+    const merged = new Set<string>();
+    if (defaultHead) {
+      const output = await gitText(
+        ['for-each-ref', `--merged=${defaultHead.sha}`, '--format=%(refname)', HEADS],
+        {
+          gitDir: dir,
+        },
+      );
+      for (const ref of output.split('\n')) if (ref.startsWith(HEADS)) merged.add(ref.slice(HEADS.length));
+    }
+    const rules = await this.branchRules(caller, repository);
+    return refs.map((ref) => ({
+      name: ref.name,
+      commit: commits.get(ref.sha)!,
+      merged: defaultHead !== null && ref.sha !== defaultHead.sha && merged.has(ref.name),
+      default: ref.name === view.project.defaultBranch,
+      ...rules.describe(ref.name),
+    }));
+  }
+
+  async list(
+    caller: Caller,
+    projectId: string | number,
+    params: ListBranchesParams,
+    request: RequestInfo,
+  ): Promise<{ repository: OpenRepository; page: Page<BranchRecord> }> {
+    const repository = await this.services.repositories.open(caller, projectId, 'read_code');
+    const all = await branchRefs(repository.dir);
+    let refs = [...all];
+    const sort = params.sort ?? 'name_asc';
+    if (sort !== 'name_asc') {
+      const direction = sort === 'updated_asc' ? 1 : -1;
+      refs.sort((a, b) => (a.date - b.date) * direction || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    }
+    if (params.search) {
+      const matcher = searchMatcher(params.search);
+      refs = refs.filter((ref) => matcher.test(ref.name));
+      if (!matcher.operators) {
+        // An exact name comes first, as GitLab lists it.
+        const exact = refs.findIndex((ref) => ref.name.toLowerCase() === params.search!.toLowerCase());
+        if (exact > 0) refs.unshift(...refs.splice(exact, 1));
+      }
+    }
+    if (params.regex !== undefined) {
+      const names = new Set(
+        await filterByRegex(
+          refs.map((ref) => ref.name),
+          params.regex,
+        ),
+      );
+      refs = refs.filter((ref) => names.has(ref.name));
+    }
+    const perPage = perPageOf(params);
+    const pageNumber = Math.max(params.page ?? 1, 1);
+    const slice = refs.slice((pageNumber - 1) * perPage, pageNumber * perPage);
+    const defaultHead = all.find((ref) => ref.name === repository.view.project.defaultBranch) ?? null;
+    return {
+      repository,
+      page: {
+        items: await this.records(caller, repository, slice, defaultHead),
+        headers: offsetHeaders(refs.length, pageNumber, perPage, request),
+      },
+    };
+  }
+
+  async get(
+    caller: Caller,
+    projectId: string | number,
+    name: string,
+  ): Promise<{ repository: OpenRepository; branch: BranchRecord }> {
+    const repository = await this.services.repositories.open(caller, projectId, 'read_code');
+    return { repository, branch: await this.read(caller, repository, name) };
+  }
+
+  private async read(caller: Caller, repository: OpenRepository, name: string): Promise<BranchRecord> {
+    const ref = await findBranch(repository.dir, name);
+    if (!ref) throw branchNotFound();
+    const defaultBranch = repository.view.project.defaultBranch;
+    const defaultHead =
+      defaultBranch === name ? ref : defaultBranch ? await findBranch(repository.dir, defaultBranch) : null;
+    const [record] = await this.records(caller, repository, [ref], defaultHead);
+    return record;
+  }
+
+  async create(
+    caller: Caller,
+    projectId: string | number,
+    params: CreateBranchParams,
+  ): Promise<{ repository: OpenRepository; branch: BranchRecord }> {
+    // Grape rejects blank parameters before the endpoint checks that the caller may push.
+    const repository = await this.services.repositories.open(caller, projectId, 'read_code');
+    requireNonEmpty({ branch: params.branch, ref: params.ref });
+    if (!canProject(caller, 'push_code', this.services.projects.subject(repository.view))) throw forbidden();
+    const { dir } = repository;
+    const { branch, ref } = params;
+    let existing = await branchRefs(dir);
+    if (existing.length === 0) {
+      await this.createDefaultBranch(caller, repository);
+      existing = await branchRefs(dir);
+    }
+    if (!(await isValidBranchName(dir, branch))) throw refused('Branch name is invalid');
+    if (existing.some((other) => other.name === branch)) throw refused('Branch already exists');
+    const sha = await resolveCommit(dir, ref);
+    if (!sha) throw refused(`Failed to create branch '${branch}': invalid reference name '${ref}'`);
+    if (existing.some((other) => other.name.startsWith(`${branch}/`) || branch.startsWith(`${other.name}/`)))
+      throw refused(
+        `Failed to create branch '${branch}': Branch name conflicts with existing branch hierarchy.`,
+      );
+    if (HEX_NAME.test(branch))
+      throw refused('You cannot create a branch with a 40-character hexadecimal branch name.');
+    await this.updateRefs(caller, repository, [{ ref: `${HEADS}${branch}`, oldSha: ZERO_SHA, newSha: sha }], {
+      conflictMessage: 'Branch already exists',
+    });
+    return { repository, branch: await this.read(caller, repository, branch) };
+  }
+
+  /** GitLab commits an empty README.md to the default branch of an empty repository before branching. */
+  private async createDefaultBranch(caller: Caller, repository: OpenRepository): Promise<void> {
+    const { dir, view } = repository;
+    const user = caller.user!;
+    const blob = await gitText(['hash-object', '-w', '--stdin'], { gitDir: dir, input: '' });
+    const tree = await gitText(['mktree'], { gitDir: dir, input: `100644 blob ${blob}\tREADME.md\n` });
+    const env = {
+      GIT_AUTHOR_NAME: user.name,
+      GIT_AUTHOR_EMAIL: user.email,
+      GIT_COMMITTER_NAME: user.name,
+      GIT_COMMITTER_EMAIL: user.email,
+    };
+    const commit = await gitText(['commit-tree', tree, '-m', 'Add README.md'], { gitDir: dir, env });
+    const branch = view.project.defaultBranch ?? 'main';
+    await this.updateRefs(
+      caller,
+      repository,
+      [{ ref: `${HEADS}${branch}`, oldSha: ZERO_SHA, newSha: commit }],
+      {
+        conflictMessage: 'Branch already exists',
+      },
+    );
+  }
+
+  async delete(caller: Caller, projectId: string | number, name: string): Promise<void> {
+    const repository = await this.services.repositories.open(caller, projectId, 'push_code');
+    const ref = await findBranch(repository.dir, name);
+    if (!ref) throw branchNotFound();
+    if (name === repository.view.project.defaultBranch)
+      throw refused('The default branch of a project cannot be deleted.');
+    await this.updateRefs(caller, repository, [
+      { ref: `${HEADS}${name}`, oldSha: ref.sha, newSha: ZERO_SHA },
+    ]);
+  }
+
+  /** Deletes what the default branch contains, except the default branch and protected branches. */
+  async deleteMerged(caller: Caller, projectId: string | number): Promise<void> {
+    const repository = await this.services.repositories.open(caller, projectId, 'push_code');
+    const { dir, view } = repository;
+    const defaultBranch = view.project.defaultBranch;
+    const defaultHead = defaultBranch ? await findBranch(dir, defaultBranch) : null;
+    if (!defaultHead) return;
+    const output = await gitText(
+      ['for-each-ref', `--merged=${defaultHead.sha}`, '--format=%(refname)%00%(objectname)', HEADS],
+      {
+        gitDir: dir,
+      },
+    );
+    const rules = await this.branchRules(caller, repository);
+    const changes: RefChange[] = [];
+    for (const line of output.split('\n')) {
+      const [ref, sha] = line.split('\x00');
+      if (!ref?.startsWith(HEADS)) continue;
+      const name = ref.slice(HEADS.length);
+      if (name === defaultBranch || sha === defaultHead.sha || rules.matching(name).length > 0) continue;
+      changes.push({ ref, oldSha: sha, newSha: ZERO_SHA });
+    }
+    if (changes.length === 0) return;
+    try {
+      await this.services.repositories.updateRefs(caller, repository, changes);
+    } catch (err) {
+      if (!(err instanceof RefUpdateRefused)) throw err;
+      // One branch moved meanwhile: delete the others one by one and leave it.
+      for (const change of changes) {
+        await this.services.repositories.updateRefs(caller, repository, [change]).catch((error: unknown) => {
+          if (!(error instanceof RefUpdateRefused)) throw error;
+        });
+      }
+    }
+  }
+
+  /** Ref changes through the push rules: a refusal is 400 with GitLab's reason, a lost race 409. */
+  private async updateRefs(
+    caller: Caller,
+    repository: OpenRepository,
+    changes: RefChange[],
+    options: { conflictMessage?: string } = {},
+  ): Promise<void> {
+    try {
+      await this.services.repositories.updateRefs(caller, repository, changes);
+    } catch (err) {
+      if (!(err instanceof RefUpdateRefused)) throw err;
+      if (!err.conflict) throw refused(err.reason);
+      throw options.conflictMessage ? refused(options.conflictMessage) : conflict(err.reason);
+    }
+  }
+}

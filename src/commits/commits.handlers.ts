@@ -1,0 +1,34 @@
+import { defineHandlers } from '../core/handler.js';
+import { presentCommitDetail, presentCommitListItem } from './commit.presenter.js';
+import { projectWebUrl } from '../projects/project.presenter.js';
+
+export const commitsHandlers = defineHandlers({
+  async listCommits({ params, caller, services, request }) {
+    const { repo, items, headers } = await services.commits.list(caller, params.id, params, request);
+    const webUrl = projectWebUrl(repo.view, request.externalUrl);
+    const body = items.map(({ commit, stats }) => presentCommitListItem(commit, webUrl, stats));
+    return { status: 200, body, headers };
+  },
+
+  async getCommit({ params, caller, services, request }) {
+    const { repo, view } = await services.commits.get(caller, params.id, params.sha, params.stats !== false);
+    const body = presentCommitDetail(
+      view.commit,
+      projectWebUrl(repo.view, request.externalUrl),
+      repo.view.project.id,
+      view.stats,
+    );
+    return { status: 200, body };
+  },
+
+  async createCommit({ params, body, caller, services, request }) {
+    const { repo, view } = await services.commits.create(caller, params.id, body);
+    const json = presentCommitDetail(
+      view.commit,
+      projectWebUrl(repo.view, request.externalUrl),
+      repo.view.project.id,
+      view.stats,
+    );
+    return { status: 201, body: json };
+  },
+});

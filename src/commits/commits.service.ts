@@ -1,0 +1,329 @@
+/**
+ * Commits: history read from git, single commits, and commits made through the API. The commit
+ * flow (`commitToBranch`) is shared with the repository files family.
+ */
+import type { components, operations } from '../../generated/openapi.js';
+import { canProject } from '../core/abilities.js';
+import type { Caller } from '../core/auth.js';
+import { ApiError, badParameter, forbidden, notFound } from '../core/errors.js';
+import { perPageOf, requestUrl, type RequestInfo } from '../core/pagination.js';
+import {
+  buildCommit,
+  CommitBuildError,
+  normalizeActionPath,
+  type FileAction,
+} from '../git/commit-builder.js';
+import { logCommits, readCommit, resolveCommit, type GitCommit } from '../git/commits.js';
+import { git, gitText } from '../git/git.js';
+import { MESSAGES, ZERO_SHA } from '../git/push-rules.js';
+import { RefUpdateRefused, type OpenRepository } from '../git/repositories.service.js';
+import type { Services } from '../services.js';
+import { commitStats, type CommitStats } from './commit-stats.js';
+
+export type ListCommitsParams = NonNullable<operations['listCommits']['parameters']['query']>;
+export type CommitCreateParams = components['schemas']['CommitCreate'];
+
+/** A commit with what the endpoints add to it. */
+export interface CommitView {
+  commit: GitCommit;
+  stats?: CommitStats;
+}
+
+/** A 400 whose body is `{"message": ...}`, as GitLab answers refusals of the repository. */
+export const repositoryError = (message: string) => new ApiError(400, { message });
+
+const PUSH_REFUSED = 'You are not allowed to push into this branch';
+
+/** How GitLab words a stale `last_commit_id`; each endpoint has its own sentence. */
+export type StaleMessage = (path: string) => string;
+
+export interface CommitToBranchOptions {
+  branch: string;
+  startBranch?: string;
+  startSha?: string;
+  force?: boolean;
+  message: string;
+  authorName?: string;
+  authorEmail?: string;
+  actions: Array<FileAction & { lastCommitId?: string }>;
+  staleMessage: StaleMessage;
+  /** The caller already answered "may push to this branch" in its own words. */
+  pushChecked?: boolean;
+}
+
+/** The last second git's date parser reads correctly (2099-12-31T23:59:59Z). */
+const LAST_GIT_TIME = 4102444799;
+
+const SHA_PATTERN = /^([0-9a-f]{40}|[0-9a-f]{64})$/i;
+
+/** Branch names GitLab accepts for a new branch: a valid ref name that cannot be mistaken for another ref. */
+async function validBranchName(dir: string, name: string): Promise<boolean> {
+  if (!name || name === 'HEAD' || name.startsWith('-') || /^refs\//.test(name)) return false;
+  if (/^([0-9a-f]{40}|[0-9a-f]{64})$/.test(name)) return false;
+  const check = await git(['check-ref-format', `refs/heads/${name}`], { gitDir: dir, okCodes: [1] });
+  return check.code === 0;
+}
+
+async function branchTip(dir: string, branch: string): Promise<string | null> {
+  const result = await git(['rev-parse', '--verify', '--quiet', `refs/heads/${branch}^{commit}`], {
+    gitDir: dir,
+    okCodes: [1],
+  });
+  return result.code === 0 ? result.stdout.toString('utf8').trim() : null;
+}
+
+const isEmptyRepository = async (dir: string) =>
+  (await gitText(['for-each-ref', '--count=1', '--format=%(refname)'], { gitDir: dir })) === '';
+
+/** The last commit up to `revision` that changed `path`, or null. */
+export async function lastCommitForPath(dir: string, revision: string, path: string): Promise<string | null> {
+  const id = await gitText(
+    ['log', '-1', '--format=%H', '--end-of-options', revision, '--', `:(literal)${path}`],
+    {
+      gitDir: dir,
+    },
+  );
+  return id || null;
+}
+
+export class CommitsService {
+  constructor(private readonly services: Services) {}
+
+  /** May the caller push to `branch` (which may not exist yet)? GitLab's `can_push_to_branch?`. */
+  async canPushToBranch(caller: Caller, repo: OpenRepository, branch: string): Promise<boolean> {
+    if (!canProject(caller, 'push_code', this.services.projects.subject(repo.view))) return false;
+    const rules = this.services.repositories.rules;
+    const actor = await rules.actor(caller, repo.view.accessLevel);
+    const tip = await branchTip(repo.dir, branch);
+    const reason = await rules.refusal(repo.view.project, actor, {
+      ref: `refs/heads/${branch}`,
+      oldSha: tip ?? ZERO_SHA,
+      // Any new commit on top of the tip: only the right to push is asked here, not to force.
+      newSha: 'f'.repeat(40),
+      forced: false,
+    });
+    // A name that can never be a branch is not a question of permission: the name check answers it.
+    return reason === null || reason === MESSAGES.hexBranchName;
+  }
+
+  async list(caller: Caller, projectId: string | number, params: ListCommitsParams, request: RequestInfo) {
+    const repo = await this.services.repositories.open(caller, projectId, 'read_code');
+    const perPage = perPageOf(params);
+    const page = Math.max(params.page ?? 1, 1);
+    const args = ['--skip', String((page - 1) * perPage), '-n', String(perPage + 1)];
+    if (params.first_parent) args.push('--first-parent');
+    if (params.order === 'topo') args.push('--topo-order');
+    if (params.author) args.push('--fixed-strings', `--author=${params.author}`);
+    // Bounds go to git as epoch seconds, inclusive. Git misreads times from 2100 on, so a later
+    // `since` matches nothing and a later `until` everything; so does an `until` before 1970.
+    let nothing = false;
+    for (const [name, flag, round] of [
+      ['since', '--since', Math.ceil],
+      ['until', '--until', Math.floor],
+    ] as const) {
+      const value = params[name];
+      if (value === undefined) continue;
+      // Like Ruby's DateTime, a time without an offset is UTC.
+      const time = Date.parse(/T[\d:.]+$/.test(value) ? `${value}Z` : value);
+      if (Number.isNaN(time)) throw badParameter(`${name} is invalid`);
+      const seconds = round(time / 1000);
+      if (name === 'since' ? seconds > LAST_GIT_TIME : seconds < 0) nothing = true;
+      else if (name === 'since' ? seconds > 0 : seconds <= LAST_GIT_TIME) args.push(`${flag}=@${seconds}`);
+    }
+    let revision: string | null = null;
+    if (params.all) args.push('--all');
+    else {
+      revision = params.ref_name || repo.view.project.defaultBranch;
+      if (revision?.startsWith('-')) throw repositoryError('ref_name is invalid');
+      if (!revision || !(await this.resolvesRange(repo.dir, revision))) revision = null;
+    }
+    let commits: GitCommit[] = [];
+    if (!nothing && (params.all || revision)) {
+      const path = (params.path ?? '').replace(/^\/+/, '');
+      commits = await logCommits(repo.dir, [
+        ...args,
+        '--end-of-options',
+        ...(revision ? [revision] : []),
+        '--',
+        ...(path ? [`:(literal)${path}`] : []),
+      ]);
+    }
+    const hasNext = commits.length > perPage;
+    commits = commits.slice(0, perPage);
+    if (!params.trailers) commits = commits.map((c) => ({ ...c, trailers: {}, extendedTrailers: {} }));
+    const stats = params.with_stats
+      ? await commitStats(
+          repo.dir,
+          commits.map((c) => c.id),
+        )
+      : undefined;
+    const items: CommitView[] = commits.map((commit) => ({ commit, stats: stats?.get(commit.id) }));
+    return { repo, items, headers: pageHeaders(request, page, perPage, hasNext) };
+  }
+
+  /** Every side of `a`, `a..b` or `a...b` names a commit (an empty side means HEAD, as in git). */
+  private async resolvesRange(dir: string, revision: string): Promise<boolean> {
+    const sides = revision.split(/\.\.\.?/);
+    if (sides.length > 2) return false;
+    for (const side of sides) if (side && !(await resolveCommit(dir, side))) return false;
+    return sides.some(Boolean);
+  }
+
+  async get(caller: Caller, projectId: string | number, sha: string, withStats: boolean) {
+    const repo = await this.services.repositories.open(caller, projectId, 'read_code');
+    const commit = await readCommit(repo.dir, sha);
+    if (!commit) throw notFound('Commit');
+    const stats = withStats ? (await commitStats(repo.dir, [commit.id])).get(commit.id) : undefined;
+    return { repo, view: { commit, stats } as CommitView };
+  }
+
+  async create(caller: Caller, projectId: string | number, params: CommitCreateParams) {
+    const repo = await this.services.repositories.open(caller, projectId, 'read_code');
+    if (!(await this.canPushToBranch(caller, repo, params.branch))) throw forbidden(PUSH_REFUSED);
+    if (!params.branch.trim()) throw badParameter('branch is empty');
+    if (!params.commit_message.trim()) throw badParameter('commit_message is empty');
+    if (params.start_branch !== undefined && params.start_sha !== undefined)
+      throw badParameter('start_branch, start_sha are mutually exclusive');
+    if (params.start_project !== undefined) await this.checkStartProject(caller, repo, params.start_project);
+    const actions = params.actions ?? [];
+    if (actions.length === 0 && !params.allow_empty)
+      throw badParameter('Provide at least one action, or set allow_empty to true');
+    const fileActions = actions.map((action, index) => {
+      const missing = (field: string) =>
+        badParameter(`actions[${index}][${field}] is required for ${action.action} action`);
+      if (action.action === 'update' && action.content === undefined) throw missing('content');
+      if (action.action === 'move' && !action.previous_path) throw missing('previous_path');
+      if (action.action === 'chmod' && action.execute_filemode === undefined)
+        throw missing('execute_filemode');
+      const content =
+        action.content === undefined
+          ? undefined
+          : Buffer.from(action.content, action.encoding === 'base64' ? 'base64' : 'utf8');
+      return {
+        action: action.action,
+        filePath: action.file_path,
+        previousPath: action.previous_path,
+        content,
+        executeFilemode: action.execute_filemode,
+        lastCommitId: action.last_commit_id,
+      };
+    });
+    const sha = await this.commitToBranch(caller, repo, {
+      branch: params.branch,
+      startBranch: params.start_branch,
+      startSha: params.start_sha,
+      force: params.force,
+      message: params.commit_message,
+      authorName: params.author_name,
+      authorEmail: params.author_email,
+      actions: fileActions,
+      staleMessage: (path) => `The file has changed since you started editing it: ${path}`,
+      pushChecked: true,
+    });
+    const commit = (await readCommit(repo.dir, sha))!;
+    const stats = params.stats === false ? undefined : (await commitStats(repo.dir, [sha])).get(sha);
+    return { repo, view: { commit, stats } as CommitView };
+  }
+
+  /** Without forks, the only project a commit may start from is the project itself. */
+  private async checkStartProject(caller: Caller, repo: OpenRepository, startProject: string | number) {
+    const start = await this.services.projects.find(caller, startProject);
+    if (start.project.id === repo.view.project.id) return;
+    throw forbidden(
+      `Project is not included in the fork network for ${start.project.namespace.fullName} / ${start.project.name}`,
+    );
+  }
+
+  /**
+   * GitLab's commit flow (Commits::CreateService): where the commit starts, whether the branch may be
+   * created or moved, stale `last_commit_id`s, then the commit and the branch update through the push
+   * rules. Refusals answer 400 with GitLab's message. Returns the new commit's id.
+   */
+  async commitToBranch(
+    caller: Caller,
+    repo: OpenRepository,
+    options: CommitToBranchOptions,
+  ): Promise<string> {
+    const { dir } = repo;
+    const { branch, startSha, force = false } = options;
+    if (!options.pushChecked && !(await this.canPushToBranch(caller, repo, branch)))
+      throw repositoryError(PUSH_REFUSED);
+    if (startSha !== undefined && options.startBranch !== undefined)
+      throw repositoryError("You can't pass both start_branch and start_sha");
+    let parent: string | null = null;
+    if (startSha !== undefined) {
+      if (!SHA_PATTERN.test(startSha)) throw repositoryError(`Invalid start_sha '${startSha}'`);
+      parent = await resolveCommit(dir, startSha);
+      if (!parent) throw repositoryError(`Cannot find start_sha '${startSha}'`);
+    }
+    const startBranch = options.startBranch ?? (startSha === undefined ? branch : undefined);
+    const empty = await isEmptyRepository(dir);
+    if (startBranch !== undefined) {
+      parent = await branchTip(dir, startBranch);
+      if (!parent && !empty)
+        throw repositoryError('You can only create or edit files when you are on a branch');
+    }
+    const tip = await branchTip(dir, branch);
+    const differentBranch = startBranch !== branch || startSha !== undefined;
+    if (!empty && differentBranch && tip && !force)
+      throw repositoryError(
+        `A branch called '${branch}' already exists. Switch to that branch in order to make changes`,
+      );
+    if (!tip && !(await validBranchName(dir, branch)))
+      throw repositoryError(
+        `Something went wrong when we tried to create '${branch}' for you: Branch name is invalid`,
+      );
+
+    try {
+      for (const action of options.actions) {
+        if (!action.lastCommitId || !parent || !['update', 'move', 'delete', 'chmod'].includes(action.action))
+          continue;
+        const path = normalizeActionPath(action.previousPath ?? action.filePath);
+        const last = await lastCommitForPath(dir, parent, path);
+        if (last && last !== action.lastCommitId) throw repositoryError(options.staleMessage(path));
+      }
+      const user = caller.user!;
+      const committer = { name: user.name, email: user.email };
+      const sha = await buildCommit(dir, {
+        parent,
+        actions: options.actions,
+        message: options.message,
+        committer,
+        author: { name: options.authorName || user.name, email: options.authorEmail || user.email },
+      });
+      await this.services.repositories.updateRefs(caller, repo, [
+        { ref: `refs/heads/${branch}`, oldSha: tip ?? ZERO_SHA, newSha: sha },
+      ]);
+      return sha;
+    } catch (err) {
+      if (err instanceof CommitBuildError) throw repositoryError(err.message);
+      if (err instanceof RefUpdateRefused)
+        throw repositoryError(
+          err.conflict ? `Could not update refs/heads/${branch}. Please refresh and try again.` : err.reason,
+        );
+      throw err;
+    }
+  }
+}
+
+/**
+ * GitLab's commit lists count nothing: page headers and `prev`/`next`/`first` links, without
+ * `X-Total`, `X-Total-Pages` or a `last` link.
+ */
+function pageHeaders(request: RequestInfo, page: number, perPage: number, hasNext: boolean) {
+  const at = (p: number) => requestUrl(request, { page: String(p), per_page: String(perPage) });
+  const links = [
+    ...(page > 1 ? [`<${at(page - 1)}>; rel="prev"`] : []),
+    ...(hasNext ? [`<${at(page + 1)}>; rel="next"`] : []),
+    `<${at(1)}>; rel="first"`,
+  ];
+  return {
+    'X-Per-Page': String(perPage),
+    'X-Page': String(page),
+    'X-Next-Page': hasNext ? String(page + 1) : '',
+    'X-Prev-Page': page > 1 ? String(page - 1) : '',
+    Link: links.join(', '),
+  };
+}
+
+export type { CommitStats };

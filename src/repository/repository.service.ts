@@ -1,0 +1,371 @@
+/**
+ * Reads of a project's repository: tree, blobs, archives, comparisons, contributors and merge bases.
+ * Every read goes through `repositories.open(..., 'read_code')`, so visibility and roles are decided in
+ * one place; the rest is git.
+ */
+import type { Readable } from 'node:stream';
+import type { operations } from '../../generated/openapi.js';
+import type { Caller } from '../core/auth.js';
+import { ApiError, badParameter, notFound } from '../core/errors.js';
+import { offsetHeaders, perPageOf, requestUrl, type RequestInfo } from '../core/pagination.js';
+import { logCommits, readCommit, resolveCommit, type GitCommit } from '../git/commits.js';
+import { git, spawnGit } from '../git/git.js';
+import type { OpenRepository } from '../git/repositories.service.js';
+import type { Services } from '../services.js';
+import {
+  archiveContentType,
+  archivePrefix,
+  startArchive,
+  trimSlashes,
+  type ArchiveFormat,
+} from './archive.js';
+import { EMPTY_TREE, generatedPaths, readDiffs, type FileDiff } from './diffs.js';
+import { ProcessFailed, streamProcess } from './streams.js';
+
+type Query<O extends keyof operations> = NonNullable<operations[O]['parameters']['query']>;
+export type TreeParams = Query<'listRepositoryTree'>;
+export type ArchiveParams = Query<'getRepositoryArchive'>;
+export type CompareParams = Query<'compareRepositoryRefs'>;
+export type ContributorsParams = Query<'listRepositoryContributors'>;
+
+/** GitLab's `large_blob` threshold: bigger blobs count against their own rate limit. */
+export const LARGE_BLOB_BYTES = 10 * 1024 * 1024;
+/** Git's own test for binary content looks at this many leading bytes for a NUL. */
+const BINARY_SNIFF_BYTES = 8000;
+/** GitLab reads at most this many commits to count contributors. */
+const CONTRIBUTOR_COMMITS = 2000;
+
+export interface TreeEntry {
+  id: string;
+  name: string;
+  type: 'tree' | 'blob' | 'commit';
+  path: string;
+  mode: string;
+}
+
+export interface GitObject {
+  id: string;
+  type: string;
+  size: number;
+}
+
+export interface Contributor {
+  name: string;
+  email: string;
+  commits: number;
+}
+
+export interface Comparison {
+  commits: GitCommit[];
+  diffs: FileDiff[];
+  generated: Set<string>;
+  overflow: boolean;
+  same: boolean;
+  /** `<from>...<to>` of the compare page. */
+  fromSha: string;
+  toSha: string;
+}
+
+/** Who a per-caller limit counts: the user, or the address of an anonymous caller. */
+const rateLimitKey = (caller: Caller, request: RequestInfo) =>
+  caller.user ? `user:${caller.user.id}` : `ip:${request.ip ?? 'unknown'}`;
+
+/**
+ * Objects by revision, in one `cat-file --batch-check` call; revisions go through stdin, so none can
+ * be read as an option. A revision git cannot resolve (or cannot hold on one line) gives null.
+ */
+export async function lookupObjects(dir: string, revisions: string[]): Promise<Array<GitObject | null>> {
+  const asked = revisions.map((revision) => (/[\n\r\0]/.test(revision) || !revision ? '' : revision));
+  const { stdout } = await git(['cat-file', '--batch-check=%(objectname) %(objecttype) %(objectsize)'], {
+    gitDir: dir,
+    // An empty line stands for an impossible revision and answers "missing" in its place.
+    input: `${asked.map((revision) => revision || ' ').join('\n')}\n`,
+  });
+  const lines = stdout.toString('utf8').split('\n');
+  return asked.map((revision, i) => {
+    const match = /^([0-9a-f]{40,64}) (\w+) (\d+)$/.exec(lines[i] ?? '');
+    if (!revision || !match) return null;
+    return { id: match[1], type: match[2], size: Number(match[3]) };
+  });
+}
+
+/** `git ls-tree -z` of one tree, entries relative to `base` (the tree's path in the repository). */
+async function listTree(dir: string, tree: string, base: string, recursive: boolean): Promise<TreeEntry[]> {
+  const args = ['ls-tree', '-z', ...(recursive ? ['-r', '-t'] : []), tree];
+  const { stdout } = await git(args, { gitDir: dir });
+  const entries: TreeEntry[] = [];
+  for (const record of stdout.toString('utf8').split('\0')) {
+    const tab = record.indexOf('\t');
+    if (tab === -1) continue;
+    const [mode, type, id] = record.slice(0, tab).split(' ');
+    const relative = record.slice(tab + 1);
+    entries.push({
+      id,
+      name: relative.slice(relative.lastIndexOf('/') + 1),
+      type: type as TreeEntry['type'],
+      path: base ? `${base}/${relative}` : relative,
+      mode,
+    });
+  }
+  const rank = { tree: 0, blob: 1, commit: 2 } as const;
+  // Directories, then files, then submodules, each in git's order (Array#sort is stable).
+  return entries.sort((a, b) => rank[a.type] - rank[b.type]);
+}
+
+/** GitLab's (Gitaly's) keyset token: base64 of `{"file_name": <path of the last entry>}`. */
+export const encodePageToken = (entry: TreeEntry) =>
+  Buffer.from(JSON.stringify({ file_name: entry.path })).toString('base64');
+
+/** Where the page after `token` starts; older GitLab releases used the last entry's object ID. */
+function pageStart(entries: TreeEntry[], token: string): number {
+  let fileName: unknown;
+  try {
+    fileName = (JSON.parse(Buffer.from(token, 'base64').toString('utf8')) as { file_name?: unknown })
+      .file_name;
+  } catch {
+    fileName = undefined;
+  }
+  const index =
+    typeof fileName === 'string'
+      ? entries.findIndex((entry) => entry.path === fileName)
+      : entries.findIndex((entry) => entry.id === token);
+  if (index === -1) throw badParameter('page_token is invalid');
+  return index + 1;
+}
+
+/** Ruby's casecmp, which GitLab sorts names and emails with. */
+function caseInsensitive(a: string, b: string): number {
+  const x = a.toLowerCase();
+  const y = b.toLowerCase();
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/** `git merge-base` of the given commits; null when they share no history. */
+async function mergeBaseOf(dir: string, commits: string[]): Promise<string | null> {
+  const result = await git(['merge-base', '--end-of-options', ...commits], { gitDir: dir, okCodes: [1] });
+  return result.code === 0 ? result.stdout.toString('utf8').trim() : null;
+}
+
+export class RepositoryService {
+  constructor(private readonly services: Services) {}
+
+  open(caller: Caller, projectId: string | number): Promise<OpenRepository> {
+    return this.services.repositories.open(caller, projectId, 'read_code');
+  }
+
+  async tree(
+    caller: Caller,
+    projectId: string | number,
+    params: TreeParams,
+    request: RequestInfo,
+  ): Promise<{ entries: TreeEntry[]; headers: Record<string, string> }> {
+    const { view, dir } = await this.open(caller, projectId);
+    if (params.pagination === 'none' && !params.recursive)
+      throw badParameter('pagination cannot be "none" unless "recursive" is true');
+    const ref = params.ref ?? view.project.defaultBranch;
+    const commit = ref ? await resolveCommit(dir, ref) : null;
+    if (!commit) throw notFound('Tree');
+    const path = trimSlashes(params.path ?? '');
+    let tree = commit;
+    if (path) {
+      const [object] = await lookupObjects(dir, [`${commit}:${path}`]);
+      if (object?.type !== 'tree') throw notFound('Tree');
+      tree = object.id;
+    }
+    const entries = await listTree(dir, tree, path, params.recursive ?? false);
+    if (params.pagination === 'none') return { entries, headers: {} };
+
+    const perPage = perPageOf({ per_page: params.per_page });
+    if (params.pagination === 'keyset') {
+      const start = params.page_token ? pageStart(entries, params.page_token) : 0;
+      const page = entries.slice(start, start + perPage);
+      const headers: Record<string, string> = { 'X-Per-Page': String(perPage) };
+      if (start + perPage < entries.length) {
+        const next = requestUrl(request, {
+          page_token: encodePageToken(page[page.length - 1]),
+          page: undefined,
+        });
+        headers.Link = `<${next}>; rel="next"`;
+      }
+      return { entries: page, headers };
+    }
+    const page = Math.max(params.page ?? 1, 1);
+    return {
+      entries: entries.slice((page - 1) * perPage, page * perPage),
+      headers: offsetHeaders(entries.length, page, perPage, request),
+    };
+  }
+
+  /** The blob `sha` names, counted against `large_blob` when it is big: 404 Blob Not Found otherwise. */
+  private async findBlob(
+    caller: Caller,
+    projectId: string | number,
+    sha: string,
+    request: RequestInfo,
+  ): Promise<{ dir: string; blob: GitObject }> {
+    const { dir } = await this.open(caller, projectId);
+    const [object] = await lookupObjects(dir, [sha]);
+    if (object?.type !== 'blob') throw notFound('Blob');
+    if (object.size > LARGE_BLOB_BYTES)
+      this.services.rateLimiter.hit('large_blob', rateLimitKey(caller, request));
+    return { dir, blob: object };
+  }
+
+  async blob(
+    caller: Caller,
+    projectId: string | number,
+    sha: string,
+    request: RequestInfo,
+  ): Promise<{ blob: GitObject; content: Buffer }> {
+    const { dir, blob } = await this.findBlob(caller, projectId, sha, request);
+    const { stdout } = await git(['cat-file', 'blob', blob.id], { gitDir: dir });
+    return { blob, content: stdout };
+  }
+
+  /** The blob's bytes as a stream, and whether they look binary (a NUL among the first 8000 bytes). */
+  async rawBlob(
+    caller: Caller,
+    projectId: string | number,
+    sha: string,
+    request: RequestInfo,
+  ): Promise<{ blob: GitObject; binary: boolean; stream: Readable }> {
+    const { dir, blob } = await this.findBlob(caller, projectId, sha, request);
+    const child = spawnGit(['cat-file', 'blob', blob.id], { gitDir: dir });
+    child.stdin!.end();
+    const { head, stream } = await streamProcess(child, BINARY_SNIFF_BYTES);
+    return { blob, binary: head.subarray(0, BINARY_SNIFF_BYTES).includes(0), stream };
+  }
+
+  async archive(
+    caller: Caller,
+    projectId: string | number,
+    format: ArchiveFormat,
+    params: ArchiveParams,
+  ): Promise<{ stream: Readable; filename: string; contentType: string }> {
+    const { view, dir } = await this.open(caller, projectId);
+    const ref = params.sha ?? view.project.defaultBranch;
+    const commit = ref ? await resolveCommit(dir, ref) : null;
+    if (!ref || !commit) throw notFound('File');
+    const path = trimSlashes(params.path ?? '');
+    if (path) {
+      const [object] = await lookupObjects(dir, [`${commit}:${path}`]);
+      if (!object) throw notFound('File');
+    }
+    const excludePaths = (params.exclude_paths ?? []).map(trimSlashes).filter(Boolean);
+    const prefix = archivePrefix(view.project.path, ref, commit, path);
+    try {
+      const { stream } = await startArchive({ dir, commit, format, prefix, path, excludePaths });
+      return { stream, filename: `${prefix}.${format}`, contentType: archiveContentType(format) };
+    } catch (err) {
+      // git refused before writing anything (say, every path was excluded): nothing to send.
+      if (err instanceof ProcessFailed) throw notFound('File');
+      throw err;
+    }
+  }
+
+  async compare(
+    caller: Caller,
+    projectId: string | number,
+    params: CompareParams,
+  ): Promise<{ repo: OpenRepository; comparison: Comparison }> {
+    const repo = await this.open(caller, projectId);
+    const { view, dir } = repo;
+    if (params.from_project_id !== undefined && params.from_project_id !== view.project.id) {
+      // Only forks can be compared across projects, and forge-api has none.
+      throw new ApiError(400, {
+        message: `Target project id:${params.from_project_id} is not a fork of project id:${projectId}`,
+      });
+    }
+    const [fromSha, toSha] = await Promise.all([
+      resolveCommit(dir, params.from),
+      resolveCommit(dir, params.to),
+    ]);
+    if (!fromSha || !toSha) throw notFound('Ref');
+    const same = fromSha === toSha;
+    const mergeBase = same ? fromSha : await mergeBaseOf(dir, [fromSha, toSha]);
+    const base = params.straight ? fromSha : (mergeBase ?? EMPTY_TREE);
+    const [commits, { diffs, overflow }] = same
+      ? [[], { diffs: [], overflow: false }]
+      : await Promise.all([
+          logCommits(dir, ['--reverse', `${fromSha}..${toSha}`, '--']),
+          readDiffs(dir, base, toSha),
+        ]);
+    const generated = await generatedPaths(
+      dir,
+      toSha,
+      diffs.map((diff) => diff.newPath),
+    );
+    return {
+      repo,
+      comparison: {
+        commits,
+        diffs,
+        generated,
+        overflow,
+        same,
+        fromSha: params.straight ? fromSha : (mergeBase ?? fromSha),
+        toSha,
+      },
+    };
+  }
+
+  async contributors(
+    caller: Caller,
+    projectId: string | number,
+    params: ContributorsParams,
+    request: RequestInfo,
+  ): Promise<{ contributors: Contributor[]; headers: Record<string, string> }> {
+    const { view, dir } = await this.open(caller, projectId);
+    const ref = params.ref ?? view.project.defaultBranch;
+    const commit = ref ? await resolveCommit(dir, ref) : null;
+    // GitLab answers any failure to read the history with a bare 404.
+    if (!commit) throw notFound();
+    const { stdout } = await git(
+      ['log', '--no-merges', `--max-count=${CONTRIBUTOR_COMMITS}`, '--format=%an%x00%ae%x00', commit, '--'],
+      { gitDir: dir },
+    );
+    const byEmail = new Map<string, Contributor>();
+    const fields = stdout.toString('utf8').split('\0');
+    for (let i = 0; i + 1 < fields.length; i += 2) {
+      const name = fields[i].replace(/^\n/, '');
+      const email = fields[i + 1];
+      const contributor = byEmail.get(email) ?? { name: '', email, commits: 0 };
+      // The newest commit comes first; its name stands unless it is blank.
+      if (!contributor.name.trim()) contributor.name = name;
+      contributor.commits += 1;
+      byEmail.set(email, contributor);
+    }
+    const orderBy = params.order_by ?? 'commits';
+    const direction = params.sort === 'desc' ? -1 : 1;
+    const compare = (a: Contributor, b: Contributor) =>
+      orderBy === 'commits' ? a.commits - b.commits : caseInsensitive(a[orderBy], b[orderBy]);
+    const all = [...byEmail.values()].sort((a, b) => direction * compare(a, b));
+    const perPage = perPageOf(params);
+    const page = Math.max(params.page ?? 1, 1);
+    return {
+      contributors: all.slice((page - 1) * perPage, page * perPage),
+      headers: offsetHeaders(all.length, page, perPage, request),
+    };
+  }
+
+  async mergeBase(
+    caller: Caller,
+    projectId: string | number,
+    refs: string[],
+  ): Promise<{ repo: OpenRepository; commit: GitCommit }> {
+    const repo = await this.open(caller, projectId);
+    // GitLab also takes `refs=a,b`: every value is split at its commas.
+    const names = refs.flatMap((ref) => ref.split(',')).filter((ref) => ref !== '');
+    if (names.length < 2) throw new ApiError(400, { message: 'Provide at least 2 refs' });
+    const shas = await Promise.all(names.map((name) => resolveCommit(repo.dir, name)));
+    const unknown = names.filter((_, i) => !shas[i]);
+    if (unknown.length > 0) {
+      const noun = unknown.length === 1 ? 'ref' : 'refs';
+      throw new ApiError(400, { message: `Could not find ${noun}: ${unknown.join(', ')}` });
+    }
+    const base = await mergeBaseOf(repo.dir, shas as string[]);
+    const commit = base ? await readCommit(repo.dir, base) : null;
+    if (!commit) throw notFound('Merge Base');
+    return { repo, commit };
+  }
+}

@@ -1,0 +1,36 @@
+import { defineHandlers } from '../core/handler.js';
+import type { RequestInfo } from '../core/pagination.js';
+import type { OpenRepository } from '../git/repositories.service.js';
+import { presentTag, presentTagSignature } from './tag.presenter.js';
+
+/** Where commit links of this project's tags point. */
+const webUrl = ({ view }: OpenRepository, request: RequestInfo) =>
+  `${request.externalUrl}/${view.project.namespace.fullPath}/${view.project.path}`;
+
+export const tagsHandlers = defineHandlers({
+  async listRepositoryTags({ params, caller, services, request }) {
+    const { repository, page } = await services.tags.list(caller, params.id, params, request);
+    const url = webUrl(repository, request);
+    return { status: 200, body: page.items.map((tag) => presentTag(tag, url)), headers: page.headers };
+  },
+
+  async getRepositoryTag({ params, caller, services, request }) {
+    const { repository, tag } = await services.tags.find(caller, params.id, params.tag_name);
+    return { status: 200, body: presentTag(tag, webUrl(repository, request)) };
+  },
+
+  async createRepositoryTag({ params, body, caller, services, request }) {
+    const { repository, tag } = await services.tags.create(caller, params.id, body!);
+    return { status: 201, body: presentTag(tag, webUrl(repository, request)) };
+  },
+
+  async deleteRepositoryTag({ params, caller, services }) {
+    await services.tags.delete(caller, params.id, params.tag_name);
+    return { status: 204, body: null };
+  },
+
+  async getRepositoryTagSignature({ params, caller, services }) {
+    const signature = await services.tags.signature(caller, params.id, params.tag_name);
+    return { status: 200, body: presentTagSignature(signature) };
+  },
+});
