@@ -789,8 +789,8 @@ export interface paths {
          *       is left out when the caller cannot see the upstream project.
          *     - `statistics=true` adds `statistics` for a caller who is Reporter or higher; for anyone else it is
          *       left out without an error.
-         *     - `license=true` adds `license_url` and `license`, both null until the repository's default
-         *       branch holds a license file.
+         *     - `license=true` adds `license_url` and `license`: the license file at the root of the default
+         *       branch and the license it holds, both null when there is none.
          */
         get: operations["getProject"];
         /**
@@ -4147,7 +4147,7 @@ export interface components {
              * @example true
              */
             lfs_enabled: boolean;
-            /** @description With `license=true`. The detected license; null until the repository holds a license file. */
+            /** @description With `license=true`. The detected license; null when the default branch has no license file. */
             license?: components["schemas"]["ProjectLicense"] | null;
             /**
              * Format: uri
@@ -4594,14 +4594,15 @@ export interface components {
         };
         /**
          * ProjectLicense
-         * @description The license detected in the repository.
+         * @description The license detected in the repository: a `LICENSE`, `LICENCE` or `COPYING` file at the root of the default branch, recognised as one of the common licenses (MIT, Apache 2.0, the GPL, LGPL and AGPL families, MPL 2.0, the BSD licenses, ISC, the Unlicense) or else reported as `other`.
          */
         ProjectLicense: {
             /**
              * Format: uri
-             * @example https://opensource.org/licenses/MIT
+             * @description The license's page on choosealicense.com; null for an unrecognised (`other`) license.
+             * @example https://choosealicense.com/licenses/mit/
              */
-            html_url: string;
+            html_url: string | null;
             /** @example mit */
             key: string;
             /** @example MIT License */
@@ -4610,7 +4611,8 @@ export interface components {
             nickname: string | null;
             /**
              * Format: uri
-             * @example null
+             * @description Where the license text is published; null for an unrecognised license.
+             * @example https://opensource.org/licenses/MIT
              */
             source_url: string | null;
         };

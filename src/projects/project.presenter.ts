@@ -6,6 +6,7 @@ import { presentNamespaceSummary } from '../namespaces/namespace.presenter.js';
 import { presentUserSummary } from '../users/user.presenter.js';
 import { presentCustomAttribute } from './custom-attribute.presenter.js';
 import { projectSettings } from './project-settings.js';
+import type { DetectedLicense } from './license.js';
 import type { ProjectView } from './projects.service.js';
 
 type Schemas = components['schemas'];
@@ -17,7 +18,8 @@ export interface PresentOptions {
   caller: Caller;
   /** `permissions` is part of the single-project response only. */
   withPermissions?: boolean;
-  withLicense?: boolean;
+  /** Asked for `license`: what the repository holds (null for no license file). */
+  license?: DetectedLicense | null;
 }
 
 const accessLevel = (enabled: boolean) => (enabled ? 'enabled' : 'disabled');
@@ -233,10 +235,20 @@ export function presentProject(view: ProjectView, options: PresentOptions): Proj
       level ? { access_level: level as Access['access_level'], notification_level: 3 } : null;
     json.permissions = { project_access: access(view.projectAccess), group_access: access(view.groupAccess) };
   }
-  if (options.withLicense) {
-    // No repository content yet, so no license file is detected.
-    json.license_url = null;
-    json.license = null;
+  if (options.license !== undefined) {
+    const found = options.license;
+    json.license_url = found
+      ? `${projectWebUrl(view, options.externalUrl)}/-/blob/${project.defaultBranch}/${found.path}`
+      : null;
+    json.license = found
+      ? {
+          key: found.key,
+          name: found.name,
+          nickname: found.nickname,
+          html_url: found.html_url,
+          source_url: found.source_url,
+        }
+      : null;
   }
   if (view.customAttributes) json.custom_attributes = view.customAttributes.map(presentCustomAttribute);
   if (view.showStatistics && project.statistics) {

@@ -29,7 +29,7 @@ export const projectsHandlers = defineHandlers({
       externalUrl: request.externalUrl,
       caller,
       withPermissions: true,
-      withLicense: params.license,
+      license: params.license ? await services.projects.license(view) : undefined,
     });
     return { status: 200, body };
   },

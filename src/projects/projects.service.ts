@@ -31,6 +31,7 @@ import { isKeyset, paginateKeyset, paginateOffset, type Page, type RequestInfo }
 import { AccessLevel, Member } from '../members/member.entity.js';
 import { Namespace } from '../namespaces/namespace.entity.js';
 import { refreshRepositoryState } from '../git/repository-state.js';
+import { detectLicense, type DetectedLicense } from './license.js';
 import { groupSettings, newRunnersToken, projectCreationMinimum } from '../groups/group-settings.js';
 import type { RepositoryStorage } from '../git/storage.js';
 import {
@@ -154,6 +155,12 @@ export class ProjectsService {
       showStatistics: Boolean(options.statistics) && canReadStatistics(caller, access.level),
       sharedWithGroups: (await this.sharedWithGroups([project.id])).get(project.id) ?? [],
     };
+  }
+
+  /** The license file at the root of the default branch, identified (a single project's read). */
+  license(view: ProjectView): Promise<DetectedLicense | null> {
+    const { project } = view;
+    return detectLicense(this.storage.diskPath(project.repositoryStorage, project.id), project.defaultBranch);
   }
 
   /** One project for a change: 404 unless the caller may see it, 403 without the ability. */

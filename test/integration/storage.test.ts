@@ -101,4 +101,31 @@ describe('repository storage', () => {
     expect(fs.existsSync(repositoryOf(project.id))).toBe(true);
     expect((await server.request('GET', `/projects/${project.id}`, { token: owner.token })).status).toBe(200);
   });
+
+  it('reports the license file of the default branch with license=true', async () => {
+    const owner = await server.factories.user();
+    const project = await server.factories.project({ owner, initialize_with_readme: true });
+    const path = `/projects/${project.id}?license=true`;
+    expect((await server.request('GET', path, { token: owner.token })).body).toMatchObject({
+      license_url: null,
+      license: null,
+    });
+    const mit =
+      'MIT License\n\nPermission is hereby granted, free of charge, to any person obtaining a copy\n' +
+      'The above copyright notice and this permission notice shall be included in all copies.\n';
+    const added = await server.request('POST', `/projects/${project.id}/repository/files/LICENSE`, {
+      token: owner.token,
+      json: { branch: 'main', content: mit, commit_message: 'Add a license' },
+    });
+    expect(added.status).toBe(201);
+    const shown = (await server.request('GET', path, { token: owner.token })).body as Json;
+    expect(shown.license_url).toBe(`${shown.web_url}/-/blob/main/LICENSE`);
+    expect(shown.license).toEqual({
+      key: 'mit',
+      name: 'MIT License',
+      nickname: null,
+      html_url: 'https://choosealicense.com/licenses/mit/',
+      source_url: 'https://opensource.org/licenses/MIT',
+    });
+  });
 });
