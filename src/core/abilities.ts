@@ -27,6 +27,8 @@ const PROJECT_ABILITIES = {
   push_code: AccessLevel.Developer,
   admin_project: AccessLevel.Maintainer,
   admin_project_member: AccessLevel.Maintainer,
+  /** Giving, changing or taking the Owner role in a project. */
+  manage_owners: AccessLevel.Owner,
   admin_protected_branch: AccessLevel.Maintainer,
   admin_project_access_token: AccessLevel.Maintainer,
   share_project: AccessLevel.Maintainer,

@@ -168,13 +168,10 @@ export class MembersService {
     else authorizeGroup(caller, 'admin_group_member', source.subject);
   }
 
-  /**
-   * GitLab's `manage_owners`: giving or taking the Owner role in a project needs the Owner role (or an
-   * administrator). abilities.ts has no such ability yet; in groups, managing members already needs Owner.
-   */
+  /** Giving or taking the Owner role: `manage_owners` in projects; in groups, managing members already needs Owner. */
   private canManageOwners(caller: Caller, source: Source): boolean {
     if (source.kind === 'group') return this.canAdminMembers(caller, source);
-    return isAdmin(caller) || source.subject.accessLevel >= AccessLevel.Owner;
+    return canProject(caller, 'manage_owners', source.subject);
   }
 
   // ---- Reading ------------------------------------------------------------------------------------

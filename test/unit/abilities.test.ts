@@ -55,6 +55,7 @@ describe('project abilities by role', () => {
     ['push_code', AccessLevel.Developer],
     ['admin_project', AccessLevel.Maintainer],
     ['admin_project_member', AccessLevel.Maintainer],
+    ['manage_owners', AccessLevel.Owner],
     ['admin_protected_branch', AccessLevel.Maintainer],
     ['admin_project_access_token', AccessLevel.Maintainer],
     ['change_visibility_level', AccessLevel.Owner],
