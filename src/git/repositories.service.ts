@@ -129,8 +129,15 @@ export class RepositoriesService {
     const dir = this.storage.diskPath(project.repositoryStorage, project.id);
     const defaultBranch = await this.adoptFirstBranch(project, dir, changes);
     await this.dataSource.transaction(async (tx) => {
-      if (defaultBranch !== project.defaultBranch)
+      if (defaultBranch !== project.defaultBranch) {
         await tx.query('UPDATE projects SET default_branch = $2 WHERE id = $1', [project.id, defaultBranch]);
+        // The default branch's protection follows it to the branch that became the default.
+        await tx.query(
+          `UPDATE protected_branches SET name = $3 WHERE project_id = $1 AND name = $2
+             AND NOT EXISTS (SELECT 1 FROM protected_branches WHERE project_id = $1 AND name = $3)`,
+          [project.id, project.defaultBranch, defaultBranch],
+        );
+      }
       await tx.getRepository(PushEvent).insert(
         changes.map((change) => ({
           projectId: project.id,

@@ -286,4 +286,25 @@ describe('push', () => {
     expect(refused.stderr).toMatch(/403|not allowed/);
     expect(refused.stderr + refused.stdout).toContain(message.slice(0, 11));
   });
+
+  it('takes the first push into an empty repository, whose branch becomes the default when main was not pushed', async () => {
+    const owner = await server.factories.user();
+    const created = await server.request('POST', '/projects', {
+      token: owner.token,
+      json: { name: `empty-${++counter}` },
+    });
+    const project = created.body as Json & { id: number; path_with_namespace: string };
+    const dir = path.join(work, `empty-${counter}`);
+    const cloned = await gitCli(['clone', '-q', remote(project.path_with_namespace, owner.token), dir]);
+    expect(cloned.ok, cloned.stderr).toBe(true);
+    await gitCli(['checkout', '-q', '-b', 'trunk'], dir);
+    await commitFile(dir, 'first.txt', 'first\n');
+    const pushed = await gitCli(['push', '-q', 'origin', 'trunk'], dir);
+    expect(pushed.ok, pushed.stderr).toBe(true);
+    const shown = await server.request('GET', `/projects/${project.id}`, { token: owner.token });
+    expect(shown.body).toMatchObject({ default_branch: 'trunk', empty_repo: false });
+    expect(await gitText(['symbolic-ref', 'HEAD'], { gitDir: repositoryOf(project.id) })).toBe(
+      'refs/heads/trunk',
+    );
+  });
 });
