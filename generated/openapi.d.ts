@@ -1697,8 +1697,8 @@ export interface paths {
          *
          *     - **Who.** As for the list: anyone who can read the project's code.
          *     - A branch that does not exist answers 404 `{"message": "404 Branch Not Found"}`.
-         *     - **`HEAD`** on this path checks that the branch exists without a body: 200 when it does, 404
-         *       when it does not. GitLab answers 204 instead of 200 there.
+         *     - **`HEAD`** on this path checks that the branch exists, as GitLab does: 204 with no body when it
+         *       does, 404 when it does not.
          */
         get: operations["getBranch"];
         put?: never;
@@ -9854,6 +9854,13 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Branch"];
                 };
+            };
+            /** @description `HEAD` only: the branch exists. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];

@@ -19,6 +19,7 @@ export const branchesHandlers = defineHandlers({
 
   async getBranch({ params, caller, services, request }) {
     const { repository, branch } = await services.branches.get(caller, params.id, params.branch);
+    if (request.method === 'HEAD') return { status: 204, body: null };
     return { status: 200, body: presentBranch(branch, webUrl(repository, request)) };
   },
 

@@ -190,7 +190,7 @@ export function apiMiddleware(options: ApiOptions): Middleware {
       body: placed.body as never,
       caller,
       services,
-      request: { apiPath, query: rawQuery, externalUrl: config.externalUrl, ip: ctx.ip },
+      request: { apiPath, query: rawQuery, externalUrl: config.externalUrl, ip: ctx.ip, method: ctx.method },
     });
     // Koa drops the body of a HEAD response itself, keeping its headers.
     if (result.stream !== undefined) {

@@ -9,6 +9,8 @@ export interface RequestInfo {
   externalUrl: string;
   /** The client's address, for per-IP limits of anonymous callers. */
   ip?: string;
+  /** `HEAD` when the GET operation answers a HEAD request. */
+  method?: string;
 }
 
 export interface PageParams {

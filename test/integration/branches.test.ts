@@ -264,7 +264,7 @@ describe('listing and reading branches', () => {
     );
     expect(byPath.body).toMatchObject({ name: 'main', default: true, can_push: true, merged: false });
     const head = await fetch(`${server.api}${branchesPath(s.project)}/main`, { method: 'HEAD' });
-    expect(head.status).toBe(200);
+    expect(head.status).toBe(204);
     expect(await head.text()).toBe('');
     const missingHead = await fetch(`${server.api}${branchesPath(s.project)}/nope`, { method: 'HEAD' });
     expect(missingHead.status).toBe(404);
