@@ -13,6 +13,8 @@ async function main(): Promise<void> {
   const root = await ensureRootUser(dataSource, config);
   const { koa } = await createApp({ config, dataSource, logger });
   const server: Server = koa.listen(config.port, config.host);
+  // A large push uploads its pack as one request body; Node's default cuts any request off at 5 minutes.
+  server.requestTimeout = 0;
   await new Promise<void>((resolve) => server.once('listening', resolve));
 
   process.stdout.write(`forge-api listening on ${config.externalUrl} (API: ${config.externalUrl}/api/v4)\n`);
