@@ -77,6 +77,27 @@ function requireUser(caller: Caller): User {
 }
 
 /**
+ * A new token's attributes, validated: expiry defaults to the longest lifetime allowed. Personal tokens
+ * report failures as 422, resource tokens as 400, each with GitLab's sentence.
+ */
+function newTokenAttributes(
+  body: { name: string; description?: string | null; expires_at?: string },
+  scopes: string[],
+  refuse: (sentence: string) => Error,
+) {
+  const today = utcToday();
+  const attrs = {
+    name: body.name,
+    description: body.description ?? null,
+    scopes,
+    expiresAt: body.expires_at ?? addDays(today, MAX_LIFETIME_DAYS),
+  };
+  const errors = tokenErrors(attrs, today);
+  if (errors.length) throw refuse(toSentence(errors));
+  return attrs;
+}
+
+/**
  * Personal access tokens, and project and group access tokens with their bot users. Every token is a
  * row of personal_access_tokens; a resource token belongs to a `project_bot` user who is a member of
  * exactly one project or group, and that membership is what ties the token to it.
@@ -161,16 +182,7 @@ export class AccessTokensService {
     body: NewTokenBody,
     allowedScopes: readonly string[],
   ): Promise<IssuedToken> {
-    const scopes = parseScopes(body.scopes, allowedScopes);
-    const today = utcToday();
-    const attrs = {
-      name: body.name,
-      description: body.description ?? null,
-      scopes,
-      expiresAt: body.expires_at ?? addDays(today, MAX_LIFETIME_DAYS),
-    };
-    const errors = tokenErrors(attrs, today);
-    if (errors.length) throw unprocessable(toSentence(errors));
+    const attrs = newTokenAttributes(body, parseScopes(body.scopes, allowedScopes), unprocessable);
     return this.insertToken(this.dataSource.manager, { ...attrs, userId: owner.id, previousTokenId: null });
   }
 
@@ -218,15 +230,7 @@ export class AccessTokensService {
     const accessLevel = body.access_level ?? AccessLevel.Maintainer;
     if (!isAdmin(caller) && accessLevel > resource.subject.accessLevel)
       throw badRequest('Access level of the token contains permissions not held by the creating user');
-    const today = utcToday();
-    const attrs = {
-      name: body.name,
-      description: body.description ?? null,
-      scopes,
-      expiresAt: body.expires_at ?? addDays(today, MAX_LIFETIME_DAYS),
-    };
-    const errors = tokenErrors(attrs, today);
-    if (errors.length) throw badRequest(toSentence(errors));
+    const attrs = newTokenAttributes(body, scopes, badRequest);
 
     const username = `${kind}_${resource.id}_bot_${crypto.randomBytes(16).toString('hex')}`;
     const host = new URL(this.config.externalUrl).hostname;
