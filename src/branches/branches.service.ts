@@ -82,7 +82,8 @@ class BranchRules {
       protected: rules.length > 0,
       developersCanPush: developers('push'),
       developersCanMerge: developers('merge'),
-      canPush: this.mayPushCode && actor !== null && rules.every(pushAllowed),
+      // As for pushes: any entry of any matching rule may grant it.
+      canPush: this.mayPushCode && actor !== null && (rules.length === 0 || rules.some(pushAllowed)),
     };
   }
 }
@@ -99,10 +100,7 @@ export class BranchesService {
 
   private async branchRules(caller: Caller, repository: OpenRepository): Promise<BranchRules> {
     const { view } = repository;
-    const rules = await this.dataSource.getRepository(ProtectedBranch).find({
-      where: { projectId: view.project.id },
-      relations: { accessLevels: true },
-    });
+    const { branches: rules } = await this.services.repositories.rules.projectRules(view.project.id);
     const actor = caller.user ? await this.services.repositories.rules.actor(caller, view.accessLevel) : null;
     const mayPushCode = canProject(caller, 'push_code', this.services.projects.subject(view));
     return new BranchRules(rules, actor, mayPushCode);

@@ -91,6 +91,11 @@ export const MESSAGES = {
   prohibitedTagName: 'You cannot create a tag with a prohibited pattern.',
 } as const;
 
+export interface ProjectRules {
+  branches: ProtectedBranch[];
+  tags: ProtectedTag[];
+}
+
 /** Options of a check: API writes (`throughApi`) may delete protected refs, pushes never. */
 export interface RefusalOptions {
   throughApi?: boolean;
@@ -115,21 +120,17 @@ export class PushRules {
     return { caller, accessLevel, groupLevels };
   }
 
-  /** The project's protected branches that match `branch`, with their access levels. */
-  async matchingBranches(projectId: number, branch: string): Promise<ProtectedBranch[]> {
-    const rules = await this.dataSource.getRepository(ProtectedBranch).find({
-      where: { projectId },
-      relations: { accessLevels: true },
-    });
-    return rules.filter((rule) => refPatternMatches(rule.name, branch));
-  }
-
-  async matchingTags(projectId: number, tag: string): Promise<ProtectedTag[]> {
-    const rules = await this.dataSource.getRepository(ProtectedTag).find({
-      where: { projectId },
-      relations: { createAccessLevels: true },
-    });
-    return rules.filter((rule) => refPatternMatches(rule.name, tag));
+  /** A project's protected branch and tag rules with their entries, loaded once for a whole push. */
+  async projectRules(projectId: number): Promise<ProjectRules> {
+    const [branches, tags] = await Promise.all([
+      this.dataSource
+        .getRepository(ProtectedBranch)
+        .find({ where: { projectId }, relations: { accessLevels: true } }),
+      this.dataSource
+        .getRepository(ProtectedTag)
+        .find({ where: { projectId }, relations: { createAccessLevels: true } }),
+    ]);
+    return { branches, tags };
   }
 
   /**
@@ -142,7 +143,9 @@ export class PushRules {
     actor: PushActor,
     change: RefChange,
     options: RefusalOptions = {},
+    loaded?: ProjectRules,
   ): Promise<string | null> {
+    const { branches, tags } = loaded ?? (await this.projectRules(project.id));
     const creating = change.oldSha === ZERO_SHA;
     const deleting = change.newSha === ZERO_SHA;
     const maintainer = Boolean(actor.caller.user?.admin) || actor.accessLevel >= AccessLevel.Maintainer;
@@ -150,7 +153,7 @@ export class PushRules {
       const branch = change.ref.slice('refs/heads/'.length);
       if (deleting && branch === project.defaultBranch) return MESSAGES.deleteDefaultBranch;
       if (creating && /^[0-9a-f]{40}$/.test(branch)) return MESSAGES.hexBranchName;
-      const rules = await this.matchingBranches(project.id, branch);
+      const rules = branches.filter((rule) => refPatternMatches(rule.name, branch));
       if (rules.length === 0) return null;
       const anyAllows = (action: ProtectedBranchAction) => rules.some((rule) => allows(rule, action, actor));
       if (deleting) {
@@ -169,7 +172,7 @@ export class PushRules {
         if (/^(?:[0-9a-f]{40}|[0-9a-f]{64})/.test(tag)) return MESSAGES.hexTagName;
         if (tag.startsWith('refs/')) return MESSAGES.prohibitedTagName;
       }
-      const rules = await this.matchingTags(project.id, tag);
+      const rules = tags.filter((rule) => refPatternMatches(rule.name, tag));
       if (rules.length === 0) return null;
       if (deleting) {
         if (!maintainer) return MESSAGES.deleteTagRole;
@@ -191,8 +194,9 @@ export class PushRules {
     changes: RefChange[],
     options: RefusalOptions = {},
   ): Promise<string | null> {
+    const loaded = await this.projectRules(project.id);
     for (const change of changes) {
-      const reason = await this.refusal(project, actor, change, options);
+      const reason = await this.refusal(project, actor, change, options, loaded);
       if (reason) return reason;
     }
     return null;

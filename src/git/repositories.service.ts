@@ -75,10 +75,10 @@ export class RepositoriesService {
         });
         change.forced = ancestry.code === 1;
       }
-      // Writes through the API are what GitLab calls web updates: they may delete protected refs.
-      const reason = await this.rules.refusal(view.project, actor, change, { throughApi: true });
-      if (reason) throw new RefUpdateRefused(reason);
     }
+    // Writes through the API are what GitLab calls web updates: they may delete protected refs.
+    const reason = await this.rules.firstRefusal(view.project, actor, changes, { throughApi: true });
+    if (reason) throw new RefUpdateRefused(reason);
     const script = changes
       .map((c) =>
         c.newSha === ZERO_SHA ? `delete ${c.ref} ${c.oldSha}` : `update ${c.ref} ${c.newSha} ${c.oldSha}`,
