@@ -24,6 +24,7 @@ export const projectsHandlers = defineHandlers({
     const view = await services.projects.find(caller, params.id, {
       statistics: params.statistics,
       customAttributes: params.with_custom_attributes,
+      shares: true,
     });
     const body = presentProject(view, {
       externalUrl: request.externalUrl,

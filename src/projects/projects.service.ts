@@ -124,7 +124,7 @@ export class ProjectsService {
   async find(
     caller: Caller,
     id: string | number,
-    options: { statistics?: boolean; customAttributes?: boolean } = {},
+    options: { statistics?: boolean; customAttributes?: boolean; shares?: boolean } = {},
   ): Promise<ProjectView> {
     const query = this.baseQuery();
     const key = String(id);
@@ -153,7 +153,10 @@ export class ProjectsService {
       groupAccess: access.group,
       customAttributes,
       showStatistics: Boolean(options.statistics) && canReadStatistics(caller, access.level),
-      sharedWithGroups: (await this.sharedWithGroups([project.id])).get(project.id) ?? [],
+      // Only a project that is shown needs its shares; repository reads and writes do not.
+      sharedWithGroups: options.shares
+        ? ((await this.sharedWithGroups([project.id])).get(project.id) ?? [])
+        : undefined,
     };
   }
 
@@ -231,14 +234,14 @@ export class ProjectsService {
       if (topics !== undefined) changes.topics = dedupeTopics(topics);
       await saveUnique(() => tx.getRepository(Project).update(project.id, changes));
     });
-    return this.find(caller, project.id);
+    return this.find(caller, project.id, { shares: true });
   }
 
   async setArchived(caller: Caller, id: string | number, archived: boolean): Promise<ProjectView> {
     const view = await this.findAuthorized(caller, id, 'archive_project');
     if (view.project.archived !== archived)
       await this.dataSource.getRepository(Project).update(view.project.id, { archived });
-    return this.find(caller, view.project.id);
+    return this.find(caller, view.project.id, { shares: true });
   }
 
   /**
