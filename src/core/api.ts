@@ -13,6 +13,7 @@ import {
 } from './auth.js';
 import type { Backend, Operation } from './contract.js';
 import { badParameter, methodNotAllowed, routeNotFound, unauthorized } from './errors.js';
+import { rateLimitSubject } from './rate-limit.js';
 import type { HandlerContext, HandlerMap, OperationId } from './handler.js';
 import { readBodyParams, writeJson } from './http.js';
 import {
@@ -158,7 +159,7 @@ export function apiMiddleware(options: ApiOptions): Middleware {
     const caller: Caller = await applySudo(dataSource, authenticated, sudoIdentifier(ctx.headers, rawQuery));
     ctx.state.caller = caller;
 
-    const who = authenticated.user ? `user:${authenticated.user.id}` : `ip:${ctx.ip}`;
+    const who = rateLimitSubject(authenticated.user, ctx.ip);
     rateLimiter.hit(authenticated.user ? 'api_authenticated' : 'api_unauthenticated', who);
     const endpointClass = operationRateLimit(operation);
     if (endpointClass) rateLimiter.hit(endpointClass, who);

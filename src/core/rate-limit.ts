@@ -5,6 +5,10 @@
  */
 import { ApiError } from './errors.js';
 
+/** Whom a limit counts: the user, or the address of an anonymous caller. */
+export const rateLimitSubject = (user: { id: number } | null, ip: string | undefined) =>
+  user ? `user:${user.id}` : `ip:${ip ?? 'unknown'}`;
+
 export interface RateLimitRule {
   limit: number;
   periodSeconds: number;

@@ -12,6 +12,7 @@ import { logCommits, readCommit, resolveCommit, type GitCommit } from '../git/co
 import { git, spawnGit } from '../git/git.js';
 import type { OpenRepository } from '../git/repositories.service.js';
 import type { Services } from '../services.js';
+import { rateLimitSubject } from '../core/rate-limit.js';
 import {
   archiveContentType,
   archivePrefix,
@@ -65,10 +66,6 @@ export interface Comparison {
   fromSha: string;
   toSha: string;
 }
-
-/** Who a per-caller limit counts: the user, or the address of an anonymous caller. */
-const rateLimitKey = (caller: Caller, request: RequestInfo) =>
-  caller.user ? `user:${caller.user.id}` : `ip:${request.ip ?? 'unknown'}`;
 
 /**
  * Objects by revision, in one `cat-file --batch-check` call; revisions go through stdin, so none can
@@ -207,7 +204,7 @@ export class RepositoryService {
     const [object] = await lookupObjects(dir, [sha]);
     if (object?.type !== 'blob') throw notFound('Blob');
     if (object.size > LARGE_BLOB_BYTES)
-      this.services.rateLimiter.hit('large_blob', rateLimitKey(caller, request));
+      this.services.rateLimiter.hit('large_blob', rateLimitSubject(caller.user, request.ip));
     return { dir, blob: object };
   }
 
