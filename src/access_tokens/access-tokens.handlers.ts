@@ -6,6 +6,71 @@ import {
   presentResourceAccessToken,
 } from './access-token.presenter.js';
 import { utcToday } from './token-rules.js';
+import type { Caller } from '../core/auth.js';
+import type { RequestInfo } from '../core/pagination.js';
+import type { Services } from '../services.js';
+import type { NewResourceTokenBody, ResourceKind, TokenFilters } from './access-tokens.service.js';
+
+/** What the project and group token operations share; each pair differs only in its resource kind. */
+interface ResourceContext {
+  params: { id: string | number };
+  caller: Caller;
+  services: Services;
+}
+type WithToken = ResourceContext & { params: { token_id: number } };
+type WithExpiry = { body?: { expires_at?: string } | null };
+
+const resourceTokens = {
+  async list(context: ResourceContext & { params: TokenFilters; request: RequestInfo }, kind: ResourceKind) {
+    const { params, caller, services, request } = context;
+    const page = await services.accessTokens.listResource(caller, kind, params.id, params, request);
+    const today = utcToday();
+    return {
+      status: 200 as const,
+      body: page.items.map((token) => presentResourceAccessToken(token, today)),
+      headers: page.headers,
+    };
+  },
+
+  async create(context: ResourceContext & { body: NewResourceTokenBody }, kind: ResourceKind) {
+    const { params, body, caller, services } = context;
+    const issued = await services.accessTokens.createResource(caller, kind, params.id, body);
+    return { status: 201 as const, body: presentIssuedResourceAccessToken(issued) };
+  },
+
+  async rotateCurrent(context: ResourceContext & WithExpiry, kind: ResourceKind) {
+    const { params, body, caller, services } = context;
+    const issued = await services.accessTokens.rotateCurrentResource(
+      caller,
+      kind,
+      params.id,
+      body?.expires_at,
+    );
+    return { status: 200 as const, body: presentIssuedResourceAccessToken(issued) };
+  },
+
+  async get({ params, caller, services }: WithToken, kind: ResourceKind) {
+    const token = await services.accessTokens.getResource(caller, kind, params.id, params.token_id);
+    return { status: 200 as const, body: presentResourceAccessToken(token) };
+  },
+
+  async revoke({ params, caller, services }: WithToken, kind: ResourceKind) {
+    await services.accessTokens.revokeResource(caller, kind, params.id, params.token_id);
+    return { status: 204 as const, body: null };
+  },
+
+  async rotate(context: WithToken & WithExpiry, kind: ResourceKind) {
+    const { params, body, caller, services } = context;
+    const issued = await services.accessTokens.rotateResource(
+      caller,
+      kind,
+      params.id,
+      params.token_id,
+      body?.expires_at,
+    );
+    return { status: 200 as const, body: presentIssuedResourceAccessToken(issued) };
+  },
+};
 
 export const accessTokensHandlers = defineHandlers({
   async listPersonalAccessTokens({ params, caller, services, request }) {
@@ -57,95 +122,17 @@ export const accessTokensHandlers = defineHandlers({
     return { status: 201, body: presentIssuedPersonalAccessToken(issued) };
   },
 
-  async listProjectAccessTokens({ params, caller, services, request }) {
-    const page = await services.accessTokens.listResource(caller, 'project', params.id, params, request);
-    const today = utcToday();
-    return {
-      status: 200,
-      body: page.items.map((token) => presentResourceAccessToken(token, today)),
-      headers: page.headers,
-    };
-  },
+  listProjectAccessTokens: (context) => resourceTokens.list(context, 'project'),
+  createProjectAccessToken: (context) => resourceTokens.create(context, 'project'),
+  rotateCurrentProjectAccessToken: (context) => resourceTokens.rotateCurrent(context, 'project'),
+  getProjectAccessToken: (context) => resourceTokens.get(context, 'project'),
+  revokeProjectAccessToken: (context) => resourceTokens.revoke(context, 'project'),
+  rotateProjectAccessToken: (context) => resourceTokens.rotate(context, 'project'),
 
-  async createProjectAccessToken({ params, body, caller, services }) {
-    const issued = await services.accessTokens.createResource(caller, 'project', params.id, body);
-    return { status: 201, body: presentIssuedResourceAccessToken(issued) };
-  },
-
-  async rotateCurrentProjectAccessToken({ params, body, caller, services }) {
-    const issued = await services.accessTokens.rotateCurrentResource(
-      caller,
-      'project',
-      params.id,
-      body?.expires_at,
-    );
-    return { status: 200, body: presentIssuedResourceAccessToken(issued) };
-  },
-
-  async getProjectAccessToken({ params, caller, services }) {
-    const token = await services.accessTokens.getResource(caller, 'project', params.id, params.token_id);
-    return { status: 200, body: presentResourceAccessToken(token) };
-  },
-
-  async revokeProjectAccessToken({ params, caller, services }) {
-    await services.accessTokens.revokeResource(caller, 'project', params.id, params.token_id);
-    return { status: 204, body: null };
-  },
-
-  async rotateProjectAccessToken({ params, body, caller, services }) {
-    const issued = await services.accessTokens.rotateResource(
-      caller,
-      'project',
-      params.id,
-      params.token_id,
-      body?.expires_at,
-    );
-    return { status: 200, body: presentIssuedResourceAccessToken(issued) };
-  },
-
-  async listGroupAccessTokens({ params, caller, services, request }) {
-    const page = await services.accessTokens.listResource(caller, 'group', params.id, params, request);
-    const today = utcToday();
-    return {
-      status: 200,
-      body: page.items.map((token) => presentResourceAccessToken(token, today)),
-      headers: page.headers,
-    };
-  },
-
-  async createGroupAccessToken({ params, body, caller, services }) {
-    const issued = await services.accessTokens.createResource(caller, 'group', params.id, body);
-    return { status: 201, body: presentIssuedResourceAccessToken(issued) };
-  },
-
-  async rotateCurrentGroupAccessToken({ params, body, caller, services }) {
-    const issued = await services.accessTokens.rotateCurrentResource(
-      caller,
-      'group',
-      params.id,
-      body?.expires_at,
-    );
-    return { status: 200, body: presentIssuedResourceAccessToken(issued) };
-  },
-
-  async getGroupAccessToken({ params, caller, services }) {
-    const token = await services.accessTokens.getResource(caller, 'group', params.id, params.token_id);
-    return { status: 200, body: presentResourceAccessToken(token) };
-  },
-
-  async revokeGroupAccessToken({ params, caller, services }) {
-    await services.accessTokens.revokeResource(caller, 'group', params.id, params.token_id);
-    return { status: 204, body: null };
-  },
-
-  async rotateGroupAccessToken({ params, body, caller, services }) {
-    const issued = await services.accessTokens.rotateResource(
-      caller,
-      'group',
-      params.id,
-      params.token_id,
-      body?.expires_at,
-    );
-    return { status: 200, body: presentIssuedResourceAccessToken(issued) };
-  },
+  listGroupAccessTokens: (context) => resourceTokens.list(context, 'group'),
+  createGroupAccessToken: (context) => resourceTokens.create(context, 'group'),
+  rotateCurrentGroupAccessToken: (context) => resourceTokens.rotateCurrent(context, 'group'),
+  getGroupAccessToken: (context) => resourceTokens.get(context, 'group'),
+  revokeGroupAccessToken: (context) => resourceTokens.revoke(context, 'group'),
+  rotateGroupAccessToken: (context) => resourceTokens.rotate(context, 'group'),
 });
