@@ -30,6 +30,7 @@ check-generated: install
 lint: install check-generated
 	$(BIN)/redocly lint $(SPEC) --format stylish
 	$(BIN)/tsc --noEmit -p tsconfig.json
+	$(BIN)/depcruise src --config .dependency-cruiser.cjs --output-type err
 	$(BIN)/eslint --max-warnings 0 .
 	$(BIN)/prettier --check --log-level warn .
 

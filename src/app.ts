@@ -9,10 +9,9 @@ import { errorMiddleware } from './core/error-middleware.js';
 import { routeNotFound } from './core/errors.js';
 import { responseValidation, type ResponseCheck } from './core/response-validation.js';
 import { gitHttp } from './git/smart-http.js';
-import { handlers } from './handlers.js';
 import { createMetrics } from './ops/metrics.js';
 import { opsRouter } from './ops/routes.js';
-import { createServices, type Services } from './services.js';
+import { createServices, handlers, type Services } from './families.js';
 
 export interface AppOptions {
   config: Config;
@@ -66,8 +65,17 @@ export async function createApp(options: AppOptions): Promise<App> {
   if (options.onResponseCheck) koa.use(responseValidation(backend, logger, options.onResponseCheck));
   koa.use(errorMiddleware(logger));
   koa.use(opsRouter(dataSource, metrics.registry).routes());
-  koa.use(gitHttp({ dataSource, services }));
-  koa.use(apiMiddleware({ backend, handlers, services, dataSource, config }));
+  koa.use(gitHttp(services));
+  koa.use(
+    apiMiddleware({
+      backend,
+      handlers,
+      services,
+      authenticator: services.authentication,
+      rateLimiter: services.rateLimiter,
+      config,
+    }),
+  );
   koa.use(() => {
     throw routeNotFound();
   });

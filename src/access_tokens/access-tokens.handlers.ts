@@ -8,14 +8,14 @@ import {
 import { utcToday } from './token-rules.js';
 import type { Caller } from '../core/auth.js';
 import type { RequestInfo } from '../core/pagination.js';
-import type { Services } from '../services.js';
+import type { ServiceRegistry } from '../core/family.js';
 import type { NewResourceTokenBody, ResourceKind, TokenFilters } from './access-tokens.service.js';
 
 /** What the project and group token operations share; each pair differs only in its resource kind. */
 interface ResourceContext {
   params: { id: string | number };
   caller: Caller;
-  services: Services;
+  services: ServiceRegistry;
 }
 type WithToken = ResourceContext & { params: { token_id: number } };
 type WithExpiry = { body?: { expires_at?: string } | null };

@@ -13,8 +13,9 @@ import {
   unprocessable,
 } from '../core/errors.js';
 import { paginateOffset, type Page, type RequestInfo } from '../core/pagination.js';
-import { AccessLevel, Member, type MemberSourceType } from '../members/member.entity.js';
-import type { ServiceDeps, Services } from '../services.js';
+import { Member, type MemberSourceType } from '../members/member.entity.js';
+import { AccessLevel } from '../core/access-level.js';
+import type { CoreDeps, ServiceRegistry } from '../core/family.js';
 import { PersonalAccessToken } from '../users/personal-access-token.entity.js';
 import { User } from '../users/user.entity.js';
 import type { IssuedToken, ResourceToken } from './access-token.presenter.js';
@@ -107,8 +108,8 @@ export class AccessTokensService {
   private readonly config: Config;
 
   constructor(
-    deps: ServiceDeps,
-    private readonly services: Pick<Services, 'projects' | 'groups' | 'users'>,
+    deps: CoreDeps,
+    private readonly services: Pick<ServiceRegistry, 'projects' | 'groups' | 'users'>,
   ) {
     this.dataSource = deps.dataSource;
     this.config = deps.config;

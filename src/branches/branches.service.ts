@@ -15,7 +15,7 @@ import {
 } from '../git/push-rules.js';
 import { RefUpdateRefused, type OpenRepository } from '../git/repositories.service.js';
 import { ProtectedBranch } from '../protected_branches/protected-branch.entity.js';
-import type { ServiceDeps, Services } from '../services.js';
+import type { CoreDeps, ServiceRegistry } from '../core/family.js';
 import { filterByRegex, isValidBranchName, requireNonEmpty, searchMatcher } from './branch-filters.js';
 import type { BranchRecord } from './branch.presenter.js';
 
@@ -92,8 +92,8 @@ export class BranchesService {
   private readonly dataSource: DataSource;
 
   constructor(
-    deps: ServiceDeps,
-    private readonly services: Pick<Services, 'projects' | 'repositories'>,
+    deps: CoreDeps,
+    private readonly services: Pick<ServiceRegistry, 'projects' | 'repositories'>,
   ) {
     this.dataSource = deps.dataSource;
   }

@@ -17,7 +17,7 @@ import { logCommits, readCommit, resolveCommit, type GitCommit } from '../git/co
 import { git, gitText } from '../git/git.js';
 import { MESSAGES, ZERO_SHA } from '../git/push-rules.js';
 import { RefUpdateRefused, type OpenRepository } from '../git/repositories.service.js';
-import type { Services } from '../services.js';
+import type { ServiceRegistry } from '../core/family.js';
 import { commitStats, type CommitStats } from './commit-stats.js';
 
 export type ListCommitsParams = NonNullable<operations['listCommits']['parameters']['query']>;
@@ -87,7 +87,7 @@ export async function lastCommitForPath(dir: string, revision: string, path: str
 }
 
 export class CommitsService {
-  constructor(private readonly services: Services) {}
+  constructor(private readonly services: Pick<ServiceRegistry, 'projects' | 'repositories'>) {}
 
   /** May the caller push to `branch` (which may not exist yet)? GitLab's `can_push_to_branch?`. */
   async canPushToBranch(caller: Caller, repo: OpenRepository, branch: string): Promise<boolean> {

@@ -8,7 +8,7 @@
 import type { EntityManager, SelectQueryBuilder, ObjectLiteral } from 'typeorm';
 import type { Caller } from './auth.js';
 import { forbidden, notFound } from './errors.js';
-import { AccessLevel } from '../members/member.entity.js';
+import { AccessLevel } from './access-level.js';
 
 export const Visibility = { private: 0, internal: 10, public: 20 } as const;
 export type VisibilityName = keyof typeof Visibility;

@@ -1,19 +1,11 @@
 import type { Readable } from 'node:stream';
 import type { Context, Middleware } from 'koa';
-import type { DataSource } from 'typeorm';
 import type { Config } from '../config.js';
-import type { Services } from '../services.js';
-import {
-  applySudo,
-  authenticate,
-  presentedToken,
-  requireScope,
-  sudoIdentifier,
-  type Caller,
-} from './auth.js';
+import type { ServiceRegistry } from './family.js';
+import { presentedToken, requireScope, sudoIdentifier, type Authenticator, type Caller } from './auth.js';
 import type { Backend, Operation } from './contract.js';
 import { badParameter, methodNotAllowed, routeNotFound, unauthorized } from './errors.js';
-import { rateLimitSubject } from './rate-limit.js';
+import { rateLimitSubject, type RateLimiter } from './rate-limit.js';
 import type { HandlerContext, HandlerMap, OperationId } from './handler.js';
 import { readBodyParams, writeJson } from './http.js';
 import {
@@ -36,8 +28,9 @@ type ParameterObject = { name: string; in: string; schema?: Schema };
 export interface ApiOptions {
   backend: Backend;
   handlers: HandlerMap;
-  services: Services;
-  dataSource: DataSource;
+  services: ServiceRegistry;
+  authenticator: Authenticator;
+  rateLimiter: RateLimiter;
   config: Config;
 }
 
@@ -142,8 +135,7 @@ const allowsAnonymous = (operation: Operation) =>
 
 /** Routes /api/v4/* by operationId to the typed handlers, applying GitLab's wire conventions once. */
 export function apiMiddleware(options: ApiOptions): Middleware {
-  const { backend, handlers, services, dataSource, config } = options;
-  const rateLimiter = services.rateLimiter;
+  const { backend, handlers, services, authenticator, rateLimiter, config } = options;
   return async (ctx: Context, next) => {
     if (ctx.path !== API_PREFIX && !ctx.path.startsWith(`${API_PREFIX}/`)) return next();
     const apiPath = ctx.path.slice(API_PREFIX.length) || '/';
@@ -153,10 +145,10 @@ export function apiMiddleware(options: ApiOptions): Middleware {
     ctx.state.operationId = operationId;
 
     const rawQuery = queryPairs(ctx.querystring);
-    const authenticated = await authenticate(dataSource, presentedToken(ctx.headers, rawQuery));
+    const authenticated = await authenticator.authenticate(presentedToken(ctx.headers, rawQuery));
     if (!authenticated.user && !allowsAnonymous(operation)) throw unauthorized();
     requireScope(authenticated, operationScopes(operation, method));
-    const caller: Caller = await applySudo(dataSource, authenticated, sudoIdentifier(ctx.headers, rawQuery));
+    const caller: Caller = await authenticator.actAs(authenticated, sudoIdentifier(ctx.headers, rawQuery));
     ctx.state.caller = caller;
 
     const who = rateLimitSubject(authenticated.user, ctx.ip);

@@ -1,16 +1,43 @@
 import crypto from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import type { DataSource } from 'typeorm';
-import { PersonalAccessToken } from '../users/personal-access-token.entity.js';
-import { User } from '../users/user.entity.js';
-import { ApiError, forbidden, notFound, unauthorized } from './errors.js';
+import { ApiError } from './errors.js';
+
+/** What core needs of a user and a token; the users family supplies the full types. */
+export interface CallerUser {
+  id: number;
+  username: string;
+  admin: boolean;
+  external: boolean;
+  state: string;
+}
+export interface CallerToken {
+  id: number;
+  scopes: string[];
+}
+
+/**
+ * The identity types, added by the users family through declaration merging (`user`, `token`), so that
+ * core names no family while services still see full entities.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface Identity {}
+type IdentityUser = Identity extends { user: infer U extends CallerUser } ? U : CallerUser;
+type IdentityToken = Identity extends { token: infer T extends CallerToken } ? T : CallerToken;
 
 /** Who is calling, resolved once per request. */
 export interface Caller {
-  user: User | null;
-  token: PersonalAccessToken | null;
+  user: IdentityUser | null;
+  token: IdentityToken | null;
   /** The administrator acting as `user` through sudo. */
-  sudoFrom?: User;
+  sudoFrom?: IdentityUser;
+}
+
+/** Turns presented credentials into a caller; the users family implements it. */
+export interface Authenticator {
+  /** A presented token must be known, unexpired, unrevoked and belong to an active user: otherwise 401. */
+  authenticate(token: string | undefined): Promise<Caller>;
+  /** Sudo: an administrator acting as the user with this id or username. */
+  actAs(caller: Caller, identifier: string | undefined): Promise<Caller>;
 }
 
 export const anonymous: Caller = { user: null, token: null };
@@ -86,25 +113,6 @@ export function presentedToken(
   return query.find(([key]) => key === 'private_token')?.[1] || undefined;
 }
 
-/** A presented token must be known, unexpired, unrevoked and belong to an active user: otherwise 401. */
-export async function authenticate(dataSource: DataSource, token: string | undefined): Promise<Caller> {
-  if (!token) return anonymous;
-  const record = await dataSource.getRepository(PersonalAccessToken).findOne({
-    where: { tokenDigest: hashToken(token) },
-    relations: { user: true },
-  });
-  const today = new Date().toISOString().slice(0, 10);
-  if (!record?.user || record.revoked || (record.expiresAt !== null && record.expiresAt <= today))
-    throw unauthorized();
-  if (record.user.state !== 'active') throw unauthorized();
-  await dataSource.query(
-    `UPDATE personal_access_tokens SET last_used_at = now()
-     WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '10 minutes')`,
-    [record.id],
-  );
-  return { user: record.user, token: record };
-}
-
 /** The `sudo` query parameter or `Sudo` header: a user id or username. */
 export function sudoIdentifier(
   headers: IncomingHttpHeaders,
@@ -113,29 +121,4 @@ export function sudoIdentifier(
   const header = headers.sudo;
   if (typeof header === 'string' && header.trim()) return header.trim();
   return query.find(([key]) => key === 'sudo')?.[1]?.trim() || undefined;
-}
-
-/**
- * Administrators act as another user with sudo, from a token that has the `sudo` scope. The target
- * is found by id or username; from then on the request is that user's, with the admin's token scopes.
- */
-export async function applySudo(
-  dataSource: DataSource,
-  caller: Caller,
-  identifier: string | undefined,
-): Promise<Caller> {
-  if (!identifier) return caller;
-  if (!caller.user || !caller.token) throw unauthorized();
-  if (!caller.user.admin) throw forbidden('Must be admin to use sudo');
-  requireScope(caller, ['sudo']);
-  const users = dataSource.getRepository(User);
-  const target = /^\d+$/.test(identifier)
-    ? await users.findOne({ where: { id: Number(identifier) } })
-    : await users
-        .createQueryBuilder('u')
-        .where('lower(u.username) = lower(:username)', { username: identifier })
-        .getOne();
-  if (!target) throw notFound(`User with ID or username '${identifier}'`);
-  if (target.state !== 'active') throw forbidden('The user you are trying to act as is blocked');
-  return { user: target, token: caller.token, sudoFrom: caller.user };
 }

@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream';
 import type { operations } from '../../generated/openapi.js';
 import type { Caller } from './auth.js';
 import type { RequestInfo } from './pagination.js';
-import type { Services } from '../services.js';
+import type { ServiceRegistry } from './family.js';
 
 /** Every operation in the contract. The handler map must have one handler for each. */
 export type OperationId = keyof operations;
@@ -43,7 +43,7 @@ export interface HandlerContext<O extends OperationId> {
   params: Params<O>;
   body: Body<O>;
   caller: Caller;
-  services: Services;
+  services: ServiceRegistry;
   request: RequestInfo;
 }
 

@@ -2,49 +2,8 @@ import 'reflect-metadata';
 import fs from 'node:fs';
 import path from 'node:path';
 import { DataSource, type DataSourceOptions } from 'typeorm';
-import { InternalId } from './internal-id.entity.js';
-import { Initial1767225600000 } from './migrations/1767225600000-initial.js';
-import { ProjectCustomAttributes1767312000000 } from './migrations/1767312000000-project-custom-attributes.js';
-import { Identity1767398400000 } from './migrations/1767398400000-identity.js';
-import { Repositories1767484800000 } from './migrations/1767484800000-repositories.js';
 import { openPGlite, pgliteDriverModule } from './pglite-driver.js';
-import { User } from '../users/user.entity.js';
-import { PersonalAccessToken } from '../users/personal-access-token.entity.js';
-import { Namespace } from '../namespaces/namespace.entity.js';
-import { Member } from '../members/member.entity.js';
-import { ProjectGroupLink } from '../members/project-group-link.entity.js';
-import { Project } from '../projects/project.entity.js';
-import { ProjectStatistics } from '../projects/project-statistics.entity.js';
-import { ProjectCustomAttribute } from '../projects/custom-attribute.entity.js';
-import {
-  ProtectedBranch,
-  ProtectedBranchAccessLevel,
-} from '../protected_branches/protected-branch.entity.js';
-import { ProtectedTag, ProtectedTagCreateAccessLevel } from '../protected_tags/protected-tag.entity.js';
-import { PushEvent } from '../git/push-event.entity.js';
-
-export const entities = [
-  User,
-  PersonalAccessToken,
-  Namespace,
-  Member,
-  ProjectGroupLink,
-  Project,
-  ProjectStatistics,
-  ProjectCustomAttribute,
-  InternalId,
-  ProtectedBranch,
-  ProtectedBranchAccessLevel,
-  ProtectedTag,
-  ProtectedTagCreateAccessLevel,
-  PushEvent,
-];
-export const migrations = [
-  Initial1767225600000,
-  ProjectCustomAttributes1767312000000,
-  Identity1767398400000,
-  Repositories1767484800000,
-];
+import { entities, migrations } from '../families.js';
 
 export interface DatabaseTarget {
   /** A PostgreSQL URL; without one, the embedded PGlite database is used. */

@@ -12,7 +12,7 @@ import type { FileAction } from '../git/commit-builder.js';
 import { readCommits, resolveCommit, type GitCommit } from '../git/commits.js';
 import { git, spawnGit } from '../git/git.js';
 import type { OpenRepository } from '../git/repositories.service.js';
-import type { Services } from '../services.js';
+import type { ServiceRegistry } from '../core/family.js';
 
 export type FileWriteParams = components['schemas']['RepositoryFileWrite'];
 export type FileDeleteParams = components['schemas']['RepositoryFileDelete'];
@@ -79,7 +79,7 @@ function scanBlob(dir: string, blobId: string): Promise<{ sha256: string; binary
 export class FilesService {
   private readonly commits: CommitsService;
 
-  constructor(private readonly services: Services) {
+  constructor(private readonly services: Pick<ServiceRegistry, 'commits' | 'repositories'>) {
     this.commits = services.commits;
   }
 

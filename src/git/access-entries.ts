@@ -4,7 +4,7 @@
  * use this one module.
  */
 import type { EntityManager } from 'typeorm';
-import { AccessLevel } from '../members/member.entity.js';
+import { AccessLevel } from '../core/access-level.js';
 import type { AccessEntry } from './push-rules.js';
 
 /** What a request names in an entry; the first of user, group, deploy key and role wins, as in GitLab. */

@@ -5,7 +5,7 @@
  */
 import type { DataSource } from 'typeorm';
 import type { Caller } from '../core/auth.js';
-import { AccessLevel } from '../members/member.entity.js';
+import { AccessLevel } from '../core/access-level.js';
 import {
   ProtectedBranch,
   type ProtectedBranchAction,

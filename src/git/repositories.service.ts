@@ -3,7 +3,7 @@ import { canProject, type ProjectAbility } from '../core/abilities.js';
 import type { Caller } from '../core/auth.js';
 import { forbidden } from '../core/errors.js';
 import type { ProjectsService, ProjectView } from '../projects/projects.service.js';
-import type { ServiceDeps } from '../services.js';
+import type { CoreDeps } from '../core/family.js';
 import { git, GitError } from './git.js';
 import { PushEvent } from './push-event.entity.js';
 import { refreshRepositoryState } from './repository-state.js';
@@ -36,7 +36,7 @@ export class RepositoriesService {
   private readonly dataSource: DataSource;
 
   constructor(
-    deps: ServiceDeps,
+    deps: CoreDeps,
     private readonly projects: ProjectsService,
     private readonly storage: RepositoryStorage,
   ) {

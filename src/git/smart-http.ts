@@ -8,13 +8,12 @@ import fs from 'node:fs';
 import { PassThrough, pipeline } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import type { Context, Middleware } from 'koa';
-import type { DataSource } from 'typeorm';
 import { canProject } from '../core/abilities.js';
-import { authenticate, requireScope, type Caller } from '../core/auth.js';
+import { requireScope, type Caller } from '../core/auth.js';
 import { ApiError } from '../core/errors.js';
 import { decodedStream, readBodyParams } from '../core/http.js';
 import type { ProjectView } from '../projects/projects.service.js';
-import type { Services } from '../services.js';
+import type { ServiceRegistry } from '../core/family.js';
 import { spawnGit } from './git.js';
 import type { PushActor, RefChange } from './push-rules.js';
 
@@ -58,19 +57,16 @@ function basicToken(ctx: Context): string | undefined {
   return colon >= 0 ? decoded.slice(colon + 1) : undefined;
 }
 
-export interface GitHttpOptions {
-  dataSource: DataSource;
-  services: Services;
-}
-
-export function gitHttp({ dataSource, services }: GitHttpOptions): Middleware {
+export function gitHttp(
+  services: Pick<ServiceRegistry, 'authentication' | 'projects' | 'repositories'>,
+): Middleware {
   const rules = services.repositories.rules;
   const sessions = new Map<string, PushSession>();
 
   async function authorize(ctx: Context, fullPath: string, service: Service) {
     let caller: Caller;
     try {
-      caller = await authenticate(dataSource, basicToken(ctx));
+      caller = await services.authentication.authenticate(basicToken(ctx));
     } catch {
       throw new GitHttpError(401, 'HTTP Basic: Access denied', true);
     }

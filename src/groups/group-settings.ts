@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import type { components } from '../../generated/openapi.js';
-import { AccessLevel } from '../members/member.entity.js';
+import { AccessLevel } from '../core/access-level.js';
 
 type Schemas = components['schemas'];
 export type BranchProtectionDefaults = Schemas['BranchProtectionDefaults'];

@@ -18,13 +18,14 @@ import type { Caller } from '../core/auth.js';
 import { ApiError, forbidden, notFound, validationFailed } from '../core/errors.js';
 import type { RepositoryStorage } from '../git/storage.js';
 import { paginateOffset, type Page, type RequestInfo } from '../core/pagination.js';
-import { AccessLevel, Member } from '../members/member.entity.js';
+import { Member } from '../members/member.entity.js';
+import { AccessLevel } from '../core/access-level.js';
 import { Namespace } from '../namespaces/namespace.entity.js';
-import { NamespacesService } from '../namespaces/namespaces.service.js';
+import type { NamespacesService } from '../namespaces/namespaces.service.js';
 import { ProjectCustomAttribute } from '../projects/custom-attribute.entity.js';
 import { Project } from '../projects/project.entity.js';
 import { orderBySimilarity, whereProjectMatches, type ProjectView } from '../projects/projects.service.js';
-import type { ServiceDeps } from '../services.js';
+import type { CoreDeps } from '../core/family.js';
 import { User } from '../users/user.entity.js';
 import type { GroupStatisticsJson } from './group.presenter.js';
 import {
@@ -126,13 +127,12 @@ const PROJECT_ORDER_COLUMNS: Record<string, string> = {
 
 export class GroupsService {
   private readonly dataSource: DataSource;
-  private readonly namespaces: NamespacesService;
   constructor(
-    deps: ServiceDeps,
+    deps: CoreDeps,
     private readonly storage: RepositoryStorage,
+    private readonly namespaces: NamespacesService,
   ) {
     this.dataSource = deps.dataSource;
-    this.namespaces = new NamespacesService(deps);
   }
 
   /** One group by integer id or full path; 404 `Group Not Found` unless the caller may see it. */

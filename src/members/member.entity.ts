@@ -10,18 +10,6 @@ import {
 } from 'typeorm';
 import { User } from '../users/user.entity.js';
 
-/** GitLab's access levels. */
-export const AccessLevel = {
-  NoAccess: 0,
-  MinimalAccess: 5,
-  Guest: 10,
-  Planner: 15,
-  Reporter: 20,
-  Developer: 30,
-  Maintainer: 40,
-  Owner: 50,
-} as const;
-
 export type MemberSourceType = 'Project' | 'Namespace';
 
 @Entity({ name: 'members' })

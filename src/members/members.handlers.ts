@@ -4,7 +4,7 @@ import { defineHandlers } from '../core/handler.js';
 import type { RequestInfo } from '../core/pagination.js';
 import { presentMember, type MemberRecord } from './member.presenter.js';
 import { presentProjectGroupLink } from './project-group-link.presenter.js';
-import type { Services } from '../services.js';
+import type { ServiceRegistry } from '../core/family.js';
 import type {
   DeleteMemberParams,
   MemberCreateParams,
@@ -22,7 +22,7 @@ type SourceKind = SourceRef['kind'];
 interface MemberContext {
   params: { id: string | number };
   caller: Caller;
-  services: Services;
+  services: ServiceRegistry;
   request: RequestInfo;
 }
 type WithUser = MemberContext & { params: { user_id: number } };

@@ -14,9 +14,10 @@ import type { Caller } from '../core/auth.js';
 import { ApiError, badParameter, conflict, forbidden, notFound, validationFailed } from '../core/errors.js';
 import { offsetHeaders, perPageOf, type Page, type RequestInfo } from '../core/pagination.js';
 import { Namespace } from '../namespaces/namespace.entity.js';
-import type { ServiceDeps, Services } from '../services.js';
+import type { CoreDeps, ServiceRegistry } from '../core/family.js';
 import { User } from '../users/user.entity.js';
-import { AccessLevel, Member, type MemberSourceType } from './member.entity.js';
+import { Member, type MemberSourceType } from './member.entity.js';
+import { AccessLevel } from '../core/access-level.js';
 import type { MemberRecord } from './member.presenter.js';
 import { ProjectGroupLink } from './project-group-link.entity.js';
 import { containing } from '../core/search.js';
@@ -126,8 +127,8 @@ export class MembersService {
   private readonly dataSource: DataSource;
 
   constructor(
-    deps: ServiceDeps,
-    private readonly services: Pick<Services, 'projects' | 'groups'>,
+    deps: CoreDeps,
+    private readonly services: Pick<ServiceRegistry, 'projects' | 'groups'>,
   ) {
     this.dataSource = deps.dataSource;
   }

@@ -1,6 +1,6 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { GROUP_SETTING_DEFAULTS, newRunnersToken, type GroupSettings } from '../groups/group-settings.js';
-import type { ServiceDeps } from '../services.js';
+import type { CoreDeps } from '../core/family.js';
 import { Namespace } from './namespace.entity.js';
 
 export interface NewGroup {
@@ -16,7 +16,7 @@ export interface NewGroup {
 export class NamespacesService {
   private readonly dataSource: DataSource;
 
-  constructor(deps: ServiceDeps) {
+  constructor(deps: CoreDeps) {
     this.dataSource = deps.dataSource;
   }
 

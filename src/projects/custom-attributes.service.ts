@@ -2,7 +2,7 @@ import type { DataSource } from 'typeorm';
 import { isAdmin } from '../core/abilities.js';
 import type { Caller } from '../core/auth.js';
 import { forbidden, notFound } from '../core/errors.js';
-import type { ServiceDeps } from '../services.js';
+import type { CoreDeps } from '../core/family.js';
 import { ProjectCustomAttribute } from './custom-attribute.entity.js';
 import type { ProjectsService } from './projects.service.js';
 
@@ -13,7 +13,7 @@ export class ProjectCustomAttributesService {
   private readonly dataSource: DataSource;
 
   constructor(
-    deps: ServiceDeps,
+    deps: CoreDeps,
     private readonly projects: ProjectsService,
   ) {
     this.dataSource = deps.dataSource;

@@ -1,7 +1,7 @@
 import type { components } from '../../generated/openapi.js';
 import { canAdminProject, isAdmin, visibilityName } from '../core/abilities.js';
 import type { Caller } from '../core/auth.js';
-import { AccessLevel } from '../members/member.entity.js';
+import { AccessLevel } from '../core/access-level.js';
 import { presentNamespaceSummary } from '../namespaces/namespace.presenter.js';
 import { presentUserSummary } from '../users/user.presenter.js';
 import { presentCustomAttribute } from './custom-attribute.presenter.js';

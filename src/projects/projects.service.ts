@@ -28,7 +28,8 @@ import {
   validationFailed,
 } from '../core/errors.js';
 import { isKeyset, paginateKeyset, paginateOffset, type Page, type RequestInfo } from '../core/pagination.js';
-import { AccessLevel, Member } from '../members/member.entity.js';
+import { Member } from '../members/member.entity.js';
+import { AccessLevel } from '../core/access-level.js';
 import { Namespace } from '../namespaces/namespace.entity.js';
 import { refreshRepositoryState } from '../git/repository-state.js';
 import { detectLicense, type DetectedLicense } from './license.js';
@@ -38,7 +39,7 @@ import {
   ProtectedBranch,
   ProtectedBranchAccessLevel,
 } from '../protected_branches/protected-branch.entity.js';
-import type { ServiceDeps } from '../services.js';
+import type { CoreDeps } from '../core/family.js';
 import { ProjectGroupLink } from '../members/project-group-link.entity.js';
 import { User } from '../users/user.entity.js';
 import { ProjectCustomAttribute } from './custom-attribute.entity.js';
@@ -105,7 +106,7 @@ export class ProjectsService {
   private readonly config: Config;
 
   constructor(
-    deps: ServiceDeps,
+    deps: CoreDeps,
     private readonly storage: RepositoryStorage,
   ) {
     this.dataSource = deps.dataSource;

@@ -13,7 +13,7 @@ import {
   type PlannedEntry as CheckedEntry,
 } from '../git/access-entries.js';
 import type { ProjectView } from '../projects/projects.service.js';
-import type { ServiceDeps, Services } from '../services.js';
+import type { CoreDeps, ServiceRegistry } from '../core/family.js';
 import {
   ProtectedBranch,
   ProtectedBranchAccessLevel,
@@ -62,8 +62,8 @@ export class ProtectedBranchesService {
   private readonly dataSource: DataSource;
 
   constructor(
-    deps: ServiceDeps,
-    private readonly services: Pick<Services, 'projects' | 'repositories'>,
+    deps: CoreDeps,
+    private readonly services: Pick<ServiceRegistry, 'projects' | 'repositories'>,
   ) {
     this.dataSource = deps.dataSource;
   }

@@ -3,9 +3,9 @@ import type { components } from '../../generated/openapi.js';
 import type { Caller } from '../core/auth.js';
 import { recordNotFound, unprocessable } from '../core/errors.js';
 import { paginateOffset, type Page, type PageParams, type RequestInfo } from '../core/pagination.js';
-import { AccessLevel } from '../members/member.entity.js';
+import { AccessLevel } from '../core/access-level.js';
 import type { ProjectsService, ProjectView } from '../projects/projects.service.js';
-import type { ServiceDeps } from '../services.js';
+import type { CoreDeps } from '../core/family.js';
 import { ProtectedTag, ProtectedTagCreateAccessLevel } from './protected-tag.entity.js';
 import { isUniqueViolation } from '../db/errors.js';
 import {
@@ -32,7 +32,7 @@ export class ProtectedTagsService {
   private readonly dataSource: DataSource;
 
   constructor(
-    deps: ServiceDeps,
+    deps: CoreDeps,
     private readonly projects: ProjectsService,
   ) {
     this.dataSource = deps.dataSource;

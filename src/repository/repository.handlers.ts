@@ -1,7 +1,7 @@
 import type { Caller } from '../core/auth.js';
 import { defineHandlers } from '../core/handler.js';
 import { presentCommit } from '../commits/commit.presenter.js';
-import type { Services } from '../services.js';
+import type { ServiceRegistry } from '../core/family.js';
 import { attachmentDisposition, type ArchiveFormat } from './archive.js';
 import { presentBlob } from './blob.presenter.js';
 import { presentCompare } from './compare.presenter.js';
@@ -12,7 +12,7 @@ import { presentTreeEntry } from './tree-entry.presenter.js';
 
 /** Both archive routes answer alike; only the format's source differs. */
 async function archive(
-  services: Services,
+  services: ServiceRegistry,
   caller: Caller,
   id: string | number,
   format: ArchiveFormat,

@@ -11,7 +11,7 @@ import { offsetHeaders, perPageOf, requestUrl, type RequestInfo } from '../core/
 import { logCommits, readCommit, resolveCommit, type GitCommit } from '../git/commits.js';
 import { git, spawnGit } from '../git/git.js';
 import type { OpenRepository } from '../git/repositories.service.js';
-import type { Services } from '../services.js';
+import type { ServiceRegistry } from '../core/family.js';
 import { rateLimitSubject } from '../core/rate-limit.js';
 import {
   archiveContentType,
@@ -144,7 +144,7 @@ async function mergeBaseOf(dir: string, commits: string[]): Promise<string | nul
 }
 
 export class RepositoryService {
-  constructor(private readonly services: Services) {}
+  constructor(private readonly services: Pick<ServiceRegistry, 'repositories' | 'rateLimiter'>) {}
 
   open(caller: Caller, projectId: string | number): Promise<OpenRepository> {
     return this.services.repositories.open(caller, projectId, 'read_code');

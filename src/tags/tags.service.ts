@@ -12,9 +12,9 @@ import {
   type OpenRepository,
   type RepositoriesService,
 } from '../git/repositories.service.js';
-import { AccessLevel } from '../members/member.entity.js';
+import { AccessLevel } from '../core/access-level.js';
 import { ProtectedTag } from '../protected_tags/protected-tag.entity.js';
-import type { ServiceDeps } from '../services.js';
+import type { CoreDeps } from '../core/family.js';
 import { User } from '../users/user.entity.js';
 import { readTagObject, readTags, searchTags, sortedTagNames, type GitTag } from './git-tags.js';
 import {
@@ -53,7 +53,7 @@ export class TagsService {
   private readonly dataSource: DataSource;
 
   constructor(
-    deps: ServiceDeps,
+    deps: CoreDeps,
     private readonly repositories: RepositoriesService,
   ) {
     this.dataSource = deps.dataSource;

@@ -1,6 +1,6 @@
 import { In, QueryFailedError, type DataSource, type EntityManager } from 'typeorm';
 import type { operations } from '../../generated/openapi.js';
-import type { ServiceDeps } from '../services.js';
+import type { CoreDeps } from '../core/family.js';
 import { generateToken, hashToken, type Caller } from '../core/auth.js';
 import { isAdmin, Visibility } from '../core/abilities.js';
 import {
@@ -115,7 +115,7 @@ function uniqueViolation(err: unknown): string | undefined {
 export class UsersService {
   private readonly dataSource: DataSource;
 
-  constructor(deps: ServiceDeps) {
+  constructor(deps: CoreDeps) {
     this.dataSource = deps.dataSource;
   }
 

@@ -7,7 +7,7 @@ import { ProjectGroupLink } from '../../src/members/project-group-link.entity.js
 import type { Namespace } from '../../src/namespaces/namespace.entity.js';
 import type { CreateProjectParams } from '../../src/projects/projects.service.js';
 import type { Project } from '../../src/projects/project.entity.js';
-import type { Services } from '../../src/services.js';
+import type { Services } from '../../src/families.js';
 import type { User } from '../../src/users/user.entity.js';
 
 const unique = (prefix: string) => `${prefix}-${crypto.randomBytes(4).toString('hex')}`;

@@ -11,7 +11,7 @@ import { createApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import type { ResponseCheck } from '../../src/core/response-validation.js';
 import { createLogger } from '../../src/logger.js';
-import type { Services } from '../../src/services.js';
+import type { Services } from '../../src/families.js';
 import { openTestDatabase } from './database.js';
 import { Factories } from './factories.js';
 

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { addDays, utcToday } from '../../src/access_tokens/token-rules.js';
 import type { VisibilityName } from '../../src/core/abilities.js';
-import { AccessLevel, Member } from '../../src/members/member.entity.js';
+import { Member } from '../../src/members/member.entity.js';
+import { AccessLevel } from '../../src/core/access-level.js';
 import type { Namespace } from '../../src/namespaces/namespace.entity.js';
 import type { Project } from '../../src/projects/project.entity.js';
 import { PersonalAccessToken } from '../../src/users/personal-access-token.entity.js';

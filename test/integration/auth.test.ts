@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AccessLevel } from '../../src/members/member.entity.js';
+import { AccessLevel } from '../../src/core/access-level.js';
 import { useTestServer } from '../helpers/server.js';
 
 const server = useTestServer();

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Gitlab } from '@gitbeaker/rest';
 import { describe, expect, it } from 'vitest';
-import { AccessLevel } from '../../src/members/member.entity.js';
+import { AccessLevel } from '../../src/core/access-level.js';
 import { useTestServer } from '../helpers/server.js';
 
 const server = useTestServer();

@@ -1,7 +1,7 @@
 /** Branches: listing with filters and per-caller fields, creating and deleting through the push rules. */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { gitText } from '../../src/git/git.js';
-import { AccessLevel } from '../../src/members/member.entity.js';
+import { AccessLevel } from '../../src/core/access-level.js';
 import type { Project } from '../../src/projects/project.entity.js';
 import {
   ProtectedBranch,

@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { AccessLevel, Member } from '../../src/members/member.entity.js';
+import { Member } from '../../src/members/member.entity.js';
+import { AccessLevel } from '../../src/core/access-level.js';
 import {
   ProtectedBranch,
   ProtectedBranchAccessLevel,

@@ -1,6 +1,6 @@
 import { Gitlab } from '@gitbeaker/rest';
 import { describe, expect, it } from 'vitest';
-import { AccessLevel } from '../../src/members/member.entity.js';
+import { AccessLevel } from '../../src/core/access-level.js';
 import { pythonGitlab, runPythonClient } from '../helpers/clients.js';
 import { useTestServer } from '../helpers/server.js';
 

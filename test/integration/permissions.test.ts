@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Visibility, type VisibilityName } from '../../src/core/abilities.js';
-import { AccessLevel } from '../../src/members/member.entity.js';
+import { AccessLevel } from '../../src/core/access-level.js';
 import { useTestServer } from '../helpers/server.js';
 
 const server = useTestServer();

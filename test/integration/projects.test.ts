@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { VisibilityName } from '../../src/core/abilities.js';
-import { AccessLevel } from '../../src/members/member.entity.js';
+import { AccessLevel } from '../../src/core/access-level.js';
 import type { TestUser } from '../helpers/factories.js';
 import { send, useTestServer } from '../helpers/server.js';
 

@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { VisibilityName } from '../../src/core/abilities.js';
 import { git, gitText } from '../../src/git/git.js';
-import { AccessLevel } from '../../src/members/member.entity.js';
+import { AccessLevel } from '../../src/core/access-level.js';
 import { repositoryHandlers } from '../../src/repository/repository.handlers.js';
 import type { TestUser } from '../helpers/factories.js';
 import { useTestServer } from '../helpers/server.js';

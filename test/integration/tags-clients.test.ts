@@ -1,7 +1,7 @@
 /** Tags and protected tags through the real clients: @gitbeaker/rest and python-gitlab. */
 import { Gitlab } from '@gitbeaker/rest';
 import { describe, expect, it } from 'vitest';
-import { AccessLevel } from '../../src/members/member.entity.js';
+import { AccessLevel } from '../../src/core/access-level.js';
 import { pythonGitlab, runPythonClient } from '../helpers/clients.js';
 import { useTestServer } from '../helpers/server.js';
 

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { git, gitText } from '../../src/git/git.js';
-import { AccessLevel } from '../../src/members/member.entity.js';
+import { AccessLevel } from '../../src/core/access-level.js';
 import type { Project } from '../../src/projects/project.entity.js';
 import { User } from '../../src/users/user.entity.js';
 import type { TestUser } from '../helpers/factories.js';

@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { AccessLevel } from '../../src/members/member.entity.js';
+import { AccessLevel } from '../../src/core/access-level.js';
 import { Namespace } from '../../src/namespaces/namespace.entity.js';
 import { verifyPassword } from '../../src/users/passwords.js';
 import { User } from '../../src/users/user.entity.js';

@@ -10,7 +10,7 @@ import {
 } from '../../src/core/abilities.js';
 import type { Caller } from '../../src/core/auth.js';
 import { ApiError } from '../../src/core/errors.js';
-import { AccessLevel } from '../../src/members/member.entity.js';
+import { AccessLevel } from '../../src/core/access-level.js';
 import type { User } from '../../src/users/user.entity.js';
 
 const user = (attrs: Partial<User> = {}): Caller => ({

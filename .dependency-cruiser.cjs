@@ -1,0 +1,57 @@
+/**
+ * Import rules `make lint` enforces (dependency-cruiser): no cycles, core names no family, git runs only
+ * inside src/git/, and only the composition root reaches the list of families.
+ * @type {import('dependency-cruiser').IConfiguration}
+ */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment:
+        'Modules may not import each other in a circle. Type-only imports are erased and do not count. ' +
+        'TypeORM entities that reference each other (relations both ways) are the one allowed exception, listed here.',
+      from: {},
+      to: {
+        circular: true,
+        viaOnly: { dependencyTypesNot: ['type-only'] },
+        pathNot: [
+          // Entity pairs with relations both ways: Project <-> ProjectStatistics.
+          '^src/projects/(project|project-statistics)\\.entity\\.ts$',
+        ],
+      },
+    },
+    {
+      name: 'core-imports-no-family',
+      severity: 'error',
+      comment: 'src/core/ holds the shared mechanisms; families plug into it, never the other way round.',
+      from: { path: '^src/core/' },
+      to: {
+        path: '^src/',
+        pathNot: ['^src/core/', '^src/db/', '^src/config\\.ts$', '^src/logger\\.ts$'],
+      },
+    },
+    {
+      name: 'git-only-in-src-git',
+      severity: 'error',
+      comment: 'Every git (and other) process is spawned by src/git/, the one git layer.',
+      from: { path: '^src/', pathNot: '^src/git/' },
+      to: { path: ['^child_process$', '^node:child_process$', '^src/git/git\\.ts$'] },
+    },
+    {
+      name: 'only-the-root-sees-the-registry',
+      severity: 'error',
+      comment: 'Services name the services they use; only the composition root reads the list of families.',
+      from: { path: '^src/', pathNot: ['^src/app\\.ts$', '^src/db/data-source\\.ts$'] },
+      to: { path: '^src/families\\.ts$' },
+    },
+  ],
+  options: {
+    tsConfig: { fileName: 'tsconfig.json' },
+    tsPreCompilationDeps: true,
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: ['^node_modules', '^dist', '^generated'] },
+    moduleSystems: ['es6'],
+    builtInModules: { add: [] },
+  },
+};

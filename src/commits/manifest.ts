@@ -1,0 +1,17 @@
+import { defineFamily, defineService } from '../core/family.js';
+import { commitsHandlers } from './commits.handlers.js';
+import { CommitsService } from './commits.service.js';
+
+declare module '../core/family.js' {
+  interface ServiceRegistry {
+    commits: CommitsService;
+  }
+}
+
+export const commitsManifest = defineFamily({
+  name: 'commits',
+  services: [
+    defineService('commits', ['projects', 'repositories'], (_core, deps) => new CommitsService(deps)),
+  ],
+  handlers: commitsHandlers,
+});

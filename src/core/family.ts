@@ -1,0 +1,113 @@
+/**
+ * A family is a folder with one manifest: its entities, migrations, services, handlers and event
+ * subscribers. `src/families.ts` lists the manifests; everything else is built from that list.
+ *
+ * Core names no family: each family adds its services to `ServiceRegistry` by declaration merging
+ * (`declare module '../core/family.js'`), and the registry is assembled here in dependency order.
+ */
+import type { DataSource } from 'typeorm';
+import type { Config } from '../config.js';
+import type { HandlerMap, OperationId, Handler } from './handler.js';
+
+/** What every service may use without naming it: the database and the configuration. */
+export interface CoreDeps {
+  dataSource: DataSource;
+  config: Config;
+}
+
+/** Every service of every family, by key; families add theirs by declaration merging. */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface ServiceRegistry {}
+
+export type ServiceKey = keyof ServiceRegistry;
+
+/** One service: its key, the services it names, and how it is built from them. */
+export interface ServiceDefinition<K extends ServiceKey = ServiceKey, D extends ServiceKey = ServiceKey> {
+  key: K;
+  needs: readonly D[];
+  create: (core: CoreDeps, deps: Pick<ServiceRegistry, D>) => ServiceRegistry[K];
+}
+
+export const defineService = <K extends ServiceKey, D extends ServiceKey = never>(
+  key: K,
+  needs: readonly D[],
+  create: (core: CoreDeps, deps: Pick<ServiceRegistry, D>) => ServiceRegistry[K],
+): ServiceDefinition<K, D> => ({ key, needs, create });
+
+type HandlersFor<K extends OperationId> = { [O in K]: Handler<O> };
+
+export interface FamilyManifest<K extends OperationId = never> {
+  /** Named like the family's folder and spec file. */
+  name: string;
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
+  entities?: readonly Function[];
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
+  migrations?: readonly Function[];
+  services?: readonly ServiceDefinition<ServiceKey, ServiceKey>[];
+  handlers?: HandlersFor<K>;
+}
+
+export const defineFamily = <K extends OperationId = never>(manifest: FamilyManifest<K>) => manifest;
+
+/** Any family, whatever its operations: what the lists of families are made of. */
+export interface AnyFamily {
+  name: string;
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
+  entities?: readonly Function[];
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
+  migrations?: readonly Function[];
+  services?: readonly ServiceDefinition<ServiceKey, ServiceKey>[];
+  handlers?: object;
+}
+
+type UnionToIntersection<U> = (U extends unknown ? (arg: U) => void : never) extends (arg: infer I) => void
+  ? I
+  : never;
+
+/** The handlers of all the families, as one map; assigning it to HandlerMap checks that none is missing. */
+export type HandlersOf<F extends readonly AnyFamily[]> = UnionToIntersection<
+  NonNullable<F[number]['handlers']>
+>;
+
+export function mergeHandlers<F extends readonly AnyFamily[]>(families: F): HandlersOf<F> {
+  const merged: Partial<HandlerMap> = {};
+  for (const family of families) {
+    for (const [operationId, handler] of Object.entries(family.handlers ?? {})) {
+      if (operationId in merged) throw new Error(`${family.name}: ${operationId} has a handler already`);
+      Object.assign(merged, { [operationId]: handler });
+    }
+  }
+  return merged as HandlersOf<F>;
+}
+
+/**
+ * Builds every service after the services it names, whatever the order of the list; a cycle or a
+ * service that names one nobody provides stops the start with the chain that caused it.
+ */
+export function buildServices(core: CoreDeps, families: readonly AnyFamily[]): ServiceRegistry {
+  const definitions = new Map<ServiceKey, ServiceDefinition>();
+  for (const family of families) {
+    for (const definition of family.services ?? []) {
+      if (definitions.has(definition.key)) throw new Error(`service ${definition.key} is defined twice`);
+      definitions.set(definition.key, definition);
+    }
+  }
+  // Filled in dependency order below; complete once every definition is built.
+  const registry: Partial<Record<ServiceKey, unknown>> = {};
+  const built = new Map<ServiceKey, unknown>();
+  const building: ServiceKey[] = [];
+  const build = (key: ServiceKey): unknown => {
+    if (built.has(key)) return built.get(key);
+    const definition = definitions.get(key);
+    if (!definition) throw new Error(`no family provides the service ${key} (${building.join(' -> ')})`);
+    if (building.includes(key)) throw new Error(`service cycle: ${[...building, key].join(' -> ')}`);
+    building.push(key);
+    const deps = Object.fromEntries(definition.needs.map((need) => [need, build(need)]));
+    building.pop();
+    const service = definition.create(core, deps as Pick<ServiceRegistry, ServiceKey>);
+    built.set(key, service);
+    return service;
+  };
+  for (const key of definitions.keys()) registry[key] = build(key);
+  return registry as ServiceRegistry;
+}

@@ -1,0 +1,49 @@
+/**
+ * Every family, sorted by name: the one list the data source, the handler map and the services are
+ * built from. Adding a family is its folder, its spec file, and one line here.
+ */
+import { accessTokensManifest } from './access_tokens/manifest.js';
+import { branchesManifest } from './branches/manifest.js';
+import { commitsManifest } from './commits/manifest.js';
+import { buildServices, mergeHandlers, type CoreDeps, type ServiceRegistry } from './core/family.js';
+import type { HandlerMap } from './core/handler.js';
+import { coreManifest } from './core/manifest.js';
+import { filesManifest } from './files/manifest.js';
+import { gitManifest } from './git/manifest.js';
+import { groupsManifest } from './groups/manifest.js';
+import { membersManifest } from './members/manifest.js';
+import { namespacesManifest } from './namespaces/manifest.js';
+import { projectsManifest } from './projects/manifest.js';
+import { protectedBranchesManifest } from './protected_branches/manifest.js';
+import { protectedTagsManifest } from './protected_tags/manifest.js';
+import { repositoryManifest } from './repository/manifest.js';
+import { tagsManifest } from './tags/manifest.js';
+import { usersManifest } from './users/manifest.js';
+
+export const families = [
+  coreManifest,
+  accessTokensManifest,
+  branchesManifest,
+  commitsManifest,
+  filesManifest,
+  gitManifest,
+  groupsManifest,
+  membersManifest,
+  namespacesManifest,
+  projectsManifest,
+  protectedBranchesManifest,
+  protectedTagsManifest,
+  repositoryManifest,
+  tagsManifest,
+  usersManifest,
+] as const;
+
+/** One handler per operation in the contract: a missing one does not compile. */
+export const handlers: HandlerMap = mergeHandlers(families);
+
+export const entities = families.flatMap((family) => family.entities ?? []);
+export const migrations = families.flatMap((family) => family.migrations ?? []);
+
+export type Services = ServiceRegistry;
+
+export const createServices = (core: CoreDeps): Services => buildServices(core, families);

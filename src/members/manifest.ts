@@ -1,0 +1,20 @@
+import { defineFamily, defineService } from '../core/family.js';
+import { Member } from './member.entity.js';
+import { membersHandlers } from './members.handlers.js';
+import { MembersService } from './members.service.js';
+import { ProjectGroupLink } from './project-group-link.entity.js';
+
+declare module '../core/family.js' {
+  interface ServiceRegistry {
+    members: MembersService;
+  }
+}
+
+export const membersManifest = defineFamily({
+  name: 'members',
+  entities: [Member, ProjectGroupLink],
+  services: [
+    defineService('members', ['projects', 'groups'], (core, deps) => new MembersService(core, deps)),
+  ],
+  handlers: membersHandlers,
+});

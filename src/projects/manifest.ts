@@ -1,0 +1,29 @@
+import { defineFamily, defineService } from '../core/family.js';
+import { ProjectCustomAttribute } from './custom-attribute.entity.js';
+import { customAttributesHandlers } from './custom-attributes.handlers.js';
+import { ProjectCustomAttributesService } from './custom-attributes.service.js';
+import { ProjectStatistics } from './project-statistics.entity.js';
+import { Project } from './project.entity.js';
+import { projectsHandlers } from './projects.handlers.js';
+import { ProjectsService } from './projects.service.js';
+
+declare module '../core/family.js' {
+  interface ServiceRegistry {
+    projects: ProjectsService;
+    projectCustomAttributes: ProjectCustomAttributesService;
+  }
+}
+
+export const projectsManifest = defineFamily({
+  name: 'projects',
+  entities: [Project, ProjectStatistics, ProjectCustomAttribute],
+  services: [
+    defineService('projects', ['storage'], (core, { storage }) => new ProjectsService(core, storage)),
+    defineService(
+      'projectCustomAttributes',
+      ['projects'],
+      (core, { projects }) => new ProjectCustomAttributesService(core, projects),
+    ),
+  ],
+  handlers: { ...projectsHandlers, ...customAttributesHandlers },
+});

@@ -1,0 +1,23 @@
+import { defineFamily, defineService } from '../core/family.js';
+import { ProtectedBranch, ProtectedBranchAccessLevel } from './protected-branch.entity.js';
+import { protectedBranchesHandlers } from './protected-branches.handlers.js';
+import { ProtectedBranchesService } from './protected-branches.service.js';
+
+declare module '../core/family.js' {
+  interface ServiceRegistry {
+    protectedBranches: ProtectedBranchesService;
+  }
+}
+
+export const protectedBranchesManifest = defineFamily({
+  name: 'protected_branches',
+  entities: [ProtectedBranch, ProtectedBranchAccessLevel],
+  services: [
+    defineService(
+      'protectedBranches',
+      ['projects', 'repositories'],
+      (core, deps) => new ProtectedBranchesService(core, deps),
+    ),
+  ],
+  handlers: protectedBranchesHandlers,
+});
