@@ -302,3 +302,121 @@ export async function projectSubject(
     access,
   };
 }
+
+/**
+ * Instance abilities: about the caller and the instance, with no `:id` subject. The value says who has
+ * the ability; `read_instance` admits whoever the operation's `security` admits (anonymous too when it
+ * allows `{}`).
+ */
+export const INSTANCE_ABILITIES = {
+  read_instance: 'anyone the operation admits',
+  use_api: 'any signed-in user',
+  create_group: 'administrators, and users who may create groups (not external)',
+  create_project: 'administrators, and users who may create projects (not external, within projects_limit)',
+  admin_all_resources: 'administrators',
+} as const;
+
+export type InstanceAbility = keyof typeof INSTANCE_ABILITIES;
+
+/** The contract's `x-subject`: what the `:id` of an operation names, if anything. */
+export type SubjectKind = 'project' | 'group' | 'instance' | 'none';
+
+/** The ability names each subject kind accepts in `x-ability` (`none` takes none). */
+export const ABILITY_NAMES: Record<SubjectKind, readonly string[]> = {
+  project: Object.keys(PROJECT_ABILITIES),
+  group: Object.keys(GROUP_ABILITIES),
+  instance: Object.keys(INSTANCE_ABILITIES),
+  none: [],
+};
+
+/** What a declaration decides: the caller goes on, or GitLab's refusal (401, 404 naming the subject, 403). */
+export type DeclaredOutcome = 'allowed' | 'unauthorized' | 'not_found' | 'forbidden';
+
+/** A caller as the declarations see it: the account's facts and its access to the subject. */
+export interface CallerFacts {
+  signedIn: boolean;
+  blocked?: boolean;
+  admin?: boolean;
+  external?: boolean;
+  canCreateGroup?: boolean;
+  canCreateProject?: boolean;
+  /** The caller's effective access level to the subject (0 for none). */
+  accessLevel?: number;
+  /** Groups: the caller belongs to something inside the group. */
+  hasDescendantAccess?: boolean;
+}
+
+/** The callers the permission matrix tries, each with its facts (members have the level on the subject). */
+export const CALLER_KINDS = {
+  anonymous: { signedIn: false },
+  non_member: { signedIn: true, canCreateGroup: true, canCreateProject: true },
+  guest: { signedIn: true, canCreateGroup: true, canCreateProject: true, accessLevel: AccessLevel.Guest },
+  reporter: {
+    signedIn: true,
+    canCreateGroup: true,
+    canCreateProject: true,
+    accessLevel: AccessLevel.Reporter,
+  },
+  developer: {
+    signedIn: true,
+    canCreateGroup: true,
+    canCreateProject: true,
+    accessLevel: AccessLevel.Developer,
+  },
+  maintainer: {
+    signedIn: true,
+    canCreateGroup: true,
+    canCreateProject: true,
+    accessLevel: AccessLevel.Maintainer,
+  },
+  owner: { signedIn: true, canCreateGroup: true, canCreateProject: true, accessLevel: AccessLevel.Owner },
+  admin: { signedIn: true, admin: true, canCreateGroup: true, canCreateProject: true },
+  external: { signedIn: true, external: true, canCreateGroup: true, canCreateProject: true },
+  blocked: { signedIn: true, blocked: true },
+} as const satisfies Record<string, CallerFacts>;
+
+export type CallerKind = keyof typeof CALLER_KINDS;
+
+/**
+ * The outcome a declaration (`x-subject`, `x-ability`) gives a caller, before any finer rule of the
+ * service: what the request pipeline enforces and what the permission matrix expects. Pure.
+ */
+export function declaredOutcome(
+  declaration: { subject: SubjectKind; ability?: string; allowsAnonymous: boolean },
+  facts: CallerFacts,
+  visibility: VisibilityName,
+): DeclaredOutcome {
+  // A blocked user's token authenticates no one.
+  if (facts.blocked) return 'unauthorized';
+  if (!facts.signedIn && !declaration.allowsAnonymous) return 'unauthorized';
+  const { subject: kind, ability } = declaration;
+  if (kind === 'none') return 'allowed';
+  if (kind === 'instance') {
+    const admin = facts.admin === true;
+    const may: Record<InstanceAbility, boolean> = {
+      read_instance: true,
+      use_api: facts.signedIn,
+      create_group: admin || (facts.signedIn && !facts.external && facts.canCreateGroup === true),
+      create_project: admin || (facts.signedIn && !facts.external && facts.canCreateProject === true),
+      admin_all_resources: admin,
+    };
+    if (may[ability as InstanceAbility]) return 'allowed';
+    return facts.signedIn ? 'forbidden' : 'unauthorized';
+  }
+  // The abilities read only these facts of the user.
+  const user = facts.signedIn
+    ? ({ admin: facts.admin === true, external: facts.external === true } as Caller['user'])
+    : null;
+  const caller: Caller = { user, token: null };
+  const subject: Subject = {
+    visibilityLevel: Visibility[visibility],
+    accessLevel: facts.accessLevel ?? 0,
+    hasDescendantAccess: facts.hasDescendantAccess,
+  };
+  if (!canSee(caller, subject)) return 'not_found';
+  const allowed =
+    kind === 'project'
+      ? canProject(caller, ability as ProjectAbility, subject)
+      : canGroup(caller, ability as GroupAbility, subject);
+  return allowed ? 'allowed' : 'forbidden';
+}

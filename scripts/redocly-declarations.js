@@ -1,0 +1,84 @@
+/**
+ * Redocly plugin: every operation declares its permission (`x-subject`, `x-ability`, optional
+ * `x-tier`) and GitLab's shared error responses. The ability names are read from
+ * src/core/abilities.ts itself (the keys of its ability tables), so the lint and the server cannot
+ * disagree on them.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+
+const ABILITIES_FILE = path.join(path.dirname(fileURLToPath(import.meta.url)), '../src/core/abilities.ts');
+const TABLES = { project: 'PROJECT_ABILITIES', group: 'GROUP_ABILITIES', instance: 'INSTANCE_ABILITIES' };
+const SUBJECTS = ['project', 'group', 'instance', 'none'];
+const TIERS = ['premium', 'ultimate'];
+const SHARED_RESPONSES = ['401', '403', '404', '429', '500'];
+
+/** The keys of each ability table's object literal in abilities.ts. */
+export function readAbilityNames(file = ABILITIES_FILE) {
+  const source = ts.createSourceFile(file, fs.readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
+  const tables = {};
+  const visit = (node) => {
+    if (ts.isVariableDeclaration(node) && ts.isIdentifier(node.name) && node.initializer) {
+      let init = node.initializer;
+      while (ts.isAsExpression(init) || ts.isSatisfiesExpression(init)) init = init.expression;
+      if (ts.isObjectLiteralExpression(init))
+        tables[node.name.text] = init.properties.map((p) => p.name && p.name.getText(source));
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  const names = { none: [] };
+  for (const [kind, table] of Object.entries(TABLES)) {
+    if (!tables[table]) throw new Error(`${table} not found in ${file}`);
+    names[kind] = tables[table];
+  }
+  return names;
+}
+
+function OperationDeclarations() {
+  const abilities = readAbilityNames();
+  return {
+    Operation(operation, { report, location }) {
+      const subject = operation['x-subject'];
+      const ability = operation['x-ability'];
+      if (!SUBJECTS.includes(subject)) {
+        report({
+          message: `x-subject ${subject === undefined ? 'is required' : 'is unknown'}: one of ${SUBJECTS.join(', ')}.`,
+          location: location.child(['x-subject']).key(),
+        });
+      } else if (subject === 'none') {
+        if (ability !== undefined)
+          report({ message: 'x-subject none takes no x-ability.', location: location.child(['x-ability']) });
+      } else if (ability === undefined) {
+        report({ message: `x-ability is required (x-subject: ${subject}).`, location: location.key() });
+      } else if (!abilities[subject].includes(ability)) {
+        report({
+          message: `x-ability ${ability} is not a ${subject} ability of src/core/abilities.ts (${abilities[subject].join(', ')}).`,
+          location: location.child(['x-ability']),
+        });
+      }
+      const tier = operation['x-tier'];
+      if (tier !== undefined && !TIERS.includes(tier))
+        report({
+          message: `x-tier must be one of ${TIERS.join(', ')}.`,
+          location: location.child(['x-tier']),
+        });
+      const declared = Object.keys(operation.responses ?? {});
+      const missing = SHARED_RESPONSES.filter((code) => !declared.includes(code));
+      if (missing.length)
+        report({
+          message: `Every operation declares the shared responses ${SHARED_RESPONSES.join(', ')}; missing ${missing.join(', ')}.`,
+          location: location.child(['responses']).key(),
+        });
+    },
+  };
+}
+
+export default function forgePlugin() {
+  return {
+    id: 'forge',
+    rules: { oas3: { 'operation-declarations': OperationDeclarations } },
+  };
+}
