@@ -18,12 +18,15 @@ install: node_modules/.installed
 generate: install
 	$(BIN)/redocly bundle $(SPEC) --ext json -o generated/openapi.json >/dev/null
 	$(BIN)/openapi-typescript generated/openapi.json -o generated/openapi.d.ts --root-types --alphabetize --default-non-nullable=false --redocly scripts/openapi-ts.redocly.yaml >/dev/null
+	node scripts/operation-subjects.mjs generated/openapi.json generated/operation-subjects.d.ts
 
 check-generated: install
 	@tmp=$$(mktemp -d); \
 	$(BIN)/redocly bundle $(SPEC) --ext json -o $$tmp/openapi.json >/dev/null && \
 	$(BIN)/openapi-typescript $$tmp/openapi.json -o $$tmp/openapi.d.ts --root-types --alphabetize --default-non-nullable=false --redocly scripts/openapi-ts.redocly.yaml >/dev/null && \
+	node scripts/operation-subjects.mjs $$tmp/openapi.json $$tmp/operation-subjects.d.ts && \
 	cmp -s $$tmp/openapi.json generated/openapi.json && cmp -s $$tmp/openapi.d.ts generated/openapi.d.ts \
+	  && cmp -s $$tmp/operation-subjects.d.ts generated/operation-subjects.d.ts \
 	  || { echo "generated/ is stale: run make generate and commit the result" >&2; rm -rf $$tmp; exit 1; }; \
 	rm -rf $$tmp
 

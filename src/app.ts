@@ -11,7 +11,7 @@ import { responseValidation, type ResponseCheck } from './core/response-validati
 import { gitHttp } from './git/smart-http.js';
 import { createMetrics } from './ops/metrics.js';
 import { opsRouter } from './ops/routes.js';
-import { createServices, handlers, type Services } from './families.js';
+import { createServices, createSubjectResolvers, handlers, type Services } from './families.js';
 
 export interface AppOptions {
   config: Config;
@@ -72,6 +72,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       handlers,
       services,
       authenticator: services.authentication,
+      subjects: createSubjectResolvers(services),
       rateLimiter: services.rateLimiter,
       config,
     }),

@@ -5,7 +5,14 @@
 import { accessTokensManifest } from './access_tokens/manifest.js';
 import { branchesManifest } from './branches/manifest.js';
 import { commitsManifest } from './commits/manifest.js';
-import { buildServices, mergeHandlers, type CoreDeps, type ServiceRegistry } from './core/family.js';
+import {
+  buildServices,
+  buildSubjectResolvers,
+  mergeHandlers,
+  type CoreDeps,
+  type ServiceRegistry,
+} from './core/family.js';
+import type { SubjectResolvers } from './core/subjects.js';
 import type { HandlerMap } from './core/handler.js';
 import { coreManifest } from './core/manifest.js';
 import { filesManifest } from './files/manifest.js';
@@ -47,3 +54,6 @@ export const migrations = families.flatMap((family) => family.migrations ?? []);
 export type Services = ServiceRegistry;
 
 export const createServices = (core: CoreDeps): Services => buildServices(core, families);
+
+export const createSubjectResolvers = (services: Services): SubjectResolvers =>
+  buildSubjectResolvers(services, families);

@@ -7,7 +7,7 @@
  */
 import type { EntityManager, SelectQueryBuilder, ObjectLiteral } from 'typeorm';
 import type { Caller } from './auth.js';
-import { forbidden, notFound } from './errors.js';
+import { forbidden, notFound, unauthorized } from './errors.js';
 import { AccessLevel } from './access-level.js';
 
 export const Visibility = { private: 0, internal: 10, public: 20 } as const;
@@ -419,4 +419,25 @@ export function declaredOutcome(
       ? canProject(caller, ability as ProjectAbility, subject)
       : canGroup(caller, ability as GroupAbility, subject);
   return allowed ? 'allowed' : 'forbidden';
+}
+
+export const isProjectAbility = (name: string): name is ProjectAbility => name in PROJECT_ABILITIES;
+export const isGroupAbility = (name: string): name is GroupAbility => name in GROUP_ABILITIES;
+const isInstanceAbility = (name: string): name is InstanceAbility => name in INSTANCE_ABILITIES;
+
+/**
+ * An instance ability (`x-subject: instance`): 401 for an anonymous caller, 403 for a signed-in one who
+ * lacks it. The finer rules of creating groups and projects (can_create_group, projects_limit) stay in
+ * their services.
+ */
+export function authorizeInstance(caller: Caller, ability: string): void {
+  if (!isInstanceAbility(ability)) throw new Error(`unknown instance ability ${ability}`);
+  if (ability === 'read_instance') return;
+  const user = caller.user;
+  if (!user) throw unauthorized();
+  const may =
+    user.admin ||
+    (ability === 'use_api' ||
+      ((ability === 'create_group' || ability === 'create_project') && !user.external));
+  if (!may) throw forbidden();
 }

@@ -6,7 +6,9 @@ import { presentedToken, requireScope, sudoIdentifier, type Authenticator, type 
 import type { Backend, Operation } from './contract.js';
 import { badParameter, methodNotAllowed, routeNotFound, unauthorized } from './errors.js';
 import { rateLimitSubject, type RateLimiter } from './rate-limit.js';
+import { authorizeInstance } from './abilities.js';
 import type { HandlerContext, HandlerMap, OperationId } from './handler.js';
+import type { SubjectResolvers, SubjectTypes } from './subjects.js';
 import { readBodyParams, writeJson } from './http.js';
 import {
   coerce,
@@ -30,6 +32,7 @@ export interface ApiOptions {
   handlers: HandlerMap;
   services: ServiceRegistry;
   authenticator: Authenticator;
+  subjects: SubjectResolvers;
   rateLimiter: RateLimiter;
   config: Config;
 }
@@ -129,13 +132,38 @@ export function operationScopes(operation: Operation, method: string): readonly 
 const operationRateLimit = (operation: Operation) =>
   (operation as { 'x-rate-limit'?: string })['x-rate-limit'];
 
+interface Declaration {
+  subject: 'project' | 'group' | 'instance' | 'none';
+  ability?: string;
+}
+
+/** What the operation acts on and what it needs there (`x-subject`, `x-ability`); lint requires both. */
+const declarationOf = (operation: Operation): Declaration => {
+  const declared = operation as { 'x-subject'?: Declaration['subject']; 'x-ability'?: string };
+  return { subject: declared['x-subject'] ?? 'none', ability: declared['x-ability'] };
+};
+
 const allowsAnonymous = (operation: Operation) =>
   Array.isArray(operation.security) &&
   operation.security.some((requirement) => Object.keys(requirement).length === 0);
 
 /** Routes /api/v4/* by operationId to the typed handlers, applying GitLab's wire conventions once. */
 export function apiMiddleware(options: ApiOptions): Middleware {
-  const { backend, handlers, services, authenticator, rateLimiter, config } = options;
+  const { backend, handlers, services, authenticator, subjects, rateLimiter, config } = options;
+
+  /** Resolves the declared subject once and enforces the declared ability: 404 unseen, 403 without it. */
+  async function authorize(caller: Caller, operation: Operation, path: ParamObject) {
+    const { subject: kind, ability } = declarationOf(operation);
+    if (kind === 'none') return undefined;
+    if (kind === 'instance') {
+      authorizeInstance(caller, ability ?? 'use_api');
+      return undefined;
+    }
+    const resolver = subjects[kind] as SubjectResolvers[keyof SubjectTypes];
+    const subject = await resolver.find(caller, String(path.id));
+    if (ability) (resolver.authorize as (c: Caller, a: string, s: unknown) => void)(caller, ability, subject);
+    return subject;
+  }
   return async (ctx: Context, next) => {
     if (ctx.path !== API_PREFIX && !ctx.path.startsWith(`${API_PREFIX}/`)) return next();
     const apiPath = ctx.path.slice(API_PREFIX.length) || '/';
@@ -170,6 +198,7 @@ export function apiMiddleware(options: ApiOptions): Middleware {
       operation,
     );
     if (!validation.valid) throw badParameter(validationMessage((validation.errors ?? []) as AjvError[]));
+    const subject = await authorize(caller, operation, path);
 
     // The map is typed per operation; here one call site serves them all.
     const handler = handlers[operationId] as unknown as (c: HandlerContext<OperationId>) => Promise<{
@@ -180,6 +209,7 @@ export function apiMiddleware(options: ApiOptions): Middleware {
     }>;
     const result = await handler({
       params: { ...placed.query, ...placed.path } as never,
+      subject: subject as never,
       body: placed.body as never,
       caller,
       services,

@@ -8,6 +8,7 @@
 import type { DataSource } from 'typeorm';
 import type { Config } from '../config.js';
 import type { HandlerMap, OperationId, Handler } from './handler.js';
+import type { SubjectResolver, SubjectResolvers, SubjectTypes } from './subjects.js';
 
 /** What every service may use without naming it: the database and the configuration. */
 export interface CoreDeps {
@@ -36,6 +37,11 @@ export const defineService = <K extends ServiceKey, D extends ServiceKey = never
 
 type HandlersFor<K extends OperationId> = { [O in K]: Handler<O> };
 
+/** How a family resolves the subject kinds it owns, from the built services. */
+export type SubjectDefinitions = {
+  [K in keyof SubjectTypes]?: (services: ServiceRegistry) => SubjectResolver<SubjectTypes[K]>;
+};
+
 export interface FamilyManifest<K extends OperationId = never> {
   /** Named like the family's folder and spec file. */
   name: string;
@@ -44,6 +50,7 @@ export interface FamilyManifest<K extends OperationId = never> {
   // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
   migrations?: readonly Function[];
   services?: readonly ServiceDefinition<ServiceKey, ServiceKey>[];
+  subjects?: SubjectDefinitions;
   handlers?: HandlersFor<K>;
 }
 
@@ -57,6 +64,7 @@ export interface AnyFamily {
   // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
   migrations?: readonly Function[];
   services?: readonly ServiceDefinition<ServiceKey, ServiceKey>[];
+  subjects?: SubjectDefinitions;
   handlers?: object;
 }
 
@@ -110,4 +118,18 @@ export function buildServices(core: CoreDeps, families: readonly AnyFamily[]): S
   };
   for (const key of definitions.keys()) registry[key] = build(key);
   return registry as ServiceRegistry;
+}
+
+/** Every subject kind's resolver; a kind no family resolves, or two families resolve, stops the start. */
+export function buildSubjectResolvers(services: ServiceRegistry, families: readonly AnyFamily[]): SubjectResolvers {
+  const resolvers: Partial<Record<keyof SubjectTypes, unknown>> = {};
+  for (const family of families) {
+    for (const [kind, define] of Object.entries(family.subjects ?? {}) as Array<
+      [keyof SubjectTypes, (services: ServiceRegistry) => unknown]
+    >) {
+      if (kind in resolvers) throw new Error(`subject ${kind} is resolved twice`);
+      resolvers[kind] = define(services);
+    }
+  }
+  return resolvers as SubjectResolvers;
 }

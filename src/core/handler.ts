@@ -1,8 +1,10 @@
 import type { Readable } from 'node:stream';
 import type { operations } from '../../generated/openapi.js';
+import type { OperationSubjects } from '../../generated/operation-subjects.js';
 import type { Caller } from './auth.js';
 import type { RequestInfo } from './pagination.js';
 import type { ServiceRegistry } from './family.js';
+import type { SubjectTypes } from './subjects.js';
 
 /** Every operation in the contract. The handler map must have one handler for each. */
 export type OperationId = keyof operations;
@@ -39,8 +41,14 @@ export type HandlerResult<O extends OperationId> = {
   [S in SuccessStatus<O>]: StatusResult<S, Responses<O>[S]>;
 }[SuccessStatus<O>];
 
+/** The subject the operation declares (`x-subject`), resolved and authorized by the pipeline. */
+export type SubjectOf<O extends OperationId> = OperationSubjects[O] extends keyof SubjectTypes
+  ? SubjectTypes[OperationSubjects[O]]
+  : undefined;
+
 export interface HandlerContext<O extends OperationId> {
   params: Params<O>;
+  subject: SubjectOf<O>;
   body: Body<O>;
   caller: Caller;
   services: ServiceRegistry;

@@ -1,10 +1,17 @@
+import { authorizeGroup, isGroupAbility } from '../core/abilities.js';
 import { defineFamily, defineService } from '../core/family.js';
 import { groupsHandlers } from './groups.handlers.js';
-import { GroupsService } from './groups.service.js';
+import { GroupsService, type GroupView } from './groups.service.js';
 
 declare module '../core/family.js' {
   interface ServiceRegistry {
     groups: GroupsService;
+  }
+}
+
+declare module '../core/subjects.js' {
+  interface SubjectTypes {
+    group: GroupView;
   }
 }
 
@@ -17,5 +24,14 @@ export const groupsManifest = defineFamily({
       (core, { storage, namespaces }) => new GroupsService(core, storage, namespaces),
     ),
   ],
+  subjects: {
+    group: ({ groups }) => ({
+      find: (caller, id) => groups.find(caller, id),
+      authorize(caller, ability, view) {
+        if (!isGroupAbility(ability)) throw new Error(`unknown group ability ${ability}`);
+        authorizeGroup(caller, ability, view.subject);
+      },
+    }),
+  },
   handlers: groupsHandlers,
 });

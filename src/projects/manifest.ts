@@ -1,3 +1,4 @@
+import { authorizeProject, isProjectAbility } from '../core/abilities.js';
 import { defineFamily, defineService } from '../core/family.js';
 import { ProjectCustomAttribute } from './custom-attribute.entity.js';
 import { customAttributesHandlers } from './custom-attributes.handlers.js';
@@ -5,12 +6,18 @@ import { ProjectCustomAttributesService } from './custom-attributes.service.js';
 import { ProjectStatistics } from './project-statistics.entity.js';
 import { Project } from './project.entity.js';
 import { projectsHandlers } from './projects.handlers.js';
-import { ProjectsService } from './projects.service.js';
+import { ProjectsService, type ProjectView } from './projects.service.js';
 
 declare module '../core/family.js' {
   interface ServiceRegistry {
     projects: ProjectsService;
     projectCustomAttributes: ProjectCustomAttributesService;
+  }
+}
+
+declare module '../core/subjects.js' {
+  interface SubjectTypes {
+    project: ProjectView;
   }
 }
 
@@ -25,5 +32,14 @@ export const projectsManifest = defineFamily({
       (core, { projects }) => new ProjectCustomAttributesService(core, projects),
     ),
   ],
+  subjects: {
+    project: ({ projects }) => ({
+      find: (caller, id) => projects.find(caller, id),
+      authorize(caller, ability, view) {
+        if (!isProjectAbility(ability)) throw new Error(`unknown project ability ${ability}`);
+        authorizeProject(caller, ability, projects.subject(view));
+      },
+    }),
+  },
   handlers: { ...projectsHandlers, ...customAttributesHandlers },
 });

@@ -554,6 +554,7 @@ describe('archives', () => {
   it('hands the handler a stream, never a buffer', async () => {
     const result = await repositoryHandlers.getRepositoryArchiveInFormat({
       params: { id: fx.project.id, format: 'tar' },
+      subject: await server.services.projects.find(fx.owner.caller, fx.project.id),
       body: undefined,
       caller: fx.owner.caller,
       services: server.services,
@@ -565,6 +566,7 @@ describe('archives', () => {
     expect(await listArchive(Buffer.concat(chunks), 'tar')).toContain(`${prefix()}/CHANGES.md`);
     const raw = await repositoryHandlers.getRepositoryBlobRaw({
       params: { id: fx.project.id, sha: await revParse('main:README.md') },
+      subject: await server.services.projects.find(fx.owner.caller, fx.project.id),
       body: undefined,
       caller: fx.owner.caller,
       services: server.services,
