@@ -4874,7 +4874,10 @@ export interface components {
         ProtectedBranch: {
             /** @example false */
             allow_force_push: boolean;
-            /** @example false */
+            /**
+             * @description Premium and Ultimate only; ignored in lower tiers.
+             * @example false
+             */
             code_owner_approval_required: boolean;
             /** @example 3 */
             id: number;
@@ -4928,10 +4931,14 @@ export interface components {
              * @example false
              */
             allow_force_push?: boolean;
+            /** @description Premium and Ultimate only; ignored in lower tiers. */
             allowed_to_merge?: components["schemas"]["AccessLevelInput"][];
+            /** @description Premium and Ultimate only; ignored in lower tiers. */
             allowed_to_push?: components["schemas"]["AccessLevelInput"][];
+            /** @description Premium and Ultimate only; ignored in lower tiers. */
             allowed_to_unprotect?: components["schemas"]["UnprotectLevelInput"][];
             /**
+             * @description Premium and Ultimate only; ignored in lower tiers.
              * @default false
              * @example false
              */
@@ -4967,10 +4974,16 @@ export interface components {
         ProtectedBranchUpdate: {
             /** @example true */
             allow_force_push?: boolean;
+            /** @description Premium and Ultimate only; ignored in lower tiers. */
             allowed_to_merge?: components["schemas"]["AccessLevelChange"][];
+            /** @description Premium and Ultimate only; ignored in lower tiers. */
             allowed_to_push?: components["schemas"]["AccessLevelChange"][];
+            /** @description Premium and Ultimate only; ignored in lower tiers. */
             allowed_to_unprotect?: components["schemas"]["UnprotectLevelChange"][];
-            /** @example false */
+            /**
+             * @description Premium and Ultimate only; ignored in lower tiers.
+             * @example false
+             */
             code_owner_approval_required?: boolean;
         };
         /**

@@ -14,6 +14,18 @@ export interface Config {
   rateLimits: RateLimitRules;
   /** Repository storages by name; `default` is always one of them. */
   storages: Storages;
+  /** The GitLab tier the instance behaves as: operations and attributes of a higher tier are absent. */
+  tier: Tier;
+}
+
+export const TIERS = ['free', 'premium', 'ultimate'] as const;
+export type Tier = (typeof TIERS)[number];
+
+function parseTier(value: string | undefined): Tier {
+  if (!value) return 'ultimate';
+  const tier = TIERS.find((name) => name === value.toLowerCase());
+  if (!tier) throw new Error(`FORGE_TIER must be one of ${TIERS.join(', ')}: ${value}`);
+  return tier;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -32,5 +44,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rootToken: env.FORGE_ROOT_TOKEN || undefined,
     rateLimits: parseRateLimits(env.FORGE_RATE_LIMITS),
     storages: parseStorages(env.FORGE_STORAGES, dataDir),
+    tier: parseTier(env.FORGE_TIER),
   };
 }

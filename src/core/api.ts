@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { Context, Middleware } from 'koa';
-import type { Config } from '../config.js';
+import { TIERS, type Config, type Tier } from '../config.js';
 import type { ServiceRegistry } from './family.js';
 import { presentedToken, requireScope, sudoIdentifier, type Authenticator, type Caller } from './auth.js';
 import type { Backend, Operation } from './contract.js';
@@ -25,7 +25,7 @@ const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
 const CREDENTIAL_PARAMS = ['private_token', 'job_token', 'sudo'];
 
 type Schema = Record<string, unknown>;
-type ParameterObject = { name: string; in: string; schema?: Schema };
+type ParameterObject = { name: string; in: string; schema?: Schema; 'x-tier'?: string };
 
 export interface ApiOptions {
   backend: Backend;
@@ -63,8 +63,15 @@ function pathParams(backend: Backend, operation: Operation, path: string): Param
   return decoded;
 }
 
-/** Puts each merged parameter where the contract declares it, coerced to its declared type. */
-function placeParams(operation: Operation, merged: ParamObject, path: ParamObject) {
+/** `x-tier` on an operation, a parameter or a property: above the instance's tier, it is not there. */
+const aboveTier = (declared: { 'x-tier'?: string } | undefined, tier: Tier) =>
+  declared?.['x-tier'] !== undefined && TIERS.indexOf(declared['x-tier'] as Tier) > TIERS.indexOf(tier);
+
+/**
+ * Puts each merged parameter where the contract declares it, coerced to its declared type. Parameters of
+ * a higher tier than the instance's are ignored, as a lower tier of GitLab ignores them.
+ */
+function placeParams(operation: Operation, merged: ParamObject, path: ParamObject, tier: Tier) {
   const parameters = (operation.parameters ?? []) as ParameterObject[];
   const bodySchema = (operation.requestBody as { content?: Record<string, { schema?: Schema }> } | undefined)
     ?.content?.['application/json']?.schema;
@@ -73,8 +80,12 @@ function placeParams(operation: Operation, merged: ParamObject, path: ParamObjec
   for (const [name, value] of Object.entries(merged)) {
     if (name in path || CREDENTIAL_PARAMS.includes(name)) continue;
     const declared = parameters.find((p) => p.in === 'query' && p.name === name);
-    if (declared) query[name] = coerce(value, declared.schema);
-    else if (bodySchema) body[name] = coerce(value, propertySchema(bodySchema, name));
+    if (declared) {
+      if (!aboveTier(declared, tier)) query[name] = coerce(value, declared.schema);
+    } else if (bodySchema) {
+      const property = propertySchema(bodySchema, name);
+      if (!aboveTier(property, tier)) body[name] = coerce(value, property);
+    }
   }
   const typedPath: ParamObject = {};
   for (const [name, value] of Object.entries(path)) {
@@ -169,6 +180,8 @@ export function apiMiddleware(options: ApiOptions): Middleware {
     const apiPath = ctx.path.slice(API_PREFIX.length) || '/';
     const method = ctx.method.toLowerCase();
     const operation = matchOperation(backend, method, apiPath);
+    // A lower tier of GitLab has no such route.
+    if (aboveTier(operation as { 'x-tier'?: string }, config.tier)) throw routeNotFound();
     const operationId = operation.operationId as OperationId;
     ctx.state.operationId = operationId;
 
@@ -186,7 +199,12 @@ export function apiMiddleware(options: ApiOptions): Middleware {
 
     const bodyParams = await readBodyParams(ctx);
     const path = pathParams(backend, operation, apiPath);
-    const placed = placeParams(operation, mergeParams(parseBracketPairs(rawQuery), bodyParams), path);
+    const placed = placeParams(
+      operation,
+      mergeParams(parseBracketPairs(rawQuery), bodyParams),
+      path,
+      config.tier,
+    );
     const validation = backend.validator.validateRequest(
       {
         method: operation.method,
