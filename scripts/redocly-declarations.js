@@ -37,9 +37,18 @@ export function readAbilityNames(file = ABILITIES_FILE) {
   return names;
 }
 
+/** An `x-tier` (on an operation, a property or a parameter) names a known tier. */
+function checkTier(node, { report, location }) {
+  const tier = node['x-tier'];
+  if (tier !== undefined && !TIERS.includes(tier))
+    report({ message: `x-tier must be one of ${TIERS.join(', ')}.`, location: location.child(['x-tier']) });
+}
+
 function OperationDeclarations() {
   const abilities = readAbilityNames();
   return {
+    Schema: checkTier,
+    Parameter: checkTier,
     Operation(operation, { report, location }) {
       const subject = operation['x-subject'];
       const ability = operation['x-ability'];
@@ -59,12 +68,7 @@ function OperationDeclarations() {
           location: location.child(['x-ability']),
         });
       }
-      const tier = operation['x-tier'];
-      if (tier !== undefined && !TIERS.includes(tier))
-        report({
-          message: `x-tier must be one of ${TIERS.join(', ')}.`,
-          location: location.child(['x-tier']),
-        });
+      checkTier(operation, { report, location });
       const declared = Object.keys(operation.responses ?? {});
       const missing = SHARED_RESPONSES.filter((code) => !declared.includes(code));
       if (missing.length)
