@@ -68,6 +68,12 @@ function OperationDeclarations() {
           location: location.child(['x-ability']),
         });
       }
+      const refusal = operation['x-ability-refusal'];
+      if (refusal !== undefined && (refusal !== 'unauthorized' || ability === undefined))
+        report({
+          message: 'x-ability-refusal is `unauthorized` (401 instead of 403), beside an x-ability.',
+          location: location.child(['x-ability-refusal']),
+        });
       checkTier(operation, { report, location });
       const declared = Object.keys(operation.responses ?? {});
       const missing = SHARED_RESPONSES.filter((code) => !declared.includes(code));

@@ -4,7 +4,7 @@ import { TIERS, type Config, type Tier } from '../config.js';
 import type { ServiceRegistry } from './family.js';
 import { presentedToken, requireScope, sudoIdentifier, type Authenticator, type Caller } from './auth.js';
 import type { Backend, Operation } from './contract.js';
-import { badParameter, methodNotAllowed, routeNotFound, unauthorized } from './errors.js';
+import { ApiError, badParameter, methodNotAllowed, routeNotFound, unauthorized } from './errors.js';
 import { rateLimitSubject, type RateLimiter } from './rate-limit.js';
 import { authorizeInstance } from './abilities.js';
 import type { HandlerContext, HandlerMap, OperationId } from './handler.js';
@@ -146,12 +146,22 @@ const operationRateLimit = (operation: Operation) =>
 interface Declaration {
   subject: 'project' | 'group' | 'instance' | 'none';
   ability?: string;
+  /** `unauthorized`: GitLab answers 401 rather than 403 when the ability is missing. */
+  refusal?: 'unauthorized';
 }
 
 /** What the operation acts on and what it needs there (`x-subject`, `x-ability`); lint requires both. */
 const declarationOf = (operation: Operation): Declaration => {
-  const declared = operation as { 'x-subject'?: Declaration['subject']; 'x-ability'?: string };
-  return { subject: declared['x-subject'] ?? 'none', ability: declared['x-ability'] };
+  const declared = operation as {
+    'x-subject'?: Declaration['subject'];
+    'x-ability'?: string;
+    'x-ability-refusal'?: 'unauthorized';
+  };
+  return {
+    subject: declared['x-subject'] ?? 'none',
+    ability: declared['x-ability'],
+    refusal: declared['x-ability-refusal'],
+  };
 };
 
 const allowsAnonymous = (operation: Operation) =>
@@ -164,7 +174,7 @@ export function apiMiddleware(options: ApiOptions): Middleware {
 
   /** Resolves the declared subject once and enforces the declared ability: 404 unseen, 403 without it. */
   async function authorize(caller: Caller, operation: Operation, path: ParamObject) {
-    const { subject: kind, ability } = declarationOf(operation);
+    const { subject: kind, ability, refusal } = declarationOf(operation);
     if (kind === 'none') return undefined;
     if (kind === 'instance') {
       authorizeInstance(caller, ability ?? 'use_api');
@@ -172,7 +182,12 @@ export function apiMiddleware(options: ApiOptions): Middleware {
     }
     const resolver = subjects[kind] as SubjectResolvers[keyof SubjectTypes];
     const subject = await resolver.find(caller, String(path.id));
-    if (ability) (resolver.authorize as (c: Caller, a: string, s: unknown) => void)(caller, ability, subject);
+    try {
+      if (ability) (resolver.authorize as (c: Caller, a: string, s: unknown) => void)(caller, ability, subject);
+    } catch (err) {
+      if (refusal === 'unauthorized' && err instanceof ApiError && err.status === 403) throw unauthorized();
+      throw err;
+    }
     return subject;
   }
   return async (ctx: Context, next) => {

@@ -34,6 +34,8 @@ interface Operation {
   path: string;
   subject: SubjectKind;
   ability?: string;
+  /** `x-ability-refusal`: GitLab answers 401 instead of 403 when the ability is missing. */
+  refusal?: 'unauthorized';
   allowsAnonymous: boolean;
   spec: Json;
 }
@@ -49,6 +51,7 @@ const OPERATIONS: Operation[] = Object.entries(spec.paths).flatMap(([path, item]
       path,
       subject: op['x-subject'] as SubjectKind,
       ability: op['x-ability'] as string | undefined,
+      refusal: op['x-ability-refusal'] as 'unauthorized' | undefined,
       allowsAnonymous: Boolean(security?.some((requirement) => Object.keys(requirement).length === 0)),
       spec: op,
     };
@@ -356,19 +359,6 @@ const FINER_RULES: Record<string, (c: Case) => number | undefined> = {
   rotateCurrentGroupAccessToken: (c) => (c.user && c.caller !== 'blocked' ? 405 : undefined),
 };
 
-/** GitLab's resource access token API refuses with 401 or 400 where others answer 403. */
-const REFUSAL_STATUS: Record<string, number> = {
-  listProjectAccessTokens: 401,
-  getProjectAccessToken: 401,
-  rotateProjectAccessToken: 401,
-  createProjectAccessToken: 400,
-  revokeProjectAccessToken: 400,
-  listGroupAccessTokens: 401,
-  getGroupAccessToken: 401,
-  rotateGroupAccessToken: 401,
-  createGroupAccessToken: 400,
-  revokeGroupAccessToken: 400,
-};
 
 /**
  * Where forge-api answers differently from GitLab today: the case, what forge-api answers, and what
@@ -458,7 +448,7 @@ function judge(c: Case, response: TestResponse): string | null {
     case 'not_found':
       return status === 404 && message === SUBJECT_NOT_FOUND[c.op.subject] ? null : what;
     case 'forbidden':
-      return status === (REFUSAL_STATUS[c.op.operationId] ?? 403) ? null : what;
+      return status === (c.op.refusal === 'unauthorized' ? 401 : 403) ? null : what;
     case 'allowed': {
       const refused =
         status === 401 || status === 403 || (status === 404 && message === SUBJECT_NOT_FOUND[c.op.subject]);
