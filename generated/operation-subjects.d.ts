@@ -80,9 +80,9 @@ export interface OperationSubjects {
   revokeGroupAccessToken: 'group';
   revokePersonalAccessToken: 'instance';
   revokeProjectAccessToken: 'project';
-  rotateCurrentGroupAccessToken: 'group';
+  rotateCurrentGroupAccessToken: 'instance';
   rotateCurrentPersonalAccessToken: 'instance';
-  rotateCurrentProjectAccessToken: 'project';
+  rotateCurrentProjectAccessToken: 'instance';
   rotateGroupAccessToken: 'group';
   rotatePersonalAccessToken: 'instance';
   rotateProjectAccessToken: 'project';
