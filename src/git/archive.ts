@@ -34,9 +34,9 @@ export function startArchive(dir: string, request: ArchiveRequest): Promise<Proc
       'archive',
       `--format=${request.format}`,
       `--prefix=${request.prefix}/`,
+      // archive reads `--` after --end-of-options as a pathspec; every pathspec here starts with `:(`.
       '--end-of-options',
       request.commit,
-      '--',
       ...pathspecs,
     ],
     { gitDir: dir },
