@@ -1,5 +1,13 @@
 /** The git layer's guarantees seen from the API: user input never reaches git as an option, and fixes found by use. */
-import { describe, expect, it } from 'vitest';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openGitRepository, type GitRepository } from '../../src/git/repository.js';
+import { AccessLevel } from '../../src/members/member.entity.js';
+import type { Project } from '../../src/projects/project.entity.js';
+import type { TestUser } from '../helpers/factories.js';
 import { useTestServer } from '../helpers/server.js';
 
 const server = useTestServer();
@@ -38,5 +46,125 @@ describe('a branch created right after the repository was initialised', () => {
       token: owner.token,
     });
     expect(main.body).toMatchObject({ name: 'main', default: true, protected: true });
+  });
+});
+
+/**
+ * Revisions and paths that git would read as options if they reached its command line in front of
+ * `--end-of-options` or `--`. Each endpoint answers as for any name it cannot find, and git never
+ * acts on them (`--output=` would write a file).
+ */
+describe('user input that looks like a git option', () => {
+  const trap = path.join(os.tmpdir(), `forge-option-${crypto.randomBytes(6).toString('hex')}`);
+  const inputs = [`--output=${trap}`, '-h', '--all'];
+  let owner: TestUser;
+  let project: Project;
+  let base: string;
+
+  beforeAll(async () => {
+    owner = await server.factories.user();
+    project = await server.factories.project({ owner, initialize_with_readme: true });
+    base = `/projects/${project.id}/repository`;
+  });
+
+  afterAll(() => {
+    expect(fs.existsSync(trap)).toBe(false);
+  });
+
+  const get = (url: string) => server.request('GET', `${base}${url}`, { token: owner.token });
+  /** Archives count against a small per-user rate limit: each gets a new member. */
+  const archive = async (url: string) => {
+    const member = await server.factories.user();
+    await server.factories.member(project, member.user, AccessLevel.Developer);
+    return server.request('GET', `${base}${url}`, { token: member.token });
+  };
+  const q = encodeURIComponent;
+
+  describe.each(inputs)('%s', (input) => {
+    it.each([
+      ['tree ref', () => get(`/tree?ref=${q(input)}`), 404, { message: '404 Tree Not Found' }],
+      ['tree path', () => get(`/tree?path=${q(input)}`), 404, { message: '404 Tree Not Found' }],
+      [
+        'commits ref_name',
+        () => get(`/commits?ref_name=${q(input)}`),
+        400,
+        { message: 'ref_name is invalid' },
+      ],
+      ['commits path', () => get(`/commits?path=${q(input)}`), 200, []],
+      ['commit', () => get(`/commits/${q(input)}`), 404, { message: '404 Commit Not Found' }],
+      ['file path', () => get(`/files/${q(input)}?ref=main`), 404, { message: '404 File Not Found' }],
+      ['file ref', () => get(`/files/README.md?ref=${q(input)}`), 404, { message: '404 Commit Not Found' }],
+      [
+        'raw file ref',
+        () => get(`/files/README.md/raw?ref=${q(input)}`),
+        404,
+        { message: '404 Commit Not Found' },
+      ],
+      [
+        'blame ref',
+        () => get(`/files/README.md/blame?ref=${q(input)}`),
+        404,
+        { message: '404 Commit Not Found' },
+      ],
+      ['blob', () => get(`/blobs/${q(input)}`), 404, { message: '404 Blob Not Found' }],
+      ['raw blob', () => get(`/blobs/${q(input)}/raw`), 404, { message: '404 Blob Not Found' }],
+      ['compare from', () => get(`/compare?from=${q(input)}&to=main`), 404, { message: '404 Ref Not Found' }],
+      ['compare to', () => get(`/compare?from=main&to=${q(input)}`), 404, { message: '404 Ref Not Found' }],
+      ['archive sha', () => archive(`/archive?sha=${q(input)}`), 404, { message: '404 File Not Found' }],
+      ['archive path', () => archive(`/archive?path=${q(input)}`), 404, { message: '404 File Not Found' }],
+      ['contributors ref', () => get(`/contributors?ref=${q(input)}`), 404, { message: '404 Not Found' }],
+      [
+        'merge base',
+        () => get(`/merge_base?refs[]=main&refs[]=${q(input)}`),
+        400,
+        { message: `Could not find ref: ${input}` },
+      ],
+      [
+        'branch create ref',
+        () =>
+          server.request('POST', `${base}/branches`, {
+            token: owner.token,
+            json: { branch: 'b', ref: input },
+          }),
+        400,
+        { message: `Failed to create branch 'b': invalid reference name '${input}'` },
+      ],
+      [
+        'tag create ref',
+        () =>
+          server.request('POST', `${base}/tags`, { token: owner.token, json: { tag_name: 't', ref: input } }),
+        405,
+        { message: `Target ${input} is invalid` },
+      ],
+    ] as const)('%s', async (_, call, status, body) => {
+      const response = await call();
+      expect(response.status).toBe(status);
+      expect(response.body).toEqual(body);
+    });
+  });
+});
+
+/** The layer itself refuses or fences option-like input, whatever a service checked before. */
+describe('GitRepository with option-like revisions and paths', () => {
+  const trap = path.join(os.tmpdir(), `forge-option-${crypto.randomBytes(6).toString('hex')}`);
+  let repository: GitRepository;
+
+  beforeAll(async () => {
+    const project = await server.factories.project({ initialize_with_readme: true });
+    repository = openGitRepository(server.services.storage.diskPath('default', project.id));
+  });
+
+  it.each([`--output=${trap}`, '-h', '--all'])('%s', async (input) => {
+    expect(await repository.resolveCommit(input)).toBeNull();
+    expect(await repository.object(input)).toBeNull();
+    expect(await repository.lastCommitForPath(input, 'README.md')).toBeNull();
+    expect(await repository.log({ revisions: ['main'], paths: [input] })).toEqual([]);
+    await expect(repository.log({ revisions: [input] })).rejects.toThrow(/bad revision/);
+    expect(await repository.branch(input)).toBeNull();
+    expect((await repository.tags([input])).size).toBe(0);
+    const main = (await repository.resolveCommit('main'))!;
+    expect(await repository.treeEntry(main, '', input)).toBeNull();
+    expect(await repository.treeEntry(main, input, 'README.md')).toBeNull();
+    expect(fs.existsSync(trap)).toBe(false);
   });
 });
