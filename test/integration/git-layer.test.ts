@@ -3,8 +3,10 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openGitRepository, type GitRepository } from '../../src/git/repository.js';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { gitText } from '../../src/git/git.js';
+import { ZERO_SHA } from '../../src/git/push-rules.js';
+import { GitRepository, openGitRepository } from '../../src/git/repository.js';
 import { AccessLevel } from '../../src/members/member.entity.js';
 import type { Project } from '../../src/projects/project.entity.js';
 import type { TestUser } from '../helpers/factories.js';
@@ -166,5 +168,50 @@ describe('GitRepository with option-like revisions and paths', () => {
     expect(await repository.treeEntry(main, '', input)).toBeNull();
     expect(await repository.treeEntry(main, input, 'README.md')).toBeNull();
     expect(fs.existsSync(trap)).toBe(false);
+  });
+});
+
+describe('repository state after a push', () => {
+  it('is read again when a concurrent push moved refs after it was read', async () => {
+    const owner = await server.factories.user();
+    const project = await server.factories.project({ owner, initialize_with_readme: true });
+    const gitDir = server.services.storage.diskPath('default', project.id);
+    const main = await gitText(['rev-parse', 'refs/heads/main'], { gitDir });
+    const tree = await gitText(['rev-parse', 'main^{tree}'], { gitDir });
+    const next = await gitText(['commit-tree', tree, '-p', main, '-m', 'next'], {
+      gitDir,
+      env: {
+        GIT_AUTHOR_NAME: 'A',
+        GIT_AUTHOR_EMAIL: 'a@x',
+        GIT_COMMITTER_NAME: 'A',
+        GIT_COMMITTER_EMAIL: 'a@x',
+      },
+    });
+    await gitText(['update-ref', 'refs/heads/topic', main], { gitDir });
+    // Another push lands on main right after this one read the repository.
+    const original = GitRepository.prototype.state;
+    const spy = vi.spyOn(GitRepository.prototype, 'state').mockImplementationOnce(async function (
+      this: GitRepository,
+      branch,
+    ) {
+      const reading = await original.call(this, branch);
+      await gitText(['update-ref', 'refs/heads/main', next, main], { gitDir });
+      return reading;
+    });
+    try {
+      await server.services.repositories.recordPush(
+        { id: project.id, defaultBranch: 'main', repositoryStorage: 'default', repositoryEmpty: false },
+        owner.user.id,
+        [{ ref: 'refs/heads/topic', oldSha: ZERO_SHA, newSha: main }],
+        'api',
+      );
+    } finally {
+      spy.mockRestore();
+    }
+    const [stats] = await server.dataSource.query(
+      'SELECT commit_count FROM project_statistics WHERE project_id = $1',
+      [project.id],
+    );
+    expect(Number(stats.commit_count)).toBe(2);
   });
 });
