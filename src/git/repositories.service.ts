@@ -13,8 +13,6 @@ import type { RepositoryStorage } from './storage.js';
 /** A project's repository as one caller may use it. */
 export interface OpenRepository {
   view: ProjectView;
-  /** The bare repository on disk. */
-  dir: string;
   /** Every git read and write of the request goes through it. */
   git: GitRepository;
 }
@@ -59,8 +57,7 @@ export class RepositoriesService {
     const view = await this.projects.find(caller, projectId);
     const subject = this.projects.subject(view);
     if (!canProject(caller, ability, subject)) throw forbidden();
-    const dir = this.dir(view);
-    return { view, dir, git: openGitRepository(dir) };
+    return { view, git: openGitRepository(this.dir(view)) };
   }
 
   /**
