@@ -1,10 +1,10 @@
 /**
  * The `search` and `regex` filters of the branch list, and GitLab's rules on new branch names. Neither
- * filter runs a backtracking regular expression in the server over user input.
+ * filter runs a backtracking regular expression over user input.
  */
-import { spawn } from 'node:child_process';
+import { RE2JS } from 're2js';
 import { badParameter, ApiError } from '../core/errors.js';
-import { git } from '../git/git.js';
+import { isValidRefName } from '../git/repository.js';
 
 type Token = { kind: 'char'; char: string } | { kind: 'any' | 'start' | 'end' };
 
@@ -69,34 +69,18 @@ function simulate(tokens: Token[], chars: string[]): boolean {
   return false;
 }
 
-/** What RE2 does not have and PCRE would run: backreferences, lookaround, atomic groups. */
-const NOT_RE2 = /\\[1-9gk]|\(\?(=|!|<=|<!|>)/;
-
 /**
- * The names that match an RE2-style expression, in their order. grep's PCRE engine runs it in a child
- * process with a backtracking limit, so a pathological expression fails instead of hanging the server.
+ * The names that match an expression, in their order, with RE2's semantics as GitLab's
+ * UntrustedRegexp has them: linear time, no backreferences or lookaround (those are invalid).
  */
-export async function filterByRegex(names: string[], regex: string): Promise<string[]> {
-  if (NOT_RE2.test(regex) || regex.includes('\n')) throw regexInvalid();
-  if (names.length === 0) return names;
-  const matched = await new Promise<{ code: number; stdout: string }>((resolve, reject) => {
-    const child = spawn('grep', ['-a', '-P', '-e', regex], {
-      env: { PATH: process.env.PATH, LC_ALL: 'C.UTF-8' },
-      stdio: ['pipe', 'pipe', 'ignore'],
-    });
-    const out: Buffer[] = [];
-    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout: Buffer.concat(out).toString('utf8') }));
-    child.stdin.on('error', () => {
-      // grep stops reading when the expression does not compile; its exit code says so.
-    });
-    child.stdin.end(`${names.join('\n')}\n`);
-  });
-  if (matched.code === 1) return [];
-  if (matched.code !== 0) throw regexInvalid();
-  const keep = new Set(matched.stdout.split('\n'));
-  return names.filter((name) => keep.has(name));
+export function filterByRegex(names: string[], regex: string): string[] {
+  let compiled: RE2JS;
+  try {
+    compiled = RE2JS.compile(regex);
+  } catch {
+    throw regexInvalid();
+  }
+  return names.filter((name) => compiled.matcher(name).find());
 }
 
 const regexInvalid = () => new ApiError(400, { message: 'Regex is invalid' });
@@ -104,11 +88,10 @@ const regexInvalid = () => new ApiError(400, { message: 'Regex is invalid' });
 const RESERVED_PREFIXES = ['-', 'refs/heads/', 'refs/remotes/', 'refs/tags/'];
 
 /** GitLab's check of a new branch name: git's rules for `refs/heads/<name>`, and no reserved forms. */
-export async function isValidBranchName(gitDir: string, name: string): Promise<boolean> {
+export async function isValidBranchName(name: string): Promise<boolean> {
   if (name === '' || name === 'HEAD' || RESERVED_PREFIXES.some((prefix) => name.startsWith(prefix)))
     return false;
-  const result = await git(['check-ref-format', `refs/heads/${name}`], { gitDir, okCodes: [1] });
-  return result.code === 0;
+  return isValidRefName(`refs/heads/${name}`);
 }
 
 /** Grape's `allow_blank: false`: `{"error": "branch is empty, ref is empty"}`. */

@@ -4,8 +4,6 @@ import { canProject } from '../core/abilities.js';
 import type { Caller } from '../core/auth.js';
 import { ApiError, conflict, forbidden, notFound } from '../core/errors.js';
 import { offsetHeaders, perPageOf, type Page, type RequestInfo } from '../core/pagination.js';
-import { readCommits, resolveCommit } from '../git/commits.js';
-import { git, gitText } from '../git/git.js';
 import {
   entryAllows,
   refPatternMatches,
@@ -14,6 +12,7 @@ import {
   type RefChange,
 } from '../git/push-rules.js';
 import { RefUpdateRefused, type OpenRepository } from '../git/repositories.service.js';
+import type { BranchRef } from '../git/repository.js';
 import { ProtectedBranch } from '../protected_branches/protected-branch.entity.js';
 import type { CoreDeps, ServiceRegistry } from '../core/family.js';
 import { filterByRegex, isValidBranchName, requireNonEmpty, searchMatcher } from './branch-filters.js';
@@ -24,35 +23,8 @@ export type CreateBranchParams = NonNullable<
   operations['createBranch']['requestBody']
 >['content']['application/json'];
 
-/** A branch head as `git for-each-ref` reports it. */
-interface BranchRef {
-  name: string;
-  sha: string;
-  /** Committer date of the head, in seconds. */
-  date: number;
-}
-
 const HEADS = 'refs/heads/';
-const FORMAT = '--format=%(refname)%00%(objectname)%00%(objecttype)%00%(committerdate:unix)';
 const HEX_NAME = /^[0-9a-f]{40}(-\/|\/|$)/i;
-
-/** A branch's commit can be read only when the branch points at a commit. */
-async function branchRefs(dir: string, pattern = HEADS): Promise<BranchRef[]> {
-  const output = (await git(['for-each-ref', FORMAT, pattern], { gitDir: dir })).stdout.toString('utf8');
-  const refs: BranchRef[] = [];
-  for (const line of output.split('\n')) {
-    const [ref, sha, type, date] = line.split('\x00');
-    if (!ref?.startsWith(HEADS) || type !== 'commit') continue;
-    refs.push({ name: ref.slice(HEADS.length), sha, date: Number(date) });
-  }
-  return refs;
-}
-
-/** One branch by its exact name; for-each-ref never reads the name as revision syntax. */
-async function findBranch(dir: string, name: string): Promise<BranchRef | null> {
-  if (name === '') return null;
-  return (await branchRefs(dir, `${HEADS}${name}`)).find((ref) => ref.name === name) ?? null;
-}
 
 const branchNotFound = () => notFound('Branch');
 const refused = (message: string) => new ApiError(400, { message });
@@ -114,20 +86,11 @@ export class BranchesService {
     defaultHead: BranchRef | null,
   ): Promise<BranchRecord[]> {
     if (refs.length === 0) return [];
-    const { dir, view } = repository;
-    const commits = await readCommits(
-      dir,
-      refs.map((ref) => ref.sha),
-    );
+    const { git, view } = repository;
+    const commits = await git.commits(refs.map((ref) => ref.sha));
     const merged = new Set<string>();
     if (defaultHead) {
-      const output = await gitText(
-        ['for-each-ref', `--merged=${defaultHead.sha}`, '--format=%(refname)', HEADS],
-        {
-          gitDir: dir,
-        },
-      );
-      for (const ref of output.split('\n')) if (ref.startsWith(HEADS)) merged.add(ref.slice(HEADS.length));
+      for (const { ref } of await git.mergedBranches(defaultHead.sha)) merged.add(ref.slice(HEADS.length));
     }
     const rules = await this.branchRules(caller, repository);
     return refs.map((ref) => ({
@@ -146,7 +109,7 @@ export class BranchesService {
     request: RequestInfo,
   ): Promise<{ repository: OpenRepository; page: Page<BranchRecord> }> {
     const repository = await this.services.repositories.open(caller, projectId, 'read_code');
-    const all = await branchRefs(repository.dir);
+    const all = await repository.git.branches();
     let refs = [...all];
     const sort = params.sort ?? 'name_asc';
     if (sort !== 'name_asc') {
@@ -164,7 +127,7 @@ export class BranchesService {
     }
     if (params.regex !== undefined) {
       const names = new Set(
-        await filterByRegex(
+        filterByRegex(
           refs.map((ref) => ref.name),
           params.regex,
         ),
@@ -194,11 +157,11 @@ export class BranchesService {
   }
 
   private async read(caller: Caller, repository: OpenRepository, name: string): Promise<BranchRecord> {
-    const ref = await findBranch(repository.dir, name);
+    const ref = await repository.git.branch(name);
     if (!ref) throw branchNotFound();
     const defaultBranch = repository.view.project.defaultBranch;
     const defaultHead =
-      defaultBranch === name ? ref : defaultBranch ? await findBranch(repository.dir, defaultBranch) : null;
+      defaultBranch === name ? ref : defaultBranch ? await repository.git.branch(defaultBranch) : null;
     const [record] = await this.records(caller, repository, [ref], defaultHead);
     return record;
   }
@@ -212,16 +175,16 @@ export class BranchesService {
     const repository = await this.services.repositories.open(caller, projectId, 'read_code');
     requireNonEmpty({ branch: params.branch, ref: params.ref });
     if (!canProject(caller, 'push_code', this.services.projects.subject(repository.view))) throw forbidden();
-    const { dir } = repository;
+    const { git } = repository;
     const { branch, ref } = params;
-    let existing = await branchRefs(dir);
+    let existing = await git.branches();
     if (existing.length === 0) {
       await this.createDefaultBranch(caller, repository);
-      existing = await branchRefs(dir);
+      existing = await git.branches();
     }
-    if (!(await isValidBranchName(dir, branch))) throw refused('Branch name is invalid');
+    if (!(await isValidBranchName(branch))) throw refused('Branch name is invalid');
     if (existing.some((other) => other.name === branch)) throw refused('Branch already exists');
-    const sha = await resolveCommit(dir, ref);
+    const sha = await git.resolveCommit(ref);
     if (!sha) throw refused(`Failed to create branch '${branch}': invalid reference name '${ref}'`);
     if (existing.some((other) => other.name.startsWith(`${branch}/`) || branch.startsWith(`${other.name}/`)))
       throw refused(
@@ -237,17 +200,14 @@ export class BranchesService {
 
   /** GitLab commits an empty README.md to the default branch of an empty repository before branching. */
   private async createDefaultBranch(caller: Caller, repository: OpenRepository): Promise<void> {
-    const { dir, view } = repository;
+    const { git, view } = repository;
     const user = caller.user!;
-    const blob = await gitText(['hash-object', '-w', '--stdin'], { gitDir: dir, input: '' });
-    const tree = await gitText(['mktree'], { gitDir: dir, input: `100644 blob ${blob}\tREADME.md\n` });
-    const env = {
-      GIT_AUTHOR_NAME: user.name,
-      GIT_AUTHOR_EMAIL: user.email,
-      GIT_COMMITTER_NAME: user.name,
-      GIT_COMMITTER_EMAIL: user.email,
-    };
-    const commit = await gitText(['commit-tree', tree, '-m', 'Add README.md'], { gitDir: dir, env });
+    const commit = await git.commitOneFile({
+      path: 'README.md',
+      content: '',
+      message: 'Add README.md',
+      author: { name: user.name, email: user.email },
+    });
     const branch = view.project.defaultBranch ?? 'main';
     await this.updateRefs(
       caller,
@@ -261,7 +221,7 @@ export class BranchesService {
 
   async delete(caller: Caller, projectId: string | number, name: string): Promise<void> {
     const repository = await this.services.repositories.open(caller, projectId, 'push_code');
-    const ref = await findBranch(repository.dir, name);
+    const ref = await repository.git.branch(name);
     if (!ref) throw branchNotFound();
     if (name === repository.view.project.defaultBranch)
       throw refused('The default branch of a project cannot be deleted.');
@@ -273,21 +233,13 @@ export class BranchesService {
   /** Deletes what the default branch contains, except the default branch and protected branches. */
   async deleteMerged(caller: Caller, projectId: string | number): Promise<void> {
     const repository = await this.services.repositories.open(caller, projectId, 'push_code');
-    const { dir, view } = repository;
+    const { git, view } = repository;
     const defaultBranch = view.project.defaultBranch;
-    const defaultHead = defaultBranch ? await findBranch(dir, defaultBranch) : null;
+    const defaultHead = defaultBranch ? await git.branch(defaultBranch) : null;
     if (!defaultHead) return;
-    const output = await gitText(
-      ['for-each-ref', `--merged=${defaultHead.sha}`, '--format=%(refname)%00%(objectname)', HEADS],
-      {
-        gitDir: dir,
-      },
-    );
     const rules = await this.branchRules(caller, repository);
     const changes: RefChange[] = [];
-    for (const line of output.split('\n')) {
-      const [ref, sha] = line.split('\x00');
-      if (!ref?.startsWith(HEADS)) continue;
+    for (const { ref, sha } of await git.mergedBranches(defaultHead.sha)) {
       const name = ref.slice(HEADS.length);
       if (name === defaultBranch || sha === defaultHead.sha || rules.matching(name).length > 0) continue;
       changes.push({ ref, oldSha: sha, newSha: ZERO_SHA });

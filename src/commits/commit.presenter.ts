@@ -1,6 +1,6 @@
 import type { components } from '../../generated/openapi.js';
 import { commitTitle, type GitCommit } from '../git/commits.js';
-import type { CommitStats } from './commit-stats.js';
+import type { CommitStats } from '../git/commit-stats.js';
 
 export type CommitJson = components['schemas']['Commit'];
 

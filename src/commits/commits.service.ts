@@ -7,18 +7,13 @@ import { canProject } from '../core/abilities.js';
 import type { Caller } from '../core/auth.js';
 import { ApiError, badParameter, forbidden, notFound } from '../core/errors.js';
 import { perPageOf, requestUrl, type RequestInfo } from '../core/pagination.js';
-import {
-  buildCommit,
-  CommitBuildError,
-  normalizeActionPath,
-  type FileAction,
-} from '../git/commit-builder.js';
-import { logCommits, readCommit, resolveCommit, type GitCommit } from '../git/commits.js';
-import { git, gitText } from '../git/git.js';
+import { CommitBuildError, normalizeActionPath, type FileAction } from '../git/commit-builder.js';
+import type { CommitStats } from '../git/commit-stats.js';
+import type { GitCommit } from '../git/commits.js';
 import { MESSAGES, ZERO_SHA } from '../git/push-rules.js';
 import { RefUpdateRefused, type OpenRepository } from '../git/repositories.service.js';
 import type { ServiceRegistry } from '../core/family.js';
-import { commitStats, type CommitStats } from './commit-stats.js';
+import { isValidRefName, type GitRepository, type LogQuery } from '../git/repository.js';
 
 export type ListCommitsParams = NonNullable<operations['listCommits']['parameters']['query']>;
 export type CommitCreateParams = components['schemas']['CommitCreate'];
@@ -57,34 +52,13 @@ const LAST_GIT_TIME = 4102444799;
 const SHA_PATTERN = /^([0-9a-f]{40}|[0-9a-f]{64})$/i;
 
 /** Branch names GitLab accepts for a new branch: a valid ref name that cannot be mistaken for another ref. */
-async function validBranchName(dir: string, name: string): Promise<boolean> {
+async function validBranchName(name: string): Promise<boolean> {
   if (!name || name === 'HEAD' || name.startsWith('-') || /^refs\//.test(name)) return false;
   if (/^([0-9a-f]{40}|[0-9a-f]{64})$/.test(name)) return false;
-  const check = await git(['check-ref-format', `refs/heads/${name}`], { gitDir: dir, okCodes: [1] });
-  return check.code === 0;
+  return isValidRefName(`refs/heads/${name}`);
 }
 
-async function branchTip(dir: string, branch: string): Promise<string | null> {
-  const result = await git(['rev-parse', '--verify', '--quiet', `refs/heads/${branch}^{commit}`], {
-    gitDir: dir,
-    okCodes: [1],
-  });
-  return result.code === 0 ? result.stdout.toString('utf8').trim() : null;
-}
-
-const isEmptyRepository = async (dir: string) =>
-  (await gitText(['for-each-ref', '--count=1', '--format=%(refname)'], { gitDir: dir })) === '';
-
-/** The last commit up to `revision` that changed `path`, or null. */
-export async function lastCommitForPath(dir: string, revision: string, path: string): Promise<string | null> {
-  const id = await gitText(
-    ['log', '-1', '--format=%H', '--end-of-options', revision, '--', `:(literal)${path}`],
-    {
-      gitDir: dir,
-    },
-  );
-  return id || null;
-}
+const branchTip = async (git: GitRepository, branch: string) => (await git.branch(branch))?.sha ?? null;
 
 export class CommitsService {
   constructor(private readonly services: Pick<ServiceRegistry, 'projects' | 'repositories'>) {}
@@ -94,7 +68,7 @@ export class CommitsService {
     if (!canProject(caller, 'push_code', this.services.projects.subject(repo.view))) return false;
     const rules = this.services.repositories.rules;
     const actor = await rules.actor(caller, repo.view.accessLevel);
-    const tip = await branchTip(repo.dir, branch);
+    const tip = await branchTip(repo.git, branch);
     const reason = await rules.refusal(repo.view.project, actor, {
       ref: `refs/heads/${branch}`,
       oldSha: tip ?? ZERO_SHA,
@@ -110,16 +84,19 @@ export class CommitsService {
     const repo = await this.services.repositories.open(caller, projectId, 'read_code');
     const perPage = perPageOf(params);
     const page = Math.max(params.page ?? 1, 1);
-    const args = ['--skip', String((page - 1) * perPage), '-n', String(perPage + 1)];
-    if (params.first_parent) args.push('--first-parent');
-    if (params.order === 'topo') args.push('--topo-order');
-    if (params.author) args.push('--fixed-strings', `--author=${params.author}`);
+    const query: LogQuery = {
+      skip: (page - 1) * perPage,
+      maxCount: perPage + 1,
+      firstParent: params.first_parent,
+      topoOrder: params.order === 'topo',
+      author: params.author || undefined,
+    };
     // Bounds go to git as epoch seconds, inclusive. Git misreads times from 2100 on, so a later
     // `since` matches nothing and a later `until` everything; so does an `until` before 1970.
     let nothing = false;
-    for (const [name, flag, round] of [
-      ['since', '--since', Math.ceil],
-      ['until', '--until', Math.floor],
+    for (const [name, round] of [
+      ['since', Math.ceil],
+      ['until', Math.floor],
     ] as const) {
       const value = params[name];
       if (value === undefined) continue;
@@ -128,52 +105,45 @@ export class CommitsService {
       if (Number.isNaN(time)) throw badParameter(`${name} is invalid`);
       const seconds = round(time / 1000);
       if (name === 'since' ? seconds > LAST_GIT_TIME : seconds < 0) nothing = true;
-      else if (name === 'since' ? seconds > 0 : seconds <= LAST_GIT_TIME) args.push(`${flag}=@${seconds}`);
+      else if (name === 'since' ? seconds > 0 : seconds <= LAST_GIT_TIME) query[name] = seconds;
     }
     let revision: string | null = null;
-    if (params.all) args.push('--all');
+    if (params.all) query.all = true;
     else {
       revision = params.ref_name || repo.view.project.defaultBranch;
       if (revision?.startsWith('-')) throw repositoryError('ref_name is invalid');
-      if (!revision || !(await this.resolvesRange(repo.dir, revision))) revision = null;
+      if (!revision || !(await this.resolvesRange(repo.git, revision))) revision = null;
     }
     let commits: GitCommit[] = [];
     if (!nothing && (params.all || revision)) {
       const path = (params.path ?? '').replace(/^\/+/, '');
-      commits = await logCommits(repo.dir, [
-        ...args,
-        '--end-of-options',
-        ...(revision ? [revision] : []),
-        '--',
-        ...(path ? [`:(literal)${path}`] : []),
-      ]);
+      commits = await repo.git.log({
+        ...query,
+        revisions: revision ? [revision] : [],
+        paths: path ? [path] : [],
+      });
     }
     const hasNext = commits.length > perPage;
     commits = commits.slice(0, perPage);
     if (!params.trailers) commits = commits.map((c) => ({ ...c, trailers: {}, extendedTrailers: {} }));
-    const stats = params.with_stats
-      ? await commitStats(
-          repo.dir,
-          commits.map((c) => c.id),
-        )
-      : undefined;
+    const stats = params.with_stats ? await repo.git.commitStats(commits.map((c) => c.id)) : undefined;
     const items: CommitView[] = commits.map((commit) => ({ commit, stats: stats?.get(commit.id) }));
     return { repo, items, headers: pageHeaders(request, page, perPage, hasNext) };
   }
 
   /** Every side of `a`, `a..b` or `a...b` names a commit (an empty side means HEAD, as in git). */
-  private async resolvesRange(dir: string, revision: string): Promise<boolean> {
+  private async resolvesRange(git: GitRepository, revision: string): Promise<boolean> {
     const sides = revision.split(/\.\.\.?/);
     if (sides.length > 2) return false;
-    for (const side of sides) if (side && !(await resolveCommit(dir, side))) return false;
+    for (const side of sides) if (side && !(await git.resolveCommit(side))) return false;
     return sides.some(Boolean);
   }
 
   async get(caller: Caller, projectId: string | number, sha: string, withStats: boolean) {
     const repo = await this.services.repositories.open(caller, projectId, 'read_code');
-    const commit = await readCommit(repo.dir, sha);
+    const commit = await repo.git.commit(sha);
     if (!commit) throw notFound('Commit');
-    const stats = withStats ? (await commitStats(repo.dir, [commit.id])).get(commit.id) : undefined;
+    const stats = withStats ? (await repo.git.commitStats([commit.id])).get(commit.id) : undefined;
     return { repo, view: { commit, stats } as CommitView };
   }
 
@@ -220,8 +190,8 @@ export class CommitsService {
       staleMessage: (path) => `The file has changed since you started editing it: ${path}`,
       pushChecked: true,
     });
-    const commit = (await readCommit(repo.dir, sha))!;
-    const stats = params.stats === false ? undefined : (await commitStats(repo.dir, [sha])).get(sha);
+    const commit = (await repo.git.commit(sha))!;
+    const stats = params.stats === false ? undefined : (await repo.git.commitStats([sha])).get(sha);
     return { repo, view: { commit, stats } as CommitView };
   }
 
@@ -244,7 +214,7 @@ export class CommitsService {
     repo: OpenRepository,
     options: CommitToBranchOptions,
   ): Promise<string> {
-    const { dir } = repo;
+    const { git } = repo;
     const { branch, startSha, force = false } = options;
     if (!options.pushChecked && !(await this.canPushToBranch(caller, repo, branch)))
       throw repositoryError(PUSH_REFUSED);
@@ -253,23 +223,23 @@ export class CommitsService {
     let parent: string | null = null;
     if (startSha !== undefined) {
       if (!SHA_PATTERN.test(startSha)) throw repositoryError(`Invalid start_sha '${startSha}'`);
-      parent = await resolveCommit(dir, startSha);
+      parent = await git.resolveCommit(startSha);
       if (!parent) throw repositoryError(`Cannot find start_sha '${startSha}'`);
     }
     const startBranch = options.startBranch ?? (startSha === undefined ? branch : undefined);
-    const empty = await isEmptyRepository(dir);
+    const empty = await git.isEmpty();
     if (startBranch !== undefined) {
-      parent = await branchTip(dir, startBranch);
+      parent = await branchTip(git, startBranch);
       if (!parent && !empty)
         throw repositoryError('You can only create or edit files when you are on a branch');
     }
-    const tip = await branchTip(dir, branch);
+    const tip = await branchTip(git, branch);
     const differentBranch = startBranch !== branch || startSha !== undefined;
     if (!empty && differentBranch && tip && !force)
       throw repositoryError(
         `A branch called '${branch}' already exists. Switch to that branch in order to make changes`,
       );
-    if (!tip && !(await validBranchName(dir, branch)))
+    if (!tip && !(await validBranchName(branch)))
       throw repositoryError(
         `Something went wrong when we tried to create '${branch}' for you: Branch name is invalid`,
       );
@@ -279,12 +249,12 @@ export class CommitsService {
         if (!action.lastCommitId || !parent || !['update', 'move', 'delete', 'chmod'].includes(action.action))
           continue;
         const path = normalizeActionPath(action.previousPath ?? action.filePath);
-        const last = await lastCommitForPath(dir, parent, path);
+        const last = await git.lastCommitForPath(parent, path);
         if (last && last !== action.lastCommitId) throw repositoryError(options.staleMessage(path));
       }
       const user = caller.user!;
       const committer = { name: user.name, email: user.email };
-      const sha = await buildCommit(dir, {
+      const sha = await git.buildCommit({
         parent,
         actions: options.actions,
         message: options.message,

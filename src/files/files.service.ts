@@ -3,14 +3,12 @@
  * which go through the commit flow of the commits family.
  */
 import crypto from 'node:crypto';
-import type { Readable } from 'node:stream';
 import type { components } from '../../generated/openapi.js';
 import type { Caller } from '../core/auth.js';
 import { ApiError, badParameter, notFound } from '../core/errors.js';
-import { CommitsService, lastCommitForPath, type StaleMessage } from '../commits/commits.service.js';
+import { CommitsService, type StaleMessage } from '../commits/commits.service.js';
 import type { FileAction } from '../git/commit-builder.js';
-import { readCommits, resolveCommit, type GitCommit } from '../git/commits.js';
-import { git, spawnGit } from '../git/git.js';
+import type { GitCommit } from '../git/commits.js';
 import type { OpenRepository } from '../git/repositories.service.js';
 import type { ServiceRegistry } from '../core/family.js';
 
@@ -39,43 +37,6 @@ function validateFilePath(filePath: string): void {
     throw badParameter('file_path should be a valid file path');
 }
 
-/** The entry named `name` in tree `treeish`, or null (also when `treeish` is not a tree). */
-async function treeEntry(dir: string, treeish: string, name: string) {
-  const listing = await git(['ls-tree', '-z', '-l', treeish], { gitDir: dir, okCodes: [128] });
-  if (listing.code !== 0) return null;
-  for (const record of listing.stdout.toString('utf8').split('\0')) {
-    const match = /^(\d+) (\w+) ([0-9a-f]+) +(-|\d+)\t([\s\S]*)$/.exec(record);
-    if (match && match[5] === name)
-      return { mode: match[1], type: match[2], sha: match[3], size: Number(match[4]) };
-  }
-  return null;
-}
-
-/** Reads a blob through without holding it: its SHA-256, and whether it looks binary. */
-function scanBlob(dir: string, blobId: string): Promise<{ sha256: string; binary: boolean }> {
-  return new Promise((resolve, reject) => {
-    const child = spawnGit(['cat-file', 'blob', blobId], { gitDir: dir });
-    const hash = crypto.createHash('sha256');
-    let probed = 0;
-    let binary = false;
-    child.stdout!.on('data', (chunk: Buffer) => {
-      hash.update(chunk);
-      if (probed < BINARY_PROBE) {
-        if (chunk.subarray(0, BINARY_PROBE - probed).includes(0)) binary = true;
-        probed += chunk.length;
-      }
-    });
-    child.stderr!.resume();
-    child.on('error', reject);
-    child.on('close', (code) =>
-      code === 0
-        ? resolve({ sha256: hash.digest('hex'), binary })
-        : reject(new Error(`git cat-file ${code}`)),
-    );
-    child.stdin!.end();
-  });
-}
-
 export class FilesService {
   private readonly commits: CommitsService;
 
@@ -94,12 +55,13 @@ export class FilesService {
     if (ref !== undefined && ref.trim() === '') throw badParameter('ref is empty');
     const repo = await this.services.repositories.open(caller, projectId, 'read_code');
     const revision = ref ?? repo.view.project.defaultBranch;
-    const commitId = revision ? await resolveCommit(repo.dir, revision) : null;
+    const commitId = revision ? await repo.git.resolveCommit(revision) : null;
     if (!commitId) throw notFound('Commit');
     const slash = filePath.lastIndexOf('/');
-    const parent = slash < 0 ? `${commitId}^{tree}` : `${commitId}:${filePath.slice(0, slash)}`;
     const fileName = filePath.slice(slash + 1);
-    const entry = fileName ? await treeEntry(repo.dir, parent, fileName) : null;
+    const entry = fileName
+      ? await repo.git.treeEntry(commitId, slash < 0 ? '' : filePath.slice(0, slash), fileName)
+      : null;
     if (!entry || entry.type !== 'blob') throw notFound('File');
     return {
       repo,
@@ -110,15 +72,15 @@ export class FilesService {
       mode: entry.mode,
       ref: ref ?? revision!,
       commitId,
-      lastCommitId: (await lastCommitForPath(repo.dir, commitId, filePath)) ?? commitId,
+      lastCommitId: (await repo.git.lastCommitForPath(commitId, filePath)) ?? commitId,
     };
   }
 
   /** The file with its whole content, for the JSON answer. */
   async read(caller: Caller, projectId: string | number, filePath: string, ref: string) {
     const info = await this.blob(caller, projectId, filePath, ref);
-    const { stdout } = await git(['cat-file', 'blob', info.blobId], { gitDir: info.repo.dir });
-    return { info, content: stdout, sha256: crypto.createHash('sha256').update(stdout).digest('hex') };
+    const content = await info.repo.git.readBlob(info.blobId);
+    return { info, content, sha256: crypto.createHash('sha256').update(content).digest('hex') };
   }
 
   /**
@@ -127,13 +89,9 @@ export class FilesService {
    */
   async raw(caller: Caller, projectId: string | number, filePath: string, ref: string | undefined) {
     const info = await this.blob(caller, projectId, filePath, ref);
-    const { sha256, binary } = await scanBlob(info.repo.dir, info.blobId);
-    const child = spawnGit(['cat-file', 'blob', info.blobId], { gitDir: info.repo.dir });
-    child.stdin!.end();
-    child.stderr!.resume();
-    const stream = child.stdout as Readable;
-    // A client that goes away must not leave git blocked on a full pipe.
-    stream.once('close', () => child.exitCode === null && child.kill());
+    const { sha256, binary } = await info.repo.git.scanBlob(info.blobId, BINARY_PROBE);
+    // A client that goes away stops git: the stream ends it when destroyed.
+    const { stream } = await info.repo.git.streamBlob(info.blobId, 0);
     return { info, sha256, binary, stream };
   }
 
@@ -151,35 +109,10 @@ export class FilesService {
     if (range && range.start > range.end)
       throw new ApiError(400, { message: 'range[start] must be less than or equal to range[end]' });
     const file = await this.read(caller, projectId, filePath, ref);
-    const { dir } = file.info.repo;
-    const result = await git(
-      [
-        'blame',
-        '--porcelain',
-        ...(range ? ['-L', `${range.start},${range.end}`] : []),
-        file.info.commitId,
-        '--',
-        filePath,
-      ],
-      { gitDir: dir, okCodes: [128] },
-    );
-    if (result.code !== 0) throw new ApiError(400, { message: 'range is outside of the file length' });
-    const ranges: Array<{ sha: string; lines: string[] }> = [];
-    let current = '';
-    for (const line of result.stdout.toString('utf8').split('\n')) {
-      if (line.startsWith('\t')) {
-        const last = ranges[ranges.length - 1];
-        if (last?.sha === current) last.lines.push(line.slice(1));
-        else ranges.push({ sha: current, lines: [line.slice(1)] });
-      } else {
-        const header = /^([0-9a-f]{40,64}) \d+ \d+/.exec(line);
-        if (header) current = header[1];
-      }
-    }
-    const commits = await readCommits(
-      dir,
-      ranges.map((r) => r.sha),
-    );
+    const { git } = file.info.repo;
+    const ranges = await git.blame(file.info.commitId, filePath, range);
+    if (!ranges) throw new ApiError(400, { message: 'range is outside of the file length' });
+    const commits = await git.commits(ranges.map((r) => r.sha));
     return {
       file,
       ranges: ranges.map((r) => ({ commit: commits.get(r.sha) as GitCommit, lines: r.lines })),

@@ -4,17 +4,17 @@ import type { Caller } from '../core/auth.js';
 import { forbidden } from '../core/errors.js';
 import type { ProjectsService, ProjectView } from '../projects/projects.service.js';
 import type { CoreDeps } from '../core/family.js';
-import { git, GitError } from './git.js';
 import { PushEvent } from './push-event.entity.js';
-import { refreshRepositoryState } from './repository-state.js';
 import { PushRules, ZERO_SHA, type RefChange } from './push-rules.js';
+import { writeRepositoryState } from './repository-state.js';
+import { openGitRepository, type GitRepository } from './repository.js';
 import type { RepositoryStorage } from './storage.js';
 
 /** A project's repository as one caller may use it. */
 export interface OpenRepository {
   view: ProjectView;
-  /** The bare repository on disk. */
-  dir: string;
+  /** Every git read and write of the request goes through it. */
+  git: GitRepository;
 }
 
 /** A ref update refused by the push rules, or lost to a concurrent update; `reason` says which. */
@@ -57,7 +57,7 @@ export class RepositoriesService {
     const view = await this.projects.find(caller, projectId);
     const subject = this.projects.subject(view);
     if (!canProject(caller, ability, subject)) throw forbidden();
-    return { view, dir: this.dir(view) };
+    return { view, git: openGitRepository(this.dir(view)) };
   }
 
   /**
@@ -65,55 +65,50 @@ export class RepositoriesService {
    * push rules accept every one, then records them. Throws RefUpdateRefused with GitLab's reason.
    */
   async updateRefs(caller: Caller, repository: OpenRepository, changes: RefChange[]): Promise<void> {
-    const { view, dir } = repository;
+    const { view, git } = repository;
     const actor = await this.rules.actor(caller, view.accessLevel);
     for (const change of changes) {
-      if (change.forced === undefined && change.oldSha !== ZERO_SHA && change.newSha !== ZERO_SHA) {
-        const ancestry = await git(['merge-base', '--is-ancestor', change.oldSha, change.newSha], {
-          gitDir: dir,
-          okCodes: [1],
-        });
-        change.forced = ancestry.code === 1;
-      }
+      if (change.forced === undefined && change.oldSha !== ZERO_SHA && change.newSha !== ZERO_SHA)
+        change.forced = !(await git.isAncestor(change.oldSha, change.newSha));
     }
     // Writes through the API are what GitLab calls web updates: they may delete protected refs.
     const reason = await this.rules.firstRefusal(view.project, actor, changes, { throughApi: true });
     if (reason) throw new RefUpdateRefused(reason);
-    const script = changes
-      .map((c) =>
-        c.newSha === ZERO_SHA ? `delete ${c.ref} ${c.oldSha}` : `update ${c.ref} ${c.newSha} ${c.oldSha}`,
-      )
-      .join('\n');
-    try {
-      await git(['update-ref', '--stdin'], { gitDir: dir, input: `start\n${script}\nprepare\ncommit\n` });
-    } catch (err) {
-      if (err instanceof GitError)
-        throw new RefUpdateRefused('The ref was changed by someone else meanwhile.', true);
-      throw err;
-    }
+    if (!(await git.applyRefUpdates(changes)))
+      throw new RefUpdateRefused('The ref was changed by someone else meanwhile.', true);
     await this.recordPush(view.project, caller.user?.id ?? null, changes, 'api');
   }
 
   /**
    * The first branch pushed into an empty repository becomes the default branch when the configured one
-   * was not pushed, as GitLab does; HEAD follows. Returns the default branch after the push.
+   * was not pushed, as GitLab does; HEAD follows. Whether the repository was empty is read from git
+   * (every ref there now was created by this push), not from the project row, which can be stale: a
+   * request that wrote the first commit and then a branch saw `repository_empty` from before both.
+   * Returns the default branch after the push.
    */
   private async adoptFirstBranch(
-    project: { defaultBranch: string | null; repositoryEmpty?: boolean },
-    dir: string,
+    project: { defaultBranch: string | null },
+    repository: GitRepository,
     changes: RefChange[],
   ): Promise<string | null> {
-    if (!project.repositoryEmpty) return project.defaultBranch;
-    const branches = changes
-      .filter((c) => c.ref.startsWith('refs/heads/') && c.newSha !== ZERO_SHA)
+    const created = changes.filter((c) => c.oldSha === ZERO_SHA && c.newSha !== ZERO_SHA);
+    if (created.length !== changes.length) return project.defaultBranch;
+    const branches = created
+      .filter((c) => c.ref.startsWith('refs/heads/'))
       .map((c) => c.ref.slice('refs/heads/'.length));
     if (branches.length === 0 || (project.defaultBranch && branches.includes(project.defaultBranch)))
       return project.defaultBranch;
-    await git(['symbolic-ref', 'HEAD', `refs/heads/${branches[0]}`], { gitDir: dir });
+    const pushed = new Set(created.map((c) => c.ref));
+    if (!(await repository.refs()).every((entry) => pushed.has(entry.ref))) return project.defaultBranch;
+    await repository.setHead(branches[0]);
     return branches[0];
   }
 
-  /** Records moved refs durably, marks the project active, and refreshes what lists show of the repository. */
+  /**
+   * Records moved refs durably, marks the project active, and refreshes what lists show of the
+   * repository. Git is read before the transaction, which holds only the database writes; a reading
+   * made stale by a concurrent push is read and stored again after it (see `storeState`).
+   */
   async recordPush(
     project: {
       id: number;
@@ -126,8 +121,9 @@ export class RepositoriesService {
     via: 'git' | 'api',
   ): Promise<void> {
     if (changes.length === 0) return;
-    const dir = this.storage.diskPath(project.repositoryStorage, project.id);
-    const defaultBranch = await this.adoptFirstBranch(project, dir, changes);
+    const repository = openGitRepository(this.storage.diskPath(project.repositoryStorage, project.id));
+    const defaultBranch = await this.adoptFirstBranch(project, repository, changes);
+    const state = await repository.state(defaultBranch);
     await this.dataSource.transaction(async (tx) => {
       if (defaultBranch !== project.defaultBranch) {
         await tx.query('UPDATE projects SET default_branch = $2 WHERE id = $1', [project.id, defaultBranch]);
@@ -149,7 +145,30 @@ export class RepositoriesService {
         })),
       );
       await tx.query('UPDATE projects SET last_activity_at = now() WHERE id = $1', [project.id]);
-      await refreshRepositoryState(tx, { id: project.id, defaultBranch }, dir);
+      await writeRepositoryState(tx, project.id, state);
     });
+    await this.storeState(project.id, defaultBranch, repository, state.refs);
+    // The caller's row stays current for the rest of its request (it may push again).
+    project.defaultBranch = defaultBranch;
+    project.repositoryEmpty = state.empty;
+  }
+
+  /**
+   * Concurrent pushes may store their readings in any order. Each pusher checks after storing that the
+   * refs are still those it read; if not, it reads and stores again. The last store of all is then made
+   * after the last ref change, so it holds the current state.
+   */
+  private async storeState(
+    projectId: number,
+    defaultBranch: string | null,
+    repository: GitRepository,
+    storedRefs: string,
+  ): Promise<void> {
+    let stored = storedRefs;
+    for (let attempt = 0; attempt < 5 && (await repository.refsDigest()) !== stored; attempt++) {
+      const state = await repository.state(defaultBranch);
+      await writeRepositoryState(this.dataSource.manager, projectId, state);
+      stored = state.refs;
+    }
   }
 }

@@ -1,7 +1,9 @@
 /**
  * What project lists show about a repository (empty or not, its README, commit count and size), read
  * from git after every change and stored, so that a page of projects never asks git once per project.
+ * Reading and storing are separate: git is read before (or after) a database transaction, never in it.
  */
+import crypto from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import { git, gitText } from './git.js';
 
@@ -13,44 +15,64 @@ export interface RepositoryState {
   readmePath: string | null;
   commitCount: number;
   sizeBytes: number;
+  /** A digest of every ref and its target when the reading began: a changed digest means a stale reading. */
+  refs: string;
 }
 
+/** Every ref and the object it names, sorted by name. */
+export async function listRefs(gitDir: string): Promise<Array<{ ref: string; sha: string }>> {
+  const output = await gitText(['for-each-ref', '--format=%(refname)%00%(objectname)'], { gitDir });
+  return output
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const [ref, sha] = line.split('\x00');
+      return { ref, sha };
+    });
+}
+
+/** A digest of the refs: compared with a later one, it tells whether any ref moved meanwhile. */
+export const digestRefs = (refs: Array<{ ref: string; sha: string }>) =>
+  crypto
+    .createHash('sha256')
+    .update(refs.map((r) => `${r.sha} ${r.ref}`).join('\n'))
+    .digest('hex');
+
 export async function readRepositoryState(
-  dir: string,
+  gitDir: string,
   defaultBranch: string | null,
 ): Promise<RepositoryState> {
-  const anyRef = await gitText(['for-each-ref', '--count=1', '--format=%(refname)'], { gitDir: dir });
+  const refs = await listRefs(gitDir);
   let readmePath: string | null = null;
   let commitCount = 0;
-  const branchRef = defaultBranch ? `refs/heads/${defaultBranch}` : null;
-  const hasBranch =
-    branchRef !== null &&
-    (await git(['rev-parse', '--verify', '--quiet', branchRef], { gitDir: dir, okCodes: [1] })).code === 0;
-  if (hasBranch) {
-    const names = (await gitText(['ls-tree', '--name-only', branchRef], { gitDir: dir })).split('\n');
+  const head = defaultBranch ? refs.find((r) => r.ref === `refs/heads/${defaultBranch}`) : undefined;
+  if (head) {
+    const names = (await gitText(['ls-tree', '--name-only', '--end-of-options', head.sha], { gitDir })).split(
+      '\n',
+    );
     const readmes = names.filter((name) => README.test(name));
     readmePath = readmes.find((name) => name.includes('.')) ?? readmes[0] ?? null;
-    commitCount = Number(await gitText(['rev-list', '--count', branchRef], { gitDir: dir }));
+    commitCount = Number(await gitText(['rev-list', '--count', '--end-of-options', head.sha], { gitDir }));
   }
-  const counts = await gitText(['count-objects', '-v'], { gitDir: dir });
+  const counts = (await git(['count-objects', '-v'], { gitDir })).stdout.toString('utf8');
   const kib = (key: string) => Number(new RegExp(`^${key}: (\\d+)$`, 'm').exec(counts)?.[1] ?? 0);
   return {
-    empty: anyRef === '',
+    empty: refs.length === 0,
     readmePath,
     commitCount,
     sizeBytes: (kib('size') + kib('size-pack')) * 1024,
+    refs: digestRefs(refs),
   };
 }
 
-/** Stores a fresh reading for one project (its row and its statistics). */
-export async function refreshRepositoryState(
+/** Stores a reading for one project (its row and its statistics): database writes only. */
+export async function writeRepositoryState(
   manager: EntityManager,
-  project: { id: number; defaultBranch: string | null },
-  dir: string,
+  projectId: number,
+  state: RepositoryState,
 ): Promise<void> {
-  const state = await readRepositoryState(dir, project.defaultBranch);
   await manager.query('UPDATE projects SET repository_empty = $2, readme_path = $3 WHERE id = $1', [
-    project.id,
+    projectId,
     state.empty,
     state.readmePath,
   ]);
@@ -59,6 +81,6 @@ export async function refreshRepositoryState(
        storage_size = $3 + lfs_objects_size + job_artifacts_size + pipeline_artifacts_size + packages_size
          + snippets_size + uploads_size + wiki_size
      WHERE project_id = $1`,
-    [project.id, state.commitCount, state.sizeBytes],
+    [projectId, state.commitCount, state.sizeBytes],
   );
 }

@@ -6,7 +6,7 @@ import { presentNamespaceSummary } from '../namespaces/namespace.presenter.js';
 import { presentUserSummary } from '../users/user.presenter.js';
 import { presentCustomAttribute } from './custom-attribute.presenter.js';
 import { projectSettings } from './project-settings.js';
-import type { DetectedLicense } from './license.js';
+import type { DetectedLicense } from '../git/license.js';
 import type { ProjectView } from './projects.service.js';
 
 type Schemas = components['schemas'];

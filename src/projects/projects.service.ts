@@ -31,8 +31,8 @@ import { isKeyset, paginateKeyset, paginateOffset, type Page, type RequestInfo }
 import { Member } from '../members/member.entity.js';
 import { AccessLevel } from '../core/access-level.js';
 import { Namespace } from '../namespaces/namespace.entity.js';
-import { refreshRepositoryState } from '../git/repository-state.js';
-import { detectLicense, type DetectedLicense } from './license.js';
+import { writeRepositoryState } from '../git/repository-state.js';
+import { openGitRepository, type DetectedLicense } from '../git/repository.js';
 import { groupSettings, newRunnersToken, projectCreationMinimum } from '../groups/group-settings.js';
 import type { RepositoryStorage } from '../git/storage.js';
 import {
@@ -164,7 +164,8 @@ export class ProjectsService {
   /** The license file at the root of the default branch, identified (a single project's read). */
   license(view: ProjectView): Promise<DetectedLicense | null> {
     const { project } = view;
-    return detectLicense(this.storage.diskPath(project.repositoryStorage, project.id), project.defaultBranch);
+    const dir = this.storage.diskPath(project.repositoryStorage, project.id);
+    return openGitRepository(dir).license(project.defaultBranch);
   }
 
   /** One project for a change: 404 unless the caller may see it, 403 without the ability. */
@@ -455,7 +456,8 @@ export class ProjectsService {
         if (params.initialize_with_readme) {
           const readme = `# ${name}\n${params.description ? `\n${params.description}\n` : ''}`;
           await this.storage.initializeWithReadme(dir, project.defaultBranch!, readme, user);
-          await refreshRepositoryState(tx, project, dir);
+          const state = await openGitRepository(dir).state(project.defaultBranch!);
+          await writeRepositoryState(tx, project.id, state);
         }
         const created = (await this.baseQuery(tx)
           .where('p.id = :id', { id: project.id })

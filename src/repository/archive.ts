@@ -1,15 +1,11 @@
-/**
- * Repository archives as GitLab names and lays them out, streamed from `git archive`. Compression runs
- * inside git (its built-in gzip, and bzip2 as a filter), so bytes flow from git to the client untouched.
- */
-import { spawnGit } from '../git/git.js';
-import { streamProcess, type ProcessOutput } from './streams.js';
+/** Repository archives as GitLab names them; git writes them (src/git/archive.ts). */
+import type { GitArchiveFormat } from '../git/archive.js';
 
 export const ARCHIVE_FORMATS = ['tar.gz', 'tar', 'tar.bz2', 'tbz', 'tbz2', 'tb2', 'bz2', 'zip'] as const;
 export type ArchiveFormat = (typeof ARCHIVE_FORMATS)[number];
 
 /** git's own format name for each of GitLab's suffixes. */
-const GIT_FORMAT: Record<ArchiveFormat, 'tar.gz' | 'tar' | 'tar.bz2' | 'zip'> = {
+export const GIT_FORMAT: Record<ArchiveFormat, GitArchiveFormat> = {
   'tar.gz': 'tar.gz',
   tar: 'tar',
   'tar.bz2': 'tar.bz2',
@@ -41,40 +37,4 @@ export function attachmentDisposition(filename: string): string {
   const ascii = filename.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
   if (ascii === filename) return `attachment; filename="${filename}"`;
   return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename)}`;
-}
-
-export interface ArchiveRequest {
-  dir: string;
-  commit: string;
-  format: ArchiveFormat;
-  prefix: string;
-  /** One file or directory, or '' for the whole tree. */
-  path: string;
-  excludePaths: string[];
-}
-
-/**
- * Starts `git archive` and resolves once it produced its first bytes, so that a failure still becomes a
- * JSON error; the rest streams.
- */
-export function startArchive(request: ArchiveRequest): Promise<ProcessOutput> {
-  const pathspecs = [
-    ...(request.path ? [`:(literal)${request.path}`] : []),
-    ...request.excludePaths.map((excluded) => `:(exclude,literal)${excluded}`),
-  ];
-  const child = spawnGit(
-    [
-      '-c',
-      'tar.tar.bz2.command=bzip2 -c',
-      'archive',
-      `--format=${GIT_FORMAT[request.format]}`,
-      `--prefix=${request.prefix}/`,
-      request.commit,
-      '--',
-      ...pathspecs,
-    ],
-    { gitDir: request.dir },
-  );
-  child.stdin!.end();
-  return streamProcess(child, 1);
 }

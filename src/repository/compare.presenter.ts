@@ -1,6 +1,6 @@
 import type { components } from '../../generated/openapi.js';
 import { presentCommit } from '../commits/commit.presenter.js';
-import type { FileDiff } from './diffs.js';
+import type { FileDiff } from '../git/diffs.js';
 import type { Comparison } from './repository.service.js';
 
 export type CompareJson = components['schemas']['Compare'];

@@ -8,20 +8,14 @@ import type { operations } from '../../generated/openapi.js';
 import type { Caller } from '../core/auth.js';
 import { ApiError, badParameter, notFound } from '../core/errors.js';
 import { offsetHeaders, perPageOf, requestUrl, type RequestInfo } from '../core/pagination.js';
-import { logCommits, readCommit, resolveCommit, type GitCommit } from '../git/commits.js';
-import { git, spawnGit } from '../git/git.js';
+import type { GitCommit } from '../git/commits.js';
+import { EMPTY_TREE, type FileDiff } from '../git/diffs.js';
+import { ProcessFailed } from '../git/process-stream.js';
 import type { OpenRepository } from '../git/repositories.service.js';
 import type { ServiceRegistry } from '../core/family.js';
+import type { GitObject, TreeEntry } from '../git/repository.js';
 import { rateLimitSubject } from '../core/rate-limit.js';
-import {
-  archiveContentType,
-  archivePrefix,
-  startArchive,
-  trimSlashes,
-  type ArchiveFormat,
-} from './archive.js';
-import { EMPTY_TREE, generatedPaths, readDiffs, type FileDiff } from './diffs.js';
-import { ProcessFailed, streamProcess } from './streams.js';
+import { archiveContentType, archivePrefix, GIT_FORMAT, trimSlashes, type ArchiveFormat } from './archive.js';
 
 type Query<O extends keyof operations> = NonNullable<operations[O]['parameters']['query']>;
 export type TreeParams = Query<'listRepositoryTree'>;
@@ -36,19 +30,7 @@ const BINARY_SNIFF_BYTES = 8000;
 /** GitLab reads at most this many commits to count contributors. */
 const CONTRIBUTOR_COMMITS = 2000;
 
-export interface TreeEntry {
-  id: string;
-  name: string;
-  type: 'tree' | 'blob' | 'commit';
-  path: string;
-  mode: string;
-}
-
-export interface GitObject {
-  id: string;
-  type: string;
-  size: number;
-}
+export type { GitObject, TreeEntry };
 
 export interface Contributor {
   name: string;
@@ -65,48 +47,6 @@ export interface Comparison {
   /** `<from>...<to>` of the compare page. */
   fromSha: string;
   toSha: string;
-}
-
-/**
- * Objects by revision, in one `cat-file --batch-check` call; revisions go through stdin, so none can
- * be read as an option. A revision git cannot resolve (or cannot hold on one line) gives null.
- */
-export async function lookupObjects(dir: string, revisions: string[]): Promise<Array<GitObject | null>> {
-  const asked = revisions.map((revision) => (/[\n\r\0]/.test(revision) || !revision ? '' : revision));
-  const { stdout } = await git(['cat-file', '--batch-check=%(objectname) %(objecttype) %(objectsize)'], {
-    gitDir: dir,
-    // An empty line stands for an impossible revision and answers "missing" in its place.
-    input: `${asked.map((revision) => revision || ' ').join('\n')}\n`,
-  });
-  const lines = stdout.toString('utf8').split('\n');
-  return asked.map((revision, i) => {
-    const match = /^([0-9a-f]{40,64}) (\w+) (\d+)$/.exec(lines[i] ?? '');
-    if (!revision || !match) return null;
-    return { id: match[1], type: match[2], size: Number(match[3]) };
-  });
-}
-
-/** `git ls-tree -z` of one tree, entries relative to `base` (the tree's path in the repository). */
-async function listTree(dir: string, tree: string, base: string, recursive: boolean): Promise<TreeEntry[]> {
-  const args = ['ls-tree', '-z', ...(recursive ? ['-r', '-t'] : []), tree];
-  const { stdout } = await git(args, { gitDir: dir });
-  const entries: TreeEntry[] = [];
-  for (const record of stdout.toString('utf8').split('\0')) {
-    const tab = record.indexOf('\t');
-    if (tab === -1) continue;
-    const [mode, type, id] = record.slice(0, tab).split(' ');
-    const relative = record.slice(tab + 1);
-    entries.push({
-      id,
-      name: relative.slice(relative.lastIndexOf('/') + 1),
-      type: type as TreeEntry['type'],
-      path: base ? `${base}/${relative}` : relative,
-      mode,
-    });
-  }
-  const rank = { tree: 0, blob: 1, commit: 2 } as const;
-  // Directories, then files, then submodules, each in git's order (Array#sort is stable).
-  return entries.sort((a, b) => rank[a.type] - rank[b.type]);
 }
 
 /** GitLab's (Gitaly's) keyset token: base64 of `{"file_name": <path of the last entry>}`. */
@@ -137,12 +77,6 @@ function caseInsensitive(a: string, b: string): number {
   return x < y ? -1 : x > y ? 1 : 0;
 }
 
-/** `git merge-base` of the given commits; null when they share no history. */
-async function mergeBaseOf(dir: string, commits: string[]): Promise<string | null> {
-  const result = await git(['merge-base', '--end-of-options', ...commits], { gitDir: dir, okCodes: [1] });
-  return result.code === 0 ? result.stdout.toString('utf8').trim() : null;
-}
-
 export class RepositoryService {
   constructor(private readonly services: Pick<ServiceRegistry, 'repositories' | 'rateLimiter'>) {}
 
@@ -156,20 +90,16 @@ export class RepositoryService {
     params: TreeParams,
     request: RequestInfo,
   ): Promise<{ entries: TreeEntry[]; headers: Record<string, string> }> {
-    const { view, dir } = await this.open(caller, projectId);
+    const { view, git } = await this.open(caller, projectId);
     if (params.pagination === 'none' && !params.recursive)
       throw badParameter('pagination cannot be "none" unless "recursive" is true');
     const ref = params.ref ?? view.project.defaultBranch;
-    const commit = ref ? await resolveCommit(dir, ref) : null;
+    const commit = ref ? await git.resolveCommit(ref) : null;
     if (!commit) throw notFound('Tree');
     const path = trimSlashes(params.path ?? '');
-    let tree = commit;
-    if (path) {
-      const [object] = await lookupObjects(dir, [`${commit}:${path}`]);
-      if (object?.type !== 'tree') throw notFound('Tree');
-      tree = object.id;
-    }
-    const entries = await listTree(dir, tree, path, params.recursive ?? false);
+    const tree = await git.object(path ? `${commit}:${path}` : `${commit}^{tree}`);
+    if (tree?.type !== 'tree') throw notFound('Tree');
+    const entries = await git.tree(tree.id, path, params.recursive ?? false);
     if (params.pagination === 'none') return { entries, headers: {} };
 
     const perPage = perPageOf({ per_page: params.per_page });
@@ -199,13 +129,14 @@ export class RepositoryService {
     projectId: string | number,
     sha: string,
     request: RequestInfo,
-  ): Promise<{ dir: string; blob: GitObject }> {
-    const { dir } = await this.open(caller, projectId);
-    const [object] = await lookupObjects(dir, [sha]);
+  ): Promise<{ repo: OpenRepository; blob: GitObject }> {
+    const repo = await this.open(caller, projectId);
+    // Any revision git knows (`main:README.md` too) may name the blob; option-like input names none.
+    const object = sha.startsWith('-') ? null : await repo.git.object(sha);
     if (object?.type !== 'blob') throw notFound('Blob');
     if (object.size > LARGE_BLOB_BYTES)
       this.services.rateLimiter.hit('large_blob', rateLimitSubject(caller.user, request.ip));
-    return { dir, blob: object };
+    return { repo, blob: object };
   }
 
   async blob(
@@ -214,9 +145,8 @@ export class RepositoryService {
     sha: string,
     request: RequestInfo,
   ): Promise<{ blob: GitObject; content: Buffer }> {
-    const { dir, blob } = await this.findBlob(caller, projectId, sha, request);
-    const { stdout } = await git(['cat-file', 'blob', blob.id], { gitDir: dir });
-    return { blob, content: stdout };
+    const { repo, blob } = await this.findBlob(caller, projectId, sha, request);
+    return { blob, content: await repo.git.readBlob(blob.id) };
   }
 
   /** The blob's bytes as a stream, and whether they look binary (a NUL among the first 8000 bytes). */
@@ -226,10 +156,8 @@ export class RepositoryService {
     sha: string,
     request: RequestInfo,
   ): Promise<{ blob: GitObject; binary: boolean; stream: Readable }> {
-    const { dir, blob } = await this.findBlob(caller, projectId, sha, request);
-    const child = spawnGit(['cat-file', 'blob', blob.id], { gitDir: dir });
-    child.stdin!.end();
-    const { head, stream } = await streamProcess(child, BINARY_SNIFF_BYTES);
+    const { repo, blob } = await this.findBlob(caller, projectId, sha, request);
+    const { head, stream } = await repo.git.streamBlob(blob.id, BINARY_SNIFF_BYTES);
     return { blob, binary: head.subarray(0, BINARY_SNIFF_BYTES).includes(0), stream };
   }
 
@@ -239,19 +167,22 @@ export class RepositoryService {
     format: ArchiveFormat,
     params: ArchiveParams,
   ): Promise<{ stream: Readable; filename: string; contentType: string }> {
-    const { view, dir } = await this.open(caller, projectId);
+    const { view, git } = await this.open(caller, projectId);
     const ref = params.sha ?? view.project.defaultBranch;
-    const commit = ref ? await resolveCommit(dir, ref) : null;
+    const commit = ref ? await git.resolveCommit(ref) : null;
     if (!ref || !commit) throw notFound('File');
     const path = trimSlashes(params.path ?? '');
-    if (path) {
-      const [object] = await lookupObjects(dir, [`${commit}:${path}`]);
-      if (!object) throw notFound('File');
-    }
+    if (path && !(await git.object(`${commit}:${path}`))) throw notFound('File');
     const excludePaths = (params.exclude_paths ?? []).map(trimSlashes).filter(Boolean);
     const prefix = archivePrefix(view.project.path, ref, commit, path);
     try {
-      const { stream } = await startArchive({ dir, commit, format, prefix, path, excludePaths });
+      const { stream } = await git.archive({
+        commit,
+        format: GIT_FORMAT[format],
+        prefix,
+        path,
+        excludePaths,
+      });
       return { stream, filename: `${prefix}.${format}`, contentType: archiveContentType(format) };
     } catch (err) {
       // git refused before writing anything (say, every path was excluded): nothing to send.
@@ -266,7 +197,7 @@ export class RepositoryService {
     params: CompareParams,
   ): Promise<{ repo: OpenRepository; comparison: Comparison }> {
     const repo = await this.open(caller, projectId);
-    const { view, dir } = repo;
+    const { view, git } = repo;
     if (params.from_project_id !== undefined && params.from_project_id !== view.project.id) {
       // Only forks can be compared across projects, and forge-api has none.
       throw new ApiError(400, {
@@ -274,21 +205,20 @@ export class RepositoryService {
       });
     }
     const [fromSha, toSha] = await Promise.all([
-      resolveCommit(dir, params.from),
-      resolveCommit(dir, params.to),
+      git.resolveCommit(params.from),
+      git.resolveCommit(params.to),
     ]);
     if (!fromSha || !toSha) throw notFound('Ref');
     const same = fromSha === toSha;
-    const mergeBase = same ? fromSha : await mergeBaseOf(dir, [fromSha, toSha]);
+    const mergeBase = same ? fromSha : await git.mergeBase([fromSha, toSha]);
     const base = params.straight ? fromSha : (mergeBase ?? EMPTY_TREE);
     const [commits, { diffs, overflow }] = same
       ? [[], { diffs: [], overflow: false }]
       : await Promise.all([
-          logCommits(dir, ['--reverse', `${fromSha}..${toSha}`, '--']),
-          readDiffs(dir, base, toSha),
+          git.log({ reverse: true, revisions: [`${fromSha}..${toSha}`] }),
+          git.diffs(base, toSha),
         ]);
-    const generated = await generatedPaths(
-      dir,
+    const generated = await git.generatedPaths(
       toSha,
       diffs.map((diff) => diff.newPath),
     );
@@ -312,20 +242,13 @@ export class RepositoryService {
     params: ContributorsParams,
     request: RequestInfo,
   ): Promise<{ contributors: Contributor[]; headers: Record<string, string> }> {
-    const { view, dir } = await this.open(caller, projectId);
+    const { view, git } = await this.open(caller, projectId);
     const ref = params.ref ?? view.project.defaultBranch;
-    const commit = ref ? await resolveCommit(dir, ref) : null;
+    const commit = ref ? await git.resolveCommit(ref) : null;
     // GitLab answers any failure to read the history with a bare 404.
     if (!commit) throw notFound();
-    const { stdout } = await git(
-      ['log', '--no-merges', `--max-count=${CONTRIBUTOR_COMMITS}`, '--format=%an%x00%ae%x00', commit, '--'],
-      { gitDir: dir },
-    );
     const byEmail = new Map<string, Contributor>();
-    const fields = stdout.toString('utf8').split('\0');
-    for (let i = 0; i + 1 < fields.length; i += 2) {
-      const name = fields[i].replace(/^\n/, '');
-      const email = fields[i + 1];
+    for (const { name, email } of await git.authors(commit, CONTRIBUTOR_COMMITS)) {
       const contributor = byEmail.get(email) ?? { name: '', email, commits: 0 };
       // The newest commit comes first; its name stands unless it is blank.
       if (!contributor.name.trim()) contributor.name = name;
@@ -354,14 +277,14 @@ export class RepositoryService {
     // GitLab also takes `refs=a,b`: every value is split at its commas.
     const names = refs.flatMap((ref) => ref.split(',')).filter((ref) => ref !== '');
     if (names.length < 2) throw new ApiError(400, { message: 'Provide at least 2 refs' });
-    const shas = await Promise.all(names.map((name) => resolveCommit(repo.dir, name)));
+    const shas = await Promise.all(names.map((name) => repo.git.resolveCommit(name)));
     const unknown = names.filter((_, i) => !shas[i]);
     if (unknown.length > 0) {
       const noun = unknown.length === 1 ? 'ref' : 'refs';
       throw new ApiError(400, { message: `Could not find ${noun}: ${unknown.join(', ')}` });
     }
-    const base = await mergeBaseOf(repo.dir, shas as string[]);
-    const commit = base ? await readCommit(repo.dir, base) : null;
+    const base = await repo.git.mergeBase(shas as string[]);
+    const commit = base ? await repo.git.commit(base) : null;
     if (!commit) throw notFound('Merge Base');
     return { repo, commit };
   }

@@ -4,8 +4,7 @@ import { canProject, isAdmin } from '../core/abilities.js';
 import type { Caller } from '../core/auth.js';
 import { ApiError, forbidden, notFound } from '../core/errors.js';
 import { offsetHeaders, perPageOf, type Page, type RequestInfo } from '../core/pagination.js';
-import { readCommits, resolveCommit, type GitCommit } from '../git/commits.js';
-import { git } from '../git/git.js';
+import type { GitCommit } from '../git/commits.js';
 import { refPatternMatches, ZERO_SHA } from '../git/push-rules.js';
 import {
   RefUpdateRefused,
@@ -16,14 +15,16 @@ import { AccessLevel } from '../core/access-level.js';
 import { ProtectedTag } from '../protected_tags/protected-tag.entity.js';
 import type { CoreDeps } from '../core/family.js';
 import { User } from '../users/user.entity.js';
-import { readTagObject, readTags, searchTags, sortedTagNames, type GitTag } from './git-tags.js';
+import { isValidRefName, type GitRepository } from '../git/repository.js';
 import {
   cmsSignatureVerifies,
   cmsSigningCertificate,
   pgpIssuerKeyId,
   signatureType,
   type CertificateInfo,
-} from './tag-signature.js';
+} from '../git/signatures/tag-signature.js';
+import type { GitTag } from '../git/tags.js';
+import { searchTags } from './tag-search.js';
 
 export type ListTagsParams = NonNullable<operations['listRepositoryTags']['parameters']['query']>;
 export type CreateTagParams = components['schemas']['TagCreate'];
@@ -67,7 +68,7 @@ export class TagsService {
   ): Promise<{ repository: OpenRepository; page: Page<TagView> }> {
     const repository = await this.repositories.open(caller, projectId, 'read_code');
     const names = searchTags(
-      await sortedTagNames(repository.dir, params.order_by ?? 'updated', params.sort !== 'asc'),
+      await repository.git.tagNames(params.order_by ?? 'updated', params.sort !== 'asc'),
       params.search,
     );
     const perPage = perPageOf(params);
@@ -98,18 +99,18 @@ export class TagsService {
     params: CreateTagParams,
   ): Promise<{ repository: OpenRepository; tag: TagView }> {
     const repository = await this.repositories.open(caller, projectId, 'push_code');
-    const { dir, view } = repository;
+    const { git, view } = repository;
     const name = params.tag_name;
     if (!params.ref) throw notCreated('Target is empty');
     if (!(await validTagName(name))) throw notCreated('Tag name invalid');
-    if ((await readTags(dir, [name])).has(name)) throw notCreated(`Tag ${name} already exists`);
-    const commit = await resolveCommit(dir, params.ref);
+    if ((await git.tags([name])).has(name)) throw notCreated(`Tag ${name} already exists`);
+    const commit = await git.resolveCommit(params.ref);
     if (!commit) throw notCreated(`Target ${params.ref} is invalid`);
     if (/^(?:[0-9a-f]{40}|[0-9a-f]{64})/.test(name)) throw notCreated(SHA_LIKE_NAME);
     if (name === view.project.defaultBranch) throw notCreated(DEFAULT_BRANCH_NAME);
 
     const message = params.message?.trim();
-    const target = message ? await this.writeTagObject(dir, caller, name, commit, message) : commit;
+    const target = message ? await this.writeTagObject(git, caller, name, commit, message) : commit;
     try {
       await this.repositories.updateRefs(caller, repository, [
         { ref: `refs/tags/${name}`, oldSha: ZERO_SHA, newSha: target },
@@ -125,7 +126,7 @@ export class TagsService {
   /** Deletes a tag: Developer or higher, and Maintainer or higher for a protected one. */
   async delete(caller: Caller, projectId: string | number, name: string): Promise<void> {
     const repository = await this.repositories.open(caller, projectId, 'read_code');
-    const tag = (await readTags(repository.dir, [name])).get(name);
+    const tag = (await repository.git.tags([name])).get(name);
     if (!tag) throw notFound('Tag');
     const { project, accessLevel } = repository.view;
     const subject = { visibilityLevel: project.visibilityLevel, accessLevel, archived: project.archived };
@@ -146,7 +147,7 @@ export class TagsService {
   /** The signature of a signed annotated tag; 404 for a missing tag or one without a signature. */
   async signature(caller: Caller, projectId: string | number, name: string): Promise<TagSignatureView> {
     const repository = await this.repositories.open(caller, projectId, 'read_code');
-    const tag = (await readTags(repository.dir, [name])).get(name);
+    const tag = (await repository.git.tags([name])).get(name);
     if (!tag) throw notFound('Tag');
     const type = tag.signature ? signatureType(tag.signature) : null;
     if (!tag.signature || !type) throw notFound('Signature');
@@ -174,7 +175,7 @@ export class TagsService {
       .andWhere('u.confirmed_at IS NOT NULL')
       .getOne();
     if (!user) return false;
-    const raw = await readTagObject(repository.dir, tag.target);
+    const raw = await repository.git.readTagObject(tag.target);
     const signature = Buffer.from(tag.signature!, 'utf8');
     const at = raw.lastIndexOf(signature);
     if (at < 0) return false;
@@ -183,10 +184,10 @@ export class TagsService {
 
   /** Tags by name, in the order given, with their commits read in one call; missing names are left out. */
   private async views(repository: OpenRepository, names: string[]): Promise<TagView[]> {
-    const tags = await readTags(repository.dir, names);
+    const tags = await repository.git.tags(names);
     const commitIds = [...tags.values()].map((tag) => tag.commitId).filter((id): id is string => !!id);
     const [commits, patterns] = await Promise.all([
-      readCommits(repository.dir, commitIds),
+      repository.git.commits(commitIds),
       tags.size > 0 ? this.protectedPatterns(repository) : Promise.resolve([]),
     ]);
     return names
@@ -208,7 +209,7 @@ export class TagsService {
 
   /** An annotated tag object by the caller, now; not yet referenced by any ref. */
   private async writeTagObject(
-    dir: string,
+    git: GitRepository,
     caller: Caller,
     name: string,
     commit: string,
@@ -217,8 +218,7 @@ export class TagsService {
     const user = caller.user!;
     const tagger = `${headerSafe(user.name) || user.username} <${headerSafe(user.email)}> ${Math.floor(Date.now() / 1000)} +0000`;
     const content = `object ${commit}\ntype commit\ntag ${name}\ntagger ${tagger}\n\n${message}\n`;
-    const { stdout } = await git(['mktag'], { gitDir: dir, input: content });
-    return stdout.toString('utf8').trim();
+    return git.writeTag(content);
   }
 }
 
@@ -229,6 +229,5 @@ export class TagsService {
 async function validTagName(name: string): Promise<boolean> {
   if (!name || name === 'HEAD' || name.startsWith('-')) return false;
   if (['refs/heads/', 'refs/remotes/', 'refs/tags/'].some((prefix) => name.startsWith(prefix))) return false;
-  const result = await git(['check-ref-format', `refs/tags/${name}`], { okCodes: [1] });
-  return result.code === 0;
+  return isValidRefName(`refs/tags/${name}`);
 }

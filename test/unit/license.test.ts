@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { identifyLicense } from '../../src/projects/license.js';
+import { identifyLicense } from '../../src/git/license.js';
 
 describe('identifyLicense', () => {
   it.each([

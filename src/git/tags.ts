@@ -2,8 +2,8 @@
  * Reading tags out of a repository with `git for-each-ref`: names in the order asked for, then the
  * details of just the tags a page shows, fields separated by NUL bytes so no message can break parsing.
  */
-import { resolveCommit } from '../git/commits.js';
-import { git } from '../git/git.js';
+import { resolveCommit } from './commits.js';
+import { git } from './git.js';
 
 export type TagOrder = 'name' | 'updated' | 'version';
 
@@ -24,28 +24,6 @@ export async function sortedTagNames(dir: string, order: TagOrder, descending: b
   );
   // Ref names cannot contain newlines.
   return stdout.toString('utf8').split('\n').filter(Boolean);
-}
-
-/**
- * GitLab's tag search, case-insensitive: `^term` a prefix, `term$` a suffix, both the whole name,
- * else a substring with an exact match moved first.
- */
-export function searchTags(names: string[], search: string | undefined): string[] {
-  if (!search) return names;
-  const anchoredStart = search.startsWith('^');
-  const anchoredEnd = search.length > (anchoredStart ? 1 : 0) && search.endsWith('$');
-  const term = search.slice(anchoredStart ? 1 : 0, anchoredEnd ? -1 : undefined).toLowerCase();
-  const matches = names.filter((name) => {
-    const lower = name.toLowerCase();
-    if (anchoredStart && anchoredEnd) return lower === term;
-    if (anchoredStart) return lower.startsWith(term);
-    if (anchoredEnd) return lower.endsWith(term);
-    return lower.includes(term);
-  });
-  if (anchoredStart || anchoredEnd) return matches;
-  const exact = matches.findIndex((name) => name.toLowerCase() === term);
-  if (exact > 0) matches.unshift(...matches.splice(exact, 1));
-  return matches;
 }
 
 export interface GitTag {

@@ -2,7 +2,7 @@
  * The license of a repository, found the way GitLab shows it: a LICENSE (or COPYING) file at the root of
  * the default branch, recognised by the phrases that set the common licenses apart.
  */
-import { git, gitText } from '../git/git.js';
+import { git, gitText } from './git.js';
 
 export interface DetectedLicense {
   path: string;

@@ -1,4 +1,4 @@
-import { git } from '../git/git.js';
+import { git } from './git.js';
 
 export interface CommitStats {
   additions: number;

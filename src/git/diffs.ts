@@ -7,7 +7,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { git, spawnGit } from '../git/git.js';
+import { git, spawnGit } from './git.js';
 
 /** The tree of an empty repository: the base of a comparison between unrelated histories. */
 export const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
@@ -66,9 +66,12 @@ const octal = (mode: string) => parseInt(mode, 8).toString(8);
 
 /** `git diff --raw -z`: `:<mode> <mode> <sha> <sha> <status>\0<path>\0[<path>\0]` per file. */
 async function rawEntries(dir: string, base: string, head: string): Promise<RawEntry[]> {
-  const { stdout } = await git(['diff', '--raw', '-z', '--no-abbrev', ...DIFF_OPTIONS, base, head, '--'], {
-    gitDir: dir,
-  });
+  const { stdout } = await git(
+    ['diff', '--raw', '-z', '--no-abbrev', ...DIFF_OPTIONS, '--end-of-options', base, head, '--'],
+    {
+      gitDir: dir,
+    },
+  );
   const fields = stdout.toString('utf8').split('\0');
   const entries: RawEntry[] = [];
   for (let i = 0; i < fields.length;) {
@@ -146,7 +149,17 @@ export async function readDiffs(
   if (entries.length === 0) return result;
 
   const child = spawnGit(
-    ['diff', '--patch', '--src-prefix=a/', '--dst-prefix=b/', ...DIFF_OPTIONS, base, head, '--'],
+    [
+      'diff',
+      '--patch',
+      '--src-prefix=a/',
+      '--dst-prefix=b/',
+      ...DIFF_OPTIONS,
+      '--end-of-options',
+      base,
+      head,
+      '--',
+    ],
     { gitDir: dir },
   );
   child.stdin!.end();
@@ -257,7 +270,7 @@ export async function generatedPaths(dir: string, commit: string, paths: string[
   const index = path.join(os.tmpdir(), `forge-attr-${crypto.randomBytes(8).toString('hex')}`);
   try {
     const env = { GIT_INDEX_FILE: index };
-    await git(['read-tree', commit], { gitDir: dir, env });
+    await git(['read-tree', '--end-of-options', commit], { gitDir: dir, env });
     const { stdout } = await git(['check-attr', '-z', '--cached', '--stdin', 'gitlab-generated'], {
       gitDir: dir,
       env,
