@@ -38,7 +38,9 @@ typecheck: install
 
 # dist/ is compiled from these; directories are listed too, so a deleted or added file also counts.
 DIST_SOURCES := $(shell find src generated) tsconfig.json tsconfig.build.json package-lock.json
-COMPILE = rm -rf dist && $(BIN)/tsc -p tsconfig.build.json && touch dist/.built
+# dist/REVISION records the commit built from (GET /metadata reports it); without git there is none.
+COMPILE = rm -rf dist && $(BIN)/tsc -p tsconfig.build.json && \
+	{ git rev-parse --short=11 HEAD > dist/REVISION 2>/dev/null || rm -f dist/REVISION; } && touch dist/.built
 
 # `make build` always compiles; run and migrate compile only when a source is newer than the last build.
 build: install

@@ -5,6 +5,7 @@ import type { HandlerMap } from './core/handler.js';
 import { filesHandlers } from './files/files.handlers.js';
 import { groupsHandlers } from './groups/groups.handlers.js';
 import { membersHandlers } from './members/members.handlers.js';
+import { metadataHandlers } from './metadata/metadata.handlers.js';
 import { customAttributesHandlers } from './projects/custom-attributes.handlers.js';
 import { projectsHandlers } from './projects/projects.handlers.js';
 import { protectedBranchesHandlers } from './protected_branches/protected-branches.handlers.js';
@@ -28,4 +29,5 @@ export const handlers: HandlerMap = {
   ...tagsHandlers,
   ...protectedTagsHandlers,
   ...repositoryHandlers,
+  ...metadataHandlers,
 };
