@@ -6289,8 +6289,8 @@ export interface components {
     requestBodies: never;
     headers: {
         /**
-         * @description RFC 8288 links with absolute URLs under the server's external URL, written `<URL>; rel="next"` and joined with `, `. Offset pagination gives `first`, `prev`, `next` and `last`; keyset pagination gives only `next`. Clients continue by following `rel="next"`.
-         * @example <http://localhost:8080/api/v4/projects?page=1&per_page=20>; rel="prev", <http://localhost:8080/api/v4/projects?page=3&per_page=20>; rel="next", <http://localhost:8080/api/v4/projects?page=1&per_page=20>; rel="first", <http://localhost:8080/api/v4/projects?page=3&per_page=20>; rel="last"
+         * @description RFC 8288 links with absolute URLs under the server's external URL, written `<URL>; rel="next"` and joined with `, `. Offset pagination gives `first`, `prev`, `next` and `last`; keyset pagination gives only `next`. Clients continue by following `rel="next"`, so the last page has none. The example is the last of three pages of `GET /projects`; each list links to its own path, with the request's other query parameters kept.
+         * @example <http://localhost:8080/api/v4/projects?page=2&per_page=20>; rel="prev", <http://localhost:8080/api/v4/projects?page=1&per_page=20>; rel="first", <http://localhost:8080/api/v4/projects?page=3&per_page=20>; rel="last"
          */
         Link: string;
         /**
@@ -6382,12 +6382,12 @@ export interface components {
         XGitlabSize: number;
         /**
          * @description The next page, empty when this is the last one.
-         * @example 3
+         * @example
          */
         XNextPage: string;
         /**
          * @description The current page.
-         * @example 2
+         * @example 3
          */
         XPage: number;
         /**
@@ -6397,7 +6397,7 @@ export interface components {
         XPerPage: number;
         /**
          * @description The previous page, empty on the first one.
-         * @example 1
+         * @example 2
          */
         XPrevPage: string;
         /**
