@@ -40,14 +40,24 @@ lint: install check-generated
 typecheck: install
 	$(BIN)/tsc --noEmit -p tsconfig.json
 
+# dist/ is compiled from these; directories are listed too, so a deleted or added file also counts.
+DIST_SOURCES := $(shell find src generated) tsconfig.json tsconfig.build.json package-lock.json
+# dist/REVISION records the commit built from (GET /metadata reports it); without git there is none.
+COMPILE = rm -rf dist && $(BIN)/tsc -p tsconfig.build.json && \
+	{ git rev-parse --short=11 HEAD > dist/REVISION 2>/dev/null || rm -f dist/REVISION; } && touch dist/.built
+
+# `make build` always compiles; run and migrate compile only when a source is newer than the last build.
 build: install
-	rm -rf dist && $(BIN)/tsc -p tsconfig.build.json
+	$(COMPILE)
+
+dist/.built: node_modules/.installed $(DIST_SOURCES)
+	$(COMPILE)
 
 ## Run on the embedded database (or DATABASE_URL when set).
-migrate: build
+migrate: dist/.built
 	node dist/src/cli/setup.js
 
-run: build
+run: dist/.built
 	@node dist/src/cli/setup.js
 	node dist/src/main.js
 

@@ -544,6 +544,38 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/metadata": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the instance's metadata
+         * @description Returns what this instance is: its version and revision, whether the agent server for Kubernetes
+         *     (KAS) is enabled, and whether it is an Enterprise Edition. Clients call it, or `/version`, first.
+         *
+         *     - Needs a signed-in caller: without a token the answer is 401. Blocked users are refused as
+         *       everywhere.
+         *     - A token with `read_user` or `ai_features` is enough, besides `api` and `read_api`.
+         *     - `version` is the GitLab release whose REST API forge-api implements (`18.1.0`), followed by
+         *       `-forge-` and forge-api's own version (`version` in its `package.json`), for example
+         *       `18.1.0-forge-0.1.0`. Clients that compare versions compare the GitLab part.
+         *     - `revision` is the abbreviated commit (11 characters) forge-api was built from, recorded at build
+         *       time; when neither the build nor a git checkout can tell, it is `Unknown`, as GitLab says.
+         *     - forge-api runs no agent server: `kas.enabled` is false and the other `kas` fields are null.
+         *     - `enterprise` is true: forge-api serves the Premium and Ultimate parts of the API.
+         */
+        get: operations["getMetadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/personal_access_tokens": {
         parameters: {
             query?: never;
@@ -2631,6 +2663,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/version": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the instance's version
+         * @description The older name of `/metadata`, kept because clients still call it (python-gitlab's
+         *     `Gitlab.version()` does). It answers exactly what `/metadata` answers, with the same rules:
+         *     a signed-in caller, and a token with `api`, `read_api`, `read_user` or `ai_features`.
+         */
+        get: operations["getVersion"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -3785,6 +3839,32 @@ export interface components {
         Message: {
             /** @example 202 Accepted */
             message: string;
+        };
+        /** @description What the instance is. */
+        Metadata: {
+            /** @description Whether the instance is an Enterprise Edition. */
+            enterprise: boolean;
+            /** @description The GitLab agent server for Kubernetes (KAS). */
+            kas: {
+                /** @description Whether KAS is enabled. Always false on forge-api. */
+                enabled: boolean;
+                /** @description The URL of KAS's Kubernetes API proxy; null when KAS is disabled. */
+                externalK8sProxyUrl: string | null;
+                /** @description The URL agents reach KAS at; null when KAS is disabled. */
+                externalUrl: string | null;
+                /** @description The version of KAS; null when KAS is disabled. */
+                version: string | null;
+            };
+            /**
+             * @description The abbreviated commit the server was built from, or `Unknown`.
+             * @example c401a659d0c
+             */
+            revision: string;
+            /**
+             * @description The GitLab release whose API is served, then `-forge-` and forge-api's own version.
+             * @example 18.1.0-forge-0.1.0
+             */
+            version: string;
         };
         /**
          * NamespaceSummary
@@ -6222,8 +6302,8 @@ export interface components {
     requestBodies: never;
     headers: {
         /**
-         * @description RFC 8288 links with absolute URLs under the server's external URL, written `<URL>; rel="next"` and joined with `, `. Offset pagination gives `first`, `prev`, `next` and `last`; keyset pagination gives only `next`. Clients continue by following `rel="next"`.
-         * @example <http://localhost:8080/api/v4/projects?page=1&per_page=20>; rel="prev", <http://localhost:8080/api/v4/projects?page=3&per_page=20>; rel="next", <http://localhost:8080/api/v4/projects?page=1&per_page=20>; rel="first", <http://localhost:8080/api/v4/projects?page=3&per_page=20>; rel="last"
+         * @description RFC 8288 links with absolute URLs under the server's external URL, written `<URL>; rel="next"` and joined with `, `. Offset pagination gives `first`, `prev`, `next` and `last`; keyset pagination gives only `next`. Clients continue by following `rel="next"`, so the last page has none. The example is the last of three pages of `GET /projects`; each list links to its own path, with the request's other query parameters kept.
+         * @example <http://localhost:8080/api/v4/projects?page=2&per_page=20>; rel="prev", <http://localhost:8080/api/v4/projects?page=1&per_page=20>; rel="first", <http://localhost:8080/api/v4/projects?page=3&per_page=20>; rel="last"
          */
         Link: string;
         /**
@@ -6315,12 +6395,12 @@ export interface components {
         XGitlabSize: number;
         /**
          * @description The next page, empty when this is the last one.
-         * @example 3
+         * @example
          */
         XNextPage: string;
         /**
          * @description The current page.
-         * @example 2
+         * @example 3
          */
         XPage: number;
         /**
@@ -6330,7 +6410,7 @@ export interface components {
         XPerPage: number;
         /**
          * @description The previous page, empty on the first one.
-         * @example 1
+         * @example 2
          */
         XPrevPage: string;
         /**
@@ -6383,6 +6463,7 @@ export type SchemaMemberBatchResult = components['schemas']['MemberBatchResult']
 export type SchemaMemberCreate = components['schemas']['MemberCreate'];
 export type SchemaMemberUpdate = components['schemas']['MemberUpdate'];
 export type SchemaMessage = components['schemas']['Message'];
+export type SchemaMetadata = components['schemas']['Metadata'];
 export type SchemaNamespaceSummary = components['schemas']['NamespaceSummary'];
 export type SchemaPersonalAccessToken = components['schemas']['PersonalAccessToken'];
 export type SchemaPersonalAccessTokenCreate = components['schemas']['PersonalAccessTokenCreate'];
@@ -7648,6 +7729,31 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getMetadata: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The instance's metadata. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Metadata"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -11639,6 +11745,31 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getVersion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The instance's metadata, as `/metadata` gives it. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Metadata"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };

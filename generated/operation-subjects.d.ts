@@ -33,6 +33,7 @@ export interface OperationSubjects {
   getGroupAccessToken: 'group';
   getGroupMember: 'group';
   getGroupMemberWithInherited: 'group';
+  getMetadata: 'instance';
   getPersonalAccessToken: 'instance';
   getProject: 'project';
   getProjectAccessToken: 'project';
@@ -52,6 +53,7 @@ export interface OperationSubjects {
   getRepositoryTag: 'project';
   getRepositoryTagSignature: 'project';
   getUser: 'instance';
+  getVersion: 'instance';
   listBranches: 'project';
   listCommits: 'project';
   listDescendantGroups: 'group';

@@ -64,7 +64,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   koa.use(metrics.middleware);
   if (options.onResponseCheck) koa.use(responseValidation(backend, logger, options.onResponseCheck));
   koa.use(errorMiddleware(logger));
-  koa.use(opsRouter(dataSource, metrics.registry).routes());
+  koa.use(opsRouter(dataSource, metrics.registry, config.monitoringAllowlist).routes());
   koa.use(gitHttp(services));
   koa.use(
     apiMiddleware({

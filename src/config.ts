@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { parseRateLimits, type RateLimitRules } from './core/rate-limit.js';
 import { parseStorages, type Storages } from './git/storage.js';
+import { DEFAULT_MONITORING_ALLOWLIST, parseIpAllowlist, type IpAllowlist } from './ops/allowlist.js';
 
 /** Every setting comes from the environment; see the README's configuration table. */
 export interface Config {
@@ -14,6 +15,8 @@ export interface Config {
   rateLimits: RateLimitRules;
   /** Repository storages by name; `default` is always one of them. */
   storages: Storages;
+  /** Who may read `/-/metrics` (GitLab's monitoring IP allowlist); everyone else gets 404. */
+  monitoringAllowlist: IpAllowlist;
   /** The GitLab tier the instance behaves as: operations and attributes of a higher tier are absent. */
   tier: Tier;
 }
@@ -45,5 +48,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimits: parseRateLimits(env.FORGE_RATE_LIMITS),
     storages: parseStorages(env.FORGE_STORAGES, dataDir),
     tier: parseTier(env.FORGE_TIER),
+    monitoringAllowlist: parseIpAllowlist(
+      env.FORGE_MONITORING_ALLOWLIST ?? DEFAULT_MONITORING_ALLOWLIST,
+      'FORGE_MONITORING_ALLOWLIST',
+    ),
   };
 }

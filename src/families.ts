@@ -19,6 +19,7 @@ import { filesManifest } from './files/manifest.js';
 import { gitManifest } from './git/manifest.js';
 import { groupsManifest } from './groups/manifest.js';
 import { membersManifest } from './members/manifest.js';
+import { metadataManifest } from './metadata/manifest.js';
 import { namespacesManifest } from './namespaces/manifest.js';
 import { projectsManifest } from './projects/manifest.js';
 import { protectedBranchesManifest } from './protected_branches/manifest.js';
@@ -36,6 +37,7 @@ export const families = [
   gitManifest,
   groupsManifest,
   membersManifest,
+  metadataManifest,
   namespacesManifest,
   projectsManifest,
   protectedBranchesManifest,

@@ -71,8 +71,9 @@ export function mergeParams(query: ParamObject, body: ParamObject): ParamObject 
   return { ...query, ...body };
 }
 
-const TRUE_WORDS = new Set(['true', '1', 't', 'yes', 'y', 'on']);
-const FALSE_WORDS = new Set(['false', '0', 'f', 'no', 'n', 'off']);
+/** The spellings of a boolean GitLab accepts in query and form values, compared case-insensitively. */
+export const TRUE_WORDS: ReadonlySet<string> = new Set(['true', '1', 't', 'yes', 'y', 'on']);
+export const FALSE_WORDS: ReadonlySet<string> = new Set(['false', '0', 'f', 'no', 'n', 'off']);
 
 export function parseBoolean(value: string): boolean | undefined {
   const word = value.trim().toLowerCase();

@@ -1,10 +1,15 @@
 import Router from '@koa/router';
+import { routeNotFound } from '../core/errors.js';
 import { writeJson } from '../core/http.js';
+import { clientAddress, type IpAllowlist } from './allowlist.js';
 import type { DataSource } from 'typeorm';
 import type { Registry } from 'prom-client';
 
-/** Health, readiness and metrics: the non-REST routes operators probe. */
-export function opsRouter(dataSource: DataSource, registry: Registry): Router {
+/**
+ * Health, readiness and metrics: the non-REST routes operators probe. Metrics answer only the monitoring
+ * allowlist; anyone else gets the 404 of a route that does not exist, as GitLab answers.
+ */
+export function opsRouter(dataSource: DataSource, registry: Registry, monitoring: IpAllowlist): Router {
   const router = new Router();
   router.get('/-/health', (ctx) => {
     ctx.state.route = 'health';
@@ -29,6 +34,8 @@ export function opsRouter(dataSource: DataSource, registry: Registry): Router {
   });
   router.get('/-/metrics', async (ctx) => {
     ctx.state.route = 'metrics';
+    const client = clientAddress(ctx.req.socket.remoteAddress ?? '', ctx.get('X-Forwarded-For'));
+    if (!monitoring.allows(client)) throw routeNotFound();
     ctx.set('Content-Type', registry.contentType);
     ctx.body = await registry.metrics();
   });

@@ -7,14 +7,17 @@ import { fileURLToPath } from 'node:url';
 import { Gitlab } from '@gitbeaker/rest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBackend, type Backend } from '../../src/core/contract.js';
+import { FALSE_WORDS, TRUE_WORDS } from '../../src/core/params.js';
 import { API_PREFIX, writeMockSpec } from '../../scripts/mock-spec.js';
+import { pythonGitlab, runPythonClient } from '../helpers/clients.js';
 
 /**
  * `make mock` must serve the contract: each answer of the Prism mock has the status we asked for, validates
  * against the operation's schema in generated/openapi.json, and Prism reports no violation of its own.
  *
  * Prism ignores the path of the server URL, so `make mock` serves a copy of the spec whose paths carry
- * `/api/v4` (scripts/mock-spec.ts), and GitLab clients work against it unchanged.
+ * `/api/v4` (scripts/mock-spec.ts), and GitLab clients work against it unchanged: that copy also takes
+ * every boolean spelling the server takes, and its lists announce no next page, so "all pages" ends.
  */
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -108,6 +111,7 @@ beforeAll(async () => {
   mockSpecFile = writeMockSpec(
     path.join(root, 'generated/openapi.json'),
     path.join(root, '.forge-test', `mock-openapi-${process.pid}.json`),
+    { baseUrl: base },
   );
   prism = spawn(
     path.join(root, 'node_modules/.bin/prism'),
@@ -138,6 +142,77 @@ describe('Prism mock of generated/openapi.json', () => {
     expect(projects.length).toBeGreaterThan(0);
     expect(projects[0]).toHaveProperty('path_with_namespace');
     expect((await fetch(`${base}/projects`)).status).toBe(404);
+  });
+
+  it('lets @gitbeaker/rest read every page of projects, branches, tags and a tree', async () => {
+    const api = new Gitlab({ host: base, token: 'glpat-mock-token' });
+    const projects = await api.Projects.all({ showExpanded: true });
+    expect(projects.data.map((p) => p.path_with_namespace)).toEqual(['platform/api']);
+    expect(projects.paginationInfo).toMatchObject({ total: 1, current: 1, next: null, totalPages: 1 });
+    expect((await api.Branches.all(42)).map((b) => b.name)).toEqual(['feature/login', 'main']);
+    expect((await api.Tags.all(42)).map((t) => t.name)).toEqual(['v1.0.0', 'v0.9.0']);
+    const tree = await api.Repositories.allRepositoryTrees(42, { recursive: false });
+    expect(tree.map((entry) => entry.path)).toEqual(['lib/parsers', 'README.md', 'vendor-lib']);
+  });
+
+  it.skipIf(!pythonGitlab)(
+    'lets python-gitlab read every page, with get_all and with iterator (needs Debian python3-gitlab)',
+    async () => {
+      const found = JSON.parse(await runPythonClient('python_gitlab_mock.py', [base, 'glpat-mock-token']));
+      expect(found).toEqual({
+        projects: ['platform/api'],
+        iterated: ['platform/api'],
+        iterator_pages: [1, 1, null, 1],
+        branches: ['feature/login', 'main'],
+        tags: ['v1.0.0', 'v0.9.0'],
+        tree: ['lib/parsers', 'README.md', 'vendor-lib'],
+        tree_iterated: ['lib/parsers', 'README.md', 'vendor-lib'],
+      });
+    },
+  );
+
+  it('describes the only page of every list, linking to the list itself', async () => {
+    const spec = JSON.parse(fs.readFileSync(mockSpecFile, 'utf8')) as {
+      paths: Record<string, { get?: { responses: Record<string, { headers?: Record<string, unknown> }> } }>;
+    };
+    const lists = Object.entries(spec.paths).filter(([, item]) => item.get?.responses['200']?.headers?.Link);
+    expect(lists.length).toBeGreaterThanOrEqual(16);
+    for (const [route, item] of lists) {
+      const link = (item.get!.responses['200']!.headers!.Link as { example: string }).example;
+      expect(link, route).not.toContain('rel="next"');
+      const urls = [...link.matchAll(/<([^>]+)>; rel="(first|last)"/g)].map((m) => m[1]!);
+      expect(urls, route).toHaveLength(2);
+      const template = new RegExp(`^${route.replace(/\{[^}]+\}/g, '[^/]+')}$`);
+      const first = new URL(urls[0]!);
+      expect(first.origin, route).toBe(base);
+      expect(first.pathname, route).toMatch(template);
+
+      const response = await fetch(urls[0]!, { headers: TOKEN });
+      expect(response.status, `${route}: ${response.headers.get('sl-violations')}`).toBe(200);
+      expect(response.headers.get('x-next-page'), route).toBe('');
+      expect(response.headers.get('link'), route).toBe(link);
+      const total = response.headers.get('x-total');
+      if (total !== null) expect(Number(total), route).toBe(((await response.json()) as unknown[]).length);
+    }
+  });
+
+  const spellings = [...TRUE_WORDS, ...FALSE_WORDS].flatMap((word) => [word, word.toUpperCase()]);
+  spellings.push('False', 'True', ' yes ');
+  it.each(spellings)('takes recursive=%j as the server does', async (word) => {
+    const response = await fetch(
+      `${base}${API_PREFIX}/projects/42/repository/tree?recursive=${encodeURIComponent(word)}`,
+      { headers: TOKEN },
+    );
+    expect(response.headers.get('sl-violations')).toBeNull();
+    expect(response.status).toBe(200);
+  });
+
+  it('refuses a boolean the server refuses', async () => {
+    const response = await fetch(`${base}${API_PREFIX}/projects/42/repository/tree?recursive=maybe`, {
+      headers: TOKEN,
+    });
+    expect(response.status).toBe(400);
+    expect(response.headers.get('sl-violations')).toContain('recursive');
   });
 
   it.each(cases)('$name: $method $path → $status', async (c) => {
