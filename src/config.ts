@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { DEFAULT_QUEUE_SETTINGS, type QueueSettings } from './core/queue.js';
 import { parseRateLimits, type RateLimitRules } from './core/rate-limit.js';
 import { parseStorages, type Storages } from './git/storage.js';
 
@@ -14,6 +15,8 @@ export interface Config {
   rateLimits: RateLimitRules;
   /** Repository storages by name; `default` is always one of them. */
   storages: Storages;
+  /** The job queue's expiry and polling. */
+  queue: QueueSettings;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -32,5 +35,26 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rootToken: env.FORGE_ROOT_TOKEN || undefined,
     rateLimits: parseRateLimits(env.FORGE_RATE_LIMITS),
     storages: parseStorages(env.FORGE_STORAGES, dataDir),
+    queue: {
+      expireInSeconds: Math.round(
+        seconds(env, 'FORGE_QUEUE_EXPIRE_SECONDS', DEFAULT_QUEUE_SETTINGS.expireInSeconds, 1),
+      ),
+      pollingIntervalSeconds: seconds(
+        env,
+        'FORGE_QUEUE_POLL_SECONDS',
+        DEFAULT_QUEUE_SETTINGS.pollingIntervalSeconds,
+        0.5,
+      ),
+    },
   };
+}
+
+function seconds(env: NodeJS.ProcessEnv, name: string, fallback: number, minimum: number): number {
+  const text = env[name];
+  if (!text) return fallback;
+  const value = Number(text);
+  // pg-boss refuses expiries of a day or more.
+  if (!Number.isFinite(value) || value < minimum || value >= 86400)
+    throw new Error(`${name} must be a number of seconds from ${minimum} to under 86400: ${text}`);
+  return value;
 }

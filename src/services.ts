@@ -2,6 +2,7 @@ import type { DataSource } from 'typeorm';
 import type { Config } from './config.js';
 import { AccessTokensService } from './access_tokens/access-tokens.service.js';
 import { BranchesService } from './branches/branches.service.js';
+import type { AnySubscriber, Events } from './core/events.js';
 import { RateLimiter } from './core/rate-limit.js';
 import { RepositoriesService } from './git/repositories.service.js';
 import { RepositoryStorage } from './git/storage.js';
@@ -9,6 +10,7 @@ import { GroupsService } from './groups/groups.service.js';
 import { MembersService } from './members/members.service.js';
 import { NamespacesService } from './namespaces/namespaces.service.js';
 import { ProjectCustomAttributesService } from './projects/custom-attributes.service.js';
+import { projectsSubscribers } from './projects/projects.subscribers.js';
 import { ProjectsService } from './projects/projects.service.js';
 import { ProtectedBranchesService } from './protected_branches/protected-branches.service.js';
 import { ProtectedTagsService } from './protected_tags/protected-tags.service.js';
@@ -21,6 +23,8 @@ import { UsersService } from './users/users.service.js';
 export interface ServiceDeps {
   dataSource: DataSource;
   config: Config;
+  /** Where services publish what follows their changes. */
+  events: Events;
 }
 
 export interface Services {
@@ -71,4 +75,9 @@ export function createServices(deps: ServiceDeps): Services {
   services.commits = new CommitsService(services);
   services.files = new FilesService(services);
   return services;
+}
+
+/** Every family's subscribers to events, built from the services they use. */
+export function createSubscribers(services: Services): AnySubscriber[] {
+  return [...projectsSubscribers(services)];
 }

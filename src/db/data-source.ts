@@ -8,6 +8,7 @@ import { ProjectCustomAttributes1767312000000 } from './migrations/1767312000000
 import { Identity1767398400000 } from './migrations/1767398400000-identity.js';
 import { Repositories1767484800000 } from './migrations/1767484800000-repositories.js';
 import { openPGlite, pgliteDriverModule } from './pglite-driver.js';
+import { installQueue } from '../core/queue.js';
 import { User } from '../users/user.entity.js';
 import { PersonalAccessToken } from '../users/personal-access-token.entity.js';
 import { Namespace } from '../namespaces/namespace.entity.js';
@@ -83,4 +84,5 @@ export async function createDataSource(target: DatabaseTarget): Promise<DataSour
 
 export async function migrate(dataSource: DataSource): Promise<void> {
   await dataSource.runMigrations({ transaction: 'each' });
+  await installQueue(dataSource);
 }
