@@ -10,6 +10,7 @@ import { projectsHandlers } from './projects/projects.handlers.js';
 import { protectedBranchesHandlers } from './protected_branches/protected-branches.handlers.js';
 import { protectedTagsHandlers } from './protected_tags/protected-tags.handlers.js';
 import { repositoryHandlers } from './repository/repository.handlers.js';
+import { sidekiqHandlers } from './sidekiq/sidekiq.handlers.js';
 import { tagsHandlers } from './tags/tags.handlers.js';
 import { usersHandlers } from './users/users.handlers.js';
 
@@ -28,4 +29,5 @@ export const handlers: HandlerMap = {
   ...tagsHandlers,
   ...protectedTagsHandlers,
   ...repositoryHandlers,
+  ...sidekiqHandlers,
 };

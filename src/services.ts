@@ -15,6 +15,7 @@ import { ProjectsService } from './projects/projects.service.js';
 import { ProtectedBranchesService } from './protected_branches/protected-branches.service.js';
 import { ProtectedTagsService } from './protected_tags/protected-tags.service.js';
 import { RepositoryService } from './repository/repository.service.js';
+import { SidekiqService } from './sidekiq/sidekiq.service.js';
 import { CommitsService } from './commits/commits.service.js';
 import { FilesService } from './files/files.service.js';
 import { TagsService } from './tags/tags.service.js';
@@ -46,6 +47,7 @@ export interface Services {
   repository: RepositoryService;
   commits: CommitsService;
   files: FilesService;
+  sidekiq: SidekiqService;
 }
 
 export function createServices(deps: ServiceDeps): Services {
@@ -69,6 +71,7 @@ export function createServices(deps: ServiceDeps): Services {
     protectedBranches: new ProtectedBranchesService(deps, { projects, repositories }),
     tags: new TagsService(deps, repositories),
     protectedTags: new ProtectedTagsService(deps, projects),
+    sidekiq: new SidekiqService(deps.events),
   } as Services;
   // Services that use others through the whole registry, once it exists.
   services.repository = new RepositoryService(services);

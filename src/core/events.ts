@@ -47,7 +47,7 @@ export class Events {
   private readonly names = new Set<string>();
   private started = false;
 
-  constructor(private readonly queue: Queue) {}
+  constructor(readonly queue: Queue) {}
 
   /** Adds subscribers; they must all be known before `start`. */
   subscribe(subscribers: readonly AnySubscriber[]): void {

@@ -43,7 +43,9 @@ export interface QueueCounts {
   backlog: number;
   /** Seconds the oldest due job has waited. */
   latency: number;
-  /** Jobs waiting for a retry later. */
+  /** Jobs not due yet (a retry's delay). */
+  scheduled: number;
+  /** Jobs whose latest attempt failed and that will be tried again. */
   retrying: number;
   active: number;
   completed: number;
@@ -169,13 +171,16 @@ export class Queue {
 
   /** Runs `handle` for each job of the queue, one at a time; a throw is a failed attempt. */
   async work<T>(name: string, handle: (job: QueueJob<T>) => Promise<void>): Promise<void> {
-    const id = await this.boss.work<T>(name, { includeMetadata: true, batchSize: 1 }, async ([job]) => {
+    let id = '';
+    id = await this.boss.work<T>(name, { includeMetadata: true, batchSize: 1 }, async ([job]) => {
       const run = handle({ id: job.id, data: job.data, retryCount: job.retryCount });
       this.running.add(run);
       try {
         await run;
       } finally {
         this.running.delete(run);
+        // The next job, if any, is fetched at once rather than after a polling interval.
+        if (this.started) this.boss.notifyWorker(id);
       }
     });
     this.workers.push(id);
@@ -220,7 +225,8 @@ export class Queue {
           count(*) FILTER (WHERE j.state IN ('created', 'retry') AND j.start_after <= now()) AS backlog,
           COALESCE(EXTRACT(EPOCH FROM now() - min(j.start_after)
             FILTER (WHERE j.state IN ('created', 'retry') AND j.start_after <= now())), 0) AS latency,
-          count(*) FILTER (WHERE j.state = 'retry' AND j.start_after > now()) AS retrying,
+          count(*) FILTER (WHERE j.state IN ('created', 'retry') AND j.start_after > now()) AS scheduled,
+          count(*) FILTER (WHERE j.state = 'retry') AS retrying,
           count(*) FILTER (WHERE j.state = 'active') AS active,
           count(*) FILTER (WHERE j.state = 'completed') AS completed,
           count(*) FILTER (WHERE j.state = 'failed') AS failed
@@ -235,6 +241,7 @@ export class Queue {
       name: String(row.name),
       backlog: Number(row.backlog),
       latency: Math.round(Number(row.latency) * 1000) / 1000,
+      scheduled: Number(row.scheduled),
       retrying: Number(row.retrying),
       active: Number(row.active),
       completed: Number(row.completed),
