@@ -95,11 +95,13 @@ function transactionDb(manager: EntityManager): Db {
 export async function queueSchema(dataSource: DataSource): Promise<string> {
   const configured = (dataSource.options as { schema?: string }).schema;
   const schema =
-    configured ?? ((await dataSource.query('SELECT current_schema() AS schema')) as [{ schema: string }])[0].schema;
+    configured ??
+    ((await dataSource.query('SELECT current_schema() AS schema')) as [{ schema: string }])[0].schema;
   return queueSchemaFor(schema);
 }
 
-export const queueSchemaFor = (appSchema: string) => (appSchema === 'public' ? 'pgboss' : `${appSchema}_pgboss`);
+export const queueSchemaFor = (appSchema: string) =>
+  appSchema === 'public' ? 'pgboss' : `${appSchema}_pgboss`;
 
 function bossOptions(schema: string, db: Db, settings: QueueSettings): PgBoss.ConstructorOptions {
   return {
