@@ -37,11 +37,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     storages: parseStorages(env.FORGE_STORAGES, dataDir),
     queue: {
       expireInSeconds: Math.round(
-        seconds(env, 'FORGE_QUEUE_EXPIRE_SECONDS', DEFAULT_QUEUE_SETTINGS.expireInSeconds, 1),
+        seconds(env, 'FORGE_JOB_EXPIRY', DEFAULT_QUEUE_SETTINGS.expireInSeconds, 1),
       ),
       pollingIntervalSeconds: seconds(
         env,
-        'FORGE_QUEUE_POLL_SECONDS',
+        'FORGE_JOB_POLL',
         DEFAULT_QUEUE_SETTINGS.pollingIntervalSeconds,
         0.5,
       ),

@@ -48,8 +48,8 @@ function start(): { child: ChildProcess; ready: Promise<void> } {
       DATABASE_URL: databaseUrl(),
       FORGE_ROOT_TOKEN: token,
       LOG_LEVEL: 'warn',
-      FORGE_QUEUE_EXPIRE_SECONDS: '4',
-      FORGE_QUEUE_POLL_SECONDS: '0.5',
+      FORGE_JOB_EXPIRY: '4',
+      FORGE_JOB_POLL: '0.5',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

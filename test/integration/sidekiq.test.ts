@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { queueSchema } from '../../src/core/queue.js';
 import { useTestServer } from '../helpers/server.js';
 
-const server = useTestServer({ env: { FORGE_QUEUE_POLL_SECONDS: '0.5' } });
+const server = useTestServer({ env: { FORGE_JOB_POLL: '0.5' } });
 
 type Json = Record<string, unknown>;
 const PATHS = [
