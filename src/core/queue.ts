@@ -119,7 +119,12 @@ function bossOptions(schema: string, db: Db, settings: QueueSettings): PgBoss.Co
 
 /** Creates or upgrades the queue's tables; run with the migrations, so a migrated database has them. */
 export async function installQueue(dataSource: DataSource): Promise<void> {
-  const boss = new PgBoss({ db: dataSourceDb(dataSource, new Set()), schema: await queueSchema(dataSource) });
+  const boss = new PgBoss({
+    db: dataSourceDb(dataSource, new Set()),
+    schema: await queueSchema(dataSource),
+    schedule: false,
+    supervise: false,
+  });
   boss.on('error', () => undefined);
   // start() installs or migrates; nothing else runs before stop().
   await boss.start();
