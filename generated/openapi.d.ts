@@ -2376,6 +2376,107 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sidekiq/compound_metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get all the metrics at once
+         * @description The queue metrics, the process metrics and the job statistics in one object, each under the key its
+         *     own operation uses (`queues`, `processes`, `jobs`).
+         *
+         *     - Administrators only: other users get 403, a request without a token 401.
+         */
+        get: operations["getSidekiqCompoundMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sidekiq/job_stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the job statistics
+         * @description Counts the jobs of every queue by what became of them.
+         *
+         *     - Administrators only: other users get 403, a request without a token 401.
+         *     - Counted over the live and the archived jobs of the queue's tables (completed jobs are archived after
+         *       12 hours and archived jobs dropped after 7 days): `processed` jobs ran to completion; `failed` jobs
+         *       failed their latest attempt, whether they wait for a retry or have none left; `dead` jobs failed their
+         *       last allowed attempt and will not run again; `enqueued` jobs wait to run (new, or due for a retry).
+         */
+        get: operations["getSidekiqJobStats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sidekiq/process_metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the process metrics
+         * @description Lists the process that answers, with the queues it works on.
+         *
+         *     - Administrators only: other users get 403, a request without a token 401.
+         *     - Every forge-api server process works on every queue. The answer describes the process that handles
+         *       the request: its host name, process id, start time and queues; `concurrency` is how many jobs it runs
+         *       at once per queue (1) and `busy` how many it is running now. `tag` is `forge-api` and `labels` is
+         *       empty.
+         */
+        get: operations["getSidekiqProcessMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sidekiq/queue_metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the queue metrics
+         * @description Lists every queue of the instance with its backlog and its latency.
+         *
+         *     - Administrators only: other users get 403, a request without a token 401.
+         *     - forge-api's queue is a PostgreSQL job queue (pg-boss) shared by every server process, with one
+         *       queue per event subscriber. `backlog` counts the jobs due now that no process has started yet (new
+         *       jobs and retries whose delay has passed); `latency` is how long, in seconds, the oldest of them has
+         *       waited (0 with an empty backlog). Both are read from the queue's tables at the time of the request.
+         */
+        get: operations["getSidekiqQueueMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/user": {
         parameters: {
             query?: never;
@@ -5303,6 +5404,55 @@ export interface components {
          * @enum {string}
          */
         SharedRunnersSetting: "enabled" | "disabled_and_overridable" | "disabled_and_unoverridable" | "disabled_with_override";
+        SidekiqCompoundMetrics: {
+            jobs: components["schemas"]["SidekiqJobCounts"];
+            processes: components["schemas"]["SidekiqProcess"][];
+            queues: components["schemas"]["SidekiqQueues"];
+        };
+        SidekiqJobCounts: {
+            /** @description Jobs that failed their last allowed attempt. */
+            dead: number;
+            /** @description Jobs waiting to run. */
+            enqueued: number;
+            /** @description Jobs whose latest attempt failed (waiting for a retry or dead). */
+            failed: number;
+            /** @description Jobs that ran to completion. */
+            processed: number;
+        };
+        SidekiqJobStats: {
+            jobs: components["schemas"]["SidekiqJobCounts"];
+        };
+        /** @description One server process that works on the queues. */
+        SidekiqProcess: {
+            /** @description Jobs running now. */
+            busy: number;
+            /** @description Jobs run at once on each queue. */
+            concurrency: number;
+            hostname: string;
+            labels: string[];
+            pid: number;
+            queues: string[];
+            /** Format: date-time */
+            started_at: string;
+            tag: string;
+        };
+        SidekiqProcessMetrics: {
+            processes: components["schemas"]["SidekiqProcess"][];
+        };
+        /** @description One queue. */
+        SidekiqQueue: {
+            /** @description Jobs due now that no process has started. */
+            backlog: number;
+            /** @description Seconds the oldest job of the backlog has waited; 0 when the backlog is empty. */
+            latency: number;
+        };
+        SidekiqQueueMetrics: {
+            queues: components["schemas"]["SidekiqQueues"];
+        };
+        /** @description Each queue by name. */
+        SidekiqQueues: {
+            [key: string]: components["schemas"]["SidekiqQueue"];
+        };
         /**
          * SshTagSignature
          * @description An SSH signature. forge-api cannot verify it, having no users' signing keys.
@@ -6500,6 +6650,14 @@ export type SchemaResourceAccessToken = components['schemas']['ResourceAccessTok
 export type SchemaResourceAccessTokenCreate = components['schemas']['ResourceAccessTokenCreate'];
 export type SchemaResourceAccessTokenWithToken = components['schemas']['ResourceAccessTokenWithToken'];
 export type SchemaSharedRunnersSetting = components['schemas']['SharedRunnersSetting'];
+export type SchemaSidekiqCompoundMetrics = components['schemas']['SidekiqCompoundMetrics'];
+export type SchemaSidekiqJobCounts = components['schemas']['SidekiqJobCounts'];
+export type SchemaSidekiqJobStats = components['schemas']['SidekiqJobStats'];
+export type SchemaSidekiqProcess = components['schemas']['SidekiqProcess'];
+export type SchemaSidekiqProcessMetrics = components['schemas']['SidekiqProcessMetrics'];
+export type SchemaSidekiqQueue = components['schemas']['SidekiqQueue'];
+export type SchemaSidekiqQueueMetrics = components['schemas']['SidekiqQueueMetrics'];
+export type SchemaSidekiqQueues = components['schemas']['SidekiqQueues'];
 export type SchemaSshTagSignature = components['schemas']['SshTagSignature'];
 export type SchemaStateChange = components['schemas']['StateChange'];
 export type SchemaSubgroupCreationLevel = components['schemas']['SubgroupCreationLevel'];
@@ -11316,6 +11474,106 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Project"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getSidekiqCompoundMetrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The queue metrics, process metrics and job statistics. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SidekiqCompoundMetrics"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getSidekiqJobStats: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The job statistics. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SidekiqJobStats"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getSidekiqProcessMetrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The processes. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SidekiqProcessMetrics"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getSidekiqQueueMetrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The queues. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SidekiqQueueMetrics"];
                 };
             };
             401: components["responses"]["Unauthorized"];

@@ -52,6 +52,10 @@ export interface OperationSubjects {
   getRepositoryMergeBase: 'project';
   getRepositoryTag: 'project';
   getRepositoryTagSignature: 'project';
+  getSidekiqCompoundMetrics: 'instance';
+  getSidekiqJobStats: 'instance';
+  getSidekiqProcessMetrics: 'instance';
+  getSidekiqQueueMetrics: 'instance';
   getUser: 'instance';
   getVersion: 'instance';
   listBranches: 'project';

@@ -6,12 +6,14 @@ import type { Logger } from './logger.js';
 import { apiMiddleware } from './core/api.js';
 import { createBackend, type Backend } from './core/contract.js';
 import { errorMiddleware } from './core/error-middleware.js';
+import { Events, type AnySubscriber } from './core/events.js';
+import { Queue } from './core/queue.js';
 import { routeNotFound } from './core/errors.js';
 import { responseValidation, type ResponseCheck } from './core/response-validation.js';
 import { gitHttp } from './git/smart-http.js';
 import { createMetrics } from './ops/metrics.js';
 import { opsRouter } from './ops/routes.js';
-import { createServices, createSubjectResolvers, handlers, type Services } from './families.js';
+import { createServices, createSubjectResolvers, createSubscribers, handlers, type Services } from './families.js';
 
 export interface AppOptions {
   config: Config;
@@ -20,11 +22,16 @@ export interface AppOptions {
   backend?: Backend;
   /** When set, every API response is checked against the contract and reported here. */
   onResponseCheck?: (check: ResponseCheck) => void;
+  /** Subscribers besides the families' own (tests add theirs). */
+  subscribers?: (services: Services) => readonly AnySubscriber[];
 }
 
 export interface App {
   koa: Koa;
   services: Services;
+  events: Events;
+  /** Stops the queue's workers (running jobs finish or are retried later); the DataSource stays open. */
+  stop(): Promise<void>;
 }
 
 const REQUEST_ID = /^[\w.-]{1,128}$/;
@@ -32,7 +39,11 @@ const REQUEST_ID = /^[\w.-]{1,128}$/;
 export async function createApp(options: AppOptions): Promise<App> {
   const { config, dataSource, logger } = options;
   const backend = options.backend ?? (await createBackend());
-  const services = createServices({ dataSource, config });
+  const queue = await Queue.create(dataSource, config.queue, (err) => logger.warn({ err }, 'job queue'));
+  const events = new Events(queue);
+  const services = createServices({ dataSource, config, events });
+  events.subscribe([...createSubscribers(services), ...(options.subscribers?.(services) ?? [])]);
+  await events.start();
   const metrics = createMetrics();
   const koa = new Koa({ proxy: true });
   // A client that hangs up during a streamed download is not a server fault.
@@ -80,5 +91,5 @@ export async function createApp(options: AppOptions): Promise<App> {
   koa.use(() => {
     throw routeNotFound();
   });
-  return { koa, services };
+  return { koa, services, events, stop: () => events.stop() };
 }

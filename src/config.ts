@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { DEFAULT_QUEUE_SETTINGS, type QueueSettings } from './core/queue.js';
 import { parseRateLimits, type RateLimitRules } from './core/rate-limit.js';
 import { parseStorages, type Storages } from './git/storage.js';
 import { DEFAULT_MONITORING_ALLOWLIST, parseIpAllowlist, type IpAllowlist } from './ops/allowlist.js';
@@ -15,6 +16,8 @@ export interface Config {
   rateLimits: RateLimitRules;
   /** Repository storages by name; `default` is always one of them. */
   storages: Storages;
+  /** The job queue's expiry and polling. */
+  queue: QueueSettings;
   /** Who may read `/-/metrics` (GitLab's monitoring IP allowlist); everyone else gets 404. */
   monitoringAllowlist: IpAllowlist;
   /** The GitLab tier the instance behaves as: operations and attributes of a higher tier are absent. */
@@ -52,5 +55,26 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       env.FORGE_MONITORING_ALLOWLIST ?? DEFAULT_MONITORING_ALLOWLIST,
       'FORGE_MONITORING_ALLOWLIST',
     ),
+    queue: {
+      expireInSeconds: Math.round(
+        seconds(env, 'FORGE_JOB_EXPIRY', DEFAULT_QUEUE_SETTINGS.expireInSeconds, 1),
+      ),
+      pollingIntervalSeconds: seconds(
+        env,
+        'FORGE_JOB_POLL',
+        DEFAULT_QUEUE_SETTINGS.pollingIntervalSeconds,
+        0.5,
+      ),
+    },
   };
+}
+
+function seconds(env: NodeJS.ProcessEnv, name: string, fallback: number, minimum: number): number {
+  const text = env[name];
+  if (!text) return fallback;
+  const value = Number(text);
+  // pg-boss refuses expiries of a day or more.
+  if (!Number.isFinite(value) || value < minimum || value >= 86400)
+    throw new Error(`${name} must be a number of seconds from ${minimum} to under 86400: ${text}`);
+  return value;
 }

@@ -12,6 +12,7 @@ import {
   type CoreDeps,
   type ServiceRegistry,
 } from './core/family.js';
+import type { AnySubscriber } from './core/events.js';
 import type { SubjectResolvers } from './core/subjects.js';
 import type { HandlerMap } from './core/handler.js';
 import { coreManifest } from './core/manifest.js';
@@ -25,6 +26,7 @@ import { projectsManifest } from './projects/manifest.js';
 import { protectedBranchesManifest } from './protected_branches/manifest.js';
 import { protectedTagsManifest } from './protected_tags/manifest.js';
 import { repositoryManifest } from './repository/manifest.js';
+import { sidekiqManifest } from './sidekiq/manifest.js';
 import { tagsManifest } from './tags/manifest.js';
 import { usersManifest } from './users/manifest.js';
 
@@ -43,6 +45,7 @@ export const families = [
   protectedBranchesManifest,
   protectedTagsManifest,
   repositoryManifest,
+  sidekiqManifest,
   tagsManifest,
   usersManifest,
 ] as const;
@@ -59,3 +62,6 @@ export const createServices = (core: CoreDeps): Services => buildServices(core, 
 
 export const createSubjectResolvers = (services: Services): SubjectResolvers =>
   buildSubjectResolvers(services, families);
+
+export const createSubscribers = (services: Services): AnySubscriber[] =>
+  families.flatMap((family) => family.subscribers?.(services) ?? []);

@@ -11,7 +11,8 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel);
   const dataSource = await openDatabase(config);
   const root = await ensureRootUser(dataSource, config);
-  const { koa } = await createApp({ config, dataSource, logger });
+  const app = await createApp({ config, dataSource, logger });
+  const { koa } = app;
   const server: Server = koa.listen(config.port, config.host);
   // A large push uploads its pack as one request body; Node's default cuts any request off at 5 minutes.
   server.requestTimeout = 0;
@@ -31,13 +32,14 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
-    server.close(() => {
-      dataSource
-        .destroy()
-        .then(() => process.exit(0))
-        .catch(() => process.exit(1));
-    });
+    // Requests in flight and running jobs finish (a job still running at the queue's deadline is
+    // retried later, by this or another process) before the database closes.
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();
+    Promise.all([closed, app.stop()])
+      .then(() => dataSource.destroy())
+      .then(() => process.exit(0))
+      .catch(() => process.exit(1));
     setTimeout(() => process.exit(1), 10_000).unref();
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));

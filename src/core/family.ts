@@ -7,6 +7,7 @@
  */
 import type { DataSource } from 'typeorm';
 import type { Config } from '../config.js';
+import type { AnySubscriber, Events } from './events.js';
 import type { HandlerMap, OperationId, Handler } from './handler.js';
 import type { SubjectResolver, SubjectResolvers, SubjectTypes } from './subjects.js';
 
@@ -14,7 +15,12 @@ import type { SubjectResolver, SubjectResolvers, SubjectTypes } from './subjects
 export interface CoreDeps {
   dataSource: DataSource;
   config: Config;
+  /** Where services publish what follows their changes, in the change's transaction. */
+  events: Events;
 }
+
+/** A family's subscribers to events, built from the services they use. */
+export type SubscriberDefinitions = (services: ServiceRegistry) => readonly AnySubscriber[];
 
 /** Every service of every family, by key; families add theirs by declaration merging. */
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type
@@ -51,6 +57,7 @@ export interface FamilyManifest<K extends OperationId = never> {
   migrations?: readonly Function[];
   services?: readonly ServiceDefinition<ServiceKey, ServiceKey>[];
   subjects?: SubjectDefinitions;
+  subscribers?: SubscriberDefinitions;
   handlers?: HandlersFor<K>;
 }
 
@@ -65,6 +72,7 @@ export interface AnyFamily {
   migrations?: readonly Function[];
   services?: readonly ServiceDefinition<ServiceKey, ServiceKey>[];
   subjects?: SubjectDefinitions;
+  subscribers?: SubscriberDefinitions;
   handlers?: object;
 }
 

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { DataSource, type DataSourceOptions } from 'typeorm';
 import { openPGlite, pgliteDriverModule } from './pglite-driver.js';
 import { entities, migrations } from '../families.js';
+import { installQueue } from '../core/queue.js';
 
 export interface DatabaseTarget {
   /** A PostgreSQL URL; without one, the embedded PGlite database is used. */
@@ -42,4 +43,5 @@ export async function createDataSource(target: DatabaseTarget): Promise<DataSour
 
 export async function migrate(dataSource: DataSource): Promise<void> {
   await dataSource.runMigrations({ transaction: 'each' });
+  await installQueue(dataSource);
 }

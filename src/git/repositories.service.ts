@@ -1,6 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { canProject, type ProjectAbility } from '../core/abilities.js';
 import type { Caller } from '../core/auth.js';
+import type { Events } from '../core/events.js';
 import { forbidden } from '../core/errors.js';
 import type { ProjectsService, ProjectView } from '../projects/projects.service.js';
 import type { CoreDeps } from '../core/family.js';
@@ -8,6 +9,7 @@ import { PushEvent } from './push-event.entity.js';
 import { PushRules, ZERO_SHA, type RefChange } from './push-rules.js';
 import { writeRepositoryState } from './repository-state.js';
 import { openGitRepository, type GitRepository } from './repository.js';
+import './repositories.events.js';
 import type { RepositoryStorage } from './storage.js';
 
 /** A project's repository as one caller may use it. */
@@ -34,6 +36,7 @@ export class RefUpdateRefused extends Error {
 export class RepositoriesService {
   readonly rules: PushRules;
   private readonly dataSource: DataSource;
+  private readonly events: Events;
 
   constructor(
     deps: CoreDeps,
@@ -41,6 +44,7 @@ export class RepositoriesService {
     private readonly storage: RepositoryStorage,
   ) {
     this.dataSource = deps.dataSource;
+    this.events = deps.events;
     this.rules = new PushRules(deps.dataSource);
   }
 
@@ -105,9 +109,10 @@ export class RepositoriesService {
   }
 
   /**
-   * Records moved refs durably, marks the project active, and refreshes what lists show of the
-   * repository. Git is read before the transaction, which holds only the database writes; a reading
-   * made stale by a concurrent push is read and stored again after it (see `storeState`).
+   * Records moved refs durably, marks the project active, refreshes what lists show of the
+   * repository, and publishes `refs.updated` in the same transaction. Git is read before the transaction,
+   * which holds only the database writes; a reading made stale by a concurrent push is read and stored
+   * again after it (see `storeState`).
    */
   async recordPush(
     project: {
@@ -146,6 +151,12 @@ export class RepositoriesService {
       );
       await tx.query('UPDATE projects SET last_activity_at = now() WHERE id = $1', [project.id]);
       await writeRepositoryState(tx, project.id, state);
+      await this.events.publish(tx, 'refs.updated', {
+        projectId: project.id,
+        userId,
+        changes: changes.map((c) => ({ ref: c.ref, before: c.oldSha, after: c.newSha })),
+        via,
+      });
     });
     await this.storeState(project.id, defaultBranch, repository, state.refs);
     // The caller's row stays current for the rest of its request (it may push again).

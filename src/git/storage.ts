@@ -74,7 +74,7 @@ export class RepositoryStorage {
   async moveAside(
     storage: string,
     projectId: number,
-  ): Promise<{ restore(): Promise<void>; discard(): Promise<void> }> {
+  ): Promise<{ restore(): Promise<void>; discard(): Promise<void>; aside: string | null }> {
     const dir = this.diskPath(storage, projectId);
     const aside = `${dir}.deleting-${crypto.randomBytes(4).toString('hex')}`;
     let moved = true;
@@ -91,7 +91,18 @@ export class RepositoryStorage {
       discard: async () => {
         if (moved) await fs.rm(aside, { recursive: true, force: true });
       },
+      // Relative to the storage, so that a later removal does not depend on where the storage is mounted.
+      aside: moved ? path.relative(this.storages[storage], aside) : null,
     };
+  }
+
+  /** Removes what `moveAside` moved, by the relative path it reported; nothing else can be named. */
+  async removeAside(storage: string, aside: string): Promise<void> {
+    if (!/^@hashed\/[0-9a-f]{2}\/[0-9a-f]{2}\/[0-9a-f]{64}\.git\.deleting-[0-9a-f]{8}$/.test(aside))
+      throw new Error(`not a repository moved aside: ${aside}`);
+    const root = this.storages[storage];
+    if (!root) throw new Error(`unknown repository storage "${storage}"`);
+    await fs.rm(path.join(root, aside), { recursive: true, force: true });
   }
 
   async remove(storage: string, projectId: number): Promise<void> {

@@ -6,6 +6,7 @@ import { ProjectCustomAttributesService } from './custom-attributes.service.js';
 import { ProjectStatistics } from './project-statistics.entity.js';
 import { Project } from './project.entity.js';
 import { projectsHandlers } from './projects.handlers.js';
+import { projectsSubscribers } from './projects.subscribers.js';
 import { ProjectsService, type ProjectView } from './projects.service.js';
 
 declare module '../core/family.js' {
@@ -41,5 +42,6 @@ export const projectsManifest = defineFamily({
       },
     }),
   },
+  subscribers: projectsSubscribers,
   handlers: { ...projectsHandlers, ...customAttributesHandlers },
 });

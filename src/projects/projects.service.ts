@@ -2,6 +2,7 @@ import { type DataSource, type EntityManager, type ObjectLiteral, type SelectQue
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
 import type { operations } from '../../generated/openapi.js';
 import type { Config } from '../config.js';
+import type { Events } from '../core/events.js';
 import {
   authorizeProject,
   canSee,
@@ -104,6 +105,7 @@ export function pathFromName(name: string): string {
 export class ProjectsService {
   private readonly dataSource: DataSource;
   private readonly config: Config;
+  private readonly events: Events;
 
   constructor(
     deps: CoreDeps,
@@ -111,6 +113,7 @@ export class ProjectsService {
   ) {
     this.dataSource = deps.dataSource;
     this.config = deps.config;
+    this.events = deps.events;
   }
 
   private baseQuery(manager: EntityManager = this.dataSource.manager): SelectQueryBuilder<Project> {
@@ -248,8 +251,8 @@ export class ProjectsService {
 
   /**
    * Deletes at once, with the project's repository, members and the bot users of its access tokens;
-   * shares, statistics and custom attributes go with the row. The repository is moved aside first and
-   * put back if the rows cannot be deleted.
+   * shares, statistics and custom attributes go with the row. The repository is moved aside first, put
+   * back if the rows cannot be deleted, and removed by the `project.deleted` subscriber once they are.
    */
   async delete(caller: Caller, id: string | number, params: DeleteProjectParams): Promise<void> {
     const view = await this.findAuthorized(caller, id, 'remove_project');
@@ -272,12 +275,17 @@ export class ProjectsService {
         await tx.getRepository(Member).delete({ sourceType: 'Project', sourceId: project.id });
         await tx.getRepository(Project).delete(project.id);
         if (bots.length) await tx.getRepository(User).delete(bots.map((bot) => bot.user_id));
+        await this.events.publish(tx, 'project.deleted', {
+          projectId: project.id,
+          userId: caller.user?.id ?? null,
+          fullPath: `${project.namespace.fullPath}/${project.path}`,
+          repository: trash.aside ? { storage: project.repositoryStorage, aside: trash.aside } : null,
+        });
       });
     } catch (err) {
       await trash.restore();
       throw err;
     }
-    await trash.discard();
   }
 
   /** The custom attributes of many projects in one query, ordered by key. */
@@ -463,6 +471,11 @@ export class ProjectsService {
           .where('p.id = :id', { id: project.id })
           .getOneOrFail()) as ProjectView['project'];
         const access = await projectAccess(tx, caller, created);
+        await this.events.publish(tx, 'project.created', {
+          projectId: created.id,
+          userId: user.id,
+          fullPath: `${created.namespace.fullPath}/${created.path}`,
+        });
         return {
           project: created,
           accessLevel: access.level,

@@ -115,7 +115,7 @@ function uniqueViolation(err: unknown): string | undefined {
 export class UsersService {
   private readonly dataSource: DataSource;
 
-  constructor(deps: CoreDeps) {
+  constructor(deps: Pick<CoreDeps, 'dataSource' | 'config'>) {
     this.dataSource = deps.dataSource;
   }
 

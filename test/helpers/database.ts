@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import pg from 'pg';
 import type { DataSource } from 'typeorm';
+import { queueSchemaFor } from '../../src/core/queue.js';
 import { createDataSource, migrate } from '../../src/db/data-source.js';
 
 /**
@@ -28,6 +29,7 @@ export async function openTestDatabase(): Promise<{ dataSource: DataSource; drop
       const client = new pg.Client({ connectionString: url });
       await client.connect();
       await client.query(`DROP SCHEMA ${schema} CASCADE`);
+      await client.query(`DROP SCHEMA IF EXISTS ${queueSchemaFor(schema)} CASCADE`);
       await client.end();
     },
   };

@@ -53,6 +53,7 @@ export function useTestServer(options: { env?: Record<string, string> } = {}): T
   const server = {} as TestServer;
   let http: Server;
   let drop: () => Promise<void>;
+  let stopApp: (() => Promise<void>) | undefined;
   let dataDir: string | undefined;
   const checks: ResponseCheck[] = [];
   const opsLog = process.env.FORGE_OPS_LOG;
@@ -70,7 +71,7 @@ export function useTestServer(options: { env?: Record<string, string> } = {}): T
       ...options.env,
     });
     const logger = createLogger(process.env.FORGE_TEST_LOG_LEVEL ?? 'silent');
-    const { koa, services } = await createApp({
+    const { koa, services, stop } = await createApp({
       config,
       dataSource: database.dataSource,
       logger,
@@ -79,6 +80,7 @@ export function useTestServer(options: { env?: Record<string, string> } = {}): T
         if (opsLog) fs.appendFileSync(opsLog, `${JSON.stringify(check)}\n`);
       },
     });
+    stopApp = stop;
     http = koa.listen(0, '127.0.0.1');
     await new Promise<void>((resolve) => http.once('listening', resolve));
     const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
@@ -105,6 +107,7 @@ export function useTestServer(options: { env?: Record<string, string> } = {}): T
 
   afterAll(async () => {
     await new Promise<void>((resolve) => (http ? http.close(() => resolve()) : resolve()));
+    await stopApp?.();
     await drop?.();
     if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
   });

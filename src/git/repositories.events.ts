@@ -1,0 +1,17 @@
+/** Events of the git layer, added to the catalog of src/core/events.ts. */
+
+export interface RefsUpdated {
+  projectId: number;
+  /** Who pushed; null for a push no user is known for. */
+  userId: number | null;
+  /** Each moved ref with its old and new object ids (40 zeros for a created or deleted ref). */
+  changes: Array<{ ref: string; before: string; after: string }>;
+  /** A `git push` over HTTP, or a write through the API. */
+  via: 'git' | 'api';
+}
+
+declare module '../core/events.js' {
+  interface EventCatalog {
+    'refs.updated': RefsUpdated;
+  }
+}
