@@ -1,13 +1,12 @@
 import { defineHandlers } from '../core/handler.js';
-import { instanceMetadata } from './metadata.service.js';
 
 export const metadataHandlers = defineHandlers({
-  async getMetadata() {
-    return { status: 200, body: await instanceMetadata() };
+  async getMetadata({ services }) {
+    return { status: 200, body: await services.metadata.describe() };
   },
 
   // The older name of the same answer.
-  async getVersion() {
-    return { status: 200, body: await instanceMetadata() };
+  async getVersion({ services }) {
+    return { status: 200, body: await services.metadata.describe() };
   },
 });

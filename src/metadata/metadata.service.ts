@@ -2,7 +2,8 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { components } from '../../generated/openapi.js';
-import { gitText } from '../git/git.js';
+import type { Tier } from '../config.js';
+import { checkoutRevision } from '../git/checkout.js';
 
 export type InstanceMetadata = components['schemas']['Metadata'];
 
@@ -36,17 +37,13 @@ async function revision(root: string): Promise<string> {
   const recorded = await readIfPresent(fileURLToPath(new URL('../../REVISION', import.meta.url)));
   if (recorded?.trim()) return recorded.trim();
   if (!(await fs.stat(path.join(root, '.git')).catch(() => undefined))) return 'Unknown';
-  try {
-    return (await gitText(['-C', root, 'log', '-n', '1', '--format=%h', '--abbrev=11'])) || 'Unknown';
-  } catch {
-    return 'Unknown';
-  }
+  return (await checkoutRevision(root)) ?? 'Unknown';
 }
 
-let cached: Promise<InstanceMetadata> | undefined;
+let cached: Promise<Omit<InstanceMetadata, 'enterprise'>> | undefined;
 
 /** What the instance is; it does not change while the process runs, so it is worked out once. */
-export function instanceMetadata(): Promise<InstanceMetadata> {
+export async function instanceMetadata(tier: Tier): Promise<InstanceMetadata> {
   cached ??= (async () => {
     const { root, version } = await packageRoot();
     return {
@@ -54,9 +51,17 @@ export function instanceMetadata(): Promise<InstanceMetadata> {
       revision: await revision(root),
       // No agent server for Kubernetes runs beside forge-api.
       kas: { enabled: false, externalUrl: null, externalK8sProxyUrl: null, version: null },
-      // The Premium and Ultimate parts of the API are served.
-      enterprise: true,
     };
   })();
-  return cached;
+  // The Premium and Ultimate parts of the API are served above the Free tier, as GitLab EE does.
+  return { ...(await cached), enterprise: tier !== 'free' };
+}
+
+/** The instance as `/metadata` describes it, for this instance's tier. */
+export class MetadataService {
+  constructor(private readonly tier: Tier) {}
+
+  describe(): Promise<InstanceMetadata> {
+    return instanceMetadata(this.tier);
+  }
 }
