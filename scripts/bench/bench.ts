@@ -9,7 +9,9 @@
  * Env: BENCH_RATE (offered req/s, default 20), BENCH_OPEN_SECONDS (5), BENCH_MAX_SECONDS (3),
  * BENCH_CONNECTIONS (closed-loop connections, 4), BENCH_PG_URL (an administrative PostgreSQL URL,
  * default postgres://postgres@127.0.0.1:5432/postgres; when it does not answer, PGlite is used),
- * BENCH_DATABASE=pglite (force PGlite), BENCH_OUT (JSON report, .forge-test/bench.json).
+ * BENCH_DATABASE=pglite (force PGlite), BENCH_OUT (JSON report, .forge-test/bench.json),
+ * BENCH_SEED_CONCURRENCY (parallel seeding calls, 8); BENCH_PROJECTS and BENCH_USERS shrink the
+ * dataset to try the harness quickly.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -18,6 +20,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { pathToFileURL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { closedLoop, openLoop, pool, type ClosedLoopResult, type OpenLoopResult } from './driver.js';
@@ -32,12 +35,22 @@ const settings = {
   maxSeconds: Number(env.BENCH_MAX_SECONDS ?? 3),
   connections: Number(env.BENCH_CONNECTIONS ?? 4),
   drainMs: 8_000,
-  warmup: 10,
-  floorInvocations: 30,
+  settleMs: 30_000,
+  warmup: 5,
+  warmupMs: 3_000,
+  floorInvocations: 20,
+  floorSerialMs: 1_500,
   floorSeconds: 2,
 };
-const DATASET = { groups: 50, projects: 2_000, users: 200, groupsPerUser: 3, projectsPerUser: 2 };
-const SEED_CONCURRENCY = 4;
+const DATASET = {
+  groups: 50,
+  // Smaller only to try the harness quickly; the figures quoted are from the default.
+  projects: Number(env.BENCH_PROJECTS ?? 2_000),
+  users: Number(env.BENCH_USERS ?? 200),
+  groupsPerUser: 3,
+  projectsPerUser: 2,
+};
+const SEED_CONCURRENCY = Number(env.BENCH_SEED_CONCURRENCY ?? 8);
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const OUT = path.resolve(ROOT, env.BENCH_OUT ?? '.forge-test/bench.json');
 
@@ -99,13 +112,22 @@ interface Server {
   spawnFile: string;
 }
 
-async function startServer(database: Database, dataDir: string, rootToken: string, port: number): Promise<Server> {
+async function startServer(
+  database: Database,
+  dataDir: string,
+  rootToken: string,
+  port: number,
+): Promise<Server> {
   const url = `http://127.0.0.1:${port}`;
   const spawnFile = path.join(dataDir, 'spawns');
   const logFile = fs.openSync(path.join(dataDir, 'server.log'), 'a');
   const child = spawn(
     process.execPath,
-    ['--require', path.join(ROOT, 'scripts/bench/spawn-counter.cjs'), path.join(ROOT, 'dist/src/main.js')],
+    [
+      '--import',
+      pathToFileURL(path.join(ROOT, 'scripts/bench/spawn-counter.mjs')).href,
+      path.join(ROOT, 'dist/src/main.js'),
+    ],
     {
       cwd: ROOT,
       env: {
@@ -201,14 +223,15 @@ function projectVisibility(group: string, r: number): string {
   return r < 0.5 ? 'public' : r < 0.8 ? 'internal' : 'private';
 }
 
-async function seed(api: Api): Promise<Seeded> {
+async function seed(api: Api, serverPid: number): Promise<Seeded> {
   const rnd = random(7);
   const timings: Record<string, number> = {};
   const step = async <T>(name: string, fn: () => Promise<T>): Promise<T> => {
     const start = performance.now();
+    const cpu = cpuMs(serverPid);
     const result = await fn();
     timings[name] = Math.round(performance.now() - start);
-    log(`seeded ${name} in ${seconds(start)}`);
+    log(`seeded ${name} in ${seconds(start)} (server CPU ${((cpuMs(serverPid) - cpu) / 1000).toFixed(1)} s)`);
     return result;
   };
 
@@ -280,14 +303,25 @@ async function seed(api: Api): Promise<Seeded> {
   // more, and a Reporter of a few projects elsewhere; every other user joins a few groups and projects.
   const groupMembers: { group: number; user: number; level: number }[] = [];
   const projectMembers: { project: number; user: number; level: number }[] = [];
-  for (const g of [0, 4, 11, 25, 37]) groupMembers.push({ group: groups[g].id, user: users[0].id, level: 30 });
-  for (let p = 0; p < 5; p++) projectMembers.push({ project: projects[1201 + p * 40].id, user: users[0].id, level: 20 });
+  for (const g of [0, 4, 11, 25, 37])
+    groupMembers.push({ group: groups[g].id, user: users[0].id, level: 30 });
+  for (let p = 0; p < 5; p++)
+    projectMembers.push({
+      project: projects[30 * perGroup + 1 + p * perGroup].id,
+      user: users[0].id,
+      level: 20,
+    });
   for (const user of users.slice(1)) {
     const chosen = new Set<number>();
     while (chosen.size < DATASET.groupsPerUser) chosen.add(Math.floor(rnd() * groups.length));
-    for (const g of chosen) groupMembers.push({ group: groups[g].id, user: user.id, level: LEVELS[Math.floor(rnd() * 5)] });
+    for (const g of chosen)
+      groupMembers.push({ group: groups[g].id, user: user.id, level: LEVELS[Math.floor(rnd() * 5)] });
+    // GitLab refuses a project role below one inherited from the group: only projects of other groups.
     const projectsChosen = new Set<number>();
-    while (projectsChosen.size < DATASET.projectsPerUser) projectsChosen.add(1 + Math.floor(rnd() * (projects.length - 1)));
+    while (projectsChosen.size < DATASET.projectsPerUser) {
+      const p = 1 + Math.floor(rnd() * (projects.length - 1));
+      if (!chosen.has(projects[p].groupIndex)) projectsChosen.add(p);
+    }
     for (const p of projectsChosen) {
       projectMembers.push({ project: projects[p].id, user: user.id, level: LEVELS[Math.floor(rnd() * 4)] });
     }
@@ -349,9 +383,11 @@ interface Row {
 
 const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : '-');
 
+/** A few requests first (bounded in number and time); the last status tells whether the path works. */
 async function warmup(url: string, token: string | undefined): Promise<{ status: number; body: string }> {
   let last = { status: 0, body: '' };
-  for (let i = 0; i < settings.warmup; i++) {
+  const end = performance.now() + settings.warmupMs;
+  for (let i = 0; i < settings.warmup && performance.now() < end; i++) {
     const response = await fetch(url, { headers: token ? { 'PRIVATE-TOKEN': token } : {} });
     last = { status: response.status, body: await response.text() };
     if (!response.ok) break;
@@ -359,7 +395,10 @@ async function warmup(url: string, token: string | undefined): Promise<{ status:
   return last;
 }
 
-/** Open loop at the fixed rate, then the closed loop with the process's CPU and spawns around it. */
+/**
+ * The closed loop first, with the process's CPU and spawns around it, on an idle server; then the
+ * open loop at the fixed rate, waiting (bounded) until the server has answered what it was given.
+ */
 async function measure(
   url: string,
   token: string | undefined,
@@ -370,12 +409,6 @@ async function measure(
   const target = { url, headers };
   const first = await warmup(url, token);
   if (first.status !== 200) log(`warning: ${url} answered ${first.status}: ${first.body.slice(0, 200)}`);
-  const open = await openLoop(target, {
-    rate: settings.rate,
-    seconds: settings.openSeconds,
-    drainMs: settings.drainMs,
-  });
-  await sleep(200);
   const cpuBefore = cpuMs(pid);
   const spawnsBefore = spawnFile ? await spawnCount(pid, spawnFile) : NaN;
   const max = await closedLoop(target, { connections: settings.connections, seconds: settings.maxSeconds });
@@ -385,6 +418,12 @@ async function measure(
     cpuMs: (cpuAfter - cpuBefore) / max.completed,
     spawns: (spawnsAfter - spawnsBefore) / max.completed,
   };
+  const { settled, ...open } = await openLoop(target, {
+    rate: settings.rate,
+    seconds: settings.openSeconds,
+    drainMs: settings.drainMs,
+  });
+  await Promise.race([settled, sleep(settings.settleMs)]);
   return { open, max, cost, warmupStatus: first.status };
 }
 
@@ -526,6 +565,23 @@ async function main(): Promise<void> {
   const database = await freshDatabase();
   let server: Server | undefined;
   let floorServer: { child: ChildProcess; url: string } | undefined;
+  let cleaned = false;
+  const cleanUp = async () => {
+    if (cleaned) return;
+    cleaned = true;
+    if (floorServer) floorServer.child.kill('SIGTERM');
+    if (server) await stopServer(server);
+    await database.drop().catch((err: unknown) => log(`could not drop the database: ${String(err)}`));
+    log('cleaning up');
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  };
+  // Interrupted: stop what this run started and drop its database before leaving.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      log(`${signal}: stopping`);
+      void cleanUp().finally(() => process.exit(130));
+    });
+  }
   try {
     log(`database: ${database.kind}; data dir: ${dataDir}`);
     const port = await freePort();
@@ -536,7 +592,7 @@ async function main(): Promise<void> {
 
     start = performance.now();
     const repository = buildRepository(repoDir);
-    const seeded = await seed(api);
+    const seeded = await seed(api, server.pid);
     await repository;
     seeded.timings.repository_build = Math.round(performance.now() - start);
 
@@ -545,7 +601,9 @@ async function main(): Promise<void> {
     gitPush(remote, repoDir, ['--all']);
     gitPush(remote, repoDir, ['--tags']);
     seeded.timings.push = Math.round(performance.now() - start);
-    log(`pushed ${DEFAULT_SHAPE.commits} commits, ${DEFAULT_SHAPE.branches} branches, ${DEFAULT_SHAPE.tags} tags in ${seconds(start)}`);
+    log(
+      `pushed ${DEFAULT_SHAPE.commits} commits, ${DEFAULT_SHAPE.branches} branches, ${DEFAULT_SHAPE.tags} tags in ${seconds(start)}`,
+    );
 
     start = performance.now();
     if (database.kind === 'pglite') {
@@ -584,6 +642,7 @@ async function main(): Promise<void> {
       if (endpoint.floor.kind === 'git') {
         const result: GitFloor = await gitFloor(serverRepo, endpoint.floor.args, {
           invocations: settings.floorInvocations,
+          serialMs: settings.floorSerialMs,
           connections: settings.connections,
           seconds: settings.floorSeconds,
         });
@@ -599,7 +658,12 @@ async function main(): Promise<void> {
       floorServer = await startFloorServer(database, dataDir, seeded.member.id);
       for (const [i, endpoint] of list.entries()) {
         if (endpoint.floor.kind !== 'koa') continue;
-        const measured = await measure(`${floorServer.url}${endpoint.floor.path}`, undefined, floorServer.child.pid!, undefined);
+        const measured = await measure(
+          `${floorServer.url}${endpoint.floor.path}`,
+          undefined,
+          floorServer.child.pid!,
+          undefined,
+        );
         rows[i].floor = {
           command: `bare Koa + ${database.kind === 'pglite' ? 'PGlite' : 'pg'}: GET ${endpoint.floor.path}`,
           p50: measured.open.p50,
@@ -613,7 +677,12 @@ async function main(): Promise<void> {
     const totalSeconds = (performance.now() - began) / 1000;
     const report = {
       when: new Date().toISOString(),
-      machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, load: os.loadavg() },
+      machine: {
+        cpus: os.cpus().length,
+        model: os.cpus()[0]?.model,
+        node: process.version,
+        load: os.loadavg(),
+      },
       database: database.kind,
       settings,
       dataset: { ...seeded.counts, repository: DEFAULT_SHAPE },
@@ -646,10 +715,7 @@ async function main(): Promise<void> {
     ];
     process.stdout.write(`${out.join('\n')}\n`);
   } finally {
-    if (floorServer) floorServer.child.kill('SIGTERM');
-    if (server) await stopServer(server);
-    await database.drop().catch((err: unknown) => log(`could not drop the database: ${String(err)}`));
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    await cleanUp();
   }
 }
 

@@ -49,7 +49,11 @@ export interface Target {
 export const newAgent = (maxSockets: number) => new http.Agent({ keepAlive: true, maxSockets });
 
 /** One GET, body read to the end; resolves with the status (0 on a transport error). */
-export function get(target: Target, agent: http.Agent): Promise<number> {
+export function get(
+  target: Target,
+  agent: http.Agent,
+  sent?: (request: http.ClientRequest) => void,
+): Promise<number> {
   return new Promise((resolve) => {
     const request = http.get(target.url, { agent, headers: target.headers }, (res) => {
       res.on('data', () => {});
@@ -57,6 +61,7 @@ export function get(target: Target, agent: http.Agent): Promise<number> {
       res.on('error', () => resolve(0));
     });
     request.on('error', () => resolve(0));
+    sent?.(request);
   });
 }
 
@@ -73,14 +78,20 @@ export interface OpenLoopResult extends Summary {
 /**
  * Sends requests on a fixed timeline at `rate` per second for `seconds`, whatever the server's pace,
  * and counts each latency from its due time. Waits at most `drainMs` after the last one is due.
+ *
+ * At most `maxSockets` requests are at the server at once; the rest wait in the agent, where their
+ * latency still counts. When the drain time runs out, waiting requests are cancelled and the loop
+ * returns; `settled` resolves once the server has answered those it was given (at most `maxSockets`),
+ * so that the next measurement starts on an idle server.
  */
 export async function openLoop(
   target: Target,
   options: { rate: number; seconds: number; drainMs: number; maxSockets?: number },
-): Promise<OpenLoopResult> {
-  const agent = newAgent(options.maxSockets ?? 64);
+): Promise<OpenLoopResult & { settled: Promise<void> }> {
+  const agent = newAgent(options.maxSockets ?? 8);
   const due = schedule(options.rate, options.seconds);
   const latencies: number[] = new Array(due.length).fill(NaN);
+  const requests: http.ClientRequest[] = [];
   let errors = 0;
   const start = performance.now() + 5;
   const inFlight: Promise<void>[] = [];
@@ -89,14 +100,18 @@ export async function openLoop(
     const wait = at - performance.now();
     if (wait > 0.5) await sleep(wait);
     inFlight.push(
-      get(target, agent).then((status) => {
+      get(target, agent, (request) => requests.push(request)).then((status) => {
+        if (!Number.isNaN(latencies[i])) return;
         latencies[i] = performance.now() - at;
         if (status < 200 || status > 299) errors++;
       }),
     );
   }
   const lastDue = start + due[due.length - 1];
-  await Promise.race([Promise.all(inFlight), sleep(Math.max(0, lastDue + options.drainMs - performance.now()))]);
+  await Promise.race([
+    Promise.all(inFlight),
+    sleep(Math.max(0, lastDue + options.drainMs - performance.now())),
+  ]);
   const now = performance.now();
   let unfinished = 0;
   for (let i = 0; i < latencies.length; i++) {
@@ -105,8 +120,11 @@ export async function openLoop(
       latencies[i] = now - (start + due[i]);
     }
   }
-  agent.destroy();
-  return { ...summarize(latencies), rate: options.rate, errors, unfinished };
+  const result = { ...summarize(latencies), rate: options.rate, errors, unfinished };
+  // Requests the agent has not handed to a socket yet never reach the server.
+  for (const request of requests) if (!request.socket) request.destroy();
+  const settled = Promise.all(inFlight).then(() => agent.destroy());
+  return { ...result, settled };
 }
 
 export interface ClosedLoopResult {

@@ -1,6 +1,7 @@
 /**
  * Git floors: the git command that answers an endpoint's question, on the server's own repository.
- * p50 is the wall time of one invocation, run one after another from this (small) process. Throughput
+ * p50 is the wall time of one invocation, run one after another from this (small) process (up to
+ * `invocations` or `serialMs`, at least three). Throughput
  * and CPU come from `connections` bash loops running the command back to back for `seconds`; bash's
  * `times` reports the CPU of the git processes it waited for.
  */
@@ -52,13 +53,14 @@ echo $n; times`;
 export async function gitFloor(
   gitDir: string,
   args: string[],
-  options: { invocations: number; connections: number; seconds: number },
+  options: { invocations: number; serialMs: number; connections: number; seconds: number },
 ): Promise<GitFloor> {
   const full = [`--git-dir=${gitDir}`, ...args];
   const first = await run('git', full);
   if (first.code !== 0) throw new Error(`floor command failed: git ${args.join(' ')}`);
   const latencies: number[] = [];
-  for (let i = 0; i < options.invocations; i++) {
+  const serialEnd = performance.now() + options.serialMs;
+  for (let i = 0; i < options.invocations && (i < 3 || performance.now() < serialEnd); i++) {
     const start = performance.now();
     await run('git', full);
     latencies.push(performance.now() - start);

@@ -39,7 +39,8 @@ const pad = (n: number, width: number) => String(n).padStart(width, '0');
 
 function content(path: string, revision: number): string {
   const lines = [`// ${path}, revision ${revision}`];
-  for (let i = 0; i < 30; i++) lines.push(`export const value${i} = ${(i * 7919 + revision) % 10007}; // ${path}`);
+  for (let i = 0; i < 30; i++)
+    lines.push(`export const value${i} = ${(i * 7919 + revision) % 10007}; // ${path}`);
   return `${lines.join('\n')}\n`;
 }
 
@@ -70,7 +71,8 @@ export function* fastImportStream(shape: RepoShape): Generator<string> {
     let out = `commit refs/heads/main\nmark :${m}\nauthor ${who(time)}\ncommitter ${who(time)}\n`;
     if (c === 0) {
       out += data('Initial import\n');
-      for (let f = 0; f < paths.length; f++) out += `M 100644 inline ${paths[f]}\n${data(content(paths[f], 0))}`;
+      for (let f = 0; f < paths.length; f++)
+        out += `M 100644 inline ${paths[f]}\n${data(content(paths[f], 0))}`;
     } else {
       out += data(`Change ${c}: update a few files\n\nMore detail about change ${c}.\n`);
       out += `from :${mainMarks[c - 1]}\n`;
@@ -124,7 +126,9 @@ export async function buildRepository(dir: string, shape: RepoShape = DEFAULT_SH
   });
   const done = new Promise<void>((resolve, reject) => {
     child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`git fast-import exited ${code}`))));
+    child.on('close', (code) =>
+      code === 0 ? resolve() : reject(new Error(`git fast-import exited ${code}`)),
+    );
   });
   for (const chunk of fastImportStream(shape)) {
     if (!child.stdin.write(chunk)) await new Promise((resolve) => child.stdin.once('drain', resolve));

@@ -1,11 +1,10 @@
 /**
- * Preloaded into the server by `make bench` only (NODE_OPTIONS=--require): counts the child processes
- * the server starts, so the benchmark can print spawns per request. Every spawn, execFile and exec of
+ * Preloaded into the server by `make bench` only (`node --import`): counts the child processes the
+ * server starts, so the benchmark can print spawns per request. Every spawn, execFile and exec of
  * node goes through ChildProcess.prototype.spawn. The count is written to BENCH_SPAWN_FILE on SIGUSR2.
  */
-'use strict';
-const fs = require('node:fs');
-const { ChildProcess } = require('node:child_process');
+import fs from 'node:fs';
+import { ChildProcess } from 'node:child_process';
 
 const file = process.env.BENCH_SPAWN_FILE;
 if (file) {
