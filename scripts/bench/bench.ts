@@ -34,7 +34,7 @@ const settings = {
   openSeconds: Number(env.BENCH_OPEN_SECONDS ?? 5),
   maxSeconds: Number(env.BENCH_MAX_SECONDS ?? 3),
   connections: Number(env.BENCH_CONNECTIONS ?? 4),
-  drainMs: 8_000,
+  drainMs: 5_000,
   settleMs: 30_000,
   warmup: 5,
   warmupMs: 3_000,
