@@ -521,6 +521,7 @@ function table(rows: Row[]): string {
     'p90 ms',
     'p99 ms',
     'err',
+    'late',
     'max req/s',
     'CPU ms/req',
     'spawns/req',
@@ -530,7 +531,7 @@ function table(rows: Row[]): string {
     'CPU ÷ floor',
   ];
   const lines = rows.map((r) => {
-    const errors = r.open.errors + r.max.errors + r.open.unfinished;
+    const errors = r.open.errors + r.max.errors;
     const overloaded = r.max.throughput < settings.rate ? '*' : '';
     return [
       r.endpoint,
@@ -538,6 +539,7 @@ function table(rows: Row[]): string {
       fmt(r.open.p90),
       fmt(r.open.p99),
       String(errors),
+      String(r.open.unfinished),
       fmt(r.max.throughput, 0),
       fmt(r.cost.cpuMs, 2),
       fmt(r.cost.spawns, 1),
@@ -706,8 +708,8 @@ async function main(): Promise<void> {
       table(rows),
       '',
       'p50/p90/p99: open loop, from when each request was due. * = max req/s below the offered rate (overloaded).',
-      'err: non-2xx answers and requests unanswered after the drain time. CPU: server process and its',
-      'children (git), not PostgreSQL. Floor p50: one invocation; floor CPU: ms per invocation.',
+      `err: non-2xx answers. late: of ${Math.round(settings.rate * settings.openSeconds)} open-loop requests, those unanswered ${settings.drainMs / 1000} s after the last was due.`,
+      'CPU: the server process and its children (git), not PostgreSQL. Floor p50: one invocation; floor CPU: ms per invocation.',
       'floors:',
       ...rows.map((r) => `  ${r.endpoint.padEnd(22)} ${r.floor?.command ?? '(none)'}`),
       '',
