@@ -709,7 +709,8 @@ async function main(): Promise<void> {
       '',
       'p50/p90/p99: open loop, from when each request was due. * = max req/s below the offered rate (overloaded).',
       `err: non-2xx answers. late: of ${Math.round(settings.rate * settings.openSeconds)} open-loop requests, those unanswered ${settings.drainMs / 1000} s after the last was due.`,
-      'CPU: the server process and its children (git), not PostgreSQL. Floor p50: one invocation; floor CPU: ms per invocation.',
+      `CPU: the server process and its children (git), ${database.kind === 'pglite' ? 'with PGlite in it' : 'not PostgreSQL'}. ` +
+        'Floor p50: one invocation; floor CPU: ms per invocation.',
       'floors:',
       ...rows.map((r) => `  ${r.endpoint.padEnd(22)} ${r.floor?.command ?? '(none)'}`),
       '',
