@@ -617,14 +617,21 @@ async function main(): Promise<void> {
     const seedingSeconds = (performance.now() - began) / 1000;
     log(`seeding done after ${seedingSeconds.toFixed(0)} s; measuring`);
 
-    const serverRepo = path.join(
+    // The floors read the server's own repository (its packs and loose refs as the push left them);
+    // should the storage layout change, the pushed source has the same content.
+    const hash = crypto.createHash('sha256').update(String(seeded.project.id)).digest('hex');
+    let serverRepo = path.join(
       dataDir,
       'repositories',
-      (() => {
-        const hash = crypto.createHash('sha256').update(String(seeded.project.id)).digest('hex');
-        return path.join('@hashed', hash.slice(0, 2), hash.slice(2, 4), `${hash}.git`);
-      })(),
+      '@hashed',
+      hash.slice(0, 2),
+      hash.slice(2, 4),
+      `${hash}.git`,
     );
+    if (!fs.existsSync(serverRepo)) {
+      log(`warning: no repository at ${serverRepo}; the git floors read the pushed source instead`);
+      serverRepo = repoDir;
+    }
     const blobSha = execFileSync('git', [`--git-dir=${repoDir}`, 'rev-parse', 'main:src/mod42/file042.ts'], {
       env: gitEnv(),
     })
