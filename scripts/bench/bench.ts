@@ -213,6 +213,8 @@ interface Seeded {
   project: { id: number; path: string };
   counts: Record<string, number>;
   timings: Record<string, number>;
+  /** CPU milliseconds the server spent on each seeding step. */
+  serverCpu: Record<string, number>;
 }
 
 const LEVELS = [10, 20, 30, 40, 50];
@@ -226,12 +228,14 @@ function projectVisibility(group: string, r: number): string {
 async function seed(api: Api, serverPid: number): Promise<Seeded> {
   const rnd = random(7);
   const timings: Record<string, number> = {};
+  const serverCpu: Record<string, number> = {};
   const step = async <T>(name: string, fn: () => Promise<T>): Promise<T> => {
     const start = performance.now();
     const cpu = cpuMs(serverPid);
     const result = await fn();
     timings[name] = Math.round(performance.now() - start);
-    log(`seeded ${name} in ${seconds(start)} (server CPU ${((cpuMs(serverPid) - cpu) / 1000).toFixed(1)} s)`);
+    serverCpu[name] = Math.round(cpuMs(serverPid) - cpu);
+    log(`seeded ${name} in ${seconds(start)} (server CPU ${(serverCpu[name] / 1000).toFixed(1)} s)`);
     return result;
   };
 
@@ -347,6 +351,7 @@ async function seed(api: Api, serverPid: number): Promise<Seeded> {
       project_members: projectMembers.length,
     },
     timings,
+    serverCpu,
   };
 }
 
@@ -695,7 +700,11 @@ async function main(): Promise<void> {
       database: database.kind,
       settings,
       dataset: { ...seeded.counts, repository: DEFAULT_SHAPE },
-      seeding: { seconds: Math.round(seedingSeconds), timings_ms: seeded.timings },
+      seeding: {
+        seconds: Math.round(seedingSeconds),
+        timings_ms: seeded.timings,
+        server_cpu_ms: seeded.serverCpu,
+      },
       total_seconds: Math.round(totalSeconds),
       rows,
     };
