@@ -6,7 +6,7 @@ PORT ?= 8080
 # Redocly sends usage data unless told not to; nothing leaves the machine.
 export REDOCLY_TELEMETRY := off
 
-.PHONY: install generate check-generated lint typecheck build migrate run test test-unit mock docs ops-coverage clean
+.PHONY: install generate check-generated lint typecheck build migrate run test test-unit mock docs ops-coverage bench clean
 
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
@@ -74,6 +74,10 @@ docs: install
 
 ops-coverage: install
 	@node --import tsx scripts/ops-coverage.ts
+
+## A few minutes: seeds a fresh server and prints each endpoint beside its floor (never fails on a number).
+bench: build
+	@node --import tsx scripts/bench/bench.ts
 
 clean:
 	rm -rf dist data .forge-test

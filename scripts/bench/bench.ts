@@ -1,0 +1,744 @@
+/**
+ * `make bench`: starts the built server on a fresh database and data directory, seeds a realistic
+ * dataset through the API and a git push, then measures each endpoint as a Developer member beside its
+ * floor (the git command, or bare Koa + SQL, that answers the same question) in the same run.
+ *
+ * A benchmark, not a test: it never fails on a number. It exits non-zero only when the harness breaks.
+ * Everything talks to 127.0.0.1; every loop is bounded in requests and time.
+ *
+ * Env: BENCH_RATE (offered req/s, default 20), BENCH_OPEN_SECONDS (5), BENCH_MAX_SECONDS (3),
+ * BENCH_CONNECTIONS (closed-loop connections, 4), BENCH_PG_URL (an administrative PostgreSQL URL,
+ * default postgres://postgres@127.0.0.1:5432/postgres; when it does not answer, PGlite is used),
+ * BENCH_DATABASE=pglite (force PGlite), BENCH_OUT (JSON report, .forge-test/bench.json),
+ * BENCH_SEED_CONCURRENCY (parallel seeding calls, 8); BENCH_PROJECTS and BENCH_USERS shrink the
+ * dataset to try the harness quickly.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { pathToFileURL } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import { closedLoop, openLoop, pool, type ClosedLoopResult, type OpenLoopResult } from './driver.js';
+import { gitEnv, gitFloor, type GitFloor } from './floors.js';
+import { cpuMs, spawnCount } from './proc.js';
+import { buildRepository, DEFAULT_SHAPE, random, tagName } from './repo.js';
+
+const env = process.env;
+const settings = {
+  rate: Number(env.BENCH_RATE ?? 20),
+  openSeconds: Number(env.BENCH_OPEN_SECONDS ?? 5),
+  maxSeconds: Number(env.BENCH_MAX_SECONDS ?? 3),
+  connections: Number(env.BENCH_CONNECTIONS ?? 4),
+  drainMs: 5_000,
+  settleMs: 30_000,
+  warmup: 5,
+  warmupMs: 3_000,
+  floorInvocations: 20,
+  floorSerialMs: 1_500,
+  floorSeconds: 2,
+};
+const DATASET = {
+  groups: 50,
+  // Smaller only to try the harness quickly; the figures quoted are from the default.
+  projects: Number(env.BENCH_PROJECTS ?? 2_000),
+  users: Number(env.BENCH_USERS ?? 200),
+  groupsPerUser: 3,
+  projectsPerUser: 2,
+};
+const SEED_CONCURRENCY = Number(env.BENCH_SEED_CONCURRENCY ?? 8);
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const OUT = path.resolve(ROOT, env.BENCH_OUT ?? '.forge-test/bench.json');
+
+const log = (message: string) => process.stderr.write(`bench: ${message}\n`);
+const seconds = (since: number) => `${((performance.now() - since) / 1000).toFixed(1)} s`;
+
+// ---------- the server and its database ----------
+
+interface Database {
+  kind: 'postgresql' | 'pglite';
+  url?: string;
+  drop(): Promise<void>;
+}
+
+async function freshDatabase(): Promise<Database> {
+  const adminUrl = env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  if (env.BENCH_DATABASE !== 'pglite') {
+    const admin = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 2000 });
+    try {
+      await admin.connect();
+      const name = `forge_bench_${process.pid}_${Date.now()}`;
+      await admin.query(`CREATE DATABASE ${name}`);
+      await admin.end();
+      const url = new URL(adminUrl);
+      url.pathname = `/${name}`;
+      return {
+        kind: 'postgresql',
+        url: url.toString(),
+        async drop() {
+          const client = new pg.Client({ connectionString: adminUrl });
+          await client.connect();
+          await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+          await client.end();
+        },
+      };
+    } catch {
+      await admin.end().catch(() => {});
+      log(`no PostgreSQL at ${new URL(adminUrl).host}; using embedded PGlite`);
+    }
+  }
+  return { kind: 'pglite', drop: async () => {} };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const port = (server.address() as net.AddressInfo).port;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+interface Server {
+  child: ChildProcess;
+  pid: number;
+  url: string;
+  spawnFile: string;
+}
+
+async function startServer(
+  database: Database,
+  dataDir: string,
+  rootToken: string,
+  port: number,
+): Promise<Server> {
+  const url = `http://127.0.0.1:${port}`;
+  const spawnFile = path.join(dataDir, 'spawns');
+  const logFile = fs.openSync(path.join(dataDir, 'server.log'), 'a');
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      pathToFileURL(path.join(ROOT, 'scripts/bench/spawn-counter.mjs')).href,
+      path.join(ROOT, 'dist/src/main.js'),
+    ],
+    {
+      cwd: ROOT,
+      env: {
+        PATH: env.PATH,
+        HOME: env.HOME,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        EXTERNAL_URL: url,
+        DATA_DIR: dataDir,
+        ...(database.url ? { DATABASE_URL: database.url } : {}),
+        FORGE_ROOT_TOKEN: rootToken,
+        LOG_LEVEL: 'warn',
+        BENCH_SPAWN_FILE: spawnFile,
+      },
+      stdio: ['ignore', logFile, logFile],
+    },
+  );
+  fs.closeSync(logFile);
+  let exited = false;
+  child.on('exit', () => (exited = true));
+  const deadline = performance.now() + 90_000;
+  while (performance.now() < deadline && !exited) {
+    try {
+      if ((await fetch(`${url}/-/readiness`)).ok) return { child, pid: child.pid!, url, spawnFile };
+    } catch {
+      // not listening yet
+    }
+    await sleep(200);
+  }
+  throw new Error(`the server did not become ready; see ${path.join(dataDir, 'server.log')}`);
+}
+
+async function stopServer(server: Server): Promise<void> {
+  if (server.child.exitCode !== null) return;
+  const exited = new Promise((resolve) => server.child.once('exit', resolve));
+  server.child.kill('SIGTERM');
+  await Promise.race([exited, sleep(15_000)]);
+}
+
+/** Runs SQL on the benchmark's database: directly on PostgreSQL; on PGlite, with the server stopped. */
+async function withDatabase(database: Database, dataDir: string, sql: string): Promise<void> {
+  if (database.url) {
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    await client.query(sql);
+    await client.end();
+    return;
+  }
+  const { openPGlite } = (await import(path.join(ROOT, 'dist/src/db/pglite-driver.js'))) as {
+    openPGlite(dir: string): Promise<{ exec(sql: string): Promise<unknown>; close(): Promise<void> }>;
+  };
+  const db = await openPGlite(path.join(dataDir, 'pglite'));
+  await db.exec(sql);
+  await db.close();
+}
+
+// ---------- seeding through the API ----------
+
+class Api {
+  constructor(
+    readonly base: string,
+    readonly token: string,
+  ) {}
+
+  async call<T = Record<string, unknown>>(method: string, route: string, body?: unknown): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      const response = await fetch(`${this.base}/api/v4${route}`, {
+        method,
+        headers: { 'PRIVATE-TOKEN': this.token, 'Content-Type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const text = await response.text();
+      if (response.ok) return JSON.parse(text) as T;
+      // A seeding call that fails is a broken harness, except a transient 5xx, retried twice.
+      if (response.status < 500 || attempt >= 3)
+        throw new Error(`${method} ${route} answered ${response.status}: ${text.slice(0, 300)}`);
+    }
+  }
+}
+
+interface Seeded {
+  member: { id: number; username: string; token: string };
+  project: { id: number; path: string };
+  counts: Record<string, number>;
+  timings: Record<string, number>;
+  /** CPU milliseconds the server spent on each seeding step. */
+  serverCpu: Record<string, number>;
+}
+
+const LEVELS = [10, 20, 30, 40, 50];
+const groupVisibility = (g: number) => (g % 10 === 0 ? 'public' : g % 10 <= 3 ? 'internal' : 'private');
+function projectVisibility(group: string, r: number): string {
+  if (group === 'private') return 'private';
+  if (group === 'internal') return r < 0.7 ? 'internal' : 'private';
+  return r < 0.5 ? 'public' : r < 0.8 ? 'internal' : 'private';
+}
+
+async function seed(api: Api, serverPid: number): Promise<Seeded> {
+  const rnd = random(7);
+  const timings: Record<string, number> = {};
+  const serverCpu: Record<string, number> = {};
+  const step = async <T>(name: string, fn: () => Promise<T>): Promise<T> => {
+    const start = performance.now();
+    const cpu = cpuMs(serverPid);
+    const result = await fn();
+    timings[name] = Math.round(performance.now() - start);
+    serverCpu[name] = Math.round(cpuMs(serverPid) - cpu);
+    log(`seeded ${name} in ${seconds(start)} (server CPU ${(serverCpu[name] / 1000).toFixed(1)} s)`);
+    return result;
+  };
+
+  const groups = await step('groups', () =>
+    pool(
+      Array.from({ length: DATASET.groups }, (_, g) => g),
+      SEED_CONCURRENCY,
+      async (g) => {
+        const path = `group-${String(g).padStart(2, '0')}`;
+        const group = await api.call<{ id: number }>('POST', '/groups', {
+          name: path,
+          path,
+          visibility: groupVisibility(g),
+        });
+        return { id: group.id, path, visibility: groupVisibility(g) };
+      },
+    ),
+  );
+
+  const users = await step('users', () =>
+    pool(
+      Array.from({ length: DATASET.users }, (_, u) => u),
+      SEED_CONCURRENCY,
+      async (u) => {
+        const username = u === 0 ? 'bench-developer' : `user-${String(u).padStart(3, '0')}`;
+        const user = await api.call<{ id: number }>('POST', '/users', {
+          username,
+          name: username,
+          email: `${username}@example.com`,
+          force_random_password: true,
+          skip_confirmation: true,
+        });
+        return { id: user.id, username };
+      },
+    ),
+  );
+
+  const tokens = await step('tokens', () =>
+    pool(users, SEED_CONCURRENCY, async (user) => {
+      const token = await api.call<{ token: string }>('POST', `/users/${user.id}/personal_access_tokens`, {
+        name: 'bench',
+        scopes: ['api'],
+      });
+      return token.token;
+    }),
+  );
+
+  // Projects: 40 in each group; the first project of group-00 holds the benchmark repository.
+  const perGroup = DATASET.projects / DATASET.groups;
+  const projects = await step('projects', () =>
+    pool(
+      Array.from({ length: DATASET.projects }, (_, i) => i),
+      SEED_CONCURRENCY,
+      async (i) => {
+        const group = groups[Math.floor(i / perGroup)];
+        const path = i === 0 ? 'monorepo' : `project-${String(i).padStart(4, '0')}`;
+        const project = await api.call<{ id: number }>('POST', '/projects', {
+          name: path,
+          path,
+          namespace_id: group.id,
+          visibility: i === 0 ? 'private' : projectVisibility(group.visibility, rnd()),
+        });
+        return { id: project.id, path: `${group.path}/${path}`, groupIndex: Math.floor(i / perGroup) };
+      },
+    ),
+  );
+
+  // Memberships: the benchmark's member is a Developer in group-00 (the repository's group) and four
+  // more, and a Reporter of a few projects elsewhere; every other user joins a few groups and projects.
+  const groupMembers: { group: number; user: number; level: number }[] = [];
+  const projectMembers: { project: number; user: number; level: number }[] = [];
+  for (const g of [0, 4, 11, 25, 37])
+    groupMembers.push({ group: groups[g].id, user: users[0].id, level: 30 });
+  for (let p = 0; p < 5; p++)
+    projectMembers.push({
+      project: projects[30 * perGroup + 1 + p * perGroup].id,
+      user: users[0].id,
+      level: 20,
+    });
+  for (const user of users.slice(1)) {
+    const chosen = new Set<number>();
+    while (chosen.size < DATASET.groupsPerUser) chosen.add(Math.floor(rnd() * groups.length));
+    for (const g of chosen)
+      groupMembers.push({ group: groups[g].id, user: user.id, level: LEVELS[Math.floor(rnd() * 5)] });
+    // GitLab refuses a project role below one inherited from the group: only projects of other groups.
+    const projectsChosen = new Set<number>();
+    while (projectsChosen.size < DATASET.projectsPerUser) {
+      const p = 1 + Math.floor(rnd() * (projects.length - 1));
+      if (!chosen.has(projects[p].groupIndex)) projectsChosen.add(p);
+    }
+    for (const p of projectsChosen) {
+      projectMembers.push({ project: projects[p].id, user: user.id, level: LEVELS[Math.floor(rnd() * 4)] });
+    }
+  }
+  await step('members', async () => {
+    await pool(groupMembers, SEED_CONCURRENCY, (m) =>
+      api.call('POST', `/groups/${m.group}/members`, { user_id: m.user, access_level: m.level }),
+    );
+    await pool(projectMembers, SEED_CONCURRENCY, (m) =>
+      api.call('POST', `/projects/${m.project}/members`, { user_id: m.user, access_level: m.level }),
+    );
+  });
+
+  return {
+    member: { id: users[0].id, username: users[0].username, token: tokens[0] },
+    project: { id: projects[0].id, path: projects[0].path },
+    counts: {
+      groups: groups.length,
+      users: users.length,
+      tokens: tokens.length,
+      projects: projects.length,
+      group_members: groupMembers.length,
+      project_members: projectMembers.length,
+    },
+    timings,
+    serverCpu,
+  };
+}
+
+function gitPush(remote: string, repo: string, args: string[]): void {
+  execFileSync('git', [`--git-dir=${repo}`, 'push', '--quiet', remote, ...args], {
+    env: gitEnv(),
+    stdio: ['ignore', 'ignore', 'pipe'],
+    maxBuffer: 64 * 1024 * 1024,
+  });
+}
+
+// ---------- measuring ----------
+
+interface Endpoint {
+  name: string;
+  path: string;
+  floor: { kind: 'git'; args: string[] } | { kind: 'koa'; path: string } | { kind: 'none' };
+}
+
+interface Cost {
+  cpuMs: number;
+  spawns: number;
+}
+
+interface Row {
+  endpoint: string;
+  path: string;
+  open: OpenLoopResult;
+  max: ClosedLoopResult;
+  cost: Cost;
+  warmupStatus: number;
+  floor?: { command: string; p50: number; throughput: number; cpuMs: number };
+}
+
+const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : '-');
+
+/** A few requests first (bounded in number and time); the last status tells whether the path works. */
+async function warmup(url: string, token: string | undefined): Promise<{ status: number; body: string }> {
+  let last = { status: 0, body: '' };
+  const end = performance.now() + settings.warmupMs;
+  for (let i = 0; i < settings.warmup && performance.now() < end; i++) {
+    const response = await fetch(url, { headers: token ? { 'PRIVATE-TOKEN': token } : {} });
+    last = { status: response.status, body: await response.text() };
+    if (!response.ok) break;
+  }
+  return last;
+}
+
+/**
+ * The closed loop first, with the process's CPU and spawns around it, on an idle server; then the
+ * open loop at the fixed rate, waiting (bounded) until the server has answered what it was given.
+ */
+async function measure(
+  url: string,
+  token: string | undefined,
+  pid: number,
+  spawnFile: string | undefined,
+): Promise<{ open: OpenLoopResult; max: ClosedLoopResult; cost: Cost; warmupStatus: number }> {
+  const headers: Record<string, string> = token ? { 'PRIVATE-TOKEN': token } : {};
+  const target = { url, headers };
+  const first = await warmup(url, token);
+  if (first.status !== 200) log(`warning: ${url} answered ${first.status}: ${first.body.slice(0, 200)}`);
+  const cpuBefore = cpuMs(pid);
+  const spawnsBefore = spawnFile ? await spawnCount(pid, spawnFile) : NaN;
+  const max = await closedLoop(target, { connections: settings.connections, seconds: settings.maxSeconds });
+  const cpuAfter = cpuMs(pid);
+  const spawnsAfter = spawnFile ? await spawnCount(pid, spawnFile) : NaN;
+  const cost = {
+    cpuMs: (cpuAfter - cpuBefore) / max.completed,
+    spawns: (spawnsAfter - spawnsBefore) / max.completed,
+  };
+  const { settled, ...open } = await openLoop(target, {
+    rate: settings.rate,
+    seconds: settings.openSeconds,
+    drainMs: settings.drainMs,
+  });
+  await Promise.race([settled, sleep(settings.settleMs)]);
+  return { open, max, cost, warmupStatus: first.status };
+}
+
+function endpoints(projectId: number, blobSha: string, compareFrom: string): Endpoint[] {
+  const p = `/projects/${projectId}`;
+  const file = 'src/mod42/file042.ts';
+  const listRefs = '%(refname) %(objectname) %(*objectname) %(creatordate:iso-strict) %(subject)';
+  return [
+    { name: 'projects (visible)', path: '/projects', floor: { kind: 'koa', path: '/projects' } },
+    {
+      name: 'projects (membership)',
+      path: '/projects?membership=true',
+      floor: { kind: 'koa', path: '/projects?membership=true' },
+    },
+    { name: 'project get', path: p, floor: { kind: 'koa', path: p } },
+    { name: 'tree, root', path: `${p}/repository/tree`, floor: { kind: 'git', args: ['ls-tree', 'main'] } },
+    {
+      name: 'tree, directory',
+      path: `${p}/repository/tree?path=src/mod42`,
+      floor: { kind: 'git', args: ['ls-tree', 'main:src/mod42'] },
+    },
+    {
+      name: 'tree, recursive p5',
+      path: `${p}/repository/tree?recursive=true&per_page=100&page=5`,
+      floor: { kind: 'git', args: ['ls-tree', '-r', '-t', 'main'] },
+    },
+    {
+      name: 'blob',
+      path: `${p}/repository/blobs/${blobSha}`,
+      floor: { kind: 'git', args: ['cat-file', '-p', blobSha] },
+    },
+    {
+      name: 'raw file',
+      path: `${p}/repository/files/${encodeURIComponent(file)}/raw?ref=main`,
+      floor: { kind: 'git', args: ['cat-file', '-p', `main:${file}`] },
+    },
+    {
+      name: 'tags',
+      path: `${p}/repository/tags`,
+      floor: {
+        kind: 'git',
+        args: ['for-each-ref', '--count=20', '--sort=-creatordate', `--format=${listRefs}`, 'refs/tags/'],
+      },
+    },
+    {
+      name: 'branches',
+      path: `${p}/repository/branches`,
+      floor: {
+        kind: 'git',
+        args: ['for-each-ref', '--count=20', '--sort=refname', `--format=${listRefs}`, 'refs/heads/'],
+      },
+    },
+    {
+      name: 'commits',
+      path: `${p}/repository/commits?ref_name=main`,
+      floor: { kind: 'git', args: ['log', '-n', '20', '--format=%H %P %an %ae %at %cn %ce %ct %s', 'main'] },
+    },
+    {
+      name: 'compare',
+      path: `${p}/repository/compare?from=${compareFrom}&to=main`,
+      floor: { kind: 'git', args: ['diff', compareFrom, 'main'] },
+    },
+  ];
+}
+
+async function startFloorServer(database: Database, dataDir: string, callerId: number) {
+  const child = spawn(process.execPath, [path.join(ROOT, 'scripts/bench/floor-server.mjs')], {
+    cwd: ROOT,
+    env: {
+      PATH: env.PATH,
+      PORT: '0',
+      BENCH_CALLER_ID: String(callerId),
+      ...(database.url ? { DATABASE_URL: database.url } : { PGLITE_DIR: path.join(dataDir, 'pglite') }),
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = /listening (\d+)/.exec(out);
+      if (match) resolve(Number(match[1]));
+    });
+    child.on('exit', (code) => reject(new Error(`the floor server exited (${code})`)));
+  });
+  return { child, url: `http://127.0.0.1:${port}` };
+}
+
+// ---------- report ----------
+
+function table(rows: Row[]): string {
+  const header = [
+    'endpoint',
+    'p50 ms',
+    'p90 ms',
+    'p99 ms',
+    'err',
+    'late',
+    'max req/s',
+    'CPU ms/req',
+    'spawns/req',
+    'floor p50',
+    'floor req/s',
+    'floor CPU',
+    'CPU ÷ floor',
+  ];
+  const lines = rows.map((r) => {
+    const errors = r.open.errors + r.max.errors;
+    const overloaded = r.max.throughput < settings.rate ? '*' : '';
+    return [
+      r.endpoint,
+      fmt(r.open.p50) + overloaded,
+      fmt(r.open.p90),
+      fmt(r.open.p99),
+      String(errors),
+      String(r.open.unfinished),
+      fmt(r.max.throughput, 0),
+      fmt(r.cost.cpuMs, 2),
+      fmt(r.cost.spawns, 1),
+      r.floor ? fmt(r.floor.p50, 2) : '-',
+      r.floor ? fmt(r.floor.throughput, 0) : '-',
+      r.floor ? fmt(r.floor.cpuMs, 2) : '-',
+      r.floor ? fmt(r.cost.cpuMs / r.floor.cpuMs, 1) + '×' : '-',
+    ];
+  });
+  const all = [header, ...lines];
+  const widths = header.map((_, c) => Math.max(...all.map((line) => line[c].length)));
+  const render = (line: string[]) =>
+    line.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ');
+  const rule = widths.map((w) => '-'.repeat(w)).join('  ');
+  return [render(header), rule, ...lines.map(render)].join('\n');
+}
+
+// ---------- main ----------
+
+async function main(): Promise<void> {
+  const began = performance.now();
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'forge-bench-'));
+  const repoDir = path.join(dataDir, 'source.git');
+  const rootToken = `glpat-${crypto.randomBytes(15).toString('base64url')}`;
+  const database = await freshDatabase();
+  let server: Server | undefined;
+  let floorServer: { child: ChildProcess; url: string } | undefined;
+  let cleaned = false;
+  const cleanUp = async () => {
+    if (cleaned) return;
+    cleaned = true;
+    if (floorServer) floorServer.child.kill('SIGTERM');
+    if (server) await stopServer(server);
+    await database.drop().catch((err: unknown) => log(`could not drop the database: ${String(err)}`));
+    log('cleaning up');
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  };
+  // Interrupted: stop what this run started and drop its database before leaving.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      log(`${signal}: stopping`);
+      void cleanUp().finally(() => process.exit(130));
+    });
+  }
+  try {
+    log(`database: ${database.kind}; data dir: ${dataDir}`);
+    const port = await freePort();
+    let start = performance.now();
+    server = await startServer(database, dataDir, rootToken, port);
+    log(`server ready in ${seconds(start)}`);
+    const api = new Api(server.url, rootToken);
+
+    start = performance.now();
+    // The repository is built while the API seeding runs.
+    const repository = buildRepository(repoDir).then(() => Math.round(performance.now() - start));
+    const seeded = await seed(api, server.pid);
+    seeded.timings.repository_build = await repository;
+
+    start = performance.now();
+    const remote = `http://root:${rootToken}@127.0.0.1:${port}/${seeded.project.path}.git`;
+    gitPush(remote, repoDir, ['--all']);
+    gitPush(remote, repoDir, ['--tags']);
+    seeded.timings.push = Math.round(performance.now() - start);
+    log(
+      `pushed ${DEFAULT_SHAPE.commits} commits, ${DEFAULT_SHAPE.branches} branches, ${DEFAULT_SHAPE.tags} tags in ${seconds(start)}`,
+    );
+
+    start = performance.now();
+    if (database.kind === 'pglite') {
+      await stopServer(server);
+      await withDatabase(database, dataDir, 'ANALYZE');
+      server = await startServer(database, dataDir, rootToken, port);
+    } else await withDatabase(database, dataDir, 'ANALYZE');
+    seeded.timings.analyze = Math.round(performance.now() - start);
+    const seedingSeconds = (performance.now() - began) / 1000;
+    log(`seeding done after ${seedingSeconds.toFixed(0)} s; measuring`);
+
+    // The floors read the server's own repository (its packs and loose refs as the push left them);
+    // should the storage layout change, the pushed source has the same content.
+    const hash = crypto.createHash('sha256').update(String(seeded.project.id)).digest('hex');
+    let serverRepo = path.join(
+      dataDir,
+      'repositories',
+      '@hashed',
+      hash.slice(0, 2),
+      hash.slice(2, 4),
+      `${hash}.git`,
+    );
+    if (!fs.existsSync(serverRepo)) {
+      log(`warning: no repository at ${serverRepo}; the git floors read the pushed source instead`);
+      serverRepo = repoDir;
+    }
+    const blobSha = execFileSync('git', [`--git-dir=${repoDir}`, 'rev-parse', 'main:src/mod42/file042.ts'], {
+      env: gitEnv(),
+    })
+      .toString()
+      .trim();
+    const list = endpoints(seeded.project.id, blobSha, tagName(DEFAULT_SHAPE.tags - 21));
+
+    const rows: Row[] = [];
+    for (const endpoint of list) {
+      const measured = await measure(
+        `${server.url}/api/v4${endpoint.path}`,
+        seeded.member.token,
+        server.pid,
+        server.spawnFile,
+      );
+      let floor: Row['floor'];
+      if (endpoint.floor.kind === 'git') {
+        const result: GitFloor = await gitFloor(serverRepo, endpoint.floor.args, {
+          invocations: settings.floorInvocations,
+          serialMs: settings.floorSerialMs,
+          connections: settings.connections,
+          seconds: settings.floorSeconds,
+        });
+        floor = result;
+      }
+      rows.push({ endpoint: endpoint.name, path: endpoint.path, ...measured, floor });
+      log(`measured ${endpoint.name}`);
+    }
+
+    // The Koa + SQL floors run last: on PGlite only one process may hold the database.
+    if (list.some((e) => e.floor.kind === 'koa')) {
+      if (database.kind === 'pglite') await stopServer(server);
+      floorServer = await startFloorServer(database, dataDir, seeded.member.id);
+      for (const [i, endpoint] of list.entries()) {
+        if (endpoint.floor.kind !== 'koa') continue;
+        const measured = await measure(
+          `${floorServer.url}${endpoint.floor.path}`,
+          undefined,
+          floorServer.child.pid!,
+          undefined,
+        );
+        rows[i].floor = {
+          command: `bare Koa + ${database.kind === 'pglite' ? 'PGlite' : 'pg'}: GET ${endpoint.floor.path}`,
+          p50: measured.open.p50,
+          throughput: measured.max.throughput,
+          cpuMs: measured.cost.cpuMs,
+        };
+      }
+      log('measured the Koa + SQL floors');
+    }
+
+    const totalSeconds = (performance.now() - began) / 1000;
+    const report = {
+      when: new Date().toISOString(),
+      machine: {
+        cpus: os.cpus().length,
+        model: os.cpus()[0]?.model,
+        node: process.version,
+        load: os.loadavg(),
+      },
+      database: database.kind,
+      settings,
+      dataset: { ...seeded.counts, repository: DEFAULT_SHAPE },
+      seeding: {
+        seconds: Math.round(seedingSeconds),
+        timings_ms: seeded.timings,
+        server_cpu_ms: seeded.serverCpu,
+      },
+      total_seconds: Math.round(totalSeconds),
+      rows,
+    };
+    fs.mkdirSync(path.dirname(OUT), { recursive: true });
+    fs.writeFileSync(OUT, `${JSON.stringify(report, null, 2)}\n`);
+
+    const out = [
+      '',
+      `forge-api benchmark: ${database.kind}, ${os.cpus().length} CPUs, load ${os.loadavg()[0].toFixed(1)}; ` +
+        `as a Developer member; open loop at ${settings.rate} req/s for ${settings.openSeconds} s, ` +
+        `max over ${settings.connections} connections for ${settings.maxSeconds} s`,
+      `dataset: ${seeded.counts.projects} projects in ${seeded.counts.groups} groups, ${seeded.counts.users} users, ` +
+        `${seeded.counts.group_members + seeded.counts.project_members} memberships; repository of ` +
+        `${DEFAULT_SHAPE.files} files, ${DEFAULT_SHAPE.commits} commits, ${DEFAULT_SHAPE.branches} branches, ` +
+        `${DEFAULT_SHAPE.tags} tags; seeded in ${seedingSeconds.toFixed(0)} s`,
+      '',
+      table(rows),
+      '',
+      'p50/p90/p99: open loop, from when each request was due. * = max req/s below the offered rate (overloaded).',
+      `err: non-2xx answers. late: of ${Math.round(settings.rate * settings.openSeconds)} open-loop requests, those unanswered ${settings.drainMs / 1000} s after the last was due.`,
+      `CPU: the server process and its children (git), ${database.kind === 'pglite' ? 'with PGlite in it' : 'not PostgreSQL'}. ` +
+        'Floor p50: one invocation; floor CPU: ms per invocation.',
+      'floors:',
+      ...rows.map((r) => `  ${r.endpoint.padEnd(22)} ${r.floor?.command ?? '(none)'}`),
+      '',
+      `total ${totalSeconds.toFixed(0)} s; JSON in ${path.relative(process.cwd(), OUT)}`,
+    ];
+    process.stdout.write(`${out.join('\n')}\n`);
+  } finally {
+    await cleanUp();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error('bench: the harness broke:', err instanceof Error ? err.stack : err);
+  process.exit(1);
+});

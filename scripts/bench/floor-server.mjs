@@ -1,0 +1,80 @@
+/**
+ * The floor of the project endpoints: bare Koa and one SQL query, with the same visibility SQL as the
+ * server (the text that src/core/abilities.ts builds, taken from the built code so the two never drift).
+ * No authentication, no validation, no presenter: the caller is fixed by BENCH_CALLER_ID.
+ *
+ * Env: PORT (0 = any), DATABASE_URL (PostgreSQL) or PGLITE_DIR (embedded), BENCH_CALLER_ID.
+ * Prints `listening <port>` when ready.
+ */
+import 'reflect-metadata';
+import Koa from 'koa';
+import pg from 'pg';
+import { projectMembershipSql, whereProjectVisible } from '../../dist/src/core/abilities.js';
+
+const callerId = Number(process.env.BENCH_CALLER_ID);
+const caller = { user: { id: callerId, admin: false, external: false } };
+
+/** The visibility condition as whereProjectVisible adds it, with its named parameters made positional. */
+function visibilitySql() {
+  let captured;
+  const recorder = {
+    andWhere(sql, parameters) {
+      captured = { sql, parameters };
+      return recorder;
+    },
+  };
+  whereProjectVisible(recorder, caller, 'p', 'n');
+  const names = Object.keys(captured.parameters).sort((a, b) => b.length - a.length);
+  let sql = captured.sql;
+  const values = [];
+  for (const name of names) {
+    values.push(captured.parameters[name]);
+    sql = sql.replaceAll(`:${name}`, `$${values.length}`);
+  }
+  return { sql, values };
+}
+
+const visible = visibilitySql();
+const member = projectMembershipSql('p', 'n').replaceAll(':callerId', `$${visible.values.length + 1}`);
+const select = `SELECT p.*, to_jsonb(n.*) AS namespace FROM projects p JOIN namespaces n ON n.id = p.namespace_id`;
+const live = 'p.marked_for_deletion_at IS NULL';
+const page = 'ORDER BY p.created_at DESC, p.id DESC LIMIT 20';
+const queries = {
+  list: { sql: `${select} WHERE ${visible.sql} AND ${live} ${page}`, values: visible.values },
+  membership: {
+    sql: `${select} WHERE ${visible.sql} AND ${member} AND ${live} ${page}`,
+    values: [...visible.values, callerId],
+  },
+  one: {
+    sql: `${select} WHERE p.id = $${visible.values.length + 1} AND ${visible.sql} AND ${live}`,
+    values: visible.values,
+  },
+};
+
+async function database() {
+  if (process.env.DATABASE_URL) {
+    const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL });
+    return { query: async (sql, values) => (await pool.query(sql, values)).rows };
+  }
+  const { openPGlite } = await import('../../dist/src/db/pglite-driver.js');
+  const db = await openPGlite(process.env.PGLITE_DIR);
+  return { query: async (sql, values) => (await db.query(sql, values)).rows };
+}
+
+const db = await database();
+const app = new Koa();
+app.use(async (ctx) => {
+  const one = /^\/projects\/(\d+)$/.exec(ctx.path);
+  if (one) {
+    const rows = await db.query(queries.one.sql, [...queries.one.values, Number(one[1])]);
+    if (rows.length === 0) ctx.status = 404;
+    else ctx.body = rows[0];
+  } else if (ctx.path === '/projects') {
+    const query = ctx.query.membership === 'true' ? queries.membership : queries.list;
+    ctx.body = await db.query(query.sql, query.values);
+  } else ctx.status = 404;
+});
+const server = app.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
+  process.stdout.write(`listening ${server.address().port}\n`);
+});
+process.on('SIGTERM', () => process.exit(0));
