@@ -4,16 +4,17 @@ import type { operations } from '../../generated/openapi.js';
 import type { Config } from '../config.js';
 import type { Events } from '../core/events.js';
 import {
+  activeSql,
   authorizeProject,
-  canSee,
-  type ProjectAbility,
-  type Subject,
   canReadStatistics,
+  canSee,
   groupAccessLevel,
   isAdmin,
+  type ProjectAbility,
   projectAccess,
   projectAccessLevels,
   projectMembershipSql,
+  type Subject,
   Visibility,
   visibilityName,
   whereProjectVisible,
@@ -196,7 +197,7 @@ export class ProjectsService {
       .createQueryBuilder('l')
       .innerJoinAndSelect('l.group', 'g')
       .where('l.project_id IN (:...projectIds)', { projectIds })
-      .andWhere('(l.expires_at IS NULL OR l.expires_at > current_date)')
+      .andWhere(activeSql('l'))
       .orderBy('l.id', 'ASC')
       .getMany();
     for (const link of links) {
