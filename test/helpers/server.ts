@@ -52,14 +52,14 @@ export interface TestResponse {
 export function useTestServer(options: { env?: Record<string, string> } = {}): TestServer {
   const server = {} as TestServer;
   let http: Server;
-  let drop: () => Promise<void>;
+  let close: () => Promise<void>;
   let dataDir: string | undefined;
   const checks: ResponseCheck[] = [];
   const opsLog = process.env.FORGE_OPS_LOG;
 
   beforeAll(async () => {
     const database = await openTestDatabase();
-    drop = database.drop;
+    close = database.close;
     // Repositories of this file's projects live in a directory of their own.
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'forge-test-'));
     const config = loadConfig({
@@ -105,7 +105,7 @@ export function useTestServer(options: { env?: Record<string, string> } = {}): T
 
   afterAll(async () => {
     await new Promise<void>((resolve) => (http ? http.close(() => resolve()) : resolve()));
-    await drop?.();
+    await close?.();
     if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
