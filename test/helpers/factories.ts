@@ -83,6 +83,12 @@ export class Factories {
       .insert({ sourceType, sourceId: source.id, userId: user.id, accessLevel, expiresAt });
   }
 
+  /** A caller without a membership: none at all (anonymous), a plain user, an external user or an administrator. */
+  async caller(kind: 'anonymous' | 'outsider' | 'external' | 'admin'): Promise<TestUser | undefined> {
+    if (kind === 'anonymous') return undefined;
+    return this.user({ admin: kind === 'admin', external: kind === 'external' });
+  }
+
   /** A new user (with `attrs`) who is a member of `source` at `accessLevel`; 0 makes no membership. */
   async memberOf(
     source: Project | Namespace,

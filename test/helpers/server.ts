@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import type { DataSource } from 'typeorm';
 import { createApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
+import { createBackend, type Backend } from '../../src/core/contract.js';
 import type { ResponseCheck } from '../../src/core/response-validation.js';
 import { createLogger } from '../../src/logger.js';
 import type { Services } from '../../src/services.js';
@@ -46,6 +47,12 @@ export interface TestResponse {
 }
 
 /**
+ * The contract, parsed once per worker process: the test files a worker runs share it, and with it the
+ * validators it compiles on first use of each operation. It only reads, so sharing is safe.
+ */
+let sharedBackend: Promise<Backend> | undefined;
+
+/**
  * Starts the real server on a random port with its own database for this test file. Every API
  * response is checked against the contract; a test whose responses do not match fails.
  */
@@ -74,6 +81,7 @@ export function useTestServer(options: { env?: Record<string, string> } = {}): T
       config,
       dataSource: database.dataSource,
       logger,
+      backend: await (sharedBackend ??= createBackend()),
       onResponseCheck: (check) => {
         checks.push(check);
         if (opsLog) fs.appendFileSync(opsLog, `${JSON.stringify(check)}\n`);

@@ -5,7 +5,7 @@ import { gitText } from '../../src/git/git.js';
 import { AccessLevel } from '../../src/members/member.entity.js';
 import type { Project } from '../../src/projects/project.entity.js';
 import type { TestUser } from '../helpers/factories.js';
-import { useGitWorkDir } from '../helpers/git-cli.js';
+import { remoteUrl, useGitWorkDir } from '../helpers/git-cli.js';
 import { useTestServer } from '../helpers/server.js';
 
 const server = useTestServer();
@@ -197,12 +197,8 @@ describe('reading and removing rules', () => {
 });
 
 describe('what the rules guard', () => {
-  function remote(project: Project, owner: TestUser, token: string): string {
-    const url = new URL(`${server.url}/${owner.user.username}/${project.path}.git`);
-    url.username = 'anyone';
-    url.password = token;
-    return url.toString();
-  }
+  const remote = (project: Project, owner: TestUser, token: string) =>
+    remoteUrl(server.url, `${owner.user.username}/${project.path}`, token);
 
   async function clone(project: Project, owner: TestUser, user: TestUser): Promise<string> {
     const dir = path.join(work, `clone-${++counter}`);
