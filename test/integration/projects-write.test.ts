@@ -10,8 +10,7 @@ type Json = Record<string, unknown>;
 async function projectWithMember(level: number) {
   const group = await server.factories.group({ visibility: 'public' });
   const project = await server.factories.project({ namespace: group, visibility: 'private' });
-  const member = await server.factories.user();
-  if (level) await server.factories.member(project, member.user, level);
+  const member = await server.factories.memberOf(project, level);
   return { group, project, member };
 }
 
