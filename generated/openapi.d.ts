@@ -779,8 +779,8 @@ export interface paths {
          *       group namespace needs the role the group's `project_creation_level` names (`developer` by
          *       default, or `maintainer`, `owner`, `noone`), or an administrator; otherwise 403.
          *     - **Personal projects.** External users cannot create projects in their personal namespace, and
-         *       other users only up to their `projects_limit`: both answer 400
-         *       `{"message": {"limit_reached": ["..."]}}`. An unknown namespace, or one the caller cannot see, answers 404
+         *       other users only up to their `projects_limit`: both answer 403 with the reason as a list,
+         *       `{"message": ["Your project limit is 1 projects! ..."]}`, as GitLab turns `limit_reached` into 403. An unknown namespace, or one the caller cannot see, answers 404
          *       `{"message": "404 Namespace Not Found"}`.
          *     - **Validation.** A `path` or `name` already used in the namespace answers 400 with the record
          *       errors, for example `{"message": {"path": ["has already been taken"]}}`. A value outside its

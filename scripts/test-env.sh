@@ -9,10 +9,10 @@ if [ -z "${FORGE_TEST_DATABASE_URL+x}" ]; then
     c.connect().then(() => c.end()).then(() => process.exit(0), () => process.exit(1));
   " 2>/dev/null; then
     export FORGE_TEST_DATABASE_URL="$url"
-    echo "tests: PostgreSQL at 127.0.0.1:5432 (a schema per test file)"
+    echo "tests: PostgreSQL at 127.0.0.1:5432 (a database per test file, copied from a migrated template)"
   else
     export FORGE_TEST_DATABASE_URL=""
-    echo "tests: no PostgreSQL answered; embedded PGlite (a database per test file)"
+    echo "tests: no PostgreSQL answered; embedded PGlite (a database per test file, from a migrated dump)"
   fi
 fi
 mkdir -p .forge-test

@@ -13,7 +13,13 @@ import { responseValidation, type ResponseCheck } from './core/response-validati
 import { gitHttp } from './git/smart-http.js';
 import { createMetrics } from './ops/metrics.js';
 import { opsRouter } from './ops/routes.js';
-import { createServices, createSubjectResolvers, createSubscribers, handlers, type Services } from './families.js';
+import {
+  createServices,
+  createSubjectResolvers,
+  createSubscribers,
+  handlers,
+  type Services,
+} from './families.js';
 
 export interface AppOptions {
   config: Config;

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import type { DataSource, EntityManager, SelectQueryBuilder } from 'typeorm';
 import type { operations } from '../../generated/openapi.js';
 import type { Config } from '../config.js';
-import { canGroup, canProject, isAdmin, type Subject } from '../core/abilities.js';
+import { canGroup, canProject, isAdmin, mayGrantLevel, type Subject } from '../core/abilities.js';
 import { generateToken, hashToken, type Caller } from '../core/auth.js';
 import {
   ApiError,
@@ -229,7 +229,7 @@ export class AccessTokensService {
     if (user.userType === 'project_bot' || !this.canManage(caller, resource))
       throw badRequest(`User does not have permission to create ${kind} access token`);
     const accessLevel = body.access_level ?? AccessLevel.Maintainer;
-    if (!isAdmin(caller) && accessLevel > resource.subject.accessLevel)
+    if (!mayGrantLevel(caller, resource.subject, accessLevel))
       throw badRequest('Access level of the token contains permissions not held by the creating user');
     const attrs = newTokenAttributes(body, scopes, badRequest);
 
@@ -283,7 +283,7 @@ export class AccessTokensService {
     const found = this.canManage(caller, resource) ? await this.findResourceToken(resource, tokenId) : null;
     if (!found) throw isAdmin(caller) ? notFound() : unauthorized();
     const issued = await this.rotate(caller, found.token, expiresAt, () => {
-      if (!isAdmin(caller) && found.accessLevel > resource.subject.accessLevel)
+      if (!mayGrantLevel(caller, resource.subject, found.accessLevel))
         throw badRequest('Not eligible to rotate tokens with permissions not held by the user');
     });
     return { ...issued, accessLevel: found.accessLevel };

@@ -23,6 +23,8 @@ const PROJECT_ABILITIES = {
   read_project: AccessLevel.NoAccess,
   read_project_member: AccessLevel.NoAccess,
   read_statistics: AccessLevel.Reporter,
+  /** Opening merge requests in the project (`can_create_merge_request_in`). */
+  create_merge_request_in: AccessLevel.Developer,
   read_code: AccessLevel.Reporter,
   push_code: AccessLevel.Developer,
   admin_project: AccessLevel.Maintainer,
@@ -104,16 +106,51 @@ export function authorizeGroup(caller: Caller, ability: GroupAbility, subject: S
   if (!canGroup(caller, ability, subject)) throw forbidden();
 }
 
+/** A project ability of a caller whose level is known, visibility aside (the project is already seen). */
+const hasLevelFor = (caller: Caller, ability: ProjectAbility, accessLevel: number) =>
+  isAdmin(caller) || accessLevel >= PROJECT_ABILITIES[ability];
+
 /** Reporter and above, or an administrator. */
 export const canReadStatistics = (caller: Caller, accessLevel: number) =>
-  isAdmin(caller) || accessLevel >= AccessLevel.Reporter;
+  hasLevelFor(caller, 'read_statistics', accessLevel);
 
 /** Maintainer and above, or an administrator. */
 export const canAdminProject = (caller: Caller, accessLevel: number) =>
-  isAdmin(caller) || accessLevel >= AccessLevel.Maintainer;
+  hasLevelFor(caller, 'admin_project', accessLevel);
 
-const ACTIVE_MEMBER = `(m.expires_at IS NULL OR m.expires_at > current_date)`;
-const ACTIVE_LINK = `(l.expires_at IS NULL OR l.expires_at > current_date)`;
+export const canCreateMergeRequestIn = (caller: Caller, accessLevel: number) =>
+  hasLevelFor(caller, 'create_merge_request_in', accessLevel);
+
+/** Deleting a protected branch or tag: Maintainer and above, or an administrator. */
+export const canAdminProtectedRefs = (caller: Caller, accessLevel: number) =>
+  hasLevelFor(caller, 'admin_protected_branch', accessLevel);
+
+/** Does a level meet an access-level entry's role (a protected branch's or tag's `access_level`)? */
+export const meetsAccessLevel = (accessLevel: number, required: number) => accessLevel >= required;
+
+/** A group named in a protection entry admits its members at Developer and above. */
+export const groupEntryAdmits = (groupAccessLevel: number) =>
+  meetsAccessLevel(groupAccessLevel, AccessLevel.Developer);
+
+/** Any membership at all (a level above none). */
+export const isMemberLevel = (accessLevel: number) => accessLevel > AccessLevel.NoAccess;
+
+/**
+ * Whether a caller may give a level (a token's, a role's) on a subject: an administrator any, others
+ * none above their own.
+ */
+export const mayGrantLevel = (caller: Caller, subject: Subject, level: number) =>
+  isAdmin(caller) || level <= subject.accessLevel;
+
+/**
+ * The one definition of an active membership or share: unexpired today. `alias` is the members (or
+ * project_group_links) table's alias in the query.
+ */
+export const activeSql = (alias: string) =>
+  `(${alias}.expires_at IS NULL OR ${alias}.expires_at > current_date)`;
+
+const ACTIVE_MEMBER = activeSql('m');
+const ACTIVE_LINK = activeSql('l');
 
 /**
  * SQL true when the caller (`:callerId`) is a member of the project: directly, through its namespace
@@ -437,7 +474,7 @@ export function authorizeInstance(caller: Caller, ability: string): void {
   if (!user) throw unauthorized();
   const may =
     user.admin ||
-    (ability === 'use_api' ||
-      ((ability === 'create_group' || ability === 'create_project') && !user.external));
+    ability === 'use_api' ||
+    ((ability === 'create_group' || ability === 'create_project') && !user.external);
   if (!may) throw forbidden();
 }

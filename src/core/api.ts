@@ -183,7 +183,8 @@ export function apiMiddleware(options: ApiOptions): Middleware {
     const resolver = subjects[kind] as SubjectResolvers[keyof SubjectTypes];
     const subject = await resolver.find(caller, String(path.id));
     try {
-      if (ability) (resolver.authorize as (c: Caller, a: string, s: unknown) => void)(caller, ability, subject);
+      if (ability)
+        (resolver.authorize as (c: Caller, a: string, s: unknown) => void)(caller, ability, subject);
     } catch (err) {
       if (refusal === 'unauthorized' && err instanceof ApiError && err.status === 403) throw unauthorized();
       throw err;

@@ -129,7 +129,10 @@ export function buildServices(core: CoreDeps, families: readonly AnyFamily[]): S
 }
 
 /** Every subject kind's resolver; a kind no family resolves, or two families resolve, stops the start. */
-export function buildSubjectResolvers(services: ServiceRegistry, families: readonly AnyFamily[]): SubjectResolvers {
+export function buildSubjectResolvers(
+  services: ServiceRegistry,
+  families: readonly AnyFamily[],
+): SubjectResolvers {
   const resolvers: Partial<Record<keyof SubjectTypes, unknown>> = {};
   for (const family of families) {
     for (const [kind, define] of Object.entries(family.subjects ?? {}) as Array<

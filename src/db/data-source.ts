@@ -11,8 +11,10 @@ export interface DatabaseTarget {
   url?: string;
   /** Where PGlite keeps its files; undefined keeps it in memory. */
   pgliteDir?: string;
-  /** PostgreSQL schema to work in (tests give each file its own). */
+  /** PostgreSQL schema to work in. */
   schema?: string;
+  /** A PGlite data directory dumped with `dumpDataDir()` to start from, instead of an empty database. */
+  pgliteDump?: Blob;
 }
 
 export async function createDataSource(target: DatabaseTarget): Promise<DataSource> {
@@ -33,7 +35,7 @@ export async function createDataSource(target: DatabaseTarget): Promise<DataSour
     };
   } else {
     if (target.pgliteDir) fs.mkdirSync(path.dirname(target.pgliteDir), { recursive: true });
-    const db = await openPGlite(target.pgliteDir);
+    const db = await openPGlite(target.pgliteDir, target.pgliteDump);
     options = { ...common, driver: pgliteDriverModule(db) } as DataSourceOptions;
   }
   const dataSource = new DataSource(options);

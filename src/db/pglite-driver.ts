@@ -65,8 +65,10 @@ export function pgliteDriverModule(db: PGlite): { Pool: new () => EventEmitter }
   return { Pool };
 }
 
-export async function openPGlite(dataDir: string | undefined): Promise<PGlite> {
+/** `loadDataDir`: a data directory dumped with `dumpDataDir()` to start from (tests start from a migrated one). */
+export async function openPGlite(dataDir: string | undefined, loadDataDir?: Blob): Promise<PGlite> {
   const options: PGliteOptions = {
+    loadDataDir,
     // Booleans bound as parameters must reach SQL as TRUE/FALSE, as node-postgres sends them.
     serializers: {
       [types.BOOL]: (value: unknown) => (value === true || value === 'true' ? 'TRUE' : 'FALSE'),

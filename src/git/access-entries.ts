@@ -3,6 +3,7 @@
  * reading them from parameters, validating them as GitLab does, and describing them. Both families
  * use this one module.
  */
+import { activeSql } from '../core/abilities.js';
 import type { EntityManager } from 'typeorm';
 import { AccessLevel } from '../core/access-level.js';
 import type { AccessEntry } from './push-rules.js';
@@ -85,12 +86,12 @@ async function lookUp(
     query(
       userIds.length > 0,
       `SELECT DISTINCT m.user_id AS id FROM members m
-       WHERE m.user_id = ANY($1::int[]) AND (m.expires_at IS NULL OR m.expires_at > current_date)
+       WHERE m.user_id = ANY($1::int[]) AND ${activeSql('m')}
          AND ((m.source_type = 'Project' AND m.source_id = $2)
            OR (m.source_type = 'Namespace' AND m.source_id = ANY($3::int[]))
            OR (m.source_type = 'Namespace' AND EXISTS (
              SELECT 1 FROM project_group_links l JOIN namespaces g ON g.id = l.group_id
-             WHERE l.project_id = $2 AND (l.expires_at IS NULL OR l.expires_at > current_date)
+             WHERE l.project_id = $2 AND ${activeSql('l')}
                AND m.source_id = ANY(g.traversal_ids))))`,
       [userIds, project.id, project.namespace.traversalIds],
     ),
@@ -101,7 +102,7 @@ async function lookUp(
       groupIds.length > 0,
       `SELECT group_id AS id FROM project_group_links
        WHERE project_id = $1 AND group_id = ANY($2::int[]) AND group_access >= $3
-         AND (expires_at IS NULL OR expires_at > current_date)`,
+         AND ${activeSql('project_group_links')}`,
       [project.id, groupIds, AccessLevel.Developer],
     ),
   ]);

@@ -4,6 +4,7 @@
  * answers for both paths, so the rules cannot drift apart.
  */
 import type { DataSource } from 'typeorm';
+import { canAdminProtectedRefs, groupEntryAdmits, meetsAccessLevel, activeSql } from '../core/abilities.js';
 import type { Caller } from '../core/auth.js';
 import { AccessLevel } from '../core/access-level.js';
 import {
@@ -61,12 +62,12 @@ export function entryAllows(entry: AccessEntry, actor: PushActor): boolean {
   if (!user) return false;
   if (entry.userId !== null) return entry.userId === user.id;
   // A group entry admits the group's Developers and above.
-  if (entry.groupId !== null) return (actor.groupLevels.get(entry.groupId) ?? 0) >= AccessLevel.Developer;
+  if (entry.groupId !== null) return groupEntryAdmits(actor.groupLevels.get(entry.groupId) ?? 0);
   if (entry.deployKeyId !== null) return false;
   if (entry.accessLevel === AccessLevel.NoAccess) return false;
   if (user.admin) return true;
   if (entry.accessLevel === ADMIN_ACCESS) return false;
-  return actor.accessLevel >= (entry.accessLevel ?? Number.POSITIVE_INFINITY);
+  return entry.accessLevel !== null && meetsAccessLevel(actor.accessLevel, entry.accessLevel);
 }
 
 const allows = (rule: ProtectedBranch, action: ProtectedBranchAction, actor: PushActor) =>
@@ -111,7 +112,7 @@ export class PushRules {
         `SELECT d.id, max(m.access_level) AS level FROM members m
          JOIN namespaces d ON d.traversal_ids @> ARRAY[m.source_id]
          WHERE m.user_id = $1 AND m.source_type = 'Namespace'
-           AND (m.expires_at IS NULL OR m.expires_at > current_date)
+           AND ${activeSql('m')}
          GROUP BY d.id`,
         [caller.user.id],
       );
@@ -148,7 +149,7 @@ export class PushRules {
     const { branches, tags } = loaded ?? (await this.projectRules(project.id));
     const creating = change.oldSha === ZERO_SHA;
     const deleting = change.newSha === ZERO_SHA;
-    const maintainer = Boolean(actor.caller.user?.admin) || actor.accessLevel >= AccessLevel.Maintainer;
+    const maintainer = canAdminProtectedRefs(actor.caller, actor.accessLevel);
     if (change.ref.startsWith('refs/heads/')) {
       const branch = change.ref.slice('refs/heads/'.length);
       if (deleting && branch === project.defaultBranch) return MESSAGES.deleteDefaultBranch;

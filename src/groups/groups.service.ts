@@ -1,18 +1,20 @@
 import { type DataSource, type EntityManager, type SelectQueryBuilder } from 'typeorm';
 import type { operations } from '../../generated/openapi.js';
 import {
+  activeSql,
   authorizeGroup,
   canSee,
   groupMembershipSql,
   groupSubject,
   isAdmin,
+  meetsAccessLevel,
   projectAccessLevels,
   projectMembershipSql,
+  type Subject,
   Visibility,
   visibilityName,
   whereGroupVisible,
   whereProjectVisible,
-  type Subject,
 } from '../core/abilities.js';
 import type { Caller } from '../core/auth.js';
 import { ApiError, forbidden, notFound, validationFailed } from '../core/errors.js';
@@ -71,13 +73,13 @@ type GroupListParams = ListSubgroupsParams & { top_level_only?: boolean };
 
 /** Embedded project lists of the detail shape stop here, as in GitLab. */
 const DETAIL_PROJECTS_LIMIT = 100;
-const ACTIVE_MEMBER = '(m.expires_at IS NULL OR m.expires_at > current_date)';
+const ACTIVE_MEMBER = activeSql('m');
 /** Memberships of the projects `$1` and the groups `$2`. */
 const MEMBERS_OF = `((m.source_type = 'Project' AND m.source_id = ANY($1::int[]))
   OR (m.source_type = 'Namespace' AND m.source_id = ANY($2::int[])))`;
 /** Projects shared with `:groupId` through a link that has not expired. */
 const sharedWithGroupSql = `SELECT l.project_id FROM project_group_links l
-  WHERE l.group_id = :groupId AND (l.expires_at IS NULL OR l.expires_at > current_date)`;
+  WHERE l.group_id = :groupId AND ${activeSql('l')}`;
 
 // Gitlab::PathRegex: routes a top-level group path would mask, and the words of project routes.
 const TOP_LEVEL_ROUTES = new Set(
@@ -297,7 +299,7 @@ export class GroupsService {
     if (params.parent_id !== undefined) {
       const { group, subject } = await this.find(caller, params.parent_id);
       const needed = subgroupCreationMinimum(groupSettings(group.settings).subgroup_creation_level);
-      if (!isAdmin(caller) && subject.accessLevel < needed) throw forbidden();
+      if (!isAdmin(caller) && !meetsAccessLevel(subject.accessLevel, needed)) throw forbidden();
       parent = group;
     } else if (!user.admin && (user.external || !user.canCreateGroup)) {
       throw forbidden();

@@ -1,14 +1,16 @@
 import { In, type DataSource, type EntityManager } from 'typeorm';
 import type { components, operations } from '../../generated/openapi.js';
 import {
+  activeSql,
   authorizeGroup,
   authorizeProject,
   canGroup,
   canProject,
   groupAccessLevel,
   isAdmin,
-  Visibility,
+  isMemberLevel,
   type Subject,
+  Visibility,
 } from '../core/abilities.js';
 import type { Caller } from '../core/auth.js';
 import { ApiError, badParameter, conflict, forbidden, notFound, validationFailed } from '../core/errors.js';
@@ -71,7 +73,6 @@ const LEVEL_NAMES: Record<number, string> = {
 /** GitLab's limit on the users one request may add. */
 const BATCH_LIMIT = 100;
 
-const active = (alias: string) => `(${alias}.expires_at IS NULL OR ${alias}.expires_at > current_date)`;
 const isBot = (user: User) => user.bot || user.userType === 'project_bot';
 const today = () => new Date().toISOString().slice(0, 10);
 
@@ -235,18 +236,18 @@ export class MembersService {
     if (!inherited) {
       candidates = `SELECT m.id, m.user_id, m.access_level, m.expires_at, m.created_at, m.created_by_id,
           TRUE AS own, TRUE AS accessible
-        FROM members m WHERE ${own} AND ${active('m')}`;
+        FROM members m WHERE ${own} AND ${activeSql('m')}`;
     } else {
       candidates = `SELECT m.id, m.user_id, m.access_level, m.expires_at, m.created_at, m.created_by_id,
           (${own}) AS own, TRUE AS accessible
         FROM members m
         WHERE ((${own}) OR (m.source_type = 'Namespace' AND m.source_id = ANY(${args.add(source.ancestorIds, 'int[]')})))
-          AND ${active('m')}`;
+          AND ${activeSql('m')}`;
       if (source.kind === 'project') {
         // Members of a shared group are shown when the caller may know the group, or belongs to the project.
         const admin = args.add(isAdmin(caller), 'boolean');
         const callerId = args.add(caller.user?.id ?? 0, 'int');
-        const projectMember = args.add(source.subject.accessLevel > 0, 'boolean');
+        const projectMember = args.add(isMemberLevel(source.subject.accessLevel), 'boolean');
         candidates += `
         UNION ALL
         SELECT m.id, m.user_id, LEAST(m.access_level, s.group_access), LEAST(m.expires_at, s.expires_at),
@@ -255,11 +256,11 @@ export class MembersService {
           SELECT l.group_access, l.expires_at, g.traversal_ids,
             (g.visibility_level >= ${Visibility.public} OR ${admin} OR EXISTS (
               SELECT 1 FROM members cm WHERE cm.user_id = ${callerId} AND cm.source_type = 'Namespace'
-                AND cm.source_id = ANY(g.traversal_ids) AND ${active('cm')})) AS accessible
+                AND cm.source_id = ANY(g.traversal_ids) AND ${activeSql('cm')})) AS accessible
           FROM project_group_links l JOIN namespaces g ON g.id = l.group_id
-          WHERE l.project_id = ${id} AND ${active('l')}
+          WHERE l.project_id = ${id} AND ${activeSql('l')}
         ) s
-        JOIN members m ON m.source_type = 'Namespace' AND m.source_id = ANY(s.traversal_ids) AND ${active('m')}
+        JOIN members m ON m.source_type = 'Namespace' AND m.source_id = ANY(s.traversal_ids) AND ${activeSql('m')}
         WHERE s.accessible OR ${projectMember}`;
       }
     }
@@ -538,7 +539,7 @@ export class MembersService {
         id: source.id,
         userId,
       })
-      .andWhere(active('m'))
+      .andWhere(activeSql('m'))
       .setLock('pessimistic_write', undefined, ['m'])
       .getOne();
     if (!row) throw notFound('Member');
@@ -575,7 +576,7 @@ export class MembersService {
     const rows: Array<{ others: number }> = await tx.query(
       `SELECT count(DISTINCT m.user_id)::int AS others FROM members m JOIN users u ON u.id = m.user_id
        WHERE m.source_type = 'Namespace' AND m.source_id = ANY($1::int[]) AND m.access_level = $2
-         AND ${active('m')} AND m.user_id <> $3 AND u.state = 'active' AND NOT u.bot
+         AND ${activeSql('m')} AND m.user_id <> $3 AND u.state = 'active' AND NOT u.bot
          AND u.user_type <> 'project_bot'`,
       [[...source.ancestorIds, source.id], AccessLevel.Owner, userId],
     );
@@ -586,7 +587,7 @@ export class MembersService {
   private async existingRows(tx: EntityManager, source: Source, userIds: number[]) {
     const rows: Array<{ id: number; user_id: number; access_level: number; active: boolean }> =
       await tx.query(
-        `SELECT m.id, m.user_id, m.access_level, ${active('m')} AS active FROM members m
+        `SELECT m.id, m.user_id, m.access_level, ${activeSql('m')} AS active FROM members m
        WHERE m.source_type = $1 AND m.source_id = $2 AND m.user_id = ANY($3::int[]) FOR UPDATE`,
         [source.type, source.id, userIds],
       );
@@ -621,7 +622,7 @@ export class MembersService {
           `SELECT DISTINCT ON (m.user_id) m.user_id, m.access_level, g.name FROM members m
            JOIN namespaces g ON g.id = m.source_id
            WHERE m.source_type = 'Namespace' AND m.source_id = ANY($1::int[]) AND m.user_id = ANY($2::int[])
-             AND ${active('m')}
+             AND ${activeSql('m')}
            ORDER BY m.user_id, m.access_level DESC, cardinality(g.traversal_ids) DESC`,
           [source.ancestorIds, ids],
         )

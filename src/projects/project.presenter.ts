@@ -1,7 +1,6 @@
 import type { components } from '../../generated/openapi.js';
-import { canAdminProject, isAdmin, visibilityName } from '../core/abilities.js';
+import { canAdminProject, canCreateMergeRequestIn, isAdmin, visibilityName } from '../core/abilities.js';
 import type { Caller } from '../core/auth.js';
-import { AccessLevel } from '../core/access-level.js';
 import { presentNamespaceSummary } from '../namespaces/namespace.presenter.js';
 import { presentUserSummary } from '../users/user.presenter.js';
 import { presentCustomAttribute } from './custom-attribute.presenter.js';
@@ -111,7 +110,7 @@ export function presentProject(view: ProjectView, options: PresentOptions): Proj
     snippets_enabled: settings.snippets_enabled,
     container_registry_enabled: settings.container_registry_access_level !== 'disabled',
     service_desk_enabled: false,
-    can_create_merge_request_in: level >= AccessLevel.Developer || isAdmin(caller),
+    can_create_merge_request_in: canCreateMergeRequestIn(caller, level),
     issues_access_level: accessLevel(settings.issues_enabled),
     repository_access_level: 'enabled',
     merge_requests_access_level: accessLevel(settings.merge_requests_enabled),

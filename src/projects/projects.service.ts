@@ -4,16 +4,17 @@ import type { operations } from '../../generated/openapi.js';
 import type { Config } from '../config.js';
 import type { Events } from '../core/events.js';
 import {
+  activeSql,
   authorizeProject,
-  canSee,
-  type ProjectAbility,
-  type Subject,
   canReadStatistics,
+  canSee,
   groupAccessLevel,
   isAdmin,
+  type ProjectAbility,
   projectAccess,
   projectAccessLevels,
   projectMembershipSql,
+  type Subject,
   Visibility,
   visibilityName,
   whereProjectVisible,
@@ -196,7 +197,7 @@ export class ProjectsService {
       .createQueryBuilder('l')
       .innerJoinAndSelect('l.group', 'g')
       .where('l.project_id IN (:...projectIds)', { projectIds })
-      .andWhere('(l.expires_at IS NULL OR l.expires_at > current_date)')
+      .andWhere(activeSql('l'))
       .orderBy('l.id', 'ASC')
       .getMany();
     for (const link of links) {
@@ -520,17 +521,18 @@ export class ProjectsService {
   /** External users have no personal projects; others up to their `projects_limit`. */
   private async checkPersonalLimit(tx: EntityManager, user: User, namespace: Namespace): Promise<void> {
     if (namespace.kind !== 'user' || namespace.ownerId !== user.id || user.admin) return;
+    // GitLab's API answers `limit_reached` with 403 and the reasons as the message.
     if (user.external || user.projectsLimit === 0) {
-      throw validationFailed({
-        limit_reached: [
+      throw new ApiError(403, {
+        message: [
           'Personal project creation is not allowed. Please contact your administrator with questions',
         ],
       });
     }
     const owned = await tx.getRepository(Project).count({ where: { namespaceId: namespace.id } });
     if (owned >= user.projectsLimit) {
-      throw validationFailed({
-        limit_reached: [
+      throw new ApiError(403, {
+        message: [
           `Your project limit is ${user.projectsLimit} projects! Please contact your administrator to increase it`,
         ],
       });

@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
 import type { components, operations } from '../../generated/openapi.js';
-import { canProject, isAdmin } from '../core/abilities.js';
+import { canAdminProtectedRefs, canProject } from '../core/abilities.js';
 import type { Caller } from '../core/auth.js';
 import { ApiError, forbidden, notFound } from '../core/errors.js';
 import { offsetHeaders, perPageOf, type Page, type RequestInfo } from '../core/pagination.js';
@@ -11,7 +11,6 @@ import {
   type OpenRepository,
   type RepositoriesService,
 } from '../git/repositories.service.js';
-import { AccessLevel } from '../core/access-level.js';
 import { ProtectedTag } from '../protected_tags/protected-tag.entity.js';
 import type { CoreDeps } from '../core/family.js';
 import { User } from '../users/user.entity.js';
@@ -131,7 +130,7 @@ export class TagsService {
     const { project, accessLevel } = repository.view;
     const subject = { visibilityLevel: project.visibilityLevel, accessLevel, archived: project.archived };
     if (!canProject(caller, 'push_code', subject)) throw forbidden();
-    const maintainer = isAdmin(caller) || accessLevel >= AccessLevel.Maintainer;
+    const maintainer = canAdminProtectedRefs(caller, accessLevel);
     if (!maintainer && (await this.protectedPatterns(repository)).some((p) => refPatternMatches(p, name)))
       throw forbidden();
     try {

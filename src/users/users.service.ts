@@ -2,7 +2,7 @@ import { In, QueryFailedError, type DataSource, type EntityManager } from 'typeo
 import type { operations } from '../../generated/openapi.js';
 import type { CoreDeps } from '../core/family.js';
 import { generateToken, hashToken, type Caller } from '../core/auth.js';
-import { isAdmin, Visibility } from '../core/abilities.js';
+import { activeSql, isAdmin, Visibility } from '../core/abilities.js';
 import {
   ApiError,
   badParameter,
@@ -455,7 +455,7 @@ export class UsersService {
   private async highestRole(userId: number): Promise<number> {
     const rows: Array<{ level: number | null }> = await this.dataSource.query(
       `SELECT max(access_level) AS level FROM members
-       WHERE user_id = $1 AND (expires_at IS NULL OR expires_at > current_date)`,
+       WHERE user_id = $1 AND ${activeSql('members')}`,
       [userId],
     );
     return Number(rows[0]?.level ?? 0);

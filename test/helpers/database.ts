@@ -1,36 +1,63 @@
 import crypto from 'node:crypto';
+import fs from 'node:fs';
 import pg from 'pg';
 import type { DataSource } from 'typeorm';
-import { queueSchemaFor } from '../../src/core/queue.js';
+import { inject } from 'vitest';
 import { createDataSource, migrate } from '../../src/db/data-source.js';
+import { databaseUrl, withClient } from './template-database.js';
+
+export interface TestDatabase {
+  dataSource: DataSource;
+  /** Closes the data source and removes the database. */
+  drop: () => Promise<void>;
+  /**
+   * Closes the data source; the database goes at the end of the run with the others (on PostgreSQL,
+   * each DROP DATABASE waits for a checkpoint, which the run's teardown pays once for all of them).
+   */
+  close: () => Promise<void>;
+}
+
+/** PostgreSQL refuses to copy a template while a session is connected to it; that passes. */
+const TEMPLATE_IN_USE = '55006';
 
 /**
- * A fresh, migrated database for one test file: its own schema on the machine's PostgreSQL when
- * FORGE_TEST_DATABASE_URL is set, else its own in-memory PGlite.
+ * A fresh, migrated database for one test file. On the machine's PostgreSQL (FORGE_TEST_DATABASE_URL
+ * set) a database of its own, copied from the run's migrated template; else an in-memory PGlite started
+ * from the run's migrated dump. Without the global setup (test/helpers/global-setup.ts), it migrates.
  */
-export async function openTestDatabase(): Promise<{ dataSource: DataSource; drop: () => Promise<void> }> {
+export async function openTestDatabase(): Promise<TestDatabase> {
   const url = process.env.FORGE_TEST_DATABASE_URL;
+  const template = inject('forgeTestTemplate') ?? {};
   if (!url) {
-    const dataSource = await createDataSource({});
-    await migrate(dataSource);
-    return { dataSource, drop: () => dataSource.destroy() };
+    const pgliteDump = template.pgliteDump ? new Blob([fs.readFileSync(template.pgliteDump)]) : undefined;
+    const dataSource = await createDataSource({ pgliteDump });
+    if (!pgliteDump) await migrate(dataSource);
+    const drop = () => dataSource.destroy();
+    return { dataSource, drop, close: drop };
   }
-  const schema = `test_${crypto.randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: url });
-  await admin.connect();
-  await admin.query(`CREATE SCHEMA ${schema}`);
-  await admin.end();
-  const dataSource = await createDataSource({ url, schema });
-  await migrate(dataSource);
-  return {
-    dataSource,
-    drop: async () => {
-      await dataSource.destroy();
-      const client = new pg.Client({ connectionString: url });
-      await client.connect();
-      await client.query(`DROP SCHEMA ${schema} CASCADE`);
-      await client.query(`DROP SCHEMA IF EXISTS ${queueSchemaFor(schema)} CASCADE`);
-      await client.end();
-    },
+  const name = `${template.prefix ?? 'forge_test_'}${crypto.randomBytes(6).toString('hex')}`;
+  await withClient(url, async (client) => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await client.query(
+          `CREATE DATABASE ${name}${template.database ? ` TEMPLATE ${template.database}` : ''}`,
+        );
+        return;
+      } catch (err) {
+        if ((err as pg.DatabaseError).code !== TEMPLATE_IN_USE || attempt >= 20) throw err;
+        await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
+      }
+    }
+  });
+  // In the public schema: code deriving names from the schema option sees none.
+  const dataSource = await createDataSource({ url: databaseUrl(url, name) });
+  if (!template.database) await migrate(dataSource);
+  const close = async () => {
+    if (dataSource.isInitialized) await dataSource.destroy();
   };
+  const drop = async () => {
+    await close();
+    await withClient(url, (client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+  };
+  return { dataSource, drop, close: template.prefix ? close : drop };
 }

@@ -83,6 +83,38 @@ export class Factories {
       .insert({ sourceType, sourceId: source.id, userId: user.id, accessLevel, expiresAt });
   }
 
+  /** A caller without a membership: none at all (anonymous), a plain user, an external user or an administrator. */
+  async caller(kind: 'anonymous' | 'outsider' | 'external' | 'admin'): Promise<TestUser | undefined> {
+    if (kind === 'anonymous') return undefined;
+    return this.user({ admin: kind === 'admin', external: kind === 'external' });
+  }
+
+  /** A new user (with `attrs`) who is a member of `source` at `accessLevel`; 0 makes no membership. */
+  async memberOf(
+    source: Project | Namespace,
+    accessLevel: number,
+    attrs: Parameters<Factories['user']>[0] = {},
+  ): Promise<TestUser> {
+    const user = await this.user(attrs);
+    if (accessLevel) await this.member(source, user.user, accessLevel);
+    return user;
+  }
+
+  /** A project with a README on its protected default branch `main` (see `project`). */
+  projectWithReadme(
+    attrs: Partial<CreateProjectParams> & { owner?: TestUser; namespace?: Namespace } = {},
+  ): Promise<Project> {
+    return this.project({ initialize_with_readme: true, ...attrs });
+  }
+
+  /** A new user and a project of theirs with a README on `main`. */
+  async ownedProjectWithReadme(
+    attrs: Partial<CreateProjectParams> & { namespace?: Namespace } = {},
+  ): Promise<{ owner: TestUser; project: Project }> {
+    const owner = await this.user();
+    return { owner, project: await this.projectWithReadme({ owner, ...attrs }) };
+  }
+
   /** A project created as `owner` would create it (owner defaults to a new admin). */
   async project(
     attrs: Partial<CreateProjectParams> & { owner?: TestUser; namespace?: Namespace } = {},

@@ -14,6 +14,16 @@ export interface GitCliResult {
   stderr: string;
 }
 
+/** The clone URL of the project at `fullPath`, with `token` as the Basic password when given. */
+export function remoteUrl(serverUrl: string, fullPath: string, token?: string): string {
+  const url = new URL(`${serverUrl}/${fullPath}.git`);
+  if (token) {
+    url.username = 'anyone';
+    url.password = token;
+  }
+  return url.toString();
+}
+
 /**
  * A scratch directory for this test file (removed afterwards) and a git runner that never prompts and
  * ignores the machine's configuration.

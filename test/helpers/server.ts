@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import type { DataSource } from 'typeorm';
 import { createApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
+import { createBackend, type Backend } from '../../src/core/contract.js';
 import type { ResponseCheck } from '../../src/core/response-validation.js';
 import { createLogger } from '../../src/logger.js';
 import type { Services } from '../../src/families.js';
@@ -46,13 +47,19 @@ export interface TestResponse {
 }
 
 /**
+ * The contract, parsed once per worker process: the test files a worker runs share it, and with it the
+ * validators it compiles on first use of each operation. It only reads, so sharing is safe.
+ */
+let sharedBackend: Promise<Backend> | undefined;
+
+/**
  * Starts the real server on a random port with its own database for this test file. Every API
  * response is checked against the contract; a test whose responses do not match fails.
  */
 export function useTestServer(options: { env?: Record<string, string> } = {}): TestServer {
   const server = {} as TestServer;
   let http: Server;
-  let drop: () => Promise<void>;
+  let close: () => Promise<void>;
   let stopApp: (() => Promise<void>) | undefined;
   let dataDir: string | undefined;
   const checks: ResponseCheck[] = [];
@@ -60,7 +67,7 @@ export function useTestServer(options: { env?: Record<string, string> } = {}): T
 
   beforeAll(async () => {
     const database = await openTestDatabase();
-    drop = database.drop;
+    close = database.close;
     // Repositories of this file's projects live in a directory of their own.
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'forge-test-'));
     const config = loadConfig({
@@ -75,6 +82,7 @@ export function useTestServer(options: { env?: Record<string, string> } = {}): T
       config,
       dataSource: database.dataSource,
       logger,
+      backend: await (sharedBackend ??= createBackend()),
       onResponseCheck: (check) => {
         checks.push(check);
         if (opsLog) fs.appendFileSync(opsLog, `${JSON.stringify(check)}\n`);
@@ -108,7 +116,7 @@ export function useTestServer(options: { env?: Record<string, string> } = {}): T
   afterAll(async () => {
     await new Promise<void>((resolve) => (http ? http.close(() => resolve()) : resolve()));
     await stopApp?.();
-    await drop?.();
+    await close?.();
     if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
   });
 

@@ -25,12 +25,8 @@ const LEVELS: Partial<Record<Role, number>> = {
 };
 
 /** A caller with `role` on `source` (a project or group). */
-async function callerWith(source: Project | Namespace, role: Role): Promise<TestUser> {
-  const caller = await server.factories.user({ admin: role === 'admin' });
-  const level = LEVELS[role];
-  if (level) await server.factories.member(source, caller.user, level);
-  return caller;
-}
+const callerWith = (source: Project | Namespace, role: Role): Promise<TestUser> =>
+  server.factories.memberOf(source, LEVELS[role] ?? 0, { admin: role === 'admin' });
 
 /** A project in a group nobody else belongs to, so roles come only from the test's memberships. */
 async function projectIn(visibility: VisibilityName = 'private'): Promise<Project> {

@@ -1,30 +1,17 @@
 /** Branches and protected branches through the real clients: @gitbeaker/rest and python-gitlab. */
-import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { Gitlab } from '@gitbeaker/rest';
 import { describe, expect, it } from 'vitest';
 import { AccessLevel } from '../../src/core/access-level.js';
+import { pythonGitlab, runPythonClient } from '../helpers/clients.js';
 import { useTestServer } from '../helpers/server.js';
 
 const server = useTestServer();
-const run = promisify(execFile);
-
-/** Debian's python3-gitlab; the test says why it is skipped when the package is missing. */
-const PYTHON = '/usr/bin/python3';
-const pythonGitlab = await run(PYTHON, ['-c', 'import gitlab']).then(
-  () => true,
-  () => false,
-);
 
 /** A project with a README on main, its Maintainer and a Developer. */
 async function world() {
-  const owner = await server.factories.user();
-  const project = await server.factories.project({ owner, initialize_with_readme: true });
-  const maintainer = await server.factories.user();
-  await server.factories.member(project, maintainer.user, AccessLevel.Maintainer);
-  const developer = await server.factories.user();
-  await server.factories.member(project, developer.user, AccessLevel.Developer);
+  const { project } = await server.factories.ownedProjectWithReadme();
+  const maintainer = await server.factories.memberOf(project, AccessLevel.Maintainer);
+  const developer = await server.factories.memberOf(project, AccessLevel.Developer);
   return { project, maintainer, developer };
 }
 
@@ -110,12 +97,12 @@ describe('python-gitlab', () => {
     'drives branches and protected branches (needs Debian python3-gitlab)',
     async () => {
       const w = await world();
-      const script = fileURLToPath(new URL('../clients/python_gitlab_branches.py', import.meta.url));
-      const { stdout } = await run(
-        PYTHON,
-        [script, server.url, w.maintainer.token, String(w.project.id), String(w.developer.user.id)],
-        { timeout: 60_000 },
-      );
+      const stdout = await runPythonClient('python_gitlab_branches.py', [
+        server.url,
+        w.maintainer.token,
+        String(w.project.id),
+        String(w.developer.user.id),
+      ]);
       expect(JSON.parse(stdout.trim())).toEqual({
         created: ['py/feature', false, true],
         fetched: 'py/feature',

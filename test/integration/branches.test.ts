@@ -8,6 +8,7 @@ import {
   ProtectedBranchAccessLevel,
 } from '../../src/protected_branches/protected-branch.entity.js';
 import type { TestUser } from '../helpers/factories.js';
+import { setBranch, writeOneFileCommit } from '../helpers/git-plumbing.js';
 import { useTestServer } from '../helpers/server.js';
 
 const server = useTestServer();
@@ -19,29 +20,11 @@ const ZERO = '0'.repeat(40);
 const repositoryOf = (project: Project) => server.services.storage.diskPath('default', project.id);
 
 /** A commit on top of `parent` adding one file, written with plumbing (no clone needed). */
-async function commitOn(
-  project: Project,
-  parent: string | null,
-  file: string,
-  date = '2026-01-01T00:00:00Z',
-) {
-  const gitDir = repositoryOf(project);
-  const blob = await gitText(['hash-object', '-w', '--stdin'], { gitDir, input: `${file}\n` });
-  const tree = await gitText(['mktree'], { gitDir, input: `100644 blob ${blob}\t${file}\n` });
-  const env = {
-    GIT_AUTHOR_NAME: 'Ada',
-    GIT_AUTHOR_EMAIL: 'ada@example.com',
-    GIT_COMMITTER_NAME: 'Ada',
-    GIT_COMMITTER_EMAIL: 'ada@example.com',
-    GIT_AUTHOR_DATE: date,
-    GIT_COMMITTER_DATE: date,
-  };
-  const args = ['commit-tree', tree, '-m', `add ${file}`, ...(parent ? ['-p', parent] : [])];
-  return gitText(args, { gitDir, env });
-}
+const commitOn = (project: Project, parent: string | null, file: string, date = '2026-01-01T00:00:00Z') =>
+  writeOneFileCommit(repositoryOf(project), parent, file, date);
 
 const setRef = (project: Project, branch: string, sha: string) =>
-  gitText(['update-ref', `refs/heads/${branch}`, sha], { gitDir: repositoryOf(project) });
+  setBranch(repositoryOf(project), branch, sha);
 
 const headOf = (project: Project, branch: string) =>
   gitText(['rev-parse', `refs/heads/${branch}`], { gitDir: repositoryOf(project) });
@@ -63,13 +46,8 @@ async function protect(project: Project, name: string, levels: { push: number; m
 
 /** A project with a README on main (protected for Maintainers), and users in each role. */
 async function setup(visibility: 'public' | 'private' = 'private') {
-  const owner = await server.factories.user();
-  const project = await server.factories.project({ owner, visibility, initialize_with_readme: true });
-  const role = async (level: number) => {
-    const user = await server.factories.user();
-    await server.factories.member(project, user.user, level);
-    return user;
-  };
+  const { owner, project } = await server.factories.ownedProjectWithReadme({ visibility });
+  const role = (level: number) => server.factories.memberOf(project, level);
   return {
     owner,
     project,

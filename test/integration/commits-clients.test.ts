@@ -6,21 +6,10 @@ import { pythonGitlab, runPythonClient } from '../helpers/clients.js';
 import { useTestServer } from '../helpers/server.js';
 
 const server = useTestServer();
-let counter = 0;
-
-async function projectWithReadme() {
-  const owner = await server.factories.user();
-  const project = await server.factories.project({
-    owner,
-    path: `commit-clients-${++counter}`,
-    initialize_with_readme: true,
-  });
-  return { owner, project };
-}
 
 describe('@gitbeaker/rest', () => {
   it('creates, lists and shows commits', async () => {
-    const { owner, project } = await projectWithReadme();
+    const { owner, project } = await server.factories.ownedProjectWithReadme();
     const api = new Gitlab({ host: server.url, token: owner.token });
     const created = await api.Commits.create(project.id, 'main', 'From gitbeaker', [
       { action: 'create', filePath: 'beaker/one.txt', content: 'one\n' },
@@ -63,7 +52,7 @@ describe('@gitbeaker/rest', () => {
 
 describe('python-gitlab', () => {
   it.skipIf(!pythonGitlab)('creates, lists and gets commits (needs Debian python3-gitlab)', async () => {
-    const { owner, project } = await projectWithReadme();
+    const { owner, project } = await server.factories.ownedProjectWithReadme();
     const stdout = await runPythonClient('python_gitlab_commits.py', [
       server.url,
       owner.token,

@@ -1,14 +1,11 @@
 /** Commits: history, single commits and commits made through the API, on real repositories. */
-import crypto from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { gitText } from '../../src/git/git.js';
 import { AccessLevel } from '../../src/core/access-level.js';
 import { ProtectedBranch } from '../../src/protected_branches/protected-branch.entity.js';
 import type { Project } from '../../src/projects/project.entity.js';
 import type { TestUser } from '../helpers/factories.js';
+import { ADA, setBranch, writeCommit } from '../helpers/git-plumbing.js';
 import { useTestServer, type TestResponse } from '../helpers/server.js';
 
 const server = useTestServer();
@@ -17,15 +14,13 @@ type Json = Record<string, unknown>;
 let counter = 0;
 
 /** A project with a README on the protected default branch `main`, owned by `owner`. */
-async function projectWithReadme(owner: TestUser, attrs: Json = {}): Promise<Project> {
-  return server.factories.project({
+const projectWithReadme = (owner: TestUser, attrs: Json = {}): Promise<Project> =>
+  server.factories.projectWithReadme({
     owner,
     name: `commits-${++counter}`,
     path: `commits-${counter}`,
-    initialize_with_readme: true,
     ...attrs,
   });
-}
 
 /** One project shared by the tests whose requests are refused and change nothing. */
 let refusals: Promise<{ owner: TestUser; project: Project }> | undefined;
@@ -42,42 +37,15 @@ const revParse = (project: Project, rev: string) => gitText(['rev-parse', rev], 
 const HISTORY_START = 1_767_225_600;
 
 /** A commit made with plumbing at a given time: `files` are written on top of the first parent's tree. */
-async function plumbCommit(
+const plumbCommit = (
   dir: string,
   parents: string[],
   files: Record<string, string>,
   message: string,
   time: number,
-  author = { name: 'Ada Lovelace', email: 'ada@example.com' },
+  author = ADA,
   treeOf?: string,
-): Promise<string> {
-  const index = path.join(os.tmpdir(), `forge-test-index-${crypto.randomBytes(4).toString('hex')}`);
-  const env = {
-    GIT_INDEX_FILE: index,
-    GIT_AUTHOR_NAME: author.name,
-    GIT_AUTHOR_EMAIL: author.email,
-    GIT_AUTHOR_DATE: `@${time} +0000`,
-    GIT_COMMITTER_NAME: author.name,
-    GIT_COMMITTER_EMAIL: author.email,
-    GIT_COMMITTER_DATE: `@${time} +0000`,
-  };
-  try {
-    const base = treeOf ?? parents[0];
-    await gitText(base ? ['read-tree', base] : ['read-tree', '--empty'], { gitDir: dir, env });
-    for (const [file, content] of Object.entries(files)) {
-      const blob = await gitText(['hash-object', '-w', '--stdin'], { gitDir: dir, input: content });
-      await gitText(['update-index', '--add', '--cacheinfo', `100644,${blob},${file}`], { gitDir: dir, env });
-    }
-    const tree = await gitText(['write-tree'], { gitDir: dir, env });
-    return await gitText(['commit-tree', tree, ...parents.flatMap((p) => ['-p', p]), '-F', '-'], {
-      gitDir: dir,
-      env,
-      input: message,
-    });
-  } finally {
-    fs.rmSync(index, { force: true });
-  }
-}
+) => writeCommit(dir, { parents, files, message, author, date: `@${time} +0000`, base: treeOf });
 
 const commit = (token: string | undefined, projectId: number | string, json: Json): Promise<TestResponse> =>
   server.request('POST', `/projects/${projectId}/repository/commits`, { token, json });
@@ -602,7 +570,7 @@ describe('GET /projects/:id/repository/commits', () => {
       ['feature', featureCommit],
       ['lonely', lonely],
     ])
-      await gitText(['update-ref', `refs/heads/${branch}`, sha], { gitDir: dir });
+      await setBranch(dir, branch, sha);
   });
 
   const list = async (query = '', token?: string) =>

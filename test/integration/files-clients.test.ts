@@ -5,21 +5,10 @@ import { pythonGitlab, runPythonClient } from '../helpers/clients.js';
 import { useTestServer } from '../helpers/server.js';
 
 const server = useTestServer();
-let counter = 0;
-
-async function projectWithReadme() {
-  const owner = await server.factories.user();
-  const project = await server.factories.project({
-    owner,
-    path: `file-clients-${++counter}`,
-    initialize_with_readme: true,
-  });
-  return { owner, project };
-}
 
 describe('@gitbeaker/rest', () => {
   it('creates, shows, edits, reads raw and removes a file', async () => {
-    const { owner, project } = await projectWithReadme();
+    const { owner, project } = await server.factories.ownedProjectWithReadme();
     const api = new Gitlab({ host: server.url, token: owner.token });
 
     const created = await api.RepositoryFiles.create(
@@ -73,7 +62,7 @@ describe('python-gitlab', () => {
   it.skipIf(!pythonGitlab)(
     'creates, gets, saves, reads raw and deletes files (needs Debian python3-gitlab)',
     async () => {
-      const { owner, project } = await projectWithReadme();
+      const { owner, project } = await server.factories.ownedProjectWithReadme();
       const stdout = await runPythonClient('python_gitlab_files.py', [
         server.url,
         owner.token,

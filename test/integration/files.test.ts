@@ -12,14 +12,8 @@ const server = useTestServer();
 type Json = Record<string, unknown>;
 let counter = 0;
 
-async function projectWithReadme(owner: TestUser, attrs: Json = {}): Promise<Project> {
-  return server.factories.project({
-    owner,
-    path: `files-${++counter}`,
-    initialize_with_readme: true,
-    ...attrs,
-  });
-}
+const projectWithReadme = (owner: TestUser, attrs: Json = {}): Promise<Project> =>
+  server.factories.projectWithReadme({ owner, path: `files-${++counter}`, ...attrs });
 
 const gitDir = (project: Project) => server.services.storage.diskPath('default', project.id);
 const revParse = (project: Project, rev: string) => gitText(['rev-parse', rev], { gitDir: gitDir(project) });

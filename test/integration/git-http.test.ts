@@ -11,7 +11,7 @@ import {
 } from '../../src/protected_branches/protected-branch.entity.js';
 import { gitText } from '../../src/git/git.js';
 import type { TestUser } from '../helpers/factories.js';
-import { useGitWorkDir } from '../helpers/git-cli.js';
+import { remoteUrl, useGitWorkDir } from '../helpers/git-cli.js';
 import { useTestServer } from '../helpers/server.js';
 
 const server = useTestServer();
@@ -20,14 +20,7 @@ const { work, gitCli } = useGitWorkDir('forge-git-');
 type Json = Record<string, unknown>;
 let counter = 0;
 
-function remote(fullPath: string, token?: string): string {
-  const url = new URL(`${server.url}/${fullPath}.git`);
-  if (token) {
-    url.username = 'anyone';
-    url.password = token;
-  }
-  return url.toString();
-}
+const remote = (fullPath: string, token?: string) => remoteUrl(server.url, fullPath, token);
 
 /** A project with a README on main, and a clone of it made by `user`. */
 async function clonedProject(user: TestUser, attrs: Json = {}) {

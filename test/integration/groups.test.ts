@@ -80,11 +80,10 @@ describe('who sees a group', () => {
     const sub = await server.factories.group({ parent: top, visibility: 'private' });
     const project = await server.factories.project({ namespace: sub, visibility: 'private' });
     let caller: TestUser | undefined;
-    if (role === 'admin') caller = await server.factories.user({ admin: true });
-    else if (role === 'external') caller = await server.factories.user({ external: true });
-    else if (role !== 'anonymous') caller = await server.factories.user();
-    if (role === 'subgroupMember') await server.factories.member(sub, caller!.user, AccessLevel.Guest);
-    if (role === 'projectMember') await server.factories.member(project, caller!.user, AccessLevel.Reporter);
+    if (role === 'subgroupMember') caller = await server.factories.memberOf(sub, AccessLevel.Guest);
+    else if (role === 'projectMember')
+      caller = await server.factories.memberOf(project, AccessLevel.Reporter);
+    else caller = await server.factories.caller(role);
     return { top, sub, token: caller?.token };
   }
 

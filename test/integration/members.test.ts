@@ -11,13 +11,6 @@ const server = useTestServer();
 type Json = Record<string, unknown>;
 const { Guest, Reporter, Developer, Maintainer, Owner } = AccessLevel;
 
-/** A new user with a membership of `source` at `level`. */
-async function memberOf(source: Project | Namespace, level: number, attrs: { admin?: boolean } = {}) {
-  const user = await server.factories.user(attrs);
-  await server.factories.member(source, user.user, level);
-  return user;
-}
-
 /** user id → access level, from a member list. */
 const levels = (body: unknown) =>
   Object.fromEntries((body as Json[]).map((m) => [m.id as number, m.access_level as number]));
@@ -30,15 +23,15 @@ describe('listing members', () => {
     const middle = await server.factories.group({ parent: top });
     const leaf = await server.factories.group({ parent: middle });
     const project = await server.factories.project({ namespace: leaf });
-    const reporterAtTop = await memberOf(top, Reporter);
-    const developerInMiddle = await memberOf(middle, Developer);
-    const maintainerInLeaf = await memberOf(leaf, Maintainer);
-    const guestOfProject = await memberOf(project, Guest);
+    const reporterAtTop = await server.factories.memberOf(top, Reporter);
+    const developerInMiddle = await server.factories.memberOf(middle, Developer);
+    const maintainerInLeaf = await server.factories.memberOf(leaf, Maintainer);
+    const guestOfProject = await server.factories.memberOf(project, Guest);
     // Guest at the top but Maintainer of the project: the project's own, higher level counts.
-    const promoted = await memberOf(top, Guest);
+    const promoted = await server.factories.memberOf(top, Guest);
     await server.factories.member(project, promoted.user, Maintainer);
     // Owner at the top, Developer in the project: the inherited Owner wins.
-    const owner = await memberOf(top, Owner);
+    const owner = await server.factories.memberOf(top, Owner);
     await server.factories.member(project, owner.user, Developer);
     const token = maintainerInLeaf.token;
 
@@ -105,7 +98,7 @@ describe('listing members', () => {
 
   it('shows the member fields, the creator and, to administrators only, the email', async () => {
     const group = await server.factories.group({ visibility: 'public' });
-    const owner = await memberOf(group, Owner);
+    const owner = await server.factories.memberOf(group, Owner);
     const ada = await server.factories.user({ name: 'Ada Lovelace' });
     const added = await server.request('POST', `/groups/${group.id}/members`, {
       token: owner.token,
@@ -149,7 +142,7 @@ describe('listing members', () => {
     async (visibility, who, status) => {
       const group = await server.factories.group({ visibility: 'public' });
       const project = await server.factories.project({ namespace: group, visibility });
-      const member = await memberOf(project, Guest);
+      const member = await server.factories.memberOf(project, Guest);
       const token =
         who === 'member'
           ? member.token
@@ -166,7 +159,7 @@ describe('listing members', () => {
 
   it('hides the members of a private group from outsiders', async () => {
     const group = await server.factories.group({ visibility: 'private' });
-    await memberOf(group, Owner);
+    await server.factories.memberOf(group, Owner);
     const outsider = await server.factories.user();
     for (const token of [undefined, outsider.token]) {
       const response = await server.request('GET', `/groups/${group.id}/members/all`, { token });
@@ -211,7 +204,7 @@ describe('listing members', () => {
   it('paginates with every header, following rel="next"', async () => {
     const group = await server.factories.group({ visibility: 'public' });
     const members: number[] = [];
-    for (let i = 0; i < 5; i++) members.push((await memberOf(group, Reporter)).user.id);
+    for (let i = 0; i < 5; i++) members.push((await server.factories.memberOf(group, Reporter)).user.id);
 
     const second = await server.request('GET', `/groups/${group.id}/members?per_page=2&page=2`);
     expect(second.headers.get('x-total')).toBe('5');
@@ -242,14 +235,14 @@ describe('members of shared groups', () => {
   async function sharedWorld() {
     const home = await server.factories.group({ visibility: 'public' });
     const project = await server.factories.project({ namespace: home, visibility: 'public' });
-    const maintainer = await memberOf(project, Maintainer);
+    const maintainer = await server.factories.memberOf(project, Maintainer);
     const parent = await server.factories.group({ visibility: 'private' });
     const team = await server.factories.group({ visibility: 'private', parent });
-    const teamMaintainer = await memberOf(team, Maintainer);
-    const teamGuest = await memberOf(team, Guest);
-    const parentOwner = await memberOf(parent, Owner);
+    const teamMaintainer = await server.factories.memberOf(team, Maintainer);
+    const teamGuest = await server.factories.memberOf(team, Guest);
+    const parentOwner = await server.factories.memberOf(parent, Owner);
     // A direct Reporter of the project who is also Maintainer in the team: the share gives 30.
-    const both = await memberOf(project, Reporter);
+    const both = await server.factories.memberOf(project, Reporter);
     await server.factories.member(team, both.user, Maintainer);
     return { home, project, maintainer, parent, team, teamMaintainer, teamGuest, parentOwner, both };
   }
@@ -352,7 +345,7 @@ describe('permissions', () => {
 
   async function callerOf(source: Project | Namespace, role: Role): Promise<TestUser> {
     if (role === 'admin') return server.factories.user({ admin: true });
-    return memberOf(source, ROLE_LEVEL[role]);
+    return server.factories.memberOf(source, ROLE_LEVEL[role]);
   }
 
   async function tryAll(base: string, token: string, target: TestUser, newcomer: TestUser) {
@@ -374,7 +367,7 @@ describe('permissions', () => {
       const group = await server.factories.group();
       const project = await server.factories.project({ namespace: group });
       const caller = await callerOf(project, role);
-      const target = await memberOf(project, Developer);
+      const target = await server.factories.memberOf(project, Developer);
       const newcomer = await server.factories.user();
       const statuses = await tryAll(`/projects/${project.id}`, caller.token, target, newcomer);
       expect(statuses).toEqual(allowed ? [201, 200, 204] : [403, 403, 403]);
@@ -385,9 +378,9 @@ describe('permissions', () => {
     'group members: %s may manage=%s',
     async (role, allowed) => {
       const group = await server.factories.group();
-      await memberOf(group, Owner);
+      await server.factories.memberOf(group, Owner);
       const caller = await callerOf(group, role);
-      const target = await memberOf(group, Developer);
+      const target = await server.factories.memberOf(group, Developer);
       const newcomer = await server.factories.user();
       const statuses = await tryAll(`/groups/${group.id}`, caller.token, target, newcomer);
       expect(statuses).toEqual(allowed ? [201, 200, 204] : [403, 403, 403]);
@@ -396,7 +389,7 @@ describe('permissions', () => {
 
   it('reads with a read_api token, but writes only with api', async () => {
     const group = await server.factories.group();
-    const owner = await memberOf(group, Owner);
+    const owner = await server.factories.memberOf(group, Owner);
     const readOnly = await server.factories.token(owner.user, ['read_api']);
     expect((await server.request('GET', `/groups/${group.id}/members`, { token: readOnly })).status).toBe(
       200,
@@ -412,7 +405,7 @@ describe('permissions', () => {
   it('takes the role inherited from a group into account', async () => {
     const group = await server.factories.group();
     const project = await server.factories.project({ namespace: group });
-    const groupMaintainer = await memberOf(group, Maintainer);
+    const groupMaintainer = await server.factories.memberOf(group, Maintainer);
     const newcomer = await server.factories.user();
     const added = await server.request('POST', `/projects/${project.id}/members`, {
       token: groupMaintainer.token,
@@ -430,10 +423,10 @@ describe('permissions', () => {
   it('lets only Owners give, change or take the Owner role in a project', async () => {
     const group = await server.factories.group();
     const project = await server.factories.project({ namespace: group });
-    const maintainer = await memberOf(project, Maintainer);
-    const owner = await memberOf(project, Owner);
-    const otherOwner = await memberOf(project, Owner);
-    const developer = await memberOf(project, Developer);
+    const maintainer = await server.factories.memberOf(project, Maintainer);
+    const owner = await server.factories.memberOf(project, Owner);
+    const otherOwner = await server.factories.memberOf(project, Owner);
+    const developer = await server.factories.memberOf(project, Developer);
     const newcomer = await server.factories.user();
     const base = `/projects/${project.id}/members`;
 
@@ -487,7 +480,7 @@ describe('permissions', () => {
 
   it('never removes or demotes the last Owner of a group', async () => {
     const top = await server.factories.group();
-    const owner = await memberOf(top, Owner);
+    const owner = await server.factories.memberOf(top, Owner);
     const admin = await server.factories.user({ admin: true });
     const base = `/groups/${top.id}/members/${owner.user.id}`;
     for (const [method, json] of [
@@ -506,7 +499,7 @@ describe('permissions', () => {
     await server.factories.member(top, blocked.user, Owner);
     expect((await server.request('DELETE', base, { token: owner.token })).status).toBe(403);
 
-    const second = await memberOf(top, Owner);
+    const second = await server.factories.memberOf(top, Owner);
     expect(
       (await server.request('PUT', base, { token: owner.token, json: { access_level: Developer } })).status,
     ).toBe(200);
@@ -518,7 +511,7 @@ describe('permissions', () => {
 
     // A subgroup's own Owner may go: the parent's Owner remains.
     const sub = await server.factories.group({ parent: top });
-    const subOwner = await memberOf(sub, Owner);
+    const subOwner = await server.factories.memberOf(sub, Owner);
     const subLeave = await server.request('DELETE', `/groups/${sub.id}/members/${subOwner.user.id}`, {
       token: subOwner.token,
     });
@@ -527,10 +520,10 @@ describe('permissions', () => {
 
   it('lets members remove themselves', async () => {
     const group = await server.factories.group();
-    await memberOf(group, Owner);
+    await server.factories.memberOf(group, Owner);
     const project = await server.factories.project({ namespace: group });
-    const developer = await memberOf(project, Developer);
-    const groupGuest = await memberOf(group, Guest);
+    const developer = await server.factories.memberOf(project, Developer);
+    const groupGuest = await server.factories.memberOf(group, Guest);
     expect(
       (
         await server.request('DELETE', `/projects/${project.id}/members/${developer.user.id}`, {
@@ -570,7 +563,7 @@ describe('permissions', () => {
 
   it('removes a group member from the subgroups and projects inside, unless told not to', async () => {
     const group = await server.factories.group();
-    const owner = await memberOf(group, Owner);
+    const owner = await server.factories.memberOf(group, Owner);
     const sub = await server.factories.group({ parent: group });
     const project = await server.factories.project({ namespace: sub });
     const elsewhere = await server.factories.project({ namespace: await server.factories.group() });
@@ -580,8 +573,8 @@ describe('permissions', () => {
       (await server.request('GET', `/projects/${project.id}/members/${user.user.id}`, { token: owner.token }))
         .status,
     ];
-    const bob = await memberOf(group, Developer);
-    const carol = await memberOf(group, Developer);
+    const bob = await server.factories.memberOf(group, Developer);
+    const carol = await server.factories.memberOf(group, Developer);
     for (const user of [bob, carol]) {
       await server.factories.member(sub, user.user, Maintainer);
       await server.factories.member(project, user.user, Maintainer);
@@ -603,7 +596,7 @@ describe('permissions', () => {
   it('refuses to change or remove access-token bots through the members API', async () => {
     const group = await server.factories.group();
     const project = await server.factories.project({ namespace: group });
-    const owner = await memberOf(project, Owner);
+    const owner = await server.factories.memberOf(project, Owner);
     const bot = await server.services.users.createUser({
       username: `project_${project.id}_bot_${Math.random().toString(36).slice(2, 8)}`,
       name: 'Bot',
@@ -632,7 +625,7 @@ describe('expiry', () => {
   it('gives an expired membership no access, and lets the user be added again', async () => {
     const group = await server.factories.group();
     const project = await server.factories.project({ namespace: group });
-    const owner = await memberOf(group, Owner);
+    const owner = await server.factories.memberOf(group, Owner);
     const bob = await server.factories.user();
     await server.factories.member(project, bob.user, Developer, '2020-01-01');
     const seen = await server.request('GET', `/projects/${project.id}`, { token: bob.token });
@@ -656,7 +649,7 @@ describe('expiry', () => {
 
   it('refuses an expiry in the past and removes one with null', async () => {
     const group = await server.factories.group();
-    const owner = await memberOf(group, Owner);
+    const owner = await server.factories.memberOf(group, Owner);
     const bob = await server.factories.user();
     const past = await server.request('POST', `/groups/${group.id}/members`, {
       token: owner.token,
@@ -685,7 +678,7 @@ describe('adding: bad input and special cases', () => {
   async function setup() {
     const top = await server.factories.group({ path: `top-${Math.random().toString(36).slice(2, 8)}` });
     const group = await server.factories.group({ parent: top });
-    const owner = await memberOf(group, Owner);
+    const owner = await server.factories.memberOf(group, Owner);
     return { top, group, owner, base: `/groups/${group.id}/members` };
   }
 
@@ -738,7 +731,7 @@ describe('adding: bad input and special cases', () => {
     expect(invalid.status).toBe(400);
     expect(invalid.body).toEqual({ message: { access_level: ['is not included in the list'] } });
 
-    const dev = await memberOf(top, Developer);
+    const dev = await server.factories.memberOf(top, Developer);
     const lower = await server.request('POST', base, {
       token: owner.token,
       json: { user_id: dev.user.id, access_level: Reporter },
@@ -843,9 +836,9 @@ describe('sharing projects with groups', () => {
     const sub = await server.factories.group({ parent: home });
     const project = await server.factories.project({ namespace: sub });
     const team = await server.factories.group();
-    const maintainer = await memberOf(project, Maintainer);
+    const maintainer = await server.factories.memberOf(project, Maintainer);
     await server.factories.member(team, maintainer.user, Reporter);
-    const teamDeveloper = await memberOf(team, Developer);
+    const teamDeveloper = await server.factories.memberOf(team, Developer);
     return { home, sub, project, team, maintainer, teamDeveloper };
   }
 
@@ -893,7 +886,7 @@ describe('sharing projects with groups', () => {
     const w = await world();
     const share = (token: string, json: Json, project = w.project) =>
       server.request('POST', `/projects/${project.id}/share`, { token, json });
-    const developer = await memberOf(w.project, Developer);
+    const developer = await server.factories.memberOf(w.project, Developer);
     await server.factories.member(w.team, developer.user, Developer);
     const cases: Array<[string, Json, number, unknown]> = [
       [developer.token, { group_id: w.team.id, group_access: Guest }, 403, { message: '403 Forbidden' }],

@@ -367,6 +367,8 @@ const FINER_RULES: Record<string, (c: Case) => number | undefined> = {
   // Members may remove themselves; removing anyone else needs the member admin role.
   removeProjectMember: refusedBelow(AccessLevel.Maintainer),
   removeGroupMember: refusedBelow(AccessLevel.Owner),
+  // External users have no personal namespace to create projects in: GitLab's limit_reached, 403.
+  createProject: (c) => (c.caller === 'external' ? 403 : undefined),
   // GitLab's resource access token API refuses creating and revoking with 400 and its own message.
   createProjectAccessToken: refusedBelow(AccessLevel.Maintainer, 400),
   revokeProjectAccessToken: refusedBelow(AccessLevel.Maintainer, 400),

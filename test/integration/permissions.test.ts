@@ -63,11 +63,8 @@ function expected(caller: Caller, visibility: VisibilityName, needs: number): nu
 async function setUp(caller: Caller, visibility: VisibilityName) {
   const parent = await server.factories.group({ visibility: 'public' });
   const project = await server.factories.project({ namespace: parent, visibility });
-  const member = async (level: number, attrs: { external?: boolean; state?: 'blocked' } = {}) => {
-    const user = await server.factories.user(attrs);
-    await server.factories.member(project, user.user, level);
-    return user.token;
-  };
+  const member = async (level: number, attrs: { external?: boolean; state?: 'blocked' } = {}) =>
+    (await server.factories.memberOf(project, level, attrs)).token;
   switch (caller) {
     case 'anonymous':
       return { project, token: undefined };

@@ -10,8 +10,7 @@ type Json = Record<string, unknown>;
 async function projectWithMember(level: number) {
   const group = await server.factories.group({ visibility: 'public' });
   const project = await server.factories.project({ namespace: group, visibility: 'private' });
-  const member = await server.factories.user();
-  if (level) await server.factories.member(project, member.user, level);
+  const member = await server.factories.memberOf(project, level);
   return { group, project, member };
 }
 
@@ -240,13 +239,10 @@ describe('who may create a project', () => {
       token: external.token,
       json: { name: 'mine' },
     });
-    expect(refused.status).toBe(400);
+    // GitLab's API turns limit_reached into 403, the reasons as the message.
+    expect(refused.status).toBe(403);
     expect(refused.body).toEqual({
-      message: {
-        limit_reached: [
-          'Personal project creation is not allowed. Please contact your administrator with questions',
-        ],
-      },
+      message: ['Personal project creation is not allowed. Please contact your administrator with questions'],
     });
 
     const limited = await server.factories.user();
@@ -254,11 +250,9 @@ describe('who may create a project', () => {
     const first = await server.request('POST', '/projects', { token: limited.token, json: { name: 'one' } });
     expect(first.status).toBe(201);
     const second = await server.request('POST', '/projects', { token: limited.token, json: { name: 'two' } });
-    expect(second.status).toBe(400);
+    expect(second.status).toBe(403);
     expect(second.body).toEqual({
-      message: {
-        limit_reached: ['Your project limit is 1 projects! Please contact your administrator to increase it'],
-      },
+      message: ['Your project limit is 1 projects! Please contact your administrator to increase it'],
     });
   });
 

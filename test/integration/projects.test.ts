@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { VisibilityName } from '../../src/core/abilities.js';
 import { AccessLevel } from '../../src/core/access-level.js';
-import type { TestUser } from '../helpers/factories.js';
 import { send, useTestServer } from '../helpers/server.js';
 
 const server = useTestServer();
@@ -13,16 +12,15 @@ type Role = 'anonymous' | 'outsider' | 'external' | 'admin' | 'guest' | 'reporte
 async function scenario(visibility: VisibilityName, role: Role) {
   const group = await server.factories.group({ visibility: 'public' });
   const project = await server.factories.project({ namespace: group, visibility });
-  let caller: TestUser | undefined;
-  if (role === 'admin') caller = await server.factories.user({ admin: true });
-  else if (role === 'external') caller = await server.factories.user({ external: true });
-  else if (role !== 'anonymous') caller = await server.factories.user();
-  const levels: Partial<Record<Role, number>> = {
+  const levels: Record<string, number> = {
     guest: AccessLevel.Guest,
     reporter: AccessLevel.Reporter,
     maintainer: AccessLevel.Maintainer,
   };
-  if (caller && levels[role]) await server.factories.member(project, caller.user, levels[role]!);
+  const caller =
+    role === 'guest' || role === 'reporter' || role === 'maintainer'
+      ? await server.factories.memberOf(project, levels[role])
+      : await server.factories.caller(role);
   return { group, project, token: caller?.token };
 }
 

@@ -6,7 +6,7 @@ import { gitText } from '../../src/git/git.js';
 import { AccessLevel } from '../../src/core/access-level.js';
 import type { Project } from '../../src/projects/project.entity.js';
 import type { TestUser } from '../helpers/factories.js';
-import { useGitWorkDir } from '../helpers/git-cli.js';
+import { remoteUrl, useGitWorkDir } from '../helpers/git-cli.js';
 import { useTestServer } from '../helpers/server.js';
 
 const server = useTestServer();
@@ -18,13 +18,9 @@ let counter = 0;
 
 /** A project with a README on main, and users in each role. */
 async function setup() {
-  const owner = await server.factories.user();
-  const project = await server.factories.project({ owner, initialize_with_readme: true });
-  const role = async (level: number, attrs: { name?: string } = {}) => {
-    const user = await server.factories.user(attrs);
-    await server.factories.member(project, user.user, level);
-    return user;
-  };
+  const { owner, project } = await server.factories.ownedProjectWithReadme();
+  const role = (level: number, attrs: { name?: string } = {}) =>
+    server.factories.memberOf(project, level, attrs);
   return {
     owner,
     project,
@@ -474,11 +470,9 @@ describe('what git push and the branch API enforce', () => {
   beforeAll(async () => {
     s = await setup();
     for (const who of ['maintainer', 'developer'] as const) {
-      const url = new URL(`${server.url}/${fullPath()}.git`);
-      url.username = 'anyone';
-      url.password = (s[who] as TestUser).token;
+      const url = remoteUrl(server.url, fullPath(), (s[who] as TestUser).token);
       clones[who] = path.join(work, `clone-${who}-${++counter}`);
-      const cloned = await gitCli(['clone', '-q', url.toString(), clones[who]]);
+      const cloned = await gitCli(['clone', '-q', url, clones[who]]);
       expect(cloned.ok, cloned.stderr).toBe(true);
     }
   });

@@ -5,7 +5,7 @@ import { gitText } from '../../src/git/git.js';
 import { AccessLevel } from '../../src/core/access-level.js';
 import type { Project } from '../../src/projects/project.entity.js';
 import type { TestUser } from '../helpers/factories.js';
-import { useGitWorkDir } from '../helpers/git-cli.js';
+import { remoteUrl, useGitWorkDir } from '../helpers/git-cli.js';
 import { useTestServer } from '../helpers/server.js';
 
 const server = useTestServer();
@@ -16,17 +16,7 @@ let counter = 0;
 
 const rulesPath = (project: Project, rest = '') => `/projects/${project.id}/protected_tags${rest}`;
 
-async function setup() {
-  const owner = await server.factories.user();
-  const project = await server.factories.project({ owner, initialize_with_readme: true });
-  return { owner, project };
-}
-
-async function memberOf(project: Project, level: number): Promise<TestUser> {
-  const user = await server.factories.user();
-  await server.factories.member(project, user.user, level);
-  return user;
-}
+const setup = () => server.factories.ownedProjectWithReadme();
 
 /** One create access level as the API shows it, unset fields null. */
 const entry = (fields: Json) => ({
@@ -53,7 +43,7 @@ describe('protecting tags', () => {
 
   it('adds up a level, users and groups', async () => {
     const { owner, project } = await setup();
-    const developer = await memberOf(project, AccessLevel.Developer);
+    const developer = await server.factories.memberOf(project, AccessLevel.Developer);
     const group = await server.factories.group();
     await server.factories.share(project, group, AccessLevel.Developer);
     const response = await server.request('POST', rulesPath(project), {
@@ -77,7 +67,7 @@ describe('protecting tags', () => {
 
   it('takes bracket-notation form fields', async () => {
     const { owner, project } = await setup();
-    const developer = await memberOf(project, AccessLevel.Developer);
+    const developer = await server.factories.memberOf(project, AccessLevel.Developer);
     const response = await server.request('POST', rulesPath(project), {
       token: owner.token,
       body: `name=stable&create_access_level=60&allowed_to_create[][user_id]=${developer.user.id}`,
@@ -189,8 +179,7 @@ describe('reading and removing rules', () => {
     const { owner, project } = await setup();
     await server.request('POST', rulesPath(project), { token: owner.token, json: { name: 'v*' } });
     let token: string | undefined;
-    if (level !== null)
-      token = level ? (await memberOf(project, level)).token : (await server.factories.user()).token;
+    if (level !== null) token = (await server.factories.memberOf(project, level)).token;
     const requests: Array<[string, string, Json?]> = [
       ['GET', rulesPath(project)],
       ['GET', rulesPath(project, '/v%2A')],
@@ -208,12 +197,8 @@ describe('reading and removing rules', () => {
 });
 
 describe('what the rules guard', () => {
-  function remote(project: Project, owner: TestUser, token: string): string {
-    const url = new URL(`${server.url}/${owner.user.username}/${project.path}.git`);
-    url.username = 'anyone';
-    url.password = token;
-    return url.toString();
-  }
+  const remote = (project: Project, owner: TestUser, token: string) =>
+    remoteUrl(server.url, `${owner.user.username}/${project.path}`, token);
 
   async function clone(project: Project, owner: TestUser, user: TestUser): Promise<string> {
     const dir = path.join(work, `clone-${++counter}`);
@@ -225,8 +210,8 @@ describe('what the rules guard', () => {
   it('refuses a protected tag pushed by a Developer, and lets a Maintainer push it', async () => {
     const { owner, project } = await setup();
     await server.request('POST', rulesPath(project), { token: owner.token, json: { name: 'v*' } });
-    const developer = await memberOf(project, AccessLevel.Developer);
-    const maintainer = await memberOf(project, AccessLevel.Maintainer);
+    const developer = await server.factories.memberOf(project, AccessLevel.Developer);
+    const maintainer = await server.factories.memberOf(project, AccessLevel.Maintainer);
     const dir = await clone(project, owner, developer);
     await gitCli(['tag', 'v1.0'], dir);
     await gitCli(['tag', 'nightly'], dir);
@@ -258,8 +243,8 @@ describe('what the rules guard', () => {
 
   it('lets a user named in the rule create the tag through the API, and no one else', async () => {
     const { owner, project } = await setup();
-    const named = await memberOf(project, AccessLevel.Developer);
-    const other = await memberOf(project, AccessLevel.Developer);
+    const named = await server.factories.memberOf(project, AccessLevel.Developer);
+    const other = await server.factories.memberOf(project, AccessLevel.Developer);
     await server.request('POST', rulesPath(project), {
       token: owner.token,
       json: { name: 'release-*', allowed_to_create: [{ user_id: named.user.id }] },

@@ -42,10 +42,11 @@ async function startEvents(source: DataSource, subscribers: AnySubscriber[]): Pr
 
 /** Another connection pool on the same database and schema, as a second server process has. */
 async function secondDataSource(): Promise<DataSource> {
-  const url = process.env.FORGE_TEST_DATABASE_URL;
+  // The test file's own database, as the first DataSource reaches it.
+  const { url, schema } = dataSource.options as { url?: string; schema?: string };
   // PGlite has one session in one process: a second queue shares the DataSource.
-  if (!url) return dataSource;
-  const source = await createDataSource({ url, schema: (dataSource.options as { schema?: string }).schema });
+  if (!process.env.FORGE_TEST_DATABASE_URL || !url) return dataSource;
+  const source = await createDataSource({ url, schema });
   extraSources.push(source);
   return source;
 }

@@ -6,8 +6,9 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { Gitlab } from '@gitbeaker/rest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { git, gitText } from '../../src/git/git.js';
+import { gitText } from '../../src/git/git.js';
 import type { TestUser } from '../helpers/factories.js';
+import { setBranch, writeCommit } from '../helpers/git-plumbing.js';
 import { pythonGitlab, runPythonClient } from '../helpers/clients.js';
 import { useTestServer } from '../helpers/server.js';
 
@@ -20,32 +21,13 @@ const BINARY = Buffer.from([0x00, 0x01, 0x02, 0xff, 0x00]);
 let counter = 0;
 
 /** A commit on top of `parent`'s tree with `files` written, built with plumbing. */
-async function makeCommit(
+const makeCommit = (
   dir: string,
   parent: string,
   files: Record<string, string | Buffer>,
   author: { name: string; email: string },
   date: string,
-): Promise<string> {
-  const env = {
-    GIT_INDEX_FILE: path.join(work, `index-${++counter}`),
-    GIT_AUTHOR_NAME: author.name,
-    GIT_AUTHOR_EMAIL: author.email,
-    GIT_AUTHOR_DATE: date,
-    GIT_COMMITTER_NAME: author.name,
-    GIT_COMMITTER_EMAIL: author.email,
-    GIT_COMMITTER_DATE: date,
-  };
-  await git(['read-tree', parent], { gitDir: dir, env });
-  const lines: string[] = [];
-  for (const [file, content] of Object.entries(files)) {
-    const sha = await gitText(['hash-object', '-w', '--stdin'], { gitDir: dir, input: content });
-    lines.push(`100644 ${sha}\t${file}`);
-  }
-  await git(['update-index', '--index-info'], { gitDir: dir, env, input: `${lines.join('\n')}\n` });
-  const tree = await gitText(['write-tree'], { gitDir: dir, env });
-  return gitText(['commit-tree', tree, '-p', parent, '-m', `change ${counter}`], { gitDir: dir, env });
-}
+) => writeCommit(dir, { parents: [parent], files, author, date, message: `change ${++counter}\n` });
 
 interface Fixture {
   owner: TestUser;
@@ -86,8 +68,8 @@ beforeAll(async () => {
     '2026-01-02T10:00:00Z',
   );
   const main2 = await makeCommit(dir, c1, { 'NOTES.md': 'notes\n' }, alice, '2026-01-03T10:00:00Z');
-  await git(['update-ref', 'refs/heads/main', main2], { gitDir: dir });
-  await git(['update-ref', 'refs/heads/feature', feature], { gitDir: dir });
+  await setBranch(dir, 'main', main2);
+  await setBranch(dir, 'feature', feature);
   fx = {
     owner,
     id,

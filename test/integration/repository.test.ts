@@ -8,10 +8,17 @@ import { Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { VisibilityName } from '../../src/core/abilities.js';
-import { git, gitText } from '../../src/git/git.js';
+import { gitText } from '../../src/git/git.js';
 import { AccessLevel } from '../../src/core/access-level.js';
 import { repositoryHandlers } from '../../src/repository/repository.handlers.js';
 import type { TestUser } from '../helpers/factories.js';
+import {
+  setBranch,
+  writeBlob,
+  writeCommit,
+  type CommitSpec,
+  type FileSpec,
+} from '../helpers/git-plumbing.js';
 import { useTestServer } from '../helpers/server.js';
 
 const server = useTestServer();
@@ -20,58 +27,11 @@ const work = fs.mkdtempSync(path.join(os.tmpdir(), 'forge-repository-'));
 afterAll(() => fs.rmSync(work, { recursive: true, force: true }));
 
 type Json = Record<string, unknown>;
-type FileSpec = string | Buffer | null | { mode: string; sha: string };
-
-interface CommitSpec {
-  parents: string[];
-  files?: Record<string, FileSpec>;
-  /** The tree of this commit instead of the first parent's (for merges). */
-  tree?: string;
-  message: string;
-  author?: { name: string; email: string };
-  date: string;
-}
-
 let counter = 0;
 
-/** A commit built with plumbing on top of its first parent's tree; returns its SHA. */
-async function makeCommit(dir: string, spec: CommitSpec): Promise<string> {
-  const index = path.join(work, `index-${++counter}`);
-  const author = spec.author ?? { name: 'Ada Lovelace', email: 'ada@example.com' };
-  const env = {
-    GIT_INDEX_FILE: index,
-    GIT_AUTHOR_NAME: author.name,
-    GIT_AUTHOR_EMAIL: author.email,
-    GIT_AUTHOR_DATE: spec.date,
-    GIT_COMMITTER_NAME: author.name,
-    GIT_COMMITTER_EMAIL: author.email,
-    GIT_COMMITTER_DATE: spec.date,
-  };
-  const base = spec.tree ?? spec.parents[0];
-  if (base) await git(['read-tree', base], { gitDir: dir, env });
-  const lines: string[] = [];
-  for (const [file, content] of Object.entries(spec.files ?? {})) {
-    if (content === null) lines.push(`0 ${'0'.repeat(40)}\t${file}`);
-    else if (typeof content === 'object' && 'mode' in content)
-      lines.push(`${content.mode} ${content.sha}\t${file}`);
-    else {
-      const sha = await gitText(['hash-object', '-w', '--stdin'], { gitDir: dir, input: content });
-      lines.push(`100644 ${sha}\t${file}`);
-    }
-  }
-  if (lines.length)
-    await git(['update-index', '--index-info'], { gitDir: dir, env, input: `${lines.join('\n')}\n` });
-  const tree = await gitText(['write-tree'], { gitDir: dir, env });
-  const parents = spec.parents.flatMap((parent) => ['-p', parent]);
-  fs.rmSync(index, { force: true });
-  return gitText(['commit-tree', tree, ...parents, '-m', spec.message], { gitDir: dir, env });
-}
-
-const setRef = (dir: string, branch: string, sha: string) =>
-  git(['update-ref', `refs/heads/${branch}`, sha], { gitDir: dir });
-
-const blobSha = (dir: string, content: string | Buffer) =>
-  gitText(['hash-object', '-w', '--stdin'], { gitDir: dir, input: content });
+/** A commit built with plumbing on top of its first parent's tree (or `base`), its message as `-m` gives it. */
+const makeCommit = (dir: string, spec: CommitSpec): Promise<string> =>
+  writeCommit(dir, { ...spec, message: `${spec.message}\n` });
 
 async function createProject(owner: TestUser, attrs: Json = {}) {
   const created = await server.request('POST', '/projects', {
@@ -129,7 +89,7 @@ beforeAll(async () => {
       'lib/util/helpers.rb': 'module Helpers; end\n',
       'docs/guide.md': '# Guide\n\nRead me first.\nThen read the rest.\n',
       'docs/drafts/wip.md': 'not yet\n',
-      'bin/run': { mode: '100755', sha: await blobSha(dir, '#!/bin/sh\necho run\n') },
+      'bin/run': { mode: '100755', sha: await writeBlob(dir, '#!/bin/sh\necho run\n') },
       'image.bin': BINARY,
       'vendor-lib': { mode: '160000', sha: submodule },
     },
@@ -169,7 +129,7 @@ beforeAll(async () => {
   // The merge of feature into main: feature's tree with main's own change.
   const merge = await makeCommit(dir, {
     parents: [main1, feature2],
-    tree: feature2,
+    base: feature2,
     author: { name: 'Merger', email: 'merger@example.com' },
     date: '2026-01-05T10:00:00Z',
     message: "Merge branch 'feature'",
@@ -181,10 +141,10 @@ beforeAll(async () => {
     message: 'Unrelated',
     files: { 'other.txt': 'other\n' },
   });
-  await setRef(dir, 'main', merge);
-  await setRef(dir, 'feature', feature2);
-  await setRef(dir, 'orphan', orphan);
-  await setRef(dir, 'topic/nested', feature1);
+  await setBranch(dir, 'main', merge);
+  await setBranch(dir, 'feature', feature2);
+  await setBranch(dir, 'orphan', orphan);
+  await setBranch(dir, 'topic/nested', feature1);
   fx = { owner, project, dir, readme, base, feature1, feature2, main1, merge, orphan, submodule };
 });
 
@@ -429,8 +389,8 @@ describe('blobs', () => {
   it('counts blobs over 10 MB against the large_blob limit: 5 a minute', async () => {
     const { project, dir } = await createProject(fx.owner);
     const big = Buffer.alloc(10 * 1024 * 1024 + 1, 'x');
-    const bigSha = await blobSha(dir, big);
-    const smallSha = await blobSha(dir, 'small\n');
+    const bigSha = await writeBlob(dir, big);
+    const smallSha = await writeBlob(dir, 'small\n');
     const blobs = `/projects/${project.id}/repository/blobs`;
     const { statuses, limited, reader } = await inOneMinute(async () => {
       const reader = await server.factories.user();
@@ -766,7 +726,7 @@ describe('compare', () => {
       message: 'Big',
       files: { 'big.txt': bigText, 'small.txt': 'small\n' },
     });
-    const one = await blobSha(dir, 'x\n');
+    const one = await writeBlob(dir, 'x\n');
     const files: Record<string, FileSpec> = {};
     for (let i = 0; i < 1001; i++)
       files[`many/f${String(i).padStart(4, '0')}.txt`] = { mode: '100644', sha: one };

@@ -7,15 +7,9 @@ import { useTestServer } from '../helpers/server.js';
 
 const server = useTestServer();
 
-async function projectWithReadme() {
-  const owner = await server.factories.user();
-  const project = await server.factories.project({ owner, initialize_with_readme: true });
-  return { owner, project };
-}
-
 describe('@gitbeaker/rest', () => {
   it('creates, lists, shows and removes tags, and reads signatures', async () => {
-    const { owner, project } = await projectWithReadme();
+    const { owner, project } = await server.factories.ownedProjectWithReadme();
     const api = new Gitlab({ host: server.url, token: owner.token });
     const annotated = await api.Tags.create(project.id, 'v1.9.0', 'main', { message: 'Release 1.9.0' });
     expect(annotated).toMatchObject({ name: 'v1.9.0', message: 'Release 1.9.0', protected: false });
@@ -43,7 +37,7 @@ describe('@gitbeaker/rest', () => {
   });
 
   it('protects, lists, shows and unprotects tags', async () => {
-    const { owner, project } = await projectWithReadme();
+    const { owner, project } = await server.factories.ownedProjectWithReadme();
     const developer = await server.factories.user();
     await server.factories.member(project, developer.user, AccessLevel.Developer);
     const api = new Gitlab({ host: server.url, token: owner.token });
@@ -77,7 +71,7 @@ describe('@gitbeaker/rest', () => {
 
 describe('python-gitlab', () => {
   it.skipIf(!pythonGitlab)('drives tags and protected tags (needs Debian python3-gitlab)', async () => {
-    const { owner, project } = await projectWithReadme();
+    const { owner, project } = await server.factories.ownedProjectWithReadme();
     const stdout = await runPythonClient('python_gitlab_tags.py', [
       server.url,
       owner.token,

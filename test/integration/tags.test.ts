@@ -10,6 +10,7 @@ import { AccessLevel } from '../../src/core/access-level.js';
 import type { Project } from '../../src/projects/project.entity.js';
 import { User } from '../../src/users/user.entity.js';
 import type { TestUser } from '../helpers/factories.js';
+import { writeOneFileCommit } from '../helpers/git-plumbing.js';
 import { useTestServer } from '../helpers/server.js';
 
 const server = useTestServer();
@@ -29,24 +30,6 @@ const repositoryOf = (project: Project) => server.services.storage.diskPath('def
 const tagsPath = (project: Project, rest = '') => `/projects/${project.id}/repository/tags${rest}`;
 const names = (body: unknown) => (body as Json[]).map((tag) => tag.name);
 
-/** A commit on top of `parent` with a fixed date, written with plumbing. */
-async function commitAt(dir: string, parent: string | null, file: string, date: string): Promise<string> {
-  const blob = await gitText(['hash-object', '-w', '--stdin'], { gitDir: dir, input: `${file}\n` });
-  const tree = await gitText(['mktree'], { gitDir: dir, input: `100644 blob ${blob}\t${file}\n` });
-  const env = {
-    GIT_AUTHOR_NAME: 'Ada',
-    GIT_AUTHOR_EMAIL: 'ada@example.com',
-    GIT_AUTHOR_DATE: date,
-    GIT_COMMITTER_NAME: 'Ada',
-    GIT_COMMITTER_EMAIL: 'ada@example.com',
-    GIT_COMMITTER_DATE: date,
-  };
-  return gitText(['commit-tree', tree, ...(parent ? ['-p', parent] : []), '-m', `add ${file}`], {
-    gitDir: dir,
-    env,
-  });
-}
-
 async function lightweight(dir: string, name: string, commit: string) {
   await git(['update-ref', `refs/tags/${name}`, commit], { gitDir: dir });
 }
@@ -60,15 +43,8 @@ async function annotated(dir: string, name: string, commit: string, message: str
   await git(['tag', '-a', name, '-m', message, commit], { gitDir: dir, env });
 }
 
-async function projectFor(owner: TestUser, visibility: 'public' | 'private' = 'private') {
-  return server.factories.project({ owner, visibility, initialize_with_readme: true });
-}
-
-async function memberOf(project: Project, level: number): Promise<TestUser> {
-  const user = await server.factories.user();
-  await server.factories.member(project, user.user, level);
-  return user;
-}
+const projectFor = (owner: TestUser, visibility: 'public' | 'private' = 'private') =>
+  server.factories.projectWithReadme({ owner, visibility });
 
 describe('listing and reading tags', () => {
   let project: Project;
@@ -79,9 +55,9 @@ describe('listing and reading tags', () => {
     owner = await server.factories.user();
     project = await projectFor(owner, 'public');
     const dir = repositoryOf(project);
-    commits.c1 = await commitAt(dir, null, 'one', '2026-01-01T10:00:00Z');
-    commits.c2 = await commitAt(dir, commits.c1, 'two', '2026-01-02T10:00:00Z');
-    commits.c3 = await commitAt(dir, commits.c2, 'three', '2026-01-03T10:00:00Z');
+    commits.c1 = await writeOneFileCommit(dir, null, 'one', '2026-01-01T10:00:00Z');
+    commits.c2 = await writeOneFileCommit(dir, commits.c1, 'two', '2026-01-02T10:00:00Z');
+    commits.c3 = await writeOneFileCommit(dir, commits.c2, 'three', '2026-01-03T10:00:00Z');
     await lightweight(dir, 'v1.2.0', commits.c2);
     await lightweight(dir, 'v1.9.0', commits.c1);
     await annotated(dir, 'v1.10.0', commits.c2, 'Release 1.10.0\n\nNotes', '2026-01-05T10:00:00Z');
@@ -197,8 +173,7 @@ describe('who reads the tags of a private project', () => {
     const owner = await server.factories.user();
     const project = await projectFor(owner);
     let token: string | undefined;
-    if (level !== null)
-      token = level ? (await memberOf(project, level)).token : (await server.factories.user()).token;
+    if (level !== null) token = (await server.factories.memberOf(project, level)).token;
     const list = await server.request('GET', tagsPath(project), { token });
     expect(list.status).toBe(status);
     if (status === 404) expect(list.body).toEqual({ message: '404 Project Not Found' });
@@ -213,7 +188,7 @@ describe('creating tags', () => {
   it('creates a lightweight tag at a branch and records the push', async () => {
     const owner = await server.factories.user();
     const project = await projectFor(owner);
-    const developer = await memberOf(project, AccessLevel.Developer);
+    const developer = await server.factories.memberOf(project, AccessLevel.Developer);
     const head = await gitText(['rev-parse', 'main'], { gitDir: repositoryOf(project) });
     const response = await server.request('POST', tagsPath(project), {
       token: developer.token,
@@ -343,7 +318,7 @@ describe('creating tags', () => {
   ])('refuses %s', async (_who, level, status) => {
     const owner = await server.factories.user();
     const project = await projectFor(owner);
-    const caller = level ? await memberOf(project, level) : await server.factories.user();
+    const caller = await server.factories.memberOf(project, level);
     const response = await server.request('POST', tagsPath(project), {
       token: caller.token,
       json: { tag_name: 'x', ref: 'main' },
@@ -365,8 +340,8 @@ describe('creating tags', () => {
   it('lets only the allowed roles create a protected tag', async () => {
     const owner = await server.factories.user();
     const project = await projectFor(owner);
-    const developer = await memberOf(project, AccessLevel.Developer);
-    const maintainer = await memberOf(project, AccessLevel.Maintainer);
+    const developer = await server.factories.memberOf(project, AccessLevel.Developer);
+    const maintainer = await server.factories.memberOf(project, AccessLevel.Maintainer);
     await server.request('POST', `/projects/${project.id}/protected_tags`, {
       token: owner.token,
       json: { name: 'v*', create_access_level: AccessLevel.Maintainer },
@@ -410,7 +385,7 @@ describe('deleting tags', () => {
 
   it('lets a Developer delete an unprotected tag, and records it', async () => {
     const { project } = await taggedProject();
-    const developer = await memberOf(project, AccessLevel.Developer);
+    const developer = await server.factories.memberOf(project, AccessLevel.Developer);
     const target = await gitText(['rev-parse', 'refs/tags/plain'], { gitDir: repositoryOf(project) });
     const response = await server.request('DELETE', tagsPath(project, '/plain'), { token: developer.token });
     expect(response.status).toBe(204);
@@ -435,7 +410,7 @@ describe('deleting tags', () => {
     ['a Maintainer', AccessLevel.Maintainer, 204],
   ])('lets %s delete a protected tag: %i', async (_who, level, status) => {
     const { project } = await taggedProject();
-    const member = await memberOf(project, level);
+    const member = await server.factories.memberOf(project, level);
     const response = await server.request('DELETE', tagsPath(project, '/v1'), { token: member.token });
     expect(response.status).toBe(status);
     if (status === 403) expect(response.body).toEqual({ message: '403 Forbidden' });
@@ -443,7 +418,7 @@ describe('deleting tags', () => {
 
   it('answers 404 for a missing tag before the role, and 403 to a Reporter', async () => {
     const { project } = await taggedProject();
-    const reporter = await memberOf(project, AccessLevel.Reporter);
+    const reporter = await server.factories.memberOf(project, AccessLevel.Reporter);
     const missing = await server.request('DELETE', tagsPath(project, '/nope'), { token: reporter.token });
     expect(missing.status).toBe(404);
     expect(missing.body).toEqual({ message: '404 Tag Not Found' });
