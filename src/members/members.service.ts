@@ -9,6 +9,7 @@ import {
   groupAccessLevel,
   isAdmin,
   isMemberLevel,
+  meetsAccessLevel,
   type Subject,
   Visibility,
 } from '../core/abilities.js';
@@ -642,7 +643,7 @@ export class MembersService {
       const add = (attribute: string, message: string) => (errors[attribute] ??= []).push(message);
       if (expiresAt !== null && expiresAt < today()) add('expires_at', 'cannot be a date in the past');
       const above = highest.get(user.id);
-      if (above && Number(above.access_level) > level) {
+      if (above && !meetsAccessLevel(level, Number(above.access_level))) {
         const name = LEVEL_NAMES[Number(above.access_level)] ?? String(above.access_level);
         add(
           'access_level',

@@ -10,6 +10,8 @@ import {
   canSee,
   groupAccessLevel,
   isAdmin,
+  isMemberLevel,
+  meetsAccessLevel,
   type ProjectAbility,
   projectAccess,
   projectAccessLevels,
@@ -512,9 +514,9 @@ export class ProjectsService {
       throw notFound('Namespace');
     }
     const level = await groupAccessLevel(tx, caller, namespace);
-    if (level === 0 && namespace.visibilityLevel < Visibility.internal) throw notFound('Namespace');
+    if (!isMemberLevel(level) && namespace.visibilityLevel < Visibility.internal) throw notFound('Namespace');
     const minimum = projectCreationMinimum(groupSettings(namespace.settings).project_creation_level);
-    if (minimum === null || level < minimum) throw forbidden();
+    if (minimum === null || !meetsAccessLevel(level, minimum)) throw forbidden();
     return namespace;
   }
 
