@@ -9,21 +9,34 @@ import { utcToday } from './token-rules.js';
 import type { Caller } from '../core/auth.js';
 import type { RequestInfo } from '../core/pagination.js';
 import type { ServiceRegistry } from '../core/family.js';
-import type { NewResourceTokenBody, ResourceKind, TokenFilters } from './access-tokens.service.js';
+import type { GroupView } from '../groups/groups.service.js';
+import type { ProjectView } from '../projects/projects.service.js';
+import type {
+  NewResourceTokenBody,
+  ResourceKind,
+  ResourceRef,
+  TokenFilters,
+} from './access-tokens.service.js';
 
-/** What the project and group token operations share; each pair differs only in its resource kind. */
+/** What the project and group token operations share; each pair differs only in its resource. */
 interface ResourceContext {
-  params: { id: string | number };
   caller: Caller;
   services: ServiceRegistry;
 }
 type WithToken = ResourceContext & { params: { token_id: number } };
+
+/** The resource the pipeline resolved, as the access tokens service takes it. */
+const project = (context: { subject: ProjectView }): ResourceRef => ({
+  kind: 'project',
+  view: context.subject,
+});
+const group = (context: { subject: GroupView }): ResourceRef => ({ kind: 'group', view: context.subject });
 type WithExpiry = { body?: { expires_at?: string } | null };
 
 const resourceTokens = {
-  async list(context: ResourceContext & { params: TokenFilters; request: RequestInfo }, kind: ResourceKind) {
+  async list(context: ResourceContext & { params: TokenFilters; request: RequestInfo }, ref: ResourceRef) {
     const { params, caller, services, request } = context;
-    const page = await services.accessTokens.listResource(caller, kind, params.id, params, request);
+    const page = await services.accessTokens.listResource(caller, ref, params, request);
     const today = utcToday();
     return {
       status: 200 as const,
@@ -32,13 +45,17 @@ const resourceTokens = {
     };
   },
 
-  async create(context: ResourceContext & { body: NewResourceTokenBody }, kind: ResourceKind) {
-    const { params, body, caller, services } = context;
-    const issued = await services.accessTokens.createResource(caller, kind, params.id, body);
+  async create(context: ResourceContext & { body: NewResourceTokenBody }, ref: ResourceRef) {
+    const { body, caller, services } = context;
+    const issued = await services.accessTokens.createResource(caller, ref, body);
     return { status: 201 as const, body: presentIssuedResourceAccessToken(issued) };
   },
 
-  async rotateCurrent(context: ResourceContext & WithExpiry, kind: ResourceKind) {
+  /** Instance-level (a bot rotating its own token): the resource is looked up from the path. */
+  async rotateCurrent(
+    context: ResourceContext & WithExpiry & { params: { id: string | number } },
+    kind: ResourceKind,
+  ) {
     const { params, body, caller, services } = context;
     const issued = await services.accessTokens.rotateCurrentResource(
       caller,
@@ -49,25 +66,19 @@ const resourceTokens = {
     return { status: 200 as const, body: presentIssuedResourceAccessToken(issued) };
   },
 
-  async get({ params, caller, services }: WithToken, kind: ResourceKind) {
-    const token = await services.accessTokens.getResource(caller, kind, params.id, params.token_id);
+  async get({ params, caller, services }: WithToken, ref: ResourceRef) {
+    const token = await services.accessTokens.getResource(caller, ref, params.token_id);
     return { status: 200 as const, body: presentResourceAccessToken(token) };
   },
 
-  async revoke({ params, caller, services }: WithToken, kind: ResourceKind) {
-    await services.accessTokens.revokeResource(caller, kind, params.id, params.token_id);
+  async revoke({ params, caller, services }: WithToken, ref: ResourceRef) {
+    await services.accessTokens.revokeResource(caller, ref, params.token_id);
     return { status: 204 as const, body: null };
   },
 
-  async rotate(context: WithToken & WithExpiry, kind: ResourceKind) {
+  async rotate(context: WithToken & WithExpiry, ref: ResourceRef) {
     const { params, body, caller, services } = context;
-    const issued = await services.accessTokens.rotateResource(
-      caller,
-      kind,
-      params.id,
-      params.token_id,
-      body?.expires_at,
-    );
+    const issued = await services.accessTokens.rotateResource(caller, ref, params.token_id, body?.expires_at);
     return { status: 200 as const, body: presentIssuedResourceAccessToken(issued) };
   },
 };
@@ -122,17 +133,17 @@ export const accessTokensHandlers = defineHandlers({
     return { status: 201, body: presentIssuedPersonalAccessToken(issued) };
   },
 
-  listProjectAccessTokens: (context) => resourceTokens.list(context, 'project'),
-  createProjectAccessToken: (context) => resourceTokens.create(context, 'project'),
+  listProjectAccessTokens: (context) => resourceTokens.list(context, project(context)),
+  createProjectAccessToken: (context) => resourceTokens.create(context, project(context)),
   rotateCurrentProjectAccessToken: (context) => resourceTokens.rotateCurrent(context, 'project'),
-  getProjectAccessToken: (context) => resourceTokens.get(context, 'project'),
-  revokeProjectAccessToken: (context) => resourceTokens.revoke(context, 'project'),
-  rotateProjectAccessToken: (context) => resourceTokens.rotate(context, 'project'),
+  getProjectAccessToken: (context) => resourceTokens.get(context, project(context)),
+  revokeProjectAccessToken: (context) => resourceTokens.revoke(context, project(context)),
+  rotateProjectAccessToken: (context) => resourceTokens.rotate(context, project(context)),
 
-  listGroupAccessTokens: (context) => resourceTokens.list(context, 'group'),
-  createGroupAccessToken: (context) => resourceTokens.create(context, 'group'),
+  listGroupAccessTokens: (context) => resourceTokens.list(context, group(context)),
+  createGroupAccessToken: (context) => resourceTokens.create(context, group(context)),
   rotateCurrentGroupAccessToken: (context) => resourceTokens.rotateCurrent(context, 'group'),
-  getGroupAccessToken: (context) => resourceTokens.get(context, 'group'),
-  revokeGroupAccessToken: (context) => resourceTokens.revoke(context, 'group'),
-  rotateGroupAccessToken: (context) => resourceTokens.rotate(context, 'group'),
+  getGroupAccessToken: (context) => resourceTokens.get(context, group(context)),
+  revokeGroupAccessToken: (context) => resourceTokens.revoke(context, group(context)),
+  rotateGroupAccessToken: (context) => resourceTokens.rotate(context, group(context)),
 });

@@ -34,11 +34,16 @@ import {
   utcToday,
 } from './token-rules.js';
 import { containing } from '../core/search.js';
+import type { GroupView } from '../groups/groups.service.js';
+import type { ProjectView } from '../projects/projects.service.js';
 
 type ListPersonalParams = NonNullable<operations['listPersonalAccessTokens']['parameters']['query']>;
 /** The filters every token list takes. */
 export type TokenFilters = Omit<ListPersonalParams, 'user_id'>;
 export type ResourceKind = 'project' | 'group';
+
+/** The project or group whose tokens an operation manages, as the pipeline resolved it. */
+export type ResourceRef = { kind: 'project'; view: ProjectView } | { kind: 'group'; view: GroupView };
 
 export interface NewTokenBody {
   name: string;
@@ -191,12 +196,11 @@ export class AccessTokensService {
 
   async listResource(
     caller: Caller,
-    kind: ResourceKind,
-    id: string | number,
+    ref: ResourceRef,
     params: TokenFilters,
     request: RequestInfo,
   ): Promise<Page<ResourceToken>> {
-    const resource = await this.readableResource(caller, kind, id);
+    const resource = this.resourceOf(ref);
     const page = await paginateOffset(this.filtered(this.resourceTokens(resource), params), params, request);
     const levels = await this.botLevels(
       resource,
@@ -208,23 +212,23 @@ export class AccessTokensService {
     };
   }
 
-  async getResource(caller: Caller, kind: ResourceKind, id: string | number, tokenId: number) {
-    const resource = await this.readableResource(caller, kind, id);
+  async getResource(caller: Caller, ref: ResourceRef, tokenId: number) {
+    const resource = this.resourceOf(ref);
     const found = await this.findResourceToken(resource, tokenId);
-    if (!found) throw notFound(`${kind} Access Token`);
+    if (!found) throw notFound(`${ref.kind} Access Token`);
     return found;
   }
 
   async createResource(
     caller: Caller,
-    kind: ResourceKind,
-    id: string | number,
+    ref: ResourceRef,
     body: NewResourceTokenBody,
   ): Promise<ResourceToken & { secret: string }> {
     const user = requireUser(caller);
+    const { kind } = ref;
     // Parameters are checked before anything else, as Grape does.
     const scopes = parseScopes(body.scopes, RESOURCE_SCOPES);
-    const resource = await this.resource(caller, kind, id);
+    const resource = this.resourceOf(ref);
     // Bots never create tokens: a token cannot mint further tokens.
     if (user.userType === 'project_bot' || !this.canManage(caller, resource))
       throw badRequest(`User does not have permission to create ${kind} access token`);
@@ -259,11 +263,11 @@ export class AccessTokensService {
     });
   }
 
-  async revokeResource(caller: Caller, kind: ResourceKind, id: string | number, tokenId: number) {
+  async revokeResource(caller: Caller, ref: ResourceRef, tokenId: number) {
     const user = requireUser(caller);
-    const resource = await this.resource(caller, kind, id);
+    const resource = this.resourceOf(ref);
     const found = await this.findResourceToken(resource, tokenId);
-    if (!found) throw notFound(`${kind} Access Token`);
+    if (!found) throw notFound(`${ref.kind} Access Token`);
     if (!this.canManage(caller, resource)) {
       const bot = await this.dataSource.getRepository(User).findOneByOrFail({ id: found.token.userId });
       throw badRequest(`${user.name} cannot delete ${bot.name}`);
@@ -274,13 +278,12 @@ export class AccessTokensService {
 
   async rotateResource(
     caller: Caller,
-    kind: ResourceKind,
-    id: string | number,
+    ref: ResourceRef,
     tokenId: number,
     expiresAt?: string,
   ): Promise<ResourceToken & { secret: string }> {
-    const resource = await this.resource(caller, kind, id);
-    const found = this.canManage(caller, resource) ? await this.findResourceToken(resource, tokenId) : null;
+    const resource = this.resourceOf(ref);
+    const found = await this.findResourceToken(resource, tokenId);
     if (!found) throw isAdmin(caller) ? notFound() : unauthorized();
     const issued = await this.rotate(caller, found.token, expiresAt, () => {
       if (!mayGrantLevel(caller, resource.subject, found.accessLevel))
@@ -432,29 +435,29 @@ export class AccessTokensService {
     return query;
   }
 
+  /** The project or group by id (for a bot rotating its own token, whose route resolves nothing). */
   private async resource(caller: Caller, kind: ResourceKind, id: string | number): Promise<Resource> {
-    if (kind === 'project') {
-      const view = await this.services.projects.find(caller, id);
+    return kind === 'project'
+      ? this.resourceOf({ kind, view: await this.services.projects.find(caller, id) })
+      : this.resourceOf({ kind, view: await this.services.groups.find(caller, id) });
+  }
+
+  private resourceOf(ref: ResourceRef): Resource {
+    if (ref.kind === 'project') {
+      const { project, accessLevel } = ref.view;
       return {
-        kind,
-        id: view.project.id,
+        kind: ref.kind,
+        id: project.id,
         sourceType: 'Project',
         subject: {
-          visibilityLevel: view.project.visibilityLevel,
-          accessLevel: view.accessLevel,
-          archived: view.project.archived,
+          visibilityLevel: project.visibilityLevel,
+          accessLevel,
+          archived: project.archived,
         },
       };
     }
-    const { group, subject } = await this.services.groups.find(caller, id);
-    return { kind, id: group.id, sourceType: 'Namespace', subject };
-  }
-
-  /** Reading tokens takes the same role as managing them; GitLab answers 401 to anyone else. */
-  private async readableResource(caller: Caller, kind: ResourceKind, id: string | number) {
-    const resource = await this.resource(caller, kind, id);
-    if (!this.canManage(caller, resource)) throw unauthorized();
-    return resource;
+    const { group, subject } = ref.view;
+    return { kind: ref.kind, id: group.id, sourceType: 'Namespace', subject };
   }
 
   private canManage(caller: Caller, resource: Resource): boolean {

@@ -7,8 +7,8 @@ const webUrl = ({ view }: OpenRepository, request: RequestInfo) =>
   `${request.externalUrl}/${view.project.namespace.fullPath}/${view.project.path}`;
 
 export const branchesHandlers = defineHandlers({
-  async listBranches({ params, caller, services, request }) {
-    const { repository, page } = await services.branches.list(caller, params.id, params, request);
+  async listBranches({ params, subject, caller, services, request }) {
+    const { repository, page } = await services.branches.list(caller, subject, params, request);
     const url = webUrl(repository, request);
     return {
       status: 200,
@@ -17,24 +17,24 @@ export const branchesHandlers = defineHandlers({
     };
   },
 
-  async getBranch({ params, caller, services, request }) {
-    const { repository, branch } = await services.branches.get(caller, params.id, params.branch);
+  async getBranch({ params, subject, caller, services, request }) {
+    const { repository, branch } = await services.branches.get(caller, subject, params.branch);
     if (request.method === 'HEAD') return { status: 204, body: null };
     return { status: 200, body: presentBranch(branch, webUrl(repository, request)) };
   },
 
-  async createBranch({ params, body, caller, services, request }) {
-    const { repository, branch } = await services.branches.create(caller, params.id, body);
+  async createBranch({ subject, body, caller, services, request }) {
+    const { repository, branch } = await services.branches.create(caller, subject, body);
     return { status: 201, body: presentBranch(branch, webUrl(repository, request)) };
   },
 
-  async deleteBranch({ params, caller, services }) {
-    await services.branches.delete(caller, params.id, params.branch);
+  async deleteBranch({ params, subject, caller, services }) {
+    await services.branches.delete(caller, subject, params.branch);
     return { status: 204, body: null };
   },
 
-  async deleteMergedBranches({ params, caller, services }) {
-    await services.branches.deleteMerged(caller, params.id);
+  async deleteMergedBranches({ subject, caller, services }) {
+    await services.branches.deleteMerged(caller, subject);
     return { status: 202, body: { message: '202 Accepted' } };
   },
 });

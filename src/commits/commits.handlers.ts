@@ -3,15 +3,15 @@ import { presentCommitDetail, presentCommitListItem } from './commit.presenter.j
 import { projectWebUrl } from '../projects/project.presenter.js';
 
 export const commitsHandlers = defineHandlers({
-  async listCommits({ params, caller, services, request }) {
-    const { repo, items, headers } = await services.commits.list(caller, params.id, params, request);
+  async listCommits({ params, subject, caller, services, request }) {
+    const { repo, items, headers } = await services.commits.list(caller, subject, params, request);
     const webUrl = projectWebUrl(repo.view, request.externalUrl);
     const body = items.map(({ commit, stats }) => presentCommitListItem(commit, webUrl, stats));
     return { status: 200, body, headers };
   },
 
-  async getCommit({ params, caller, services, request }) {
-    const { repo, view } = await services.commits.get(caller, params.id, params.sha, params.stats !== false);
+  async getCommit({ params, subject, caller, services, request }) {
+    const { repo, view } = await services.commits.get(caller, subject, params.sha, params.stats !== false);
     const body = presentCommitDetail(
       view.commit,
       projectWebUrl(repo.view, request.externalUrl),
@@ -21,8 +21,8 @@ export const commitsHandlers = defineHandlers({
     return { status: 200, body };
   },
 
-  async createCommit({ params, body, caller, services, request }) {
-    const { repo, view } = await services.commits.create(caller, params.id, body);
+  async createCommit({ subject, body, caller, services, request }) {
+    const { repo, view } = await services.commits.create(caller, subject, body);
     const json = presentCommitDetail(
       view.commit,
       projectWebUrl(repo.view, request.externalUrl),

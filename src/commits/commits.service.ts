@@ -12,6 +12,7 @@ import type { CommitStats } from '../git/commit-stats.js';
 import type { GitCommit } from '../git/commits.js';
 import { MESSAGES, ZERO_SHA } from '../git/push-rules.js';
 import { RefUpdateRefused, type OpenRepository } from '../git/repositories.service.js';
+import type { ProjectView } from '../projects/projects.service.js';
 import type { ServiceRegistry } from '../core/family.js';
 import { isValidRefName, type GitRepository, type LogQuery } from '../git/repository.js';
 
@@ -80,8 +81,8 @@ export class CommitsService {
     return reason === null || reason === MESSAGES.hexBranchName;
   }
 
-  async list(caller: Caller, projectId: string | number, params: ListCommitsParams, request: RequestInfo) {
-    const repo = await this.services.repositories.open(caller, projectId, 'read_code');
+  async list(caller: Caller, view: ProjectView, params: ListCommitsParams, request: RequestInfo) {
+    const repo = this.services.repositories.open(view);
     const perPage = perPageOf(params);
     const page = Math.max(params.page ?? 1, 1);
     const query: LogQuery = {
@@ -139,16 +140,16 @@ export class CommitsService {
     return sides.some(Boolean);
   }
 
-  async get(caller: Caller, projectId: string | number, sha: string, withStats: boolean) {
-    const repo = await this.services.repositories.open(caller, projectId, 'read_code');
+  async get(caller: Caller, view: ProjectView, sha: string, withStats: boolean) {
+    const repo = this.services.repositories.open(view);
     const commit = await repo.git.commit(sha);
     if (!commit) throw notFound('Commit');
     const stats = withStats ? (await repo.git.commitStats([commit.id])).get(commit.id) : undefined;
     return { repo, view: { commit, stats } as CommitView };
   }
 
-  async create(caller: Caller, projectId: string | number, params: CommitCreateParams) {
-    const repo = await this.services.repositories.open(caller, projectId, 'read_code');
+  async create(caller: Caller, view: ProjectView, params: CommitCreateParams) {
+    const repo = this.services.repositories.open(view);
     if (!(await this.canPushToBranch(caller, repo, params.branch))) throw forbidden(PUSH_REFUSED);
     if (!params.branch.trim()) throw badParameter('branch is empty');
     if (!params.commit_message.trim()) throw badParameter('commit_message is empty');

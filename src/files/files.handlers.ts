@@ -12,10 +12,10 @@ const NO_CACHE = {
 
 export const filesHandlers = defineHandlers({
   // Also serves HEAD, whose answer keeps only the X-Gitlab-* headers.
-  async getRepositoryFile({ params, caller, services }) {
+  async getRepositoryFile({ params, subject, caller, services }) {
     const { info, content, sha256 } = await services.files.read(
       caller,
-      params.id,
+      subject,
       params.file_path,
       params.ref,
     );
@@ -26,10 +26,10 @@ export const filesHandlers = defineHandlers({
     };
   },
 
-  async getRepositoryFileBlame({ params, caller, services, request }) {
+  async getRepositoryFileBlame({ params, subject, caller, services, request }) {
     const { file, ranges } = await services.files.blame(
       caller,
-      params.id,
+      subject,
       params.file_path,
       params.ref,
       params.range,
@@ -39,10 +39,10 @@ export const filesHandlers = defineHandlers({
     return { status: 200, body, headers: fileHeaders(file.info, file.sha256) };
   },
 
-  async getRepositoryFileRaw({ params, caller, services }) {
+  async getRepositoryFileRaw({ params, subject, caller, services }) {
     const { info, sha256, binary, stream } = await services.files.raw(
       caller,
-      params.id,
+      subject,
       params.file_path,
       params.ref,
     );
@@ -59,18 +59,18 @@ export const filesHandlers = defineHandlers({
     };
   },
 
-  async createRepositoryFile({ params, body, caller, services }) {
-    await services.files.create(caller, params.id, params.file_path, body);
+  async createRepositoryFile({ params, subject, body, caller, services }) {
+    await services.files.create(caller, subject, params.file_path, body);
     return { status: 201, body: { file_path: params.file_path, branch: body.branch } };
   },
 
-  async updateRepositoryFile({ params, body, caller, services }) {
-    await services.files.update(caller, params.id, params.file_path, body);
+  async updateRepositoryFile({ params, subject, body, caller, services }) {
+    await services.files.update(caller, subject, params.file_path, body);
     return { status: 200, body: { file_path: params.file_path, branch: body.branch } };
   },
 
-  async deleteRepositoryFile({ params, body, caller, services }) {
-    await services.files.delete(caller, params.id, params.file_path, body);
+  async deleteRepositoryFile({ params, subject, body, caller, services }) {
+    await services.files.delete(caller, subject, params.file_path, body);
     return { status: 204, body: null };
   },
 });

@@ -10,6 +10,7 @@ import { CommitsService, type StaleMessage } from '../commits/commits.service.js
 import type { FileAction } from '../git/commit-builder.js';
 import type { GitCommit } from '../git/commits.js';
 import type { OpenRepository } from '../git/repositories.service.js';
+import type { ProjectView } from '../projects/projects.service.js';
 import type { ServiceRegistry } from '../core/family.js';
 
 export type FileWriteParams = components['schemas']['RepositoryFileWrite'];
@@ -47,13 +48,13 @@ export class FilesService {
   /** The file at `ref` (the default branch when undefined): 404 Commit or File Not Found. */
   async blob(
     caller: Caller,
-    projectId: string | number,
+    view: ProjectView,
     filePath: string,
     ref: string | undefined,
   ): Promise<BlobInfo> {
     validateFilePath(filePath);
     if (ref !== undefined && ref.trim() === '') throw badParameter('ref is empty');
-    const repo = await this.services.repositories.open(caller, projectId, 'read_code');
+    const repo = this.services.repositories.open(view);
     const revision = ref ?? repo.view.project.defaultBranch;
     const commitId = revision ? await repo.git.resolveCommit(revision) : null;
     if (!commitId) throw notFound('Commit');
@@ -77,8 +78,8 @@ export class FilesService {
   }
 
   /** The file with its whole content, for the JSON answer. */
-  async read(caller: Caller, projectId: string | number, filePath: string, ref: string) {
-    const info = await this.blob(caller, projectId, filePath, ref);
+  async read(caller: Caller, view: ProjectView, filePath: string, ref: string) {
+    const info = await this.blob(caller, view, filePath, ref);
     const content = await info.repo.git.readBlob(info.blobId);
     return { info, content, sha256: crypto.createHash('sha256').update(content).digest('hex') };
   }
@@ -87,8 +88,8 @@ export class FilesService {
    * The file's bytes as a stream. The blob is read twice (once for its SHA-256 and type, once to
    * send), never held whole in memory; errors are all raised before the stream is returned.
    */
-  async raw(caller: Caller, projectId: string | number, filePath: string, ref: string | undefined) {
-    const info = await this.blob(caller, projectId, filePath, ref);
+  async raw(caller: Caller, view: ProjectView, filePath: string, ref: string | undefined) {
+    const info = await this.blob(caller, view, filePath, ref);
     const { sha256, binary } = await info.repo.git.scanBlob(info.blobId, BINARY_PROBE);
     // A client that goes away stops git: the stream ends it when destroyed.
     const { stream } = await info.repo.git.streamBlob(info.blobId, 0);
@@ -101,14 +102,14 @@ export class FilesService {
    */
   async blame(
     caller: Caller,
-    projectId: string | number,
+    view: ProjectView,
     filePath: string,
     ref: string,
     range?: { start: number; end: number },
   ) {
     if (range && range.start > range.end)
       throw new ApiError(400, { message: 'range[start] must be less than or equal to range[end]' });
-    const file = await this.read(caller, projectId, filePath, ref);
+    const file = await this.read(caller, view, filePath, ref);
     const { git } = file.info.repo;
     const ranges = await git.blame(file.info.commitId, filePath, range);
     if (!ranges) throw new ApiError(400, { message: 'range is outside of the file length' });
@@ -119,18 +120,18 @@ export class FilesService {
     };
   }
 
-  async create(caller: Caller, projectId: string | number, filePath: string, params: FileWriteParams) {
-    return this.commitOne(caller, projectId, filePath, params, {
+  async create(caller: Caller, view: ProjectView, filePath: string, params: FileWriteParams) {
+    return this.commitOne(caller, view, filePath, params, {
       action: 'create',
       content: decode(params),
       executeFilemode: params.execute_filemode,
     });
   }
 
-  async update(caller: Caller, projectId: string | number, filePath: string, params: FileWriteParams) {
+  async update(caller: Caller, view: ProjectView, filePath: string, params: FileWriteParams) {
     return this.commitOne(
       caller,
-      projectId,
+      view,
       filePath,
       params,
       { action: 'update', content: decode(params), executeFilemode: params.execute_filemode },
@@ -138,10 +139,10 @@ export class FilesService {
     );
   }
 
-  async delete(caller: Caller, projectId: string | number, filePath: string, params: FileDeleteParams) {
+  async delete(caller: Caller, view: ProjectView, filePath: string, params: FileDeleteParams) {
     return this.commitOne(
       caller,
-      projectId,
+      view,
       filePath,
       params,
       { action: 'delete' },
@@ -151,7 +152,7 @@ export class FilesService {
 
   private async commitOne(
     caller: Caller,
-    projectId: string | number,
+    view: ProjectView,
     filePath: string,
     params: FileDeleteParams,
     action: Omit<FileAction, 'filePath'>,
@@ -160,7 +161,7 @@ export class FilesService {
     validateFilePath(filePath);
     if (!params.branch.trim()) throw badParameter('branch is empty');
     if (!params.commit_message.trim()) throw badParameter('commit_message is empty');
-    const repo = await this.services.repositories.open(caller, projectId, 'push_code');
+    const repo = this.services.repositories.open(view);
     await this.commits.commitToBranch(caller, repo, {
       branch: params.branch,
       startBranch: params.start_branch,

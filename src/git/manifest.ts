@@ -17,10 +17,6 @@ export const gitManifest = defineFamily({
   entities: [PushEvent],
   services: [
     defineService('storage', [], (core) => new RepositoryStorage(core.config.storages)),
-    defineService(
-      'repositories',
-      ['projects', 'storage'],
-      (core, { projects, storage }) => new RepositoriesService(core, projects, storage),
-    ),
+    defineService('repositories', ['storage'], (core, { storage }) => new RepositoriesService(core, storage)),
   ],
 });

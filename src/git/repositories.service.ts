@@ -1,9 +1,7 @@
 import type { DataSource } from 'typeorm';
-import { canProject, type ProjectAbility } from '../core/abilities.js';
 import type { Caller } from '../core/auth.js';
 import type { Events } from '../core/events.js';
-import { forbidden } from '../core/errors.js';
-import type { ProjectsService, ProjectView } from '../projects/projects.service.js';
+import type { ProjectView } from '../projects/projects.service.js';
 import type { CoreDeps } from '../core/family.js';
 import { PushEvent } from './push-event.entity.js';
 import { PushRules, ZERO_SHA, type RefChange } from './push-rules.js';
@@ -30,7 +28,7 @@ export class RefUpdateRefused extends Error {
 }
 
 /**
- * The way every family reaches a project's repository: lookup with abilities, and ref updates that
+ * The way every family reaches a project's repository: the resolved project's checkout, and ref updates that
  * pass the same push rules as `git push` and are recorded as push events.
  */
 export class RepositoriesService {
@@ -40,7 +38,6 @@ export class RepositoriesService {
 
   constructor(
     deps: CoreDeps,
-    private readonly projects: ProjectsService,
     private readonly storage: RepositoryStorage,
   ) {
     this.dataSource = deps.dataSource;
@@ -52,15 +49,8 @@ export class RepositoriesService {
     return this.storage.diskPath(view.project.repositoryStorage, view.project.id);
   }
 
-  /** The project's repository: 404 when the caller cannot see the project, 403 without `ability`. */
-  async open(
-    caller: Caller,
-    projectId: string | number,
-    ability: ProjectAbility = 'read_code',
-  ): Promise<OpenRepository> {
-    const view = await this.projects.find(caller, projectId);
-    const subject = this.projects.subject(view);
-    if (!canProject(caller, ability, subject)) throw forbidden();
+  /** The repository of a project the pipeline (or the caller) already resolved and authorized. */
+  open(view: ProjectView): OpenRepository {
     return { view, git: openGitRepository(this.dir(view)) };
   }
 

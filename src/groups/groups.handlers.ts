@@ -18,33 +18,33 @@ export const groupsHandlers = defineHandlers({
     return { status: 201, body: presentGroupDetail(details, options) };
   },
 
-  async getGroup({ params, caller, services, request }) {
-    const details = await services.groups.detail(caller, params.id, params.with_projects ?? true);
+  async getGroup({ params, subject, caller, services, request }) {
+    const details = await services.groups.detail(caller, subject, params.with_projects ?? true);
     return { status: 200, body: presentGroupDetail(details, { externalUrl: request.externalUrl, caller }) };
   },
 
-  async updateGroup({ params, body, caller, services, request }) {
-    const details = await services.groups.update(caller, params.id, body ?? {});
+  async updateGroup({ subject, body, caller, services, request }) {
+    const details = await services.groups.update(caller, subject, body ?? {});
     return { status: 200, body: presentGroupDetail(details, { externalUrl: request.externalUrl, caller }) };
   },
 
-  async deleteGroup({ params, caller, services }) {
-    await services.groups.remove(caller, params.id, params);
+  async deleteGroup({ params, subject, caller, services }) {
+    await services.groups.remove(caller, subject, params);
     return { status: 202, body: { message: '202 Accepted' } };
   },
 
-  async listSubgroups({ params, caller, services, request }) {
-    const page = await services.groups.listWithin(caller, params.id, params, request, false);
+  async listSubgroups({ params, subject, caller, services, request }) {
+    const page = await services.groups.listWithin(caller, subject, params, request, false);
     return { status: 200, body: presentList(page.items, request.externalUrl), headers: page.headers };
   },
 
-  async listDescendantGroups({ params, caller, services, request }) {
-    const page = await services.groups.listWithin(caller, params.id, params, request, true);
+  async listDescendantGroups({ params, subject, caller, services, request }) {
+    const page = await services.groups.listWithin(caller, subject, params, request, true);
     return { status: 200, body: presentList(page.items, request.externalUrl), headers: page.headers };
   },
 
-  async listGroupProjects({ params, caller, services, request }) {
-    const page = await services.groups.projects(caller, params.id, params, request);
+  async listGroupProjects({ params, subject, caller, services, request }) {
+    const page = await services.groups.projects(caller, subject, params, request);
     const simple = params.simple || !caller.user;
     const body = page.items.map((view) =>
       simple

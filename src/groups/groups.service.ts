@@ -2,7 +2,6 @@ import { type DataSource, type EntityManager, type SelectQueryBuilder } from 'ty
 import type { operations } from '../../generated/openapi.js';
 import {
   activeSql,
-  authorizeGroup,
   canSee,
   groupMembershipSql,
   groupSubject,
@@ -155,8 +154,7 @@ export class GroupsService {
   }
 
   /** The detail of one group, with the projects it embeds unless `withProjects` is false. */
-  async detail(caller: Caller, id: string | number, withProjects = true): Promise<GroupDetails> {
-    const view = await this.find(caller, id);
+  async detail(caller: Caller, view: GroupView, withProjects = true): Promise<GroupDetails> {
     if (!withProjects) return view;
     const groupId = view.group.id;
     const [projects, sharedProjects] = await Promise.all([
@@ -284,12 +282,11 @@ export class GroupsService {
   /** Subgroups (`descendants` false) or all descendants of a group the caller can see. */
   async listWithin(
     caller: Caller,
-    id: string | number,
+    { group }: GroupView,
     params: ListSubgroupsParams,
     request: RequestInfo,
     descendants: boolean,
   ): Promise<Page<GroupListItem>> {
-    const { group } = await this.find(caller, id);
     return this.list(caller, params, request, { parent: group, descendants });
   }
 
@@ -346,9 +343,7 @@ export class GroupsService {
     });
   }
 
-  async update(caller: Caller, id: string | number, params: UpdateGroupParams): Promise<GroupDetails> {
-    const { group, subject } = await this.find(caller, id);
-    authorizeGroup(caller, 'admin_group', subject);
+  async update(caller: Caller, { group }: GroupView, params: UpdateGroupParams): Promise<GroupDetails> {
     const name = params.name ?? group.name;
     const path = params.path ?? group.path;
     const visibilityLevel = params.visibility ? Visibility[params.visibility] : group.visibilityLevel;
@@ -377,7 +372,8 @@ export class GroupsService {
         .getRepository(Namespace)
         .save(Object.assign(group, { description, visibilityLevel, settings }));
     });
-    return this.detail(caller, group.id);
+    // Read again: the rename and settings changed what the caller sees.
+    return this.detail(caller, await this.find(caller, group.id));
   }
 
   /**
@@ -386,9 +382,7 @@ export class GroupsService {
    * projects without a foreign key (members) go explicitly; the rest cascade. Repositories are moved
    * aside first and put back if the rows cannot be deleted.
    */
-  async remove(caller: Caller, id: string | number, params: DeleteGroupParams): Promise<void> {
-    const { group, subject } = await this.find(caller, id);
-    authorizeGroup(caller, 'remove_group', subject);
+  async remove(caller: Caller, { group }: GroupView, params: DeleteGroupParams): Promise<void> {
     if (params.permanently_remove && params.full_path !== group.fullPath) {
       throw new ApiError(400, {
         message: '`full_path` is incorrect. You must enter the complete path for the subgroup.',
@@ -438,11 +432,10 @@ export class GroupsService {
   /** `GET /groups/:id/projects`: see the spec of listGroupProjects for the rules. */
   async projects(
     caller: Caller,
-    id: string | number,
+    { group }: GroupView,
     params: ListGroupProjectsParams,
     request: RequestInfo,
   ): Promise<Page<ProjectView>> {
-    const { group } = await this.find(caller, id);
     const user = caller.user;
     const query = whereProjectVisible(this.projectQuery(), caller, 'p', 'n');
     if (user) query.setParameter('callerId', user.id);

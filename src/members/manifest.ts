@@ -13,8 +13,6 @@ declare module '../core/family.js' {
 export const membersManifest = defineFamily({
   name: 'members',
   entities: [Member, ProjectGroupLink],
-  services: [
-    defineService('members', ['projects', 'groups'], (core, deps) => new MembersService(core, deps)),
-  ],
+  services: [defineService('members', ['projects'], (core, deps) => new MembersService(core, deps))],
   handlers: membersHandlers,
 });

@@ -2,8 +2,6 @@ import { In, type DataSource, type EntityManager } from 'typeorm';
 import type { components, operations } from '../../generated/openapi.js';
 import {
   activeSql,
-  authorizeGroup,
-  authorizeProject,
   canGroup,
   canProject,
   groupAccessLevel,
@@ -25,6 +23,8 @@ import type { MemberRecord } from './member.presenter.js';
 import { ProjectGroupLink } from './project-group-link.entity.js';
 import { containing } from '../core/search.js';
 import { isUniqueViolation } from '../db/errors.js';
+import type { GroupView } from '../groups/groups.service.js';
+import type { ProjectView } from '../projects/projects.service.js';
 
 export type MemberListParams = NonNullable<operations['listProjectMembers']['parameters']['query']>;
 export type MemberCreateParams = components['schemas']['MemberCreate'];
@@ -33,11 +33,8 @@ export type MemberBatchResult = components['schemas']['MemberBatchResult'];
 export type ProjectShareParams = components['schemas']['ProjectShareCreate'];
 export type DeleteMemberParams = NonNullable<operations['removeGroupMember']['parameters']['query']>;
 
-/** Which project or group an operation is about, as the path names it. */
-export interface SourceRef {
-  kind: 'project' | 'group';
-  id: string | number;
-}
+/** The project or group an operation is about, as the pipeline resolved it. */
+export type SourceRef = { kind: 'project'; view: ProjectView } | { kind: 'group'; view: GroupView };
 
 /** A project or group whose members are read or changed, as one caller sees it. */
 interface Source {
@@ -130,15 +127,15 @@ export class MembersService {
 
   constructor(
     deps: CoreDeps,
-    private readonly services: Pick<ServiceRegistry, 'projects' | 'groups'>,
+    private readonly services: Pick<ServiceRegistry, 'projects'>,
   ) {
     this.dataSource = deps.dataSource;
   }
 
-  /** The project or group, 404 unless the caller may see it. */
-  private async source(caller: Caller, ref: SourceRef): Promise<Source> {
+  /** The resolved project or group, as the member rules see it. */
+  private source(ref: SourceRef): Source {
     if (ref.kind === 'project') {
-      const view = await this.services.projects.find(caller, ref.id);
+      const { view } = ref;
       const namespace = view.project.namespace;
       return {
         kind: 'project',
@@ -149,7 +146,7 @@ export class MembersService {
         namespaceHolderId: namespace.kind === 'user' ? namespace.ownerId : null,
       };
     }
-    const { group, subject } = await this.services.groups.find(caller, ref.id);
+    const { group, subject } = ref.view;
     return {
       kind: 'group',
       type: 'Namespace',
@@ -164,11 +161,6 @@ export class MembersService {
     return source.kind === 'project'
       ? canProject(caller, 'admin_project_member', source.subject)
       : canGroup(caller, 'admin_group_member', source.subject);
-  }
-
-  private authorizeAdminMembers(caller: Caller, source: Source): void {
-    if (source.kind === 'project') authorizeProject(caller, 'admin_project_member', source.subject);
-    else authorizeGroup(caller, 'admin_group_member', source.subject);
   }
 
   /** Giving or taking the Owner role: `manage_owners` in projects; in groups, managing members already needs Owner. */
@@ -187,7 +179,7 @@ export class MembersService {
     request: RequestInfo,
     inherited: boolean,
   ): Promise<Page<MemberRecord>> {
-    const source = await this.source(caller, ref);
+    const source = this.source(ref);
     const filters: Filters = {
       query: params.query,
       userIds: idList(params.user_ids),
@@ -205,7 +197,7 @@ export class MembersService {
 
   /** One user's direct (or, with `inherited`, effective) membership; 404 `Member Not Found` without one. */
   async get(caller: Caller, ref: SourceRef, userId: number, inherited: boolean): Promise<MemberRecord> {
-    const source = await this.source(caller, ref);
+    const source = this.source(ref);
     const { records } = await this.memberships(
       caller,
       source,
@@ -344,8 +336,7 @@ export class MembersService {
     if (byId && byUsername) throw badParameter('user_id, username are mutually exclusive');
     if (!byId && !byUsername)
       throw badParameter('user_id, username are missing, at least one parameter must be provided');
-    const source = await this.source(caller, ref);
-    this.authorizeAdminMembers(caller, source);
+    const source = this.source(ref);
     const wanted = String(byId ? params.user_id : params.username);
     const level = params.access_level;
     if (source.kind === 'project' && level === AccessLevel.Owner && !this.canManageOwners(caller, source))
@@ -486,7 +477,7 @@ export class MembersService {
     userId: number,
     params: MemberUpdateParams,
   ): Promise<MemberRecord> {
-    const source = await this.source(caller, ref);
+    const source = this.source(ref);
     return this.dataSource.transaction(async (tx) => {
       const { row, user } = await this.findDirect(tx, source, userId);
       await this.authorizeUpdate(tx, caller, source, user, row.accessLevel, params.access_level);
@@ -502,7 +493,7 @@ export class MembersService {
 
   /** Ends a direct membership; for groups also the user's direct memberships inside, unless told not to. */
   async remove(caller: Caller, ref: SourceRef, userId: number, params: DeleteMemberParams): Promise<void> {
-    const source = await this.source(caller, ref);
+    const source = this.source(ref);
     await this.dataSource.transaction(async (tx) => {
       const { row, user } = await this.findDirect(tx, source, userId);
       const self = caller.user?.id === user.id;
@@ -660,13 +651,8 @@ export class MembersService {
 
   // ---- Sharing projects with groups ------------------------------------------------------------------
 
-  async share(
-    caller: Caller,
-    projectId: string | number,
-    params: ProjectShareParams,
-  ): Promise<ProjectGroupLink> {
-    const source = await this.source(caller, { kind: 'project', id: projectId });
-    authorizeProject(caller, 'share_project', source.subject);
+  async share(caller: Caller, view: ProjectView, params: ProjectShareParams): Promise<ProjectGroupLink> {
+    const source = this.source({ kind: 'project', view });
     return this.dataSource.transaction(async (tx) => {
       // A lock on any group above the project applies to it; the hierarchy rule is the root group's.
       const [settings] = source.ancestorIds.length
@@ -709,9 +695,8 @@ export class MembersService {
     });
   }
 
-  async unshare(caller: Caller, projectId: string | number, groupId: number): Promise<void> {
-    const source = await this.source(caller, { kind: 'project', id: projectId });
-    authorizeProject(caller, 'share_project', source.subject);
+  async unshare(caller: Caller, view: ProjectView, groupId: number): Promise<void> {
+    const source = this.source({ kind: 'project', view });
     const links = this.dataSource.getRepository(ProjectGroupLink);
     const link = await links.findOneBy({ projectId: source.id, groupId });
     if (!link) throw notFound('Group Link');

@@ -20,8 +20,8 @@ export const projectsHandlers = defineHandlers({
     return { status: 200, body, headers: page.headers };
   },
 
-  async getProject({ params, caller, services, request }) {
-    const view = await services.projects.find(caller, params.id, {
+  async getProject({ params, subject, caller, services, request }) {
+    const view = await services.projects.details(caller, subject, {
       statistics: params.statistics,
       customAttributes: params.with_custom_attributes,
       shares: true,
@@ -40,23 +40,23 @@ export const projectsHandlers = defineHandlers({
     return { status: 201, body: presentSingle(view, caller, request) };
   },
 
-  async updateProject({ params, body, caller, services, request }) {
-    const view = await services.projects.update(caller, params.id, body ?? {});
+  async updateProject({ subject, body, caller, services, request }) {
+    const view = await services.projects.update(caller, subject, body ?? {});
     return { status: 200, body: presentSingle(view, caller, request) };
   },
 
-  async deleteProject({ params, caller, services }) {
-    await services.projects.delete(caller, params.id, params);
+  async deleteProject({ params, subject, caller, services }) {
+    await services.projects.delete(caller, subject, params);
     return { status: 202, body: { message: '202 Accepted' } };
   },
 
-  async archiveProject({ params, caller, services, request }) {
-    const view = await services.projects.setArchived(caller, params.id, true);
+  async archiveProject({ subject, caller, services, request }) {
+    const view = await services.projects.setArchived(caller, subject, true);
     return { status: 201, body: presentSingle(view, caller, request) };
   },
 
-  async unarchiveProject({ params, caller, services, request }) {
-    const view = await services.projects.setArchived(caller, params.id, false);
+  async unarchiveProject({ subject, caller, services, request }) {
+    const view = await services.projects.setArchived(caller, subject, false);
     return { status: 201, body: presentSingle(view, caller, request) };
   },
 });

@@ -143,23 +143,44 @@ export class ProjectsService {
         .where('lower(n.full_path) = lower(:namespacePath)', { namespacePath: key.slice(0, slash) })
         .andWhere('lower(p.path) = lower(:projectPath)', { projectPath: key.slice(slash + 1) });
     }
-    if (options.statistics) query.leftJoinAndSelect('p.statistics', 'st');
     const project = (await query.getOne()) as ProjectView['project'] | null;
     if (!project || (project.markedForDeletionAt && !isAdmin(caller))) throw notFound('Project');
     const access = await projectAccess(this.dataSource.manager, caller, project);
     if (!canSee(caller, { visibilityLevel: project.visibilityLevel, accessLevel: access.level }))
       throw notFound('Project');
+    const view: ProjectView = {
+      project,
+      accessLevel: access.level,
+      projectAccess: access.project,
+      groupAccess: access.group,
+      showStatistics: false,
+    };
+    return this.details(caller, view, options);
+  }
+
+  /**
+   * What a single project's read shows besides the resolved project (statistics, custom attributes,
+   * shares), loaded for a project already resolved for the caller.
+   */
+  async details(
+    caller: Caller,
+    view: ProjectView,
+    options: { statistics?: boolean; customAttributes?: boolean; shares?: boolean },
+  ): Promise<ProjectView> {
+    const { project } = view;
+    const showStatistics = Boolean(options.statistics) && canReadStatistics(caller, view.accessLevel);
+    if (showStatistics)
+      project.statistics =
+        (await this.dataSource.getRepository(ProjectStatistics).findOneBy({ projectId: project.id })) ??
+        undefined;
     const customAttributes =
       options.customAttributes && isAdmin(caller)
         ? ((await this.customAttributes([project.id])).get(project.id) ?? [])
         : undefined;
     return {
-      project,
-      accessLevel: access.level,
-      projectAccess: access.project,
-      groupAccess: access.group,
+      ...view,
       customAttributes,
-      showStatistics: Boolean(options.statistics) && canReadStatistics(caller, access.level),
+      showStatistics,
       // Only a project that is shown needs its shares; repository reads and writes do not.
       sharedWithGroups: options.shares
         ? ((await this.sharedWithGroups([project.id])).get(project.id) ?? [])
@@ -210,8 +231,7 @@ export class ProjectsService {
     return byProject;
   }
 
-  async update(caller: Caller, id: string | number, params: UpdateProjectParams): Promise<ProjectView> {
-    const view = await this.findAuthorized(caller, id, 'admin_project');
+  async update(caller: Caller, view: ProjectView, params: UpdateProjectParams): Promise<ProjectView> {
     const project = view.project;
     const visibilityLevel =
       params.visibility === undefined ? project.visibilityLevel : Visibility[params.visibility];
@@ -245,8 +265,7 @@ export class ProjectsService {
     return this.find(caller, project.id, { shares: true });
   }
 
-  async setArchived(caller: Caller, id: string | number, archived: boolean): Promise<ProjectView> {
-    const view = await this.findAuthorized(caller, id, 'archive_project');
+  async setArchived(caller: Caller, view: ProjectView, archived: boolean): Promise<ProjectView> {
     if (view.project.archived !== archived)
       await this.dataSource.getRepository(Project).update(view.project.id, { archived });
     return this.find(caller, view.project.id, { shares: true });
@@ -257,8 +276,7 @@ export class ProjectsService {
    * shares, statistics and custom attributes go with the row. The repository is moved aside first, put
    * back if the rows cannot be deleted, and removed by the `project.deleted` subscriber once they are.
    */
-  async delete(caller: Caller, id: string | number, params: DeleteProjectParams): Promise<void> {
-    const view = await this.findAuthorized(caller, id, 'remove_project');
+  async delete(caller: Caller, view: ProjectView, params: DeleteProjectParams): Promise<void> {
     const project = view.project;
     if (params.permanently_remove) {
       const fullPath = `${project.namespace.fullPath}/${project.path}`;

@@ -15,7 +15,7 @@ export const protectedBranchesManifest = defineFamily({
   services: [
     defineService(
       'protectedBranches',
-      ['projects', 'repositories'],
+      ['repositories'],
       (core, deps) => new ProtectedBranchesService(core, deps),
     ),
   ],

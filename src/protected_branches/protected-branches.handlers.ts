@@ -5,8 +5,8 @@ import type { ProtectedBranchRecords } from './protected-branches.service.js';
 const single = ({ rules, names }: ProtectedBranchRecords) => presentProtectedBranch(rules[0], names);
 
 export const protectedBranchesHandlers = defineHandlers({
-  async listProtectedBranches({ params, caller, services, request }) {
-    const page = await services.protectedBranches.list(caller, params.id, params, request);
+  async listProtectedBranches({ params, subject, caller, services, request }) {
+    const page = await services.protectedBranches.list(caller, subject, params, request);
     return {
       status: 200,
       body: page.items.map((rule) => presentProtectedBranch(rule, page.names)),
@@ -14,29 +14,29 @@ export const protectedBranchesHandlers = defineHandlers({
     };
   },
 
-  async getProtectedBranch({ params, caller, services }) {
+  async getProtectedBranch({ params, subject, caller, services }) {
     return {
       status: 200,
-      body: single(await services.protectedBranches.get(caller, params.id, params.name)),
+      body: single(await services.protectedBranches.get(caller, subject, params.name)),
     };
   },
 
-  async protectBranch({ params, body, caller, services }) {
-    return { status: 201, body: single(await services.protectedBranches.create(caller, params.id, body)) };
+  async protectBranch({ subject, body, caller, services }) {
+    return { status: 201, body: single(await services.protectedBranches.create(caller, subject, body)) };
   },
 
-  async updateProtectedBranch({ params, body, caller, services }) {
-    const records = await services.protectedBranches.update(caller, params.id, params.name, body);
+  async updateProtectedBranch({ params, subject, body, caller, services }) {
+    const records = await services.protectedBranches.update(caller, subject, params.name, body);
     return { status: 200, body: single(records) };
   },
 
-  async updateProtectedBranchWithPut({ params, body, caller, services }) {
-    const records = await services.protectedBranches.update(caller, params.id, params.name, body);
+  async updateProtectedBranchWithPut({ params, subject, body, caller, services }) {
+    const records = await services.protectedBranches.update(caller, subject, params.name, body);
     return { status: 200, body: single(records) };
   },
 
-  async unprotectBranch({ params, caller, services }) {
-    await services.protectedBranches.remove(caller, params.id, params.name);
+  async unprotectBranch({ params, subject, caller, services }) {
+    await services.protectedBranches.remove(caller, subject, params.name);
     return { status: 204, body: null };
   },
 });

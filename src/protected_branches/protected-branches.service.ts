@@ -63,18 +63,17 @@ export class ProtectedBranchesService {
 
   constructor(
     deps: CoreDeps,
-    private readonly services: Pick<ServiceRegistry, 'projects' | 'repositories'>,
+    private readonly services: Pick<ServiceRegistry, 'repositories'>,
   ) {
     this.dataSource = deps.dataSource;
   }
 
   async list(
     caller: Caller,
-    projectId: string | number,
+    view: ProjectView,
     params: ListProtectedBranchesParams,
     request: RequestInfo,
   ): Promise<Page<ProtectedBranch> & { names: EntryNames }> {
-    const { view } = await this.services.repositories.open(caller, projectId, 'read_code');
     const query = this.dataSource
       .getRepository(ProtectedBranch)
       .createQueryBuilder('pb')
@@ -86,17 +85,15 @@ export class ProtectedBranchesService {
     return { items: rules, headers: page.headers, names };
   }
 
-  async get(caller: Caller, projectId: string | number, name: string): Promise<ProtectedBranchRecords> {
-    const { view } = await this.services.repositories.open(caller, projectId, 'read_code');
+  async get(caller: Caller, view: ProjectView, name: string): Promise<ProtectedBranchRecords> {
     return this.withAccessLevels(this.dataSource.manager, [await this.findRule(view, name)]);
   }
 
   async create(
     caller: Caller,
-    projectId: string | number,
+    view: ProjectView,
     params: ProtectBranchParams,
   ): Promise<ProtectedBranchRecords> {
-    const view = await this.services.projects.findAuthorized(caller, projectId, 'admin_protected_branch');
     const repository = this.dataSource.getRepository(ProtectedBranch);
     if (await repository.existsBy({ projectId: view.project.id, name: params.name }))
       throw conflict(`Protected branch '${params.name}' already exists`);
@@ -131,11 +128,11 @@ export class ProtectedBranchesService {
 
   async update(
     caller: Caller,
-    projectId: string | number,
+    view: ProjectView,
     name: string,
     params: UpdateProtectedBranchParams,
   ): Promise<ProtectedBranchRecords> {
-    const { view, rule } = await this.findForChange(caller, projectId, name);
+    const { rule } = await this.findForChange(caller, view, name);
     const planned = new Map<ProtectedBranchAction, PlannedEntry[]>();
     const removed: number[] = [];
     for (const action of ACTIONS) {
@@ -182,24 +179,23 @@ export class ProtectedBranchesService {
     return this.reload(rule.id);
   }
 
-  async remove(caller: Caller, projectId: string | number, name: string): Promise<void> {
-    const { rule } = await this.findForChange(caller, projectId, name);
+  async remove(caller: Caller, view: ProjectView, name: string): Promise<void> {
+    const { rule } = await this.findForChange(caller, view, name);
     await this.dataSource.getRepository(ProtectedBranch).delete(rule.id);
   }
 
   /**
-   * The rule to change: Maintainer or higher, and when the rule names who may unprotect it, one of
-   * those. GitLab checks the project first, then finds the rule, then the unprotect list.
+   * The rule to change: when the rule names who may unprotect it, one of those (the pipeline checked
+   * `admin_protected_branch` first). GitLab checks the project first, then finds the rule, then the unprotect list.
    */
-  private async findForChange(caller: Caller, projectId: string | number, name: string) {
-    const view = await this.services.projects.findAuthorized(caller, projectId, 'admin_protected_branch');
+  private async findForChange(caller: Caller, view: ProjectView, name: string) {
     const rule = await this.findRule(view, name);
     const unprotect = (rule.accessLevels ?? []).filter((entry) => entry.action === 'unprotect');
     if (unprotect.length > 0) {
       const actor = await this.services.repositories.rules.actor(caller, view.accessLevel);
       if (!unprotect.some((entry) => entryAllows(entry, actor))) throw forbidden();
     }
-    return { view, rule };
+    return { rule };
   }
 
   private async findRule(view: ProjectView, name: string): Promise<ProtectedBranch> {

@@ -12,12 +12,6 @@ declare module '../core/family.js' {
 export const protectedTagsManifest = defineFamily({
   name: 'protected_tags',
   entities: [ProtectedTag, ProtectedTagCreateAccessLevel],
-  services: [
-    defineService(
-      'protectedTags',
-      ['projects'],
-      (core, { projects }) => new ProtectedTagsService(core, projects),
-    ),
-  ],
+  services: [defineService('protectedTags', [], (core) => new ProtectedTagsService(core))],
   handlers: protectedTagsHandlers,
 });

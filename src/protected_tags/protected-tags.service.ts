@@ -4,7 +4,7 @@ import type { Caller } from '../core/auth.js';
 import { recordNotFound, unprocessable } from '../core/errors.js';
 import { paginateOffset, type Page, type PageParams, type RequestInfo } from '../core/pagination.js';
 import { AccessLevel } from '../core/access-level.js';
-import type { ProjectsService, ProjectView } from '../projects/projects.service.js';
+import type { ProjectView } from '../projects/projects.service.js';
 import type { CoreDeps } from '../core/family.js';
 import { ProtectedTag, ProtectedTagCreateAccessLevel } from './protected-tag.entity.js';
 import { isUniqueViolation } from '../db/errors.js';
@@ -27,24 +27,20 @@ export interface ProtectedTagRecords {
 const TAKEN = 'Name has already been taken';
 const LABEL = 'Create access levels';
 
-/** Protected tag rules: Maintainer or higher reads and changes them (GitLab's `admin_project`). */
+/** Protected tag rules: Maintainer or higher reads and changes them (GitLab's `admin_project`, checked by the pipeline). */
 export class ProtectedTagsService {
   private readonly dataSource: DataSource;
 
-  constructor(
-    deps: CoreDeps,
-    private readonly projects: ProjectsService,
-  ) {
+  constructor(deps: CoreDeps) {
     this.dataSource = deps.dataSource;
   }
 
   async list(
     caller: Caller,
-    projectId: string | number,
+    view: ProjectView,
     params: PageParams,
     request: RequestInfo,
   ): Promise<Page<ProtectedTag> & { names: EntryNames }> {
-    const view = await this.projects.findAuthorized(caller, projectId, 'admin_project');
     const query = this.dataSource
       .getRepository(ProtectedTag)
       .createQueryBuilder('pt')
@@ -55,17 +51,11 @@ export class ProtectedTagsService {
     return { items: rules, headers: page.headers, names };
   }
 
-  async get(caller: Caller, projectId: string | number, name: string): Promise<ProtectedTagRecords> {
-    const view = await this.projects.findAuthorized(caller, projectId, 'admin_project');
+  async get(caller: Caller, view: ProjectView, name: string): Promise<ProtectedTagRecords> {
     return this.withEntries(this.dataSource.manager, [await this.findRule(view, name)]);
   }
 
-  async create(
-    caller: Caller,
-    projectId: string | number,
-    params: ProtectTagParams,
-  ): Promise<ProtectedTagRecords> {
-    const view = await this.projects.findAuthorized(caller, projectId, 'admin_project');
+  async create(caller: Caller, view: ProjectView, params: ProtectTagParams): Promise<ProtectedTagRecords> {
     const listed = params.allowed_to_create ?? [];
     const entries: EntryInput[] = [
       ...(params.create_access_level !== undefined ? [{ access_level: params.create_access_level }] : []),
@@ -103,8 +93,7 @@ export class ProtectedTagsService {
     return this.withEntries(this.dataSource.manager, [rule]);
   }
 
-  async remove(caller: Caller, projectId: string | number, name: string): Promise<void> {
-    const view = await this.projects.findAuthorized(caller, projectId, 'admin_project');
+  async remove(caller: Caller, view: ProjectView, name: string): Promise<void> {
     const rule = await this.findRule(view, name);
     await this.dataSource.getRepository(ProtectedTag).delete(rule.id);
   }

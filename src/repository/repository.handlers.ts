@@ -7,6 +7,7 @@ import { presentBlob } from './blob.presenter.js';
 import { presentCompare } from './compare.presenter.js';
 import { presentContributor } from './contributor.presenter.js';
 import { projectWebUrl } from '../projects/project.presenter.js';
+import type { ProjectView } from '../projects/projects.service.js';
 import type { ArchiveParams } from './repository.service.js';
 import { presentTreeEntry } from './tree-entry.presenter.js';
 
@@ -14,11 +15,11 @@ import { presentTreeEntry } from './tree-entry.presenter.js';
 async function archive(
   services: ServiceRegistry,
   caller: Caller,
-  id: string | number,
+  view: ProjectView,
   format: ArchiveFormat,
   params: ArchiveParams,
 ) {
-  const result = await services.repository.archive(caller, id, format, params);
+  const result = await services.repository.archive(caller, view, format, params);
   return {
     status: 200 as const,
     stream: result.stream,
@@ -31,23 +32,18 @@ async function archive(
 }
 
 export const repositoryHandlers = defineHandlers({
-  async listRepositoryTree({ params, caller, services, request }) {
-    const { entries, headers } = await services.repository.tree(caller, params.id, params, request);
+  async listRepositoryTree({ params, subject, caller, services, request }) {
+    const { entries, headers } = await services.repository.tree(caller, subject, params, request);
     return { status: 200, body: entries.map(presentTreeEntry), headers };
   },
 
-  async getRepositoryBlob({ params, caller, services, request }) {
-    const { blob, content } = await services.repository.blob(caller, params.id, params.sha, request);
+  async getRepositoryBlob({ params, subject, caller, services, request }) {
+    const { blob, content } = await services.repository.blob(caller, subject, params.sha, request);
     return { status: 200, body: presentBlob(blob, content) };
   },
 
-  async getRepositoryBlobRaw({ params, caller, services, request }) {
-    const { blob, binary, stream } = await services.repository.rawBlob(
-      caller,
-      params.id,
-      params.sha,
-      request,
-    );
+  async getRepositoryBlobRaw({ params, subject, caller, services, request }) {
+    const { blob, binary, stream } = await services.repository.rawBlob(caller, subject, params.sha, request);
     return {
       status: 200,
       stream,
@@ -63,16 +59,16 @@ export const repositoryHandlers = defineHandlers({
     };
   },
 
-  getRepositoryArchive({ params, caller, services }) {
-    return archive(services, caller, params.id, 'tar.gz', params);
+  getRepositoryArchive({ params, subject, caller, services }) {
+    return archive(services, caller, subject, 'tar.gz', params);
   },
 
-  getRepositoryArchiveInFormat({ params, caller, services }) {
-    return archive(services, caller, params.id, params.format, params);
+  getRepositoryArchiveInFormat({ params, subject, caller, services }) {
+    return archive(services, caller, subject, params.format, params);
   },
 
-  async compareRepositoryRefs({ params, caller, services, request }) {
-    const { repo, comparison } = await services.repository.compare(caller, params.id, params);
+  async compareRepositoryRefs({ params, subject, caller, services, request }) {
+    const { repo, comparison } = await services.repository.compare(caller, subject, params, params.id);
     const body = presentCompare(
       comparison,
       projectWebUrl(repo.view, request.externalUrl),
@@ -81,18 +77,18 @@ export const repositoryHandlers = defineHandlers({
     return { status: 200, body };
   },
 
-  async listRepositoryContributors({ params, caller, services, request }) {
+  async listRepositoryContributors({ params, subject, caller, services, request }) {
     const { contributors, headers } = await services.repository.contributors(
       caller,
-      params.id,
+      subject,
       params,
       request,
     );
     return { status: 200, body: contributors.map(presentContributor), headers };
   },
 
-  async getRepositoryMergeBase({ params, caller, services, request }) {
-    const { repo, commit } = await services.repository.mergeBase(caller, params.id, params.refs);
+  async getRepositoryMergeBase({ params, subject, caller, services, request }) {
+    const { repo, commit } = await services.repository.mergeBase(caller, subject, params.refs);
     return { status: 200, body: presentCommit(commit, projectWebUrl(repo.view, request.externalUrl)) };
   },
 });

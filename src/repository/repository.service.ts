@@ -1,7 +1,6 @@
 /**
  * Reads of a project's repository: tree, blobs, archives, comparisons, contributors and merge bases.
- * Every read goes through `repositories.open(..., 'read_code')`, so visibility and roles are decided in
- * one place; the rest is git.
+ * The pipeline resolved the project and checked `read_code` (the contract's `x-ability`); the rest is git.
  */
 import type { Readable } from 'node:stream';
 import type { operations } from '../../generated/openapi.js';
@@ -12,6 +11,7 @@ import type { GitCommit } from '../git/commits.js';
 import { EMPTY_TREE, type FileDiff } from '../git/diffs.js';
 import { ProcessFailed } from '../git/process-stream.js';
 import type { OpenRepository } from '../git/repositories.service.js';
+import type { ProjectView } from '../projects/projects.service.js';
 import type { ServiceRegistry } from '../core/family.js';
 import type { GitObject, TreeEntry } from '../git/repository.js';
 import { rateLimitSubject } from '../core/rate-limit.js';
@@ -80,17 +80,13 @@ function caseInsensitive(a: string, b: string): number {
 export class RepositoryService {
   constructor(private readonly services: Pick<ServiceRegistry, 'repositories' | 'rateLimiter'>) {}
 
-  open(caller: Caller, projectId: string | number): Promise<OpenRepository> {
-    return this.services.repositories.open(caller, projectId, 'read_code');
-  }
-
   async tree(
     caller: Caller,
-    projectId: string | number,
+    view: ProjectView,
     params: TreeParams,
     request: RequestInfo,
   ): Promise<{ entries: TreeEntry[]; headers: Record<string, string> }> {
-    const { view, git } = await this.open(caller, projectId);
+    const { git } = this.services.repositories.open(view);
     if (params.pagination === 'none' && !params.recursive)
       throw badParameter('pagination cannot be "none" unless "recursive" is true');
     const ref = params.ref ?? view.project.defaultBranch;
@@ -126,11 +122,11 @@ export class RepositoryService {
   /** The blob `sha` names, counted against `large_blob` when it is big: 404 Blob Not Found otherwise. */
   private async findBlob(
     caller: Caller,
-    projectId: string | number,
+    view: ProjectView,
     sha: string,
     request: RequestInfo,
   ): Promise<{ repo: OpenRepository; blob: GitObject }> {
-    const repo = await this.open(caller, projectId);
+    const repo = this.services.repositories.open(view);
     // Any revision git knows (`main:README.md` too) may name the blob; option-like input names none.
     const object = sha.startsWith('-') ? null : await repo.git.object(sha);
     if (object?.type !== 'blob') throw notFound('Blob');
@@ -141,33 +137,33 @@ export class RepositoryService {
 
   async blob(
     caller: Caller,
-    projectId: string | number,
+    view: ProjectView,
     sha: string,
     request: RequestInfo,
   ): Promise<{ blob: GitObject; content: Buffer }> {
-    const { repo, blob } = await this.findBlob(caller, projectId, sha, request);
+    const { repo, blob } = await this.findBlob(caller, view, sha, request);
     return { blob, content: await repo.git.readBlob(blob.id) };
   }
 
   /** The blob's bytes as a stream, and whether they look binary (a NUL among the first 8000 bytes). */
   async rawBlob(
     caller: Caller,
-    projectId: string | number,
+    view: ProjectView,
     sha: string,
     request: RequestInfo,
   ): Promise<{ blob: GitObject; binary: boolean; stream: Readable }> {
-    const { repo, blob } = await this.findBlob(caller, projectId, sha, request);
+    const { repo, blob } = await this.findBlob(caller, view, sha, request);
     const { head, stream } = await repo.git.streamBlob(blob.id, BINARY_SNIFF_BYTES);
     return { blob, binary: head.subarray(0, BINARY_SNIFF_BYTES).includes(0), stream };
   }
 
   async archive(
     caller: Caller,
-    projectId: string | number,
+    view: ProjectView,
     format: ArchiveFormat,
     params: ArchiveParams,
   ): Promise<{ stream: Readable; filename: string; contentType: string }> {
-    const { view, git } = await this.open(caller, projectId);
+    const { git } = this.services.repositories.open(view);
     const ref = params.sha ?? view.project.defaultBranch;
     const commit = ref ? await git.resolveCommit(ref) : null;
     if (!ref || !commit) throw notFound('File');
@@ -193,15 +189,17 @@ export class RepositoryService {
 
   async compare(
     caller: Caller,
-    projectId: string | number,
+    view: ProjectView,
     params: CompareParams,
+    /** GitLab's refusal names the project as the request did. */
+    requestedId: string | number = view.project.id,
   ): Promise<{ repo: OpenRepository; comparison: Comparison }> {
-    const repo = await this.open(caller, projectId);
-    const { view, git } = repo;
+    const repo = this.services.repositories.open(view);
+    const { git } = repo;
     if (params.from_project_id !== undefined && params.from_project_id !== view.project.id) {
       // Only forks can be compared across projects, and forge-api has none.
       throw new ApiError(400, {
-        message: `Target project id:${params.from_project_id} is not a fork of project id:${projectId}`,
+        message: `Target project id:${params.from_project_id} is not a fork of project id:${requestedId}`,
       });
     }
     const [fromSha, toSha] = await Promise.all([
@@ -238,11 +236,11 @@ export class RepositoryService {
 
   async contributors(
     caller: Caller,
-    projectId: string | number,
+    view: ProjectView,
     params: ContributorsParams,
     request: RequestInfo,
   ): Promise<{ contributors: Contributor[]; headers: Record<string, string> }> {
-    const { view, git } = await this.open(caller, projectId);
+    const { git } = this.services.repositories.open(view);
     const ref = params.ref ?? view.project.defaultBranch;
     const commit = ref ? await git.resolveCommit(ref) : null;
     // GitLab answers any failure to read the history with a bare 404.
@@ -270,10 +268,10 @@ export class RepositoryService {
 
   async mergeBase(
     caller: Caller,
-    projectId: string | number,
+    view: ProjectView,
     refs: string[],
   ): Promise<{ repo: OpenRepository; commit: GitCommit }> {
-    const repo = await this.open(caller, projectId);
+    const repo = this.services.repositories.open(view);
     // GitLab also takes `refs=a,b`: every value is split at its commas.
     const names = refs.flatMap((ref) => ref.split(',')).filter((ref) => ref !== '');
     if (names.length < 2) throw new ApiError(400, { message: 'Provide at least 2 refs' });

@@ -8,29 +8,29 @@ const webUrl = ({ view }: OpenRepository, request: RequestInfo) =>
   `${request.externalUrl}/${view.project.namespace.fullPath}/${view.project.path}`;
 
 export const tagsHandlers = defineHandlers({
-  async listRepositoryTags({ params, caller, services, request }) {
-    const { repository, page } = await services.tags.list(caller, params.id, params, request);
+  async listRepositoryTags({ params, subject, caller, services, request }) {
+    const { repository, page } = await services.tags.list(caller, subject, params, request);
     const url = webUrl(repository, request);
     return { status: 200, body: page.items.map((tag) => presentTag(tag, url)), headers: page.headers };
   },
 
-  async getRepositoryTag({ params, caller, services, request }) {
-    const { repository, tag } = await services.tags.find(caller, params.id, params.tag_name);
+  async getRepositoryTag({ params, subject, caller, services, request }) {
+    const { repository, tag } = await services.tags.find(caller, subject, params.tag_name);
     return { status: 200, body: presentTag(tag, webUrl(repository, request)) };
   },
 
-  async createRepositoryTag({ params, body, caller, services, request }) {
-    const { repository, tag } = await services.tags.create(caller, params.id, body!);
+  async createRepositoryTag({ subject, body, caller, services, request }) {
+    const { repository, tag } = await services.tags.create(caller, subject, body!);
     return { status: 201, body: presentTag(tag, webUrl(repository, request)) };
   },
 
-  async deleteRepositoryTag({ params, caller, services }) {
-    await services.tags.delete(caller, params.id, params.tag_name);
+  async deleteRepositoryTag({ params, subject, caller, services }) {
+    await services.tags.delete(caller, subject, params.tag_name);
     return { status: 204, body: null };
   },
 
-  async getRepositoryTagSignature({ params, caller, services }) {
-    const signature = await services.tags.signature(caller, params.id, params.tag_name);
+  async getRepositoryTagSignature({ params, subject, caller, services }) {
+    const signature = await services.tags.signature(caller, subject, params.tag_name);
     return { status: 200, body: presentTagSignature(signature) };
   },
 });

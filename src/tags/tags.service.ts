@@ -23,6 +23,7 @@ import {
   type CertificateInfo,
 } from '../git/signatures/tag-signature.js';
 import type { GitTag } from '../git/tags.js';
+import type { ProjectView } from '../projects/projects.service.js';
 import { searchTags } from './tag-search.js';
 
 export type ListTagsParams = NonNullable<operations['listRepositoryTags']['parameters']['query']>;
@@ -61,11 +62,11 @@ export class TagsService {
 
   async list(
     caller: Caller,
-    projectId: string | number,
+    view: ProjectView,
     params: ListTagsParams,
     request: RequestInfo,
   ): Promise<{ repository: OpenRepository; page: Page<TagView> }> {
-    const repository = await this.repositories.open(caller, projectId, 'read_code');
+    const repository = this.repositories.open(view);
     const names = searchTags(
       await repository.git.tagNames(params.order_by ?? 'updated', params.sort !== 'asc'),
       params.search,
@@ -82,10 +83,10 @@ export class TagsService {
 
   async find(
     caller: Caller,
-    projectId: string | number,
+    view: ProjectView,
     name: string,
   ): Promise<{ repository: OpenRepository; tag: TagView }> {
-    const repository = await this.repositories.open(caller, projectId, 'read_code');
+    const repository = this.repositories.open(view);
     const [tag] = await this.views(repository, [name]);
     if (!tag) throw notFound('Tag');
     return { repository, tag };
@@ -94,11 +95,11 @@ export class TagsService {
   /** Creates a lightweight or (with a message) annotated tag through the push rules. */
   async create(
     caller: Caller,
-    projectId: string | number,
+    view: ProjectView,
     params: CreateTagParams,
   ): Promise<{ repository: OpenRepository; tag: TagView }> {
-    const repository = await this.repositories.open(caller, projectId, 'push_code');
-    const { git, view } = repository;
+    const repository = this.repositories.open(view);
+    const { git } = repository;
     const name = params.tag_name;
     if (!params.ref) throw notCreated('Target is empty');
     if (!(await validTagName(name))) throw notCreated('Tag name invalid');
@@ -123,8 +124,8 @@ export class TagsService {
   }
 
   /** Deletes a tag: Developer or higher, and Maintainer or higher for a protected one. */
-  async delete(caller: Caller, projectId: string | number, name: string): Promise<void> {
-    const repository = await this.repositories.open(caller, projectId, 'read_code');
+  async delete(caller: Caller, view: ProjectView, name: string): Promise<void> {
+    const repository = this.repositories.open(view);
     const tag = (await repository.git.tags([name])).get(name);
     if (!tag) throw notFound('Tag');
     const { project, accessLevel } = repository.view;
@@ -144,8 +145,8 @@ export class TagsService {
   }
 
   /** The signature of a signed annotated tag; 404 for a missing tag or one without a signature. */
-  async signature(caller: Caller, projectId: string | number, name: string): Promise<TagSignatureView> {
-    const repository = await this.repositories.open(caller, projectId, 'read_code');
+  async signature(caller: Caller, view: ProjectView, name: string): Promise<TagSignatureView> {
+    const repository = this.repositories.open(view);
     const tag = (await repository.git.tags([name])).get(name);
     if (!tag) throw notFound('Tag');
     const type = tag.signature ? signatureType(tag.signature) : null;
