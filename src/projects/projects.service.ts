@@ -12,7 +12,6 @@ import {
   isAdmin,
   isMemberLevel,
   meetsAccessLevel,
-  type ProjectAbility,
   projectAccess,
   projectAccessLevels,
   projectMembershipSql,
@@ -193,13 +192,6 @@ export class ProjectsService {
     const { project } = view;
     const dir = this.storage.diskPath(project.repositoryStorage, project.id);
     return openGitRepository(dir).license(project.defaultBranch);
-  }
-
-  /** One project for a change: 404 unless the caller may see it, 403 without the ability. */
-  async findAuthorized(caller: Caller, id: string | number, ability: ProjectAbility): Promise<ProjectView> {
-    const view = await this.find(caller, id);
-    authorizeProject(caller, ability, this.subject(view));
-    return view;
   }
 
   /** The project as the abilities see it. */
