@@ -48,23 +48,9 @@ export type SubjectDefinitions = {
   [K in keyof SubjectTypes]?: (services: ServiceRegistry) => SubjectResolver<SubjectTypes[K]>;
 };
 
-export interface FamilyManifest<K extends OperationId = never> {
-  /** Named like the family's folder and spec file. */
-  name: string;
-  // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
-  entities?: readonly Function[];
-  // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
-  migrations?: readonly Function[];
-  services?: readonly ServiceDefinition<ServiceKey, ServiceKey>[];
-  subjects?: SubjectDefinitions;
-  subscribers?: SubscriberDefinitions;
-  handlers?: HandlersFor<K>;
-}
-
-export const defineFamily = <K extends OperationId = never>(manifest: FamilyManifest<K>) => manifest;
-
 /** Any family, whatever its operations: what the lists of families are made of. */
 export interface AnyFamily {
+  /** Named like the family's folder and spec file. */
   name: string;
   // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
   entities?: readonly Function[];
@@ -75,6 +61,13 @@ export interface AnyFamily {
   subscribers?: SubscriberDefinitions;
   handlers?: object;
 }
+
+/** A family with the handlers of its operations `K`, each typed by its operation. */
+export interface FamilyManifest<K extends OperationId = never> extends AnyFamily {
+  handlers?: HandlersFor<K>;
+}
+
+export const defineFamily = <K extends OperationId = never>(manifest: FamilyManifest<K>) => manifest;
 
 type UnionToIntersection<U> = (U extends unknown ? (arg: U) => void : never) extends (arg: infer I) => void
   ? I
