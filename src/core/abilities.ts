@@ -349,7 +349,6 @@ export const INSTANCE_ABILITIES = {
   read_instance: 'anyone the operation admits',
   use_api: 'any signed-in user',
   create_group: 'administrators, and users who may create groups (not external)',
-  create_project: 'administrators, and users who may create projects (not external, within projects_limit)',
   admin_all_resources: 'administrators',
 } as const;
 
@@ -376,7 +375,6 @@ export interface CallerFacts {
   admin?: boolean;
   external?: boolean;
   canCreateGroup?: boolean;
-  canCreateProject?: boolean;
   /** The caller's effective access level to the subject (0 for none). */
   accessLevel?: number;
   /** Groups: the caller belongs to something inside the group. */
@@ -386,29 +384,29 @@ export interface CallerFacts {
 /** The callers the permission matrix tries, each with its facts (members have the level on the subject). */
 export const CALLER_KINDS = {
   anonymous: { signedIn: false },
-  non_member: { signedIn: true, canCreateGroup: true, canCreateProject: true },
-  guest: { signedIn: true, canCreateGroup: true, canCreateProject: true, accessLevel: AccessLevel.Guest },
+  non_member: { signedIn: true, canCreateGroup: true },
+  guest: { signedIn: true, canCreateGroup: true, accessLevel: AccessLevel.Guest },
   reporter: {
     signedIn: true,
     canCreateGroup: true,
-    canCreateProject: true,
+
     accessLevel: AccessLevel.Reporter,
   },
   developer: {
     signedIn: true,
     canCreateGroup: true,
-    canCreateProject: true,
+
     accessLevel: AccessLevel.Developer,
   },
   maintainer: {
     signedIn: true,
     canCreateGroup: true,
-    canCreateProject: true,
+
     accessLevel: AccessLevel.Maintainer,
   },
-  owner: { signedIn: true, canCreateGroup: true, canCreateProject: true, accessLevel: AccessLevel.Owner },
-  admin: { signedIn: true, admin: true, canCreateGroup: true, canCreateProject: true },
-  external: { signedIn: true, external: true, canCreateGroup: true, canCreateProject: true },
+  owner: { signedIn: true, canCreateGroup: true, accessLevel: AccessLevel.Owner },
+  admin: { signedIn: true, admin: true, canCreateGroup: true },
+  external: { signedIn: true, external: true, canCreateGroup: true },
   blocked: { signedIn: true, blocked: true },
 } as const satisfies Record<string, CallerFacts>;
 
@@ -434,7 +432,6 @@ export function declaredOutcome(
       read_instance: true,
       use_api: facts.signedIn,
       create_group: admin || (facts.signedIn && !facts.external && facts.canCreateGroup === true),
-      create_project: admin || (facts.signedIn && !facts.external && facts.canCreateProject === true),
       admin_all_resources: admin,
     };
     if (may[ability as InstanceAbility]) return 'allowed';
@@ -472,9 +469,6 @@ export function authorizeInstance(caller: Caller, ability: string): void {
   if (ability === 'read_instance') return;
   const user = caller.user;
   if (!user) throw unauthorized();
-  const may =
-    user.admin ||
-    ability === 'use_api' ||
-    ((ability === 'create_group' || ability === 'create_project') && !user.external);
+  const may = user.admin || ability === 'use_api' || (ability === 'create_group' && !user.external);
   if (!may) throw forbidden();
 }

@@ -38,7 +38,7 @@ describe('declaredOutcome', () => {
     ['instance', 'read_instance', true, 'anonymous', 'public', 'allowed'],
     ['instance', 'use_api', true, 'anonymous', 'public', 'unauthorized'],
     ['instance', 'create_group', false, 'external', 'public', 'forbidden'],
-    ['instance', 'create_project', false, 'non_member', 'public', 'allowed'],
+    ['instance', 'create_group', false, 'non_member', 'public', 'allowed'],
     ['instance', 'admin_all_resources', false, 'owner', 'public', 'forbidden'],
     ['instance', 'admin_all_resources', false, 'admin', 'public', 'allowed'],
     ['none', undefined, false, 'anonymous', 'public', 'unauthorized'],
