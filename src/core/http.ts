@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import zlib from 'node:zlib';
-import type { Readable } from 'node:stream';
+import { pipeline, type Readable } from 'node:stream';
 import type { Context } from 'koa';
 import busboy from 'busboy';
 import { ApiError, badParameter } from './errors.js';
@@ -34,21 +34,41 @@ function hasBody(req: IncomingMessage): boolean {
   return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
 }
 
-/** The request body, decompressed as its Content-Encoding says. */
+/**
+ * The request body, decompressed as its Content-Encoding says. The pipeline owns both streams' errors:
+ * a body that is not valid gzip or deflate fails the decoder for its reader, never the process.
+ */
 export function decodedStream(req: IncomingMessage): Readable {
   const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
-  if (encoding === 'gzip' || encoding === 'x-gzip') return req.pipe(zlib.createGunzip());
-  if (encoding === 'deflate') return req.pipe(zlib.createInflate());
-  return req;
+  const decoder =
+    encoding === 'gzip' || encoding === 'x-gzip'
+      ? zlib.createGunzip()
+      : encoding === 'deflate'
+        ? zlib.createInflate()
+        : undefined;
+  if (!decoder) return req;
+  return pipeline(req, decoder, () => undefined);
 }
+
+const BAD_ENCODING = 'body is not valid for its Content-Encoding';
+
+/** zlib's refusals of a corrupt or truncated body. */
+const isDecodingError = (err: unknown) =>
+  typeof (err as { code?: unknown }).code === 'string' &&
+  /^(Z_|ERR_ZLIB|ERR_BUFFER)/.test((err as { code: string }).code);
 
 async function readRaw(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of decodedStream(req)) {
-    size += (chunk as Buffer).length;
-    if (size > BODY_LIMIT) throw new ApiError(413, { message: '413 Request Entity Too Large' });
-    chunks.push(chunk as Buffer);
+  try {
+    for await (const chunk of decodedStream(req)) {
+      size += (chunk as Buffer).length;
+      if (size > BODY_LIMIT) throw new ApiError(413, { message: '413 Request Entity Too Large' });
+      chunks.push(chunk as Buffer);
+    }
+  } catch (err) {
+    if (isDecodingError(err)) throw badParameter(BAD_ENCODING);
+    throw err;
   }
   return Buffer.concat(chunks);
 }
@@ -68,7 +88,9 @@ function readMultipart(req: IncomingMessage): Promise<ParamObject> {
     parser.on('file', (_name, stream) => stream.resume());
     parser.on('error', () => reject(badParameter('multipart body is malformed')));
     parser.on('close', () => resolve(parseBracketPairs(pairs)));
-    decodedStream(req).pipe(parser);
+    pipeline(decodedStream(req), parser, (err) => {
+      if (err) reject(badParameter(isDecodingError(err) ? BAD_ENCODING : 'multipart body is malformed'));
+    });
   });
 }
 
