@@ -34,8 +34,13 @@ export function perPageOf(params: PageParams): number {
 export const isKeyset = (params: PageParams) => params.pagination === 'keyset';
 
 /** The request's own URL with some query parameters replaced (undefined removes one). */
+/** Credentials a client may put in the query string: never echoed into a URL we answer with. */
+const SECRET_PARAMS = new Set(['private_token', 'job_token']);
+
 export function requestUrl(request: RequestInfo, overrides: Record<string, string | undefined>): string {
-  const query = new URLSearchParams(request.query.filter(([key]) => !(key in overrides)));
+  const query = new URLSearchParams(
+    request.query.filter(([key]) => !(key in overrides) && !SECRET_PARAMS.has(key)),
+  );
   for (const [key, value] of Object.entries(overrides)) if (value !== undefined) query.set(key, value);
   const qs = query.toString();
   return `${request.externalUrl}/api/v4${request.apiPath}${qs ? `?${qs}` : ''}`;

@@ -67,3 +67,21 @@ describe('corrupt compressed bodies', () => {
     expect(JSON.parse(response.text)).toMatchObject({ name: 'zipped' });
   });
 });
+
+describe('secrets in the query string', () => {
+  it('never come back in pagination links', async () => {
+    const owner = await server.factories.user();
+    await server.factories.project({ owner });
+    await server.factories.project({ owner });
+    const response = await server.request(
+      'GET',
+      `/projects?owned=true&per_page=1&private_token=${owner.token}`,
+    );
+    expect(response.status).toBe(200);
+    const link = response.headers.get('link') ?? '';
+    expect(link).toContain('rel="next"');
+    expect(link).toContain('per_page=1');
+    expect(link).not.toContain(owner.token);
+    expect(link).not.toContain('private_token');
+  });
+});
