@@ -6,6 +6,7 @@ import type { Logger } from './logger.js';
 import { apiMiddleware } from './core/api.js';
 import { createBackend, type Backend } from './core/contract.js';
 import { errorMiddleware } from './core/error-middleware.js';
+import { rejectMalformedPath } from './core/http.js';
 import { Events, type AnySubscriber } from './core/events.js';
 import { Queue } from './core/queue.js';
 import { routeNotFound } from './core/errors.js';
@@ -81,6 +82,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   koa.use(metrics.middleware);
   if (options.onResponseCheck) koa.use(responseValidation(backend, logger, options.onResponseCheck));
   koa.use(errorMiddleware(logger));
+  koa.use(rejectMalformedPath);
   koa.use(opsRouter(dataSource, metrics.registry, config.monitoringAllowlist).routes());
   koa.use(gitHttp(services));
   koa.use(

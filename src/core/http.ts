@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import zlib from 'node:zlib';
 import { pipeline, type Readable } from 'node:stream';
-import type { Context } from 'koa';
+import type { Context, Middleware } from 'koa';
 import busboy from 'busboy';
 import { ApiError, badParameter } from './errors.js';
 import { parseBracketPairs, type ParamObject } from './params.js';
@@ -118,3 +118,16 @@ export async function readBodyParams(ctx: Context): Promise<ParamObject> {
   }
   return {};
 }
+
+/**
+ * A path whose percent escapes do not decode (`%zz`, `%ff%fe`) names nothing: 400 before any route reads
+ * it, as GitLab's malformed-strings middleware answers.
+ */
+export const rejectMalformedPath: Middleware = (ctx, next) => {
+  try {
+    decodeURIComponent(ctx.path);
+  } catch {
+    throw badParameter('400 Bad Request - malformed percent-encoding in the path');
+  }
+  return next();
+};

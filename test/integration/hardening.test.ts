@@ -85,3 +85,19 @@ describe('secrets in the query string', () => {
     expect(link).not.toContain('private_token');
   });
 });
+
+describe('malformed percent escapes in the path', () => {
+  it.each(['/api/v4/projects/%zz', '/api/v4/projects/%ff%fe', '/%zz.git/info/refs?service=git-upload-pack'])(
+    '%s answers 400, never 500',
+    async (path) => {
+      const response = await fetch(`${server.url}${path}`);
+      expect(response.status).toBe(400);
+      expect(await response.json()).toEqual({ error: expect.stringContaining('400 Bad Request') });
+    },
+  );
+
+  it('still serves an escaped percent sign', async () => {
+    const response = await fetch(`${server.api}/projects/no%25such`);
+    expect(response.status).toBe(404);
+  });
+});
