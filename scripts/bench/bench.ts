@@ -24,7 +24,8 @@ import { pathToFileURL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { closedLoop, openLoop, pool, type ClosedLoopResult, type OpenLoopResult } from './driver.js';
-import { gitEnv, gitFloor, type GitFloor } from './floors.js';
+import { gitEnv } from '../../src/git/git.js';
+import { gitFloor, type GitFloor } from './floors.js';
 import { cpuMs, spawnCount } from './proc.js';
 import { buildRepository, DEFAULT_SHAPE, random, tagName } from './repo.js';
 

@@ -7,17 +7,8 @@
  */
 import { spawn } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
+import { gitEnv } from '../../src/git/git.js';
 import { summarize } from './driver.js';
-
-/** The environment the server gives git: no user or system configuration. */
-export const gitEnv = (): NodeJS.ProcessEnv => ({
-  PATH: process.env.PATH,
-  HOME: '/nonexistent',
-  GIT_CONFIG_NOSYSTEM: '1',
-  GIT_CONFIG_GLOBAL: '/dev/null',
-  GIT_TERMINAL_PROMPT: '0',
-  LANG: 'C',
-});
 
 function run(command: string, args: string[]): Promise<{ code: number; stdout: string }> {
   return new Promise((resolve, reject) => {
