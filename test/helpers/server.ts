@@ -145,12 +145,12 @@ export async function send(url: string, method: string, options: RequestOptions 
   return { status: response.status, headers: response.headers, body: parsed, text };
 }
 
-/** node:http, for what fetch refuses to send (a body on GET). */
+/** node:http, for what fetch refuses to send (a body on GET, bytes as they are). */
 export function sendRaw(
   url: string,
   method: string,
   headers: Record<string, string>,
-  body: string,
+  body: string | Buffer,
 ): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const request = http.request(

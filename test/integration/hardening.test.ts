@@ -1,31 +1,13 @@
 /** Bodies no client should send must not take the server down: each gets 400, and the next request works. */
-import http from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { useTestServer } from '../helpers/server.js';
+import { sendRaw, useTestServer } from '../helpers/server.js';
 
 const server = useTestServer();
 
-/** node:http, for bytes fetch would not send as they are (a GET body, a corrupt compressed one). */
-function sendBytes(
-  method: string,
-  path: string,
-  headers: Record<string, string>,
-  body: Buffer,
-): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const request = http.request(
-      `${server.api}${path}`,
-      { method, headers: { ...headers, 'Content-Length': String(body.length) } },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString() }));
-      },
-    );
-    request.on('error', reject);
-    request.end(body);
-  });
-}
+const sendBytes = async (method: string, path: string, headers: Record<string, string>, body: Buffer) => {
+  const response = await sendRaw(`${server.api}${path}`, method, headers, body);
+  return { status: response.status, text: response.body };
+};
 
 const GARBAGE_GZIP = Buffer.concat([Buffer.from([0x1f, 0x8b, 0x08, 0x00]), Buffer.from('garbage')]);
 const GARBAGE = Buffer.from('not deflate at all');

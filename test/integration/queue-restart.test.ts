@@ -3,7 +3,7 @@
  * built server (`dist/src/main.js`) as `make run` starts it, on this run's database (its own schema on
  * PostgreSQL, its own data directory on PGlite).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -12,8 +12,9 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { queueSchemaFor } from '../../src/core/queue.js';
 import { RepositoryStorage } from '../../src/git/storage.js';
+import { SERVER_ENTRY, startServerProcess } from '../helpers/process.js';
 
-const entry = 'dist/src/main.js';
+const entry = SERVER_ENTRY;
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'forge-queue-restart-'));
 const token = 'glpat-queue-restart-root-token';
 const port = String(20000 + Math.floor(Math.random() * 20000));
@@ -39,9 +40,9 @@ function databaseUrl(): string {
   return url.toString();
 }
 
-function start(): { child: ChildProcess; ready: Promise<void> } {
-  const child = spawn(process.execPath, [entry], {
-    env: {
+const start = () =>
+  startServerProcess(
+    {
       ...process.env,
       PORT: port,
       DATA_DIR: dataDir,
@@ -51,25 +52,8 @@ function start(): { child: ChildProcess; ready: Promise<void> } {
       FORGE_JOB_EXPIRY: '4',
       FORGE_JOB_POLL: '0.5',
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const ready = new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no start within 60 s:\n${output}`)), 60_000);
-    child.stdout!.on('data', () => {
-      if (/root token/.test(output)) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.on('exit', (code, signal) => reject(new Error(`exited with ${code ?? signal}:\n${output}`)));
-  });
-  ready.catch(() => undefined);
-  return { child, ready };
-}
+    children,
+  );
 
 const exited = (child: ChildProcess) =>
   new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>

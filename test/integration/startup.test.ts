@@ -1,38 +1,20 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { SERVER_ENTRY, startServerProcess } from '../helpers/process.js';
 
-/**
- * The built entry point, as `make run` starts it (`make test` builds first): embedded database, root
- * bootstrap, graceful stop.
- */
-const entry = 'dist/src/main.js';
+/** The built entry point: embedded database, root bootstrap, graceful stop. */
+const entry = SERVER_ENTRY;
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'forge-start-'));
 const children: ChildProcess[] = [];
 
-function start(env: Record<string, string>) {
-  const child = spawn(process.execPath, [entry], {
-    env: { ...process.env, DATABASE_URL: '', LOG_LEVEL: 'warn', DATA_DIR: dataDir, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const ready = new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no start within 60 s:\n${output}`)), 60_000);
-    child.stdout!.on('data', () => {
-      if (/root token/.test(output)) {
-        clearTimeout(timer);
-        resolve(output);
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`exited with ${code}:\n${output}`)));
-  });
-  return { child, ready };
-}
+const start = (env: Record<string, string>) =>
+  startServerProcess(
+    { ...process.env, DATABASE_URL: '', LOG_LEVEL: 'warn', DATA_DIR: dataDir, ...env },
+    children,
+  );
 
 const stopped = (child: ChildProcess) =>
   new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
