@@ -6,7 +6,7 @@ PORT ?= 8080
 # Redocly sends usage data unless told not to; nothing leaves the machine.
 export REDOCLY_TELEMETRY := off
 
-.PHONY: install generate check-generated lint typecheck build migrate run test test-unit mock docs ops-coverage bench clean
+.PHONY: install generate check-generated lint typecheck build migrate run test test-unit fuzz mock docs ops-coverage bench clean
 
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
@@ -57,13 +57,20 @@ dist/.built: node_modules/.installed $(DIST_SOURCES)
 migrate: dist/.built
 	node dist/src/cli/setup.js
 
+# The server migrates and makes sure root exists itself: one start, not two.
 run: dist/.built
-	@node dist/src/cli/setup.js
 	node dist/src/main.js
 
 test: build
 	@rm -f .forge-test/vitest.json
 	@bash scripts/test-env.sh $(BIN)/vitest run --reporter=default --reporter=json --outputFile.json=.forge-test/vitest.json $(VITEST_ARGS)
+
+## Every operation of the contract, broken in every way, 30,000+ requests (FUZZ_SEED=n repeats a run's requests).
+fuzz: build
+	@rm -f .forge-test/fuzz-full-* .forge-test/vitest.json
+	@status=0; FORGE_FUZZ=full FORGE_OPS_LOG=$(CURDIR)/.forge-test/fuzz-operations.jsonl \
+	  bash scripts/test-env.sh $(BIN)/vitest run test/fuzz/ || status=$$?; \
+	cat .forge-test/fuzz-full-findings.txt .forge-test/fuzz-full-summary.txt 2>/dev/null; exit $$status
 
 mock: install
 	@node --import tsx scripts/mock-spec.ts generated/openapi.json .forge-test/mock-openapi.json >/dev/null

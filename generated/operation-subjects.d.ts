@@ -94,6 +94,7 @@ export interface OperationSubjects {
   rotateProjectAccessToken: 'project';
   setProjectCustomAttribute: 'instance';
   shareProjectWithGroup: 'project';
+  startProjectHousekeeping: 'project';
   unarchiveProject: 'project';
   unblockUser: 'instance';
   unprotectBranch: 'project';

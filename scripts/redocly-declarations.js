@@ -1,6 +1,7 @@
 /**
  * Redocly plugin: every operation declares its permission (`x-subject`, `x-ability`, optional
- * `x-tier`) and GitLab's shared error responses. The ability names are read from
+ * `x-tier`) and GitLab's shared error responses (400 and 413 too: any operation refuses malformed or
+ * oversized input), and every integer a request carries declares its bounds. The ability names are read from
  * src/core/abilities.ts itself (the keys of its ability tables), so the lint and the server cannot
  * disagree on them.
  */
@@ -13,7 +14,7 @@ const ABILITIES_FILE = path.join(path.dirname(fileURLToPath(import.meta.url)), '
 const TABLES = { project: 'PROJECT_ABILITIES', group: 'GROUP_ABILITIES', instance: 'INSTANCE_ABILITIES' };
 const SUBJECTS = ['project', 'group', 'instance', 'none'];
 const TIERS = ['premium', 'ultimate'];
-const SHARED_RESPONSES = ['401', '403', '404', '429', '500'];
+const SHARED_RESPONSES = ['400', '401', '403', '404', '413', '429', '500', '503'];
 
 /** The keys of each ability table's object literal in abilities.ts. */
 export function readAbilityNames(file = ABILITIES_FILE) {
@@ -86,9 +87,60 @@ function OperationDeclarations() {
   };
 }
 
+/** The widest integer a request may carry: PostgreSQL's `integer`, which every id and count column is. */
+const INT4_MAX = 2147483647;
+
+/**
+ * Every integer a request carries declares its bounds, so an out-of-range value is a 400 from validation,
+ * never a database error; the contract tells clients the range too.
+ */
+function IntegerBounds() {
+  /** Walks a schema through its references, combiners, items and properties; reports each unbounded integer. */
+  const walk = (node, location, where, ctx, seen) => {
+    let schema = node;
+    if (node && node.$ref) {
+      const resolved = ctx.resolve(node, location.source.absoluteRef);
+      schema = resolved.node;
+      location = resolved.location;
+    }
+    if (!schema || typeof schema !== 'object' || !location || seen.has(schema)) return;
+    seen.add(schema);
+    const types = Array.isArray(schema.type) ? schema.type : [schema.type];
+    if (types.includes('integer') && !schema.enum && !(schema.maximum <= INT4_MAX))
+      ctx.report({
+        message: `${where}: an integer in a request declares maximum (at most ${INT4_MAX}).`,
+        location: location.child(['type']),
+      });
+    for (const key of ['anyOf', 'oneOf', 'allOf'])
+      (schema[key] ?? []).forEach((member, i) => walk(member, location.child([key, i]), where, ctx, seen));
+    if (schema.items) walk(schema.items, location.child(['items']), `${where}[]`, ctx, seen);
+    for (const [name, child] of Object.entries(schema.properties ?? {}))
+      walk(child, location.child(['properties', name]), `${where}.${name}`, ctx, seen);
+    if (typeof schema.additionalProperties === 'object')
+      walk(schema.additionalProperties, location.child(['additionalProperties']), `${where}.*`, ctx, seen);
+  };
+  return {
+    Parameter(parameter, ctx) {
+      if (parameter.schema)
+        walk(
+          parameter.schema,
+          ctx.location.child(['schema']),
+          `${parameter.in} parameter ${parameter.name}`,
+          ctx,
+          new Set(),
+        );
+    },
+    RequestBody(body, ctx) {
+      for (const [type, media] of Object.entries(body.content ?? {}))
+        if (media.schema)
+          walk(media.schema, ctx.location.child(['content', type, 'schema']), `${type} body`, ctx, new Set());
+    },
+  };
+}
+
 export default function forgePlugin() {
   return {
     id: 'forge',
-    rules: { oas3: { 'operation-declarations': OperationDeclarations } },
+    rules: { oas3: { 'operation-declarations': OperationDeclarations, 'integer-bounds': IntegerBounds } },
   };
 }

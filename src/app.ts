@@ -6,7 +6,7 @@ import type { Logger } from './logger.js';
 import { apiMiddleware } from './core/api.js';
 import { createBackend, type Backend } from './core/contract.js';
 import { errorMiddleware } from './core/error-middleware.js';
-import { rejectMalformedPath } from './core/http.js';
+import { bodyDeadline, rejectMalformedStrings } from './core/http.js';
 import { Events, type AnySubscriber } from './core/events.js';
 import { Queue } from './core/queue.js';
 import { routeNotFound } from './core/errors.js';
@@ -48,7 +48,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const backend = options.backend ?? (await createBackend());
   const queue = await Queue.create(dataSource, config.queue, (err) => logger.warn({ err }, 'job queue'));
   const events = new Events(queue);
-  const services = createServices({ dataSource, config, events });
+  const services = createServices({ dataSource, config, events, logger });
   events.subscribe([...createSubscribers(services), ...(options.subscribers?.(services) ?? [])]);
   await events.start();
   const metrics = createMetrics();
@@ -79,11 +79,14 @@ export async function createApp(options: AppOptions): Promise<App> {
       'request',
     );
   });
+  koa.use(bodyDeadline(config.bodyTimeoutSeconds));
   koa.use(metrics.middleware);
   if (options.onResponseCheck) koa.use(responseValidation(backend, logger, options.onResponseCheck));
   koa.use(errorMiddleware(logger));
-  koa.use(rejectMalformedPath);
-  koa.use(opsRouter(dataSource, metrics.registry, config.monitoringAllowlist).routes());
+  koa.use(rejectMalformedStrings);
+  koa.use(
+    opsRouter(dataSource, metrics.registry, config.monitoringAllowlist, config.database.connectMs).routes(),
+  );
   koa.use(gitHttp(services));
   koa.use(
     apiMiddleware({

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { DEFAULT_QUEUE_SETTINGS, type QueueSettings } from './core/queue.js';
 import { parseRateLimits, type RateLimitRules } from './core/rate-limit.js';
+import type { DatabaseTimeouts } from './db/data-source.js';
 import { parseStorages, type Storages } from './git/storage.js';
 import { DEFAULT_MONITORING_ALLOWLIST, parseIpAllowlist, type IpAllowlist } from './ops/allowlist.js';
 
@@ -22,6 +23,13 @@ export interface Config {
   monitoringAllowlist: IpAllowlist;
   /** The GitLab tier the instance behaves as: operations and attributes of a higher tier are absent. */
   tier: Tier;
+  /**
+   * Seconds a request's headers, and an API request's whole body, may take to arrive; a git push may
+   * take as long as it needs, but may not pause for longer than this.
+   */
+  bodyTimeoutSeconds: number;
+  /** How long anything waits for the database before the request answers 503. */
+  database: DatabaseTimeouts;
 }
 
 export const TIERS = ['free', 'premium', 'ultimate'] as const;
@@ -51,10 +59,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimits: parseRateLimits(env.FORGE_RATE_LIMITS),
     storages: parseStorages(env.FORGE_STORAGES, dataDir),
     tier: parseTier(env.FORGE_TIER),
+    bodyTimeoutSeconds: seconds(env, 'FORGE_BODY_TIMEOUT', 30, 1),
     monitoringAllowlist: parseIpAllowlist(
       env.FORGE_MONITORING_ALLOWLIST ?? DEFAULT_MONITORING_ALLOWLIST,
       'FORGE_MONITORING_ALLOWLIST',
     ),
+    database: {
+      connectMs: Math.round(seconds(env, 'FORGE_DB_CONNECT_TIMEOUT', 5, 0.1) * 1000),
+      statementMs: Math.round(seconds(env, 'FORGE_DB_STATEMENT_TIMEOUT', 15, 0.1) * 1000),
+    },
     queue: {
       expireInSeconds: Math.round(
         seconds(env, 'FORGE_JOB_EXPIRY', DEFAULT_QUEUE_SETTINGS.expireInSeconds, 1),
@@ -73,7 +86,7 @@ function seconds(env: NodeJS.ProcessEnv, name: string, fallback: number, minimum
   const text = env[name];
   if (!text) return fallback;
   const value = Number(text);
-  // pg-boss refuses expiries of a day or more.
+  // Under a day: pg-boss refuses longer expiries, and no other wait here needs more.
   if (!Number.isFinite(value) || value < minimum || value >= 86400)
     throw new Error(`${name} must be a number of seconds from ${minimum} to under 86400: ${text}`);
   return value;

@@ -1,10 +1,36 @@
 import 'reflect-metadata';
-import type { Server } from 'node:http';
 import { createApp } from './app.js';
 import { loadConfig } from './config.js';
+import { createHttpServer } from './core/http.js';
+import { startFailure } from './db/errors.js';
+import { claimInstance } from './db/instance.js';
 import { openDatabase } from './db/open.js';
-import { createLogger } from './logger.js';
+import type { StorageRecovery } from './git/storage-recovery.js';
+import { createLogger, type Logger } from './logger.js';
 import { ensureRootUser } from './users/root-user.js';
+
+/** This process's start: at startup, what git left before it is stale when no other server runs. */
+const STARTED_AT = new Date(Date.now() - process.uptime() * 1000);
+/** How often every process sweeps the storages, and how old git's leftovers must be when others run. */
+const SWEEP_EVERY_MS = 60 * 60 * 1000;
+const LEFTOVER_AGE_MS = 60 * 60 * 1000;
+
+/** Runs the storage recovery one sweep at a time, logging what it did. */
+function storageRecovery(recovery: StorageRecovery, logger: Logger) {
+  let running: Promise<void> = Promise.resolve();
+  const run = (staleBefore: Date) =>
+    (running = running.then(async () => {
+      try {
+        const report = await recovery.recover({ staleBefore });
+        const { missing, ...counts } = report;
+        if (Object.values(counts).some((n) => n > 0)) logger.info(counts, 'storage recovered');
+        if (missing.length) logger.warn({ projects: missing }, 'projects without a repository');
+      } catch (err) {
+        logger.warn({ err }, 'storage recovery failed');
+      }
+    }));
+  return { run, idle: () => running };
+}
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -12,20 +38,26 @@ async function main(): Promise<void> {
   const dataSource = await openDatabase(config);
   const root = await ensureRootUser(dataSource, config);
   const app = await createApp({ config, dataSource, logger });
-  const { koa } = app;
-  const server: Server = koa.listen(config.port, config.host);
-  // A large push uploads its pack as one request body; Node's default cuts any request off at 5 minutes.
-  server.requestTimeout = 0;
+  const recovery = storageRecovery(app.services.storageRecovery, logger);
+  const claim = await claimInstance(dataSource, !config.databaseUrl);
+  // Before serving: what a killed predecessor left is gone before anyone looks (see StorageRecovery).
+  await recovery.run(claim.alone ? STARTED_AT : new Date(Date.now() - LEFTOVER_AGE_MS));
+  const sweeps = setInterval(() => void recovery.run(new Date(Date.now() - LEFTOVER_AGE_MS)), SWEEP_EVERY_MS);
+  sweeps.unref();
+  const server = createHttpServer(app.koa.callback(), config.bodyTimeoutSeconds);
+  server.listen(config.port, config.host);
   await new Promise<void>((resolve) => server.once('listening', resolve));
+  // Last resort: every stream's errors are handled where it is made, but a fault that still escapes
+  // one request is logged and must not end the others.
+  process.on('uncaughtException', (err) => logger.error({ err }, 'uncaught exception'));
+  process.on('unhandledRejection', (err) => logger.error({ err }, 'unhandled rejection'));
 
-  process.stdout.write(`forge-api listening on ${config.externalUrl} (API: ${config.externalUrl}/api/v4)\n`);
-  if (root.generatedToken) {
+  // The token only on the start that generated it; FORGE_ROOT_TOKEN's or a saved one never.
+  if (root.generatedToken)
     process.stdout.write(
       `root token (shown once, also saved to ${root.tokenFile}): ${root.generatedToken}\n`,
     );
-  } else {
-    process.stdout.write(`root token: ${root.tokenSource}\n`);
-  }
+  process.stdout.write(`forge-api listening on ${config.externalUrl} (API: ${config.externalUrl}/api/v4)\n`);
 
   let stopping = false;
   const shutdown = (signal: string) => {
@@ -36,7 +68,9 @@ async function main(): Promise<void> {
     // retried later, by this or another process) before the database closes.
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();
-    Promise.all([closed, app.stop()])
+    clearInterval(sweeps);
+    Promise.all([closed, app.stop(), recovery.idle()])
+      .then(() => claim.release())
       .then(() => dataSource.destroy())
       .then(() => process.exit(0))
       .catch(() => process.exit(1));
@@ -47,6 +81,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  console.error('forge-api failed to start:', err instanceof Error ? err.message : err);
+  process.stderr.write(
+    `forge-api failed to start: ${startFailure(err, process.env.DATABASE_URL || undefined)}\n`,
+  );
   process.exit(1);
 });

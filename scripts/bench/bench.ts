@@ -11,7 +11,8 @@
  * default postgres://postgres@127.0.0.1:5432/postgres; when it does not answer, PGlite is used),
  * BENCH_DATABASE=pglite (force PGlite), BENCH_OUT (JSON report, .forge-test/bench.json),
  * BENCH_SEED_CONCURRENCY (parallel seeding calls, 8); BENCH_PROJECTS and BENCH_USERS shrink the
- * dataset to try the harness quickly.
+ * dataset to try the harness quickly; BENCH_ENDPOINTS (comma-separated endpoint names, e.g.
+ * `user,project get`) measures only those, and skips the repository when none of them reads it.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -52,6 +53,9 @@ const DATASET = {
   projectsPerUser: 2,
 };
 const SEED_CONCURRENCY = Number(env.BENCH_SEED_CONCURRENCY ?? 8);
+const SELECTED = env.BENCH_ENDPOINTS?.split(',')
+  .map((name) => name.trim())
+  .filter(Boolean);
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const OUT = path.resolve(ROOT, env.BENCH_OUT ?? '.forge-test/bench.json');
 
@@ -438,6 +442,7 @@ function endpoints(projectId: number, blobSha: string, compareFrom: string): End
   const file = 'src/mod42/file042.ts';
   const listRefs = '%(refname) %(objectname) %(*objectname) %(creatordate:iso-strict) %(subject)';
   return [
+    { name: 'user', path: '/user', floor: { kind: 'koa', path: '/user' } },
     { name: 'projects (visible)', path: '/projects', floor: { kind: 'koa', path: '/projects' } },
     {
       name: 'projects (membership)',
@@ -495,6 +500,17 @@ function endpoints(projectId: number, blobSha: string, compareFrom: string): End
   ];
 }
 
+/** The endpoints BENCH_ENDPOINTS names, or all of them; an unknown name breaks the harness. */
+function selected(list: Endpoint[]): Endpoint[] {
+  if (!SELECTED) return list;
+  const unknown = SELECTED.filter((name) => !list.some((e) => e.name === name));
+  if (unknown.length > 0)
+    throw new Error(
+      `BENCH_ENDPOINTS: unknown ${unknown.join(', ')}; known: ${list.map((e) => e.name).join(', ')}`,
+    );
+  return list.filter((e) => SELECTED.includes(e.name));
+}
+
 async function startFloorServer(database: Database, dataDir: string, callerId: number) {
   const child = spawn(process.execPath, [path.join(ROOT, 'scripts/bench/floor-server.mjs')], {
     cwd: ROOT,
@@ -535,6 +551,7 @@ function table(rows: Row[]): string {
     'floor req/s',
     'floor CPU',
     'CPU ÷ floor',
+    'req/s of floor',
   ];
   const lines = rows.map((r) => {
     const errors = r.open.errors + r.max.errors;
@@ -553,6 +570,7 @@ function table(rows: Row[]): string {
       r.floor ? fmt(r.floor.throughput, 0) : '-',
       r.floor ? fmt(r.floor.cpuMs, 2) : '-',
       r.floor ? fmt(r.cost.cpuMs / r.floor.cpuMs, 1) + '×' : '-',
+      r.floor ? fmt((100 * r.max.throughput) / r.floor.throughput, 0) + '%' : '-',
     ];
   });
   const all = [header, ...lines];
@@ -598,20 +616,25 @@ async function main(): Promise<void> {
     log(`server ready in ${seconds(start)}`);
     const api = new Api(server.url, rootToken);
 
+    // Names and floors only: whether any selected endpoint reads the repository.
+    const withRepository = selected(endpoints(0, '', '')).some((e) => e.floor.kind === 'git');
     start = performance.now();
     // The repository is built while the API seeding runs.
-    const repository = buildRepository(repoDir).then(() => Math.round(performance.now() - start));
+    const repository = withRepository
+      ? buildRepository(repoDir).then(() => Math.round(performance.now() - start))
+      : undefined;
     const seeded = await seed(api, server.pid);
-    seeded.timings.repository_build = await repository;
-
-    start = performance.now();
-    const remote = `http://root:${rootToken}@127.0.0.1:${port}/${seeded.project.path}.git`;
-    gitPush(remote, repoDir, ['--all']);
-    gitPush(remote, repoDir, ['--tags']);
-    seeded.timings.push = Math.round(performance.now() - start);
-    log(
-      `pushed ${DEFAULT_SHAPE.commits} commits, ${DEFAULT_SHAPE.branches} branches, ${DEFAULT_SHAPE.tags} tags in ${seconds(start)}`,
-    );
+    if (repository) {
+      seeded.timings.repository_build = await repository;
+      start = performance.now();
+      const remote = `http://root:${rootToken}@127.0.0.1:${port}/${seeded.project.path}.git`;
+      gitPush(remote, repoDir, ['--all']);
+      gitPush(remote, repoDir, ['--tags']);
+      seeded.timings.push = Math.round(performance.now() - start);
+      log(
+        `pushed ${DEFAULT_SHAPE.commits} commits, ${DEFAULT_SHAPE.branches} branches, ${DEFAULT_SHAPE.tags} tags in ${seconds(start)}`,
+      );
+    }
 
     start = performance.now();
     if (database.kind === 'pglite') {
@@ -634,16 +657,18 @@ async function main(): Promise<void> {
       hash.slice(2, 4),
       `${hash}.git`,
     );
-    if (!fs.existsSync(serverRepo)) {
+    if (withRepository && !fs.existsSync(serverRepo)) {
       log(`warning: no repository at ${serverRepo}; the git floors read the pushed source instead`);
       serverRepo = repoDir;
     }
-    const blobSha = execFileSync('git', [`--git-dir=${repoDir}`, 'rev-parse', 'main:src/mod42/file042.ts'], {
-      env: gitEnv(),
-    })
-      .toString()
-      .trim();
-    const list = endpoints(seeded.project.id, blobSha, tagName(DEFAULT_SHAPE.tags - 21));
+    const blobSha = withRepository
+      ? execFileSync('git', [`--git-dir=${repoDir}`, 'rev-parse', 'main:src/mod42/file042.ts'], {
+          env: gitEnv(),
+        })
+          .toString()
+          .trim()
+      : '';
+    const list = selected(endpoints(seeded.project.id, blobSha, tagName(DEFAULT_SHAPE.tags - 21)));
 
     const rows: Row[] = [];
     for (const endpoint of list) {
@@ -673,9 +698,10 @@ async function main(): Promise<void> {
       floorServer = await startFloorServer(database, dataDir, seeded.member.id);
       for (const [i, endpoint] of list.entries()) {
         if (endpoint.floor.kind !== 'koa') continue;
+        // The member's token too: the /user floor looks it up, the project floors ignore it.
         const measured = await measure(
           `${floorServer.url}${endpoint.floor.path}`,
-          undefined,
+          seeded.member.token,
           floorServer.child.pid!,
           undefined,
         );
@@ -718,13 +744,17 @@ async function main(): Promise<void> {
         `as a Developer member; open loop at ${settings.rate} req/s for ${settings.openSeconds} s, ` +
         `max over ${settings.connections} connections for ${settings.maxSeconds} s`,
       `dataset: ${seeded.counts.projects} projects in ${seeded.counts.groups} groups, ${seeded.counts.users} users, ` +
-        `${seeded.counts.group_members + seeded.counts.project_members} memberships; repository of ` +
-        `${DEFAULT_SHAPE.files} files, ${DEFAULT_SHAPE.commits} commits, ${DEFAULT_SHAPE.branches} branches, ` +
-        `${DEFAULT_SHAPE.tags} tags; seeded in ${seedingSeconds.toFixed(0)} s`,
+        `${seeded.counts.group_members + seeded.counts.project_members} memberships; ` +
+        (withRepository
+          ? `repository of ${DEFAULT_SHAPE.files} files, ${DEFAULT_SHAPE.commits} commits, ` +
+            `${DEFAULT_SHAPE.branches} branches, ${DEFAULT_SHAPE.tags} tags`
+          : 'no repository') +
+        `; seeded in ${seedingSeconds.toFixed(0)} s`,
       '',
       table(rows),
       '',
       'p50/p90/p99: open loop, from when each request was due. * = max req/s below the offered rate (overloaded).',
+      "req/s of floor: max req/s as a share of the floor's.",
       `err: non-2xx answers. late: of ${Math.round(settings.rate * settings.openSeconds)} open-loop requests, those unanswered ${settings.drainMs / 1000} s after the last was due.`,
       `CPU: the server process and its children (git), ${database.kind === 'pglite' ? 'with PGlite in it' : 'not PostgreSQL'}. ` +
         'Floor p50: one invocation; floor CPU: ms per invocation.',

@@ -1,12 +1,14 @@
 /**
- * The floor of the project endpoints: bare Koa and one SQL query, with the same visibility SQL as the
- * server (the text that src/core/abilities.ts builds, taken from the built code so the two never drift).
- * No authentication, no validation, no presenter: the caller is fixed by BENCH_CALLER_ID.
+ * The floor of the project endpoints and GET /user: bare Koa and one SQL query. The project queries
+ * carry the same visibility SQL as the server (the text that src/core/abilities.ts builds, taken from
+ * the built code so the two never drift); no authentication, no validation, no presenter: the caller is
+ * fixed by BENCH_CALLER_ID. GET /user is the token's user, found by the token's digest.
  *
  * Env: PORT (0 = any), DATABASE_URL (PostgreSQL) or PGLITE_DIR (embedded), BENCH_CALLER_ID.
  * Prints `listening <port>` when ready.
  */
 import 'reflect-metadata';
+import crypto from 'node:crypto';
 import Koa from 'koa';
 import pg from 'pg';
 import { projectMembershipSql, whereProjectVisible } from '../../dist/src/core/abilities.js';
@@ -45,6 +47,9 @@ const queries = {
     sql: `${select} WHERE ${visible.sql} AND ${member} AND ${live} ${page}`,
     values: [...visible.values, callerId],
   },
+  user: {
+    sql: `SELECT u.* FROM personal_access_tokens t JOIN users u ON u.id = t.user_id WHERE t.token_digest = $1`,
+  },
   one: {
     sql: `${select} WHERE p.id = $${visible.values.length + 1} AND ${visible.sql} AND ${live}`,
     values: visible.values,
@@ -68,6 +73,14 @@ app.use(async (ctx) => {
   if (one) {
     const rows = await db.query(queries.one.sql, [...queries.one.values, Number(one[1])]);
     if (rows.length === 0) ctx.status = 404;
+    else ctx.body = rows[0];
+  } else if (ctx.path === '/user') {
+    const digest = crypto
+      .createHash('sha256')
+      .update(String(ctx.get('private-token')))
+      .digest('hex');
+    const rows = await db.query(queries.user.sql, [digest]);
+    if (rows.length === 0) ctx.status = 401;
     else ctx.body = rows[0];
   } else if (ctx.path === '/projects') {
     const query = ctx.query.membership === 'true' ? queries.membership : queries.list;

@@ -4,7 +4,6 @@
  */
 import { RE2JS } from 're2js';
 import { badParameter, ApiError } from '../core/errors.js';
-import { isValidRefName } from '../git/repository.js';
 
 type Token = { kind: 'char'; char: string } | { kind: 'any' | 'start' | 'end' };
 
@@ -84,15 +83,6 @@ export function filterByRegex(names: string[], regex: string): string[] {
 }
 
 const regexInvalid = () => new ApiError(400, { message: 'Regex is invalid' });
-
-const RESERVED_PREFIXES = ['-', 'refs/heads/', 'refs/remotes/', 'refs/tags/'];
-
-/** GitLab's check of a new branch name: git's rules for `refs/heads/<name>`, and no reserved forms. */
-export async function isValidBranchName(name: string): Promise<boolean> {
-  if (name === '' || name === 'HEAD' || RESERVED_PREFIXES.some((prefix) => name.startsWith(prefix)))
-    return false;
-  return isValidRefName(`refs/heads/${name}`);
-}
 
 /** Grape's `allow_blank: false`: `{"error": "branch is empty, ref is empty"}`. */
 export function requireNonEmpty(values: Record<string, string>): void {

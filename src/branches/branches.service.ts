@@ -16,7 +16,8 @@ import type { BranchRef } from '../git/repository.js';
 import type { ProjectView } from '../projects/projects.service.js';
 import { ProtectedBranch } from '../protected_branches/protected-branch.entity.js';
 import type { CoreDeps, ServiceRegistry } from '../core/family.js';
-import { filterByRegex, isValidBranchName, requireNonEmpty, searchMatcher } from './branch-filters.js';
+import { isValidBranchName } from '../git/ref-names.js';
+import { filterByRegex, requireNonEmpty, searchMatcher } from './branch-filters.js';
 import type { BranchRecord } from './branch.presenter.js';
 
 export type ListBranchesParams = NonNullable<operations['listBranches']['parameters']['query']>;
@@ -181,7 +182,7 @@ export class BranchesService {
       await this.createDefaultBranch(caller, repository);
       existing = await git.branches();
     }
-    if (!(await isValidBranchName(branch))) throw refused('Branch name is invalid');
+    if (!isValidBranchName(branch)) throw refused('Branch name is invalid');
     if (existing.some((other) => other.name === branch)) throw refused('Branch already exists');
     const sha = await git.resolveCommit(ref);
     if (!sha) throw refused(`Failed to create branch '${branch}': invalid reference name '${ref}'`);

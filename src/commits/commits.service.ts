@@ -14,7 +14,8 @@ import { MESSAGES, ZERO_SHA } from '../git/push-rules.js';
 import { RefUpdateRefused, type OpenRepository } from '../git/repositories.service.js';
 import type { ProjectView } from '../projects/projects.service.js';
 import type { ServiceRegistry } from '../core/family.js';
-import { isValidRefName, type GitRepository, type LogQuery } from '../git/repository.js';
+import { isValidBranchName, looksLikeObjectId } from '../git/ref-names.js';
+import type { GitRepository, LogQuery } from '../git/repository.js';
 
 export type ListCommitsParams = NonNullable<operations['listCommits']['parameters']['query']>;
 export type CommitCreateParams = components['schemas']['CommitCreate'];
@@ -51,13 +52,6 @@ export interface CommitToBranchOptions {
 const LAST_GIT_TIME = 4102444799;
 
 const SHA_PATTERN = /^([0-9a-f]{40}|[0-9a-f]{64})$/i;
-
-/** Branch names GitLab accepts for a new branch: a valid ref name that cannot be mistaken for another ref. */
-async function validBranchName(name: string): Promise<boolean> {
-  if (!name || name === 'HEAD' || name.startsWith('-') || /^refs\//.test(name)) return false;
-  if (/^([0-9a-f]{40}|[0-9a-f]{64})$/.test(name)) return false;
-  return isValidRefName(`refs/heads/${name}`);
-}
 
 const branchTip = async (git: GitRepository, branch: string) => (await git.branch(branch))?.sha ?? null;
 
@@ -228,6 +222,32 @@ export class CommitsService {
       if (!parent) throw repositoryError(`Cannot find start_sha '${startSha}'`);
     }
     const startBranch = options.startBranch ?? (startSha === undefined ? branch : undefined);
+    // Commits to one branch queue in this process; one that still loses the race to another writer (a
+    // push, another process) is built again on the new tip, when it continues the branch.
+    const continuesBranch = startBranch === branch && startSha === undefined && !force;
+    return this.services.repositories.serializeRef(repo, `refs/heads/${branch}`, async () => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await this.commitOnce(caller, repo, options, parent, startBranch);
+        } catch (err) {
+          const lostRace = err instanceof RefUpdateRefused && err.conflict;
+          if (!(lostRace && continuesBranch && attempt < COMMIT_ATTEMPTS))
+            throw translateRefusal(err, branch);
+        }
+      }
+    });
+  }
+
+  private async commitOnce(
+    caller: Caller,
+    repo: OpenRepository,
+    options: CommitToBranchOptions,
+    startParent: string | null,
+    startBranch: string | undefined,
+  ): Promise<string> {
+    const { git } = repo;
+    const { branch, startSha, force = false } = options;
+    let parent = startParent;
     const empty = await git.isEmpty();
     if (startBranch !== undefined) {
       parent = await branchTip(git, startBranch);
@@ -240,41 +260,44 @@ export class CommitsService {
       throw repositoryError(
         `A branch called '${branch}' already exists. Switch to that branch in order to make changes`,
       );
-    if (!tip && !(await validBranchName(branch)))
+    if (!tip && (!isValidBranchName(branch) || looksLikeObjectId(branch)))
       throw repositoryError(
         `Something went wrong when we tried to create '${branch}' for you: Branch name is invalid`,
       );
 
-    try {
-      for (const action of options.actions) {
-        if (!action.lastCommitId || !parent || !['update', 'move', 'delete', 'chmod'].includes(action.action))
-          continue;
-        const path = normalizeActionPath(action.previousPath ?? action.filePath);
-        const last = await git.lastCommitForPath(parent, path);
-        if (last && last !== action.lastCommitId) throw repositoryError(options.staleMessage(path));
-      }
-      const user = caller.user!;
-      const committer = { name: user.name, email: user.email };
-      const sha = await git.buildCommit({
-        parent,
-        actions: options.actions,
-        message: options.message,
-        committer,
-        author: { name: options.authorName || user.name, email: options.authorEmail || user.email },
-      });
-      await this.services.repositories.updateRefs(caller, repo, [
-        { ref: `refs/heads/${branch}`, oldSha: tip ?? ZERO_SHA, newSha: sha },
-      ]);
-      return sha;
-    } catch (err) {
-      if (err instanceof CommitBuildError) throw repositoryError(err.message);
-      if (err instanceof RefUpdateRefused)
-        throw repositoryError(
-          err.conflict ? `Could not update refs/heads/${branch}. Please refresh and try again.` : err.reason,
-        );
-      throw err;
+    for (const action of options.actions) {
+      if (!action.lastCommitId || !parent || !['update', 'move', 'delete', 'chmod'].includes(action.action))
+        continue;
+      const path = normalizeActionPath(action.previousPath ?? action.filePath);
+      const last = await git.lastCommitForPath(parent, path);
+      if (last && last !== action.lastCommitId) throw repositoryError(options.staleMessage(path));
     }
+    const user = caller.user!;
+    const committer = { name: user.name, email: user.email };
+    const sha = await git.buildCommit({
+      parent,
+      actions: options.actions,
+      message: options.message,
+      committer,
+      author: { name: options.authorName || user.name, email: options.authorEmail || user.email },
+    });
+    await this.services.repositories.updateRefs(caller, repo, [
+      { ref: `refs/heads/${branch}`, oldSha: tip ?? ZERO_SHA, newSha: sha },
+    ]);
+    return sha;
   }
+}
+
+const COMMIT_ATTEMPTS = 5;
+
+/** A failed commit in GitLab's words (400). */
+function translateRefusal(err: unknown, branch: string): unknown {
+  if (err instanceof CommitBuildError) return repositoryError(err.message);
+  if (err instanceof RefUpdateRefused)
+    return repositoryError(
+      err.conflict ? `Could not update refs/heads/${branch}. Please refresh and try again.` : err.reason,
+    );
+  return err;
 }
 
 /**

@@ -241,6 +241,34 @@ export interface ProjectAccess {
 
 const NO_ACCESS: ProjectAccess = { level: AccessLevel.NoAccess, project: 0, group: 0 };
 
+/**
+ * The caller's levels in project `p` of namespace `n`, as SQL expressions for a select list (0 for none):
+ * direct membership, membership of the namespace or an ancestor, and membership of a group the project
+ * is shared with (capped at the share's level). `callerParam` holds the user's id.
+ */
+export function projectAccessSql(p: string, n: string, callerParam: string) {
+  const mine = `FROM members m WHERE m.user_id = ${callerParam} AND ${ACTIVE_MEMBER}`;
+  return {
+    project: `COALESCE((SELECT max(m.access_level) ${mine}
+      AND m.source_type = 'Project' AND m.source_id = ${p}.id), 0)`,
+    group: `COALESCE((SELECT max(m.access_level) ${mine}
+      AND m.source_type = 'Namespace' AND m.source_id = ANY(${n}.traversal_ids)), 0)`,
+    shared: `COALESCE((SELECT max(LEAST(m.access_level, l.group_access)) FROM project_group_links l
+      JOIN namespaces g ON g.id = l.group_id
+      JOIN members m ON m.user_id = ${callerParam} AND m.source_type = 'Namespace'
+        AND m.source_id = ANY(g.traversal_ids) AND ${ACTIVE_MEMBER}
+      WHERE l.project_id = ${p}.id AND ${ACTIVE_LINK}), 0)`,
+  };
+}
+
+/** The access that the three levels of `projectAccessSql` give. */
+export function projectAccessOf(project: unknown, group: unknown, shared: unknown): ProjectAccess {
+  const direct = Number(project);
+  const inherited = Number(group);
+  const level = Math.max(direct, inherited, Number(shared));
+  return level > 0 ? { level, project: direct, group: inherited } : NO_ACCESS;
+}
+
 /** The caller's access to many projects in one query; projects missing from the map give no access. */
 export async function projectAccessLevels(
   manager: EntityManager,
@@ -249,30 +277,17 @@ export async function projectAccessLevels(
 ): Promise<Map<number, ProjectAccess>> {
   const levels = new Map<number, ProjectAccess>();
   if (!caller.user || projectIds.length === 0) return levels;
+  const access = projectAccessSql('p', 'n', '$2');
   const rows: Array<{ id: number; project: number; group: number; shared: number }> = await manager.query(
-    `WITH mine AS (
-       SELECT m.source_type, m.source_id, m.access_level FROM members m
-       WHERE m.user_id = $2 AND ${ACTIVE_MEMBER}
-     )
-     SELECT p.id,
-       COALESCE((SELECT max(access_level) FROM mine
-         WHERE source_type = 'Project' AND source_id = p.id), 0) AS project,
-       COALESCE((SELECT max(access_level) FROM mine
-         WHERE source_type = 'Namespace' AND source_id = ANY(n.traversal_ids)), 0) AS group,
-       COALESCE((SELECT max(LEAST(mine.access_level, l.group_access)) FROM project_group_links l
-         JOIN namespaces g ON g.id = l.group_id
-         JOIN mine ON mine.source_type = 'Namespace' AND mine.source_id = ANY(g.traversal_ids)
-         WHERE l.project_id = p.id AND ${ACTIVE_LINK}), 0) AS shared
+    `SELECT p.id, ${access.project} AS project, ${access.group} AS group, ${access.shared} AS shared
      FROM projects p
      JOIN namespaces n ON n.id = p.namespace_id
      WHERE p.id = ANY($1::int[])`,
     [projectIds, caller.user.id],
   );
   for (const row of rows) {
-    const project = Number(row.project);
-    const group = Number(row.group);
-    const level = Math.max(project, group, Number(row.shared));
-    if (level > 0) levels.set(Number(row.id), { level, project, group });
+    const access = projectAccessOf(row.project, row.group, row.shared);
+    if (access.level > 0) levels.set(Number(row.id), access);
   }
   return levels;
 }

@@ -3,13 +3,21 @@ import type { Context, Middleware } from 'koa';
 import { TIERS, type Config, type Tier } from '../config.js';
 import type { ServiceRegistry } from './family.js';
 import { presentedToken, requireScope, sudoIdentifier, type Authenticator, type Caller } from './auth.js';
-import type { Backend, Operation } from './contract.js';
-import { ApiError, badParameter, methodNotAllowed, routeNotFound, unauthorized } from './errors.js';
+import { Router, validateRequest, type Backend, type Operation, type RouteMatch } from './contract.js';
+import {
+  ApiError,
+  badParameter,
+  methodNotAllowed,
+  recordNotFound,
+  routeNotFound,
+  unauthorized,
+} from './errors.js';
 import { rateLimitSubject, type RateLimiter } from './rate-limit.js';
 import { authorizeInstance } from './abilities.js';
 import type { HandlerContext, HandlerMap, OperationId } from './handler.js';
 import type { SubjectResolvers, SubjectTypes } from './subjects.js';
 import { readBodyParams, writeJson } from './http.js';
+import { MAX_ID } from './ids.js';
 import {
   coerce,
   mergeParams,
@@ -37,30 +45,13 @@ export interface ApiOptions {
   config: Config;
 }
 
-function safeDecode(segment: string): string {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    throw routeNotFound();
-  }
-}
-
-function matchOperation(backend: Backend, method: string, path: string): Operation {
+/** The operation for the request; 405 when the path exists for another method, else 404. */
+function matchOperation(router: Router, method: string, path: string): RouteMatch {
   const lookupMethod = method === 'head' ? 'get' : method;
-  const operation = backend.router.matchOperation({ method: lookupMethod, path, headers: {} });
-  if (operation) return operation;
-  const other = METHODS.some(
-    (m) => m !== lookupMethod && backend.router.matchOperation({ method: m, path, headers: {} }),
-  );
+  const match = router.match(lookupMethod, path);
+  if (match) return match;
+  const other = METHODS.some((m) => m !== lookupMethod && router.match(m, path));
   throw other ? methodNotAllowed() : routeNotFound();
-}
-
-/** Path parameters are matched on the raw path, then decoded: `group%2Fproject` stays one segment. */
-function pathParams(backend: Backend, operation: Operation, path: string): ParamObject {
-  const raw = backend.router.parseRequest({ method: operation.method, path, headers: {} }, operation).params;
-  const decoded: ParamObject = {};
-  for (const [name, value] of Object.entries(raw)) decoded[name] = safeDecode(String(value));
-  return decoded;
 }
 
 /** `x-tier` on an operation, a parameter or a property: above the instance's tier, it is not there. */
@@ -89,7 +80,14 @@ function placeParams(operation: Operation, merged: ParamObject, path: ParamObjec
   }
   const typedPath: ParamObject = {};
   for (const [name, value] of Object.entries(path)) {
-    typedPath[name] = coerce(value, parameters.find((p) => p.in === 'path' && p.name === name)?.schema);
+    const schema = parameters.find((p) => p.in === 'path' && p.name === name)?.schema;
+    typedPath[name] = coerce(value, schema);
+    // An integer id beyond its column's range names no record: Rails finds nothing, GitLab answers 404.
+    const id = typedPath[name];
+    if (typeof id === 'number' && schema?.type === 'integer') {
+      const max = typeof schema.maximum === 'number' ? schema.maximum : MAX_ID;
+      if (id > max || id < -MAX_ID - 1) throw recordNotFound();
+    }
   }
   return { query, body: bodySchema ? body : undefined, path: typedPath };
 }
@@ -124,6 +122,8 @@ export function validationMessage(errors: AjvError[]): string {
     if (error.keyword === 'required') messages.push(`${name} is missing`);
     else if (error.keyword === 'enum' || error.keyword === 'const')
       messages.push(`${name} does not have a valid value`);
+    else if (error.keyword === 'format' && error.params.format === 'file-path')
+      messages.push(`${name} should be a valid file path`);
     else messages.push(`${name} is invalid`);
   }
   return messages.join(', ') || 'parameters are invalid';
@@ -191,11 +191,14 @@ export function apiMiddleware(options: ApiOptions): Middleware {
     }
     return subject;
   }
+  const router = new Router(backend);
   return async (ctx: Context, next) => {
     if (ctx.path !== API_PREFIX && !ctx.path.startsWith(`${API_PREFIX}/`)) return next();
     const apiPath = ctx.path.slice(API_PREFIX.length) || '/';
     const method = ctx.method.toLowerCase();
-    const operation = matchOperation(backend, method, apiPath);
+    // Path parameters are matched on the raw path, then decoded: `group%2Fproject` stays one segment.
+    // The raw path was checked for malformed strings before any route saw it.
+    const { operation, params: path } = matchOperation(router, method, apiPath);
     // A lower tier of GitLab has no such route.
     if (aboveTier(operation as { 'x-tier'?: string }, config.tier)) throw routeNotFound();
     const operationId = operation.operationId as OperationId;
@@ -214,24 +217,18 @@ export function apiMiddleware(options: ApiOptions): Middleware {
     if (endpointClass) rateLimiter.hit(endpointClass, who);
 
     const bodyParams = await readBodyParams(ctx);
-    const path = pathParams(backend, operation, apiPath);
     const placed = placeParams(
       operation,
       mergeParams(parseBracketPairs(rawQuery), bodyParams),
       path,
       config.tier,
     );
-    const validation = backend.validator.validateRequest(
-      {
-        method: operation.method,
-        path: apiPath,
-        headers: { 'content-type': 'application/json' },
-        query: placed.query as Record<string, string>,
-        body: placed.body,
-      },
-      operation,
-    );
-    if (!validation.valid) throw badParameter(validationMessage((validation.errors ?? []) as AjvError[]));
+    const errors = validateRequest(backend, operation, {
+      path: placed.path,
+      query: placed.query,
+      body: placed.body,
+    });
+    if (errors.length > 0) throw badParameter(validationMessage(errors));
     const subject = await authorize(caller, operation, path);
 
     // The map is typed per operation; here one call site serves them all.

@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { ApiError } from './errors.js';
+import { assertCleanString, decodeUtf8 } from './strings.js';
 
 /** What core needs of a user and a token; the users family supplies the full types. */
 export interface CallerUser {
@@ -119,6 +120,8 @@ export function sudoIdentifier(
   query: Array<[string, string]>,
 ): string | undefined {
   const header = headers.sudo;
-  if (typeof header === 'string' && header.trim()) return header.trim();
+  // Header values arrive as latin1: read back as UTF-8 so a malformed one is refused like a parameter.
+  if (typeof header === 'string' && header.trim())
+    return assertCleanString(decodeUtf8(Buffer.from(header.trim(), 'latin1')));
   return query.find(([key]) => key === 'sudo')?.[1]?.trim() || undefined;
 }

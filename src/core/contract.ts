@@ -2,7 +2,9 @@ import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
+import type { ErrorObject } from 'ajv';
 import { OpenAPIBackend, type Document, type Operation } from 'openapi-backend';
+import { isFilePath } from './strings.js';
 
 // ajv-formats is CommonJS: its default export arrives as the module itself.
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
@@ -36,6 +38,8 @@ export async function createBackend(document: Document = loadSpec()): Promise<Ba
     customizeAjv: (_ajv: unknown, ajvOpts: object) => {
       const ajv = new Ajv2020({ ...ajvOpts, strict: false, allErrors: true });
       addFormats(ajv);
+      // `format: file-path` marks paths inside a repository: a `..` component is refused.
+      ajv.addFormat('file-path', isFilePath);
       return ajv as never;
     },
   });
@@ -43,4 +47,118 @@ export async function createBackend(document: Document = loadSpec()): Promise<Ba
   backend.validateDefinition = () => document;
   await backend.init();
   return backend;
+}
+
+/** A matched route: its operation and path parameters, decoded. */
+export interface RouteMatch {
+  operation: Operation;
+  params: Record<string, string>;
+}
+
+interface Route {
+  operation: Operation;
+  pattern: RegExp;
+  names: string[];
+}
+
+/**
+ * openapi-backend's routing, compiled once: its router rebuilds every operation and regular expression
+ * on each call. Same rules: a path equal to a template first (the first such operation), then templates
+ * whose parameters match one segment each, the most specific (longest without its parameters) first;
+ * path parameters are URI-decoded.
+ */
+export class Router {
+  private readonly exact = new Map<string, Map<string, Route>>();
+  private readonly templates = new Map<string, Route[]>();
+  private readonly apiRoot: string;
+  private readonly ignoreTrailingSlashes: boolean;
+
+  constructor(backend: Backend) {
+    this.apiRoot = backend.router.apiRoot;
+    this.ignoreTrailingSlashes = backend.ignoreTrailingSlashes;
+    const specificity = (path: string) => path.replace(/\{.*?\}/g, '').length;
+    for (const operation of backend.router.getOperations()) {
+      const names = [...operation.path.matchAll(/\{(.*?)\}/g)].map((m) => m[1]);
+      // Both of openapi-backend's parameter syntaxes agree only on plain, distinct names.
+      if (names.some((name, i) => !/^[A-Za-z0-9_-]+$/.test(name) || names.indexOf(name) !== i))
+        throw new Error(`${operation.path}: path parameters must be distinct plain names`);
+      // Not escaped, as openapi-backend does not escape them: `.` in a template matches any character.
+      const pattern = new RegExp(`^${operation.path.replace(/\{.*?\}/g, '([^/]+)')}$`);
+      const route = { operation, pattern, names };
+      const exact = this.exact.get(operation.method) ?? new Map<string, Route>();
+      this.exact.set(operation.method, exact);
+      if (!exact.has(operation.path)) exact.set(operation.path, route);
+      const templates = this.templates.get(operation.method) ?? [];
+      this.templates.set(operation.method, templates);
+      templates.push(route);
+    }
+    // Array.prototype.sort is stable: equally specific templates keep the contract's order.
+    for (const routes of this.templates.values())
+      routes.sort((a, b) => specificity(b.operation.path) - specificity(a.operation.path));
+  }
+
+  /** The operation for a lower-case method and a path below the API root, or undefined. */
+  match(method: string, rawPath: string): RouteMatch | undefined {
+    const path = this.normalize(rawPath);
+    let route = this.exact.get(method)?.get(path);
+    let values = route?.pattern.exec(path);
+    for (const candidate of route ? [] : (this.templates.get(method) ?? [])) {
+      values = candidate.pattern.exec(path);
+      if (values) {
+        route = candidate;
+        break;
+      }
+    }
+    if (!route || !values) return undefined;
+    const params: Record<string, string> = {};
+    route.names.forEach((name, i) => (params[name] = decodeURIComponent(values[i + 1])));
+    return { operation: route.operation, params };
+  }
+
+  private normalize(rawPath: string): string {
+    let path = rawPath.trim();
+    if (!path.startsWith('/')) path = `/${path}`;
+    path = path.split('?')[0];
+    if (path.startsWith(this.apiRoot)) path = `/${path.slice(this.apiRoot.length).replace(/^\//, '')}`;
+    while (this.ignoreTrailingSlashes && path.length > 1 && path.endsWith('/')) path = path.slice(0, -1);
+    return path;
+  }
+}
+
+export interface RequestInput {
+  /** Path parameters, coerced to their declared types. */
+  path: Record<string, unknown>;
+  query: Record<string, unknown>;
+  body: unknown;
+}
+
+/**
+ * openapi-backend's request validation (its compiled validators, its parameter document) without
+ * parsing the request again: the pipeline has the path parameters and the query already. The
+ * validators coerce in place, so they get copies.
+ */
+export function validateRequest(backend: Backend, operation: Operation, input: RequestInput) {
+  const query = structuredClone(input.query);
+  for (const parameter of operation.parameters ?? []) {
+    const {
+      in: where,
+      name,
+      schema,
+    } = parameter as { in: string; name: string; schema?: { type?: unknown } };
+    if (where === 'query' && schema?.type === 'array' && typeof query[name] === 'string')
+      query[name] = [query[name]];
+  }
+  const parameters = {
+    path: { ...input.path },
+    query,
+    header: { 'content-type': 'application/json' },
+    cookie: {},
+    requestBody: input.body,
+  };
+  const errors: ErrorObject[] = [];
+  for (const validate of backend.validator.getRequestValidatorsForOperation(operation.operationId!) ?? []) {
+    validate(parameters);
+    if (validate.errors) errors.push(...validate.errors);
+  }
+  return errors;
 }

@@ -40,4 +40,6 @@ export const recordNotFound = () => new ApiError(404, { message: '404 Not found'
 export const routeNotFound = () => new ApiError(404, { error: '404 Not Found' });
 export const methodNotAllowed = (message = '405 Method Not Allowed') => new ApiError(405, { message });
 export const conflict = (message: string) => new ApiError(409, { message });
+/** The database is unreachable or too slow: GitLab's answer when a backend is down. */
+export const serviceUnavailable = () => new ApiError(503, { message: '503 Service Unavailable' });
 export const internalError = () => new ApiError(500, { message: '500 Internal Server Error' });

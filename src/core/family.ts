@@ -7,16 +7,19 @@
  */
 import type { DataSource } from 'typeorm';
 import type { Config } from '../config.js';
+import type { Logger } from '../logger.js';
 import type { AnySubscriber, Events } from './events.js';
 import type { HandlerMap, OperationId, Handler } from './handler.js';
 import type { SubjectResolver, SubjectResolvers, SubjectTypes } from './subjects.js';
 
-/** What every service may use without naming it: the database and the configuration. */
+/** What every service may use without naming it: the database, the configuration, events and the log. */
 export interface CoreDeps {
   dataSource: DataSource;
   config: Config;
   /** Where services publish what follows their changes, in the change's transaction. */
   events: Events;
+  /** For work that runs off the request path, whose failures have no response to go to. */
+  logger: Logger;
 }
 
 /** A family's subscribers to events, built from the services they use. */

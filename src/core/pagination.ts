@@ -105,3 +105,74 @@ export async function paginateKeyset<T extends ObjectLiteral>(
   }
   return { items, headers };
 }
+
+/** A page read in one statement, with each item's raw row (for columns added to the select). */
+export interface RowsPage<T> extends Page<T> {
+  rows: Array<Record<string, unknown>>;
+}
+
+type Row = Record<string, unknown>;
+
+/**
+ * How a page of a query whose joins are all to-one (one row per item) runs its statements, so that
+ * LIMIT applies to the query itself instead of TypeORM's two statements (ids first, then rows).
+ */
+export interface RowReader<T extends ObjectLiteral> {
+  /** The items and their raw rows, in order. */
+  read(query: SelectQueryBuilder<T>): Promise<{ items: T[]; rows: Row[] }>;
+  /** How many rows the query matches, whatever its order and limits. */
+  count(query: SelectQueryBuilder<T>): Promise<number>;
+}
+
+/** Through TypeORM: its entities and raw rows, and its count. */
+export function typeormRows<T extends ObjectLiteral>(): RowReader<T> {
+  return {
+    async read(query) {
+      const { entities, raw } = (await query.getRawAndEntities()) as { entities: T[]; raw: Row[] };
+      if (entities.length !== raw.length)
+        throw new Error('a one-row-per-item page read more rows than items');
+      return { items: entities, rows: raw };
+    },
+    count: (query) => query.getCount(),
+  };
+}
+
+/**
+ * `paginateOffset` for a query whose joins are all to-one: the page in one statement, and the total
+ * from it when the page is the last one (not full); only a full or empty page counts apart. A window
+ * count beside the rows would make PostgreSQL read and sort every row instead of stopping at the page.
+ */
+export async function paginateOffsetRows<T extends ObjectLiteral>(
+  query: SelectQueryBuilder<T>,
+  params: PageParams,
+  request: RequestInfo,
+  reader: RowReader<T> = typeormRows(),
+): Promise<RowsPage<T>> {
+  const perPage = perPageOf(params);
+  const page = Math.max(params.page ?? 1, 1);
+  const offset = (page - 1) * perPage;
+  const { items, rows } = await reader.read(query.offset(offset).limit(perPage));
+  const lastPage = items.length > 0 && items.length < perPage;
+  const total =
+    lastPage || (items.length === 0 && page === 1) ? offset + items.length : await reader.count(query);
+  return { items, rows, headers: offsetHeaders(total, page, perPage, request) };
+}
+
+/** `paginateKeyset` in one statement, for a query whose joins are all to-one. */
+export async function paginateKeysetRows<T extends ObjectLiteral>(
+  query: SelectQueryBuilder<T>,
+  params: PageParams,
+  request: RequestInfo,
+  cursor: (last: T) => Record<string, string>,
+  reader: RowReader<T> = typeormRows(),
+): Promise<RowsPage<T>> {
+  const perPage = perPageOf(params);
+  const read = await reader.read(query.limit(perPage + 1));
+  const items = read.items.slice(0, perPage);
+  const headers: Record<string, string> = { 'X-Per-Page': String(perPage) };
+  if (read.items.length > perPage) {
+    const nextUrl = requestUrl(request, { ...cursor(items[items.length - 1]), page: undefined });
+    headers.Link = link(nextUrl, 'next');
+  }
+  return { items, rows: read.rows.slice(0, perPage), headers };
+}

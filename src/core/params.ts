@@ -3,6 +3,8 @@
  * bracket notation, and coerces string values by the declared type. All of it happens here, once,
  * driven by the operation's schemas.
  */
+import { formPairs, malformed, MAX_PARAM_DEPTH } from './strings.js';
+
 export type ParamObject = Record<string, unknown>;
 type Schema = Record<string, unknown>;
 
@@ -14,8 +16,18 @@ const isPlainObject = (value: unknown): value is ParamObject =>
 /** Builds nested params from `name=value` pairs, as Rack does (`a[]`, `a[b]`, `a[][b]`). */
 export function parseBracketPairs(pairs: Iterable<[string, unknown]>): ParamObject {
   const params: ParamObject = {};
-  for (const [name, value] of pairs) assignBracketed(params, name, value);
+  for (const [name, value] of pairs) {
+    // Counted before any recursion: `a[a][a]…` a hundred thousand deep must not reach the stack.
+    if (bracketDepth(name) > MAX_PARAM_DEPTH) throw malformed('parameters nested too deeply');
+    assignBracketed(params, name, value);
+  }
   return params;
+}
+
+function bracketDepth(name: string): number {
+  let depth = 0;
+  for (let i = name.indexOf('['); i >= 0 && depth <= MAX_PARAM_DEPTH; i = name.indexOf('[', i + 1)) depth++;
+  return depth;
 }
 
 function assignBracketed(params: ParamObject, name: string, value: unknown): void {
@@ -61,9 +73,9 @@ function hasNestedKey(object: ParamObject, bracketedKey: string): boolean {
   return true;
 }
 
-/** Query pairs from a raw query string, `+` as space, each part decoded. */
+/** Query pairs from a raw query string, `+` as space, each part decoded; malformed ones are refused. */
 export function queryPairs(querystring: string): Array<[string, string]> {
-  return [...new URLSearchParams(querystring)];
+  return formPairs(querystring);
 }
 
 /** Rack merges body over query; path parameters (applied by the caller) win over both. */
@@ -141,9 +153,12 @@ export function coerce(value: unknown, schema: Schema | undefined): unknown {
       const parsed = parseBoolean(value);
       if (parsed !== undefined) return parsed;
     }
-    if ((types.has('integer') || types.has('number')) && /^-?\d+(\.\d+)?$/.test(value.trim()))
-      return Number(value);
+    const numeric = types.has('integer') || types.has('number');
+    if (numeric && /^-?\d+(\.\d+)?$/.test(value.trim())) return Number(value);
     if (types.has('array')) return [coerce(value, itemsSchema(schema))];
+    // Grape reads `1e3`, `0x10` or ` ` as no integer at all; NaN fails validation as "x is invalid"
+    // (the validator would otherwise read them as numbers of its own and let the text through).
+    if (numeric && value !== '') return NaN;
     return value;
   }
   if (typeof value === 'number' && types.has('boolean') && !types.has('number') && !types.has('integer')) {

@@ -25,7 +25,8 @@ export function responseValidation(
   return async (ctx, next) => {
     await next();
     const operationId = ctx.state.operationId as string | undefined;
-    if (!operationId) return;
+    // A connection already dropped (a body that never arrived) has no response to check.
+    if (!operationId || ctx.req.socket.destroyed) return;
     const status = ctx.status;
     const errors: string[] = [];
     const operation = backend.router.getOperation(operationId);

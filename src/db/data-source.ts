@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import fs from 'node:fs';
 import path from 'node:path';
 import { DataSource, type DataSourceOptions } from 'typeorm';
+import { DroppingClient } from './pg-client.js';
 import { openPGlite, pgliteDriverModule } from './pglite-driver.js';
 import { entities, migrations } from '../families.js';
 import { installQueue } from '../core/queue.js';
@@ -15,6 +16,32 @@ export interface DatabaseTarget {
   schema?: string;
   /** A PGlite data directory dumped with `dumpDataDir()` to start from, instead of an empty database. */
   pgliteDump?: Blob;
+  /** Bounds on waiting for the database; without them (tests) a query waits as long as it takes. */
+  timeouts?: DatabaseTimeouts;
+}
+
+export interface DatabaseTimeouts {
+  /** Waiting for a connection: to open one, or for a free one in the pool (PGlite: plus statementMs). */
+  connectMs: number;
+  /** One statement, cancelled by the server; the client stops waiting a little later. */
+  statementMs: number;
+}
+
+/** What the client adds to the server's statement timeout before it gives up on the connection itself. */
+const CLIENT_GRACE_MS = 2000;
+
+/** node-postgres settings that bound every wait, for a database that stops answering. */
+function poolTimeouts(timeouts: DatabaseTimeouts | undefined): Record<string, unknown> {
+  if (!timeouts) return {};
+  return {
+    connectionTimeoutMillis: timeouts.connectMs,
+    statement_timeout: timeouts.statementMs,
+    query_timeout: timeouts.statementMs + CLIENT_GRACE_MS,
+    // A peer that vanished without closing is noticed by the kernel, not only by the next query.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+    Client: DroppingClient,
+  };
 }
 
 export async function createDataSource(target: DatabaseTarget): Promise<DataSource> {
@@ -31,17 +58,29 @@ export async function createDataSource(target: DatabaseTarget): Promise<DataSour
       ...common,
       url: target.url,
       schema: target.schema,
-      extra: target.schema ? { options: `-c search_path=${target.schema}` } : undefined,
+      extra: {
+        ...(target.schema ? { options: `-c search_path=${target.schema}` } : {}),
+        ...poolTimeouts(target.timeouts),
+      },
     };
   } else {
     if (target.pgliteDir) fs.mkdirSync(path.dirname(target.pgliteDir), { recursive: true });
     const db = await openPGlite(target.pgliteDir, target.pgliteDump);
-    options = { ...common, driver: pgliteDriverModule(db) } as DataSourceOptions;
+    // The session is busy with other requests' transactions, git work included, so a request may wait
+    // for it as long as it could wait on PostgreSQL for a connection and then a statement.
+    const timeouts = target.timeouts;
+    const driver = pgliteDriverModule(db, {
+      connectTimeoutMs: timeouts && timeouts.connectMs + timeouts.statementMs,
+    });
+    options = { ...common, driver } as DataSourceOptions;
   }
   const dataSource = new DataSource(options);
   await dataSource.initialize();
   return dataSource;
 }
+
+/** The migrations' names, in order: what a migrated schema is. */
+export const migrationNames = (): string[] => migrations.map((migration) => migration.name);
 
 export async function migrate(dataSource: DataSource): Promise<void> {
   await dataSource.runMigrations({ transaction: 'each' });

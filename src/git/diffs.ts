@@ -3,6 +3,7 @@
  * its patch without the git headers, and GitLab's default diff limits. The patch output is parsed as it
  * streams, one file at a time, so a huge diff never sits in memory.
  */
+import { objectBatches } from './object-batch.js';
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -267,10 +268,29 @@ const KNOWN_GENERATED =
 export async function generatedPaths(dir: string, commit: string, paths: string[]): Promise<Set<string>> {
   const generated = new Set<string>();
   if (paths.length === 0) return generated;
+  // Only the .gitattributes files on the way to each path can say anything: found through the shared
+  // object reader, and only they go into the temporary index, never the whole tree.
+  const dirs = new Set<string>(['']);
+  for (const file of paths)
+    for (let slash = file.indexOf('/'); slash > 0; slash = file.indexOf('/', slash + 1))
+      dirs.add(file.slice(0, slash));
+  const attributes = (
+    await Promise.all(
+      [...dirs].map(async (parent) => {
+        const name = parent ? `${parent}/.gitattributes` : '.gitattributes';
+        const found = await objectBatches.ask(dir, `${commit}:${name}`, false);
+        return found?.object.type === 'blob' ? `100644 ${found.object.id}\t${name}` : null;
+      }),
+    )
+  ).filter((line): line is string => line !== null);
+  if (attributes.length === 0) {
+    for (const file of paths) if (KNOWN_GENERATED.test(file)) generated.add(file);
+    return generated;
+  }
   const index = path.join(os.tmpdir(), `forge-attr-${crypto.randomBytes(8).toString('hex')}`);
   try {
     const env = { GIT_INDEX_FILE: index };
-    await git(['read-tree', '--end-of-options', commit], { gitDir: dir, env });
+    await git(['update-index', '--index-info'], { gitDir: dir, env, input: `${attributes.join('\n')}\n` });
     const { stdout } = await git(['check-attr', '-z', '--cached', '--stdin', 'gitlab-generated'], {
       gitDir: dir,
       env,

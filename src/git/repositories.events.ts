@@ -15,3 +15,15 @@ declare module '../core/events.js' {
     'refs.updated': RefsUpdated;
   }
 }
+
+/** Housekeeping asked for through the API (`POST /projects/:id/housekeeping`). */
+export interface HousekeepingRequested {
+  projectId: number;
+  task: 'eager' | 'prune' | null;
+}
+
+declare module '../core/events.js' {
+  interface EventCatalog {
+    'repository.housekeeping_requested': HousekeepingRequested;
+  }
+}

@@ -1,8 +1,12 @@
+import fs from 'node:fs';
+import { housekeep, type HousekeepingReport, type HousekeepingTask } from './housekeeping.js';
+import { KeyedLock } from '../core/keyed-lock.js';
 import type { DataSource } from 'typeorm';
 import type { Caller } from '../core/auth.js';
 import type { Events } from '../core/events.js';
 import type { ProjectView } from '../projects/projects.service.js';
 import type { CoreDeps } from '../core/family.js';
+import { repositoryGone } from './git.js';
 import { PushEvent } from './push-event.entity.js';
 import { PushRules, ZERO_SHA, type RefChange } from './push-rules.js';
 import { writeRepositoryState } from './repository-state.js';
@@ -33,6 +37,7 @@ export class RefUpdateRefused extends Error {
  */
 export class RepositoriesService {
   readonly rules: PushRules;
+  private readonly refLocks = new KeyedLock();
   private readonly dataSource: DataSource;
   private readonly events: Events;
 
@@ -52,6 +57,42 @@ export class RepositoriesService {
   /** The repository of a project the pipeline (or the caller) already resolved and authorized. */
   open(view: ProjectView): OpenRepository {
     return { view, git: openGitRepository(this.dir(view)) };
+  }
+
+  /**
+   * Housekeeping of a project's repository, one run at a time per repository in this process; a
+   * project gone meanwhile has nothing to keep.
+   */
+  async housekeep(projectId: number, task: HousekeepingTask): Promise<HousekeepingReport | null> {
+    const [row] = (await this.dataSource.query('SELECT repository_storage FROM projects WHERE id = $1', [
+      projectId,
+    ])) as Array<{ repository_storage: string }>;
+    if (!row) return null;
+    const dir = this.storage.diskPath(row.repository_storage, projectId);
+    // A repository being removed or moved has nothing to keep here.
+    if (!fs.existsSync(dir)) return null;
+    try {
+      return await this.refLocks.run(`${dir}\0housekeeping`, () => housekeep(dir, task));
+    } catch (err) {
+      // Removed or moved while the work ran: the same as finding it gone.
+      if (!fs.existsSync(dir)) return null;
+      throw err;
+    }
+  }
+
+  /** Schedules housekeeping on the queue, as GitLab's API does. */
+  async requestHousekeeping(view: ProjectView, task: 'eager' | 'prune' | undefined): Promise<void> {
+    await this.dataSource.transaction((tx) =>
+      this.events.publish(tx, 'repository.housekeeping_requested', {
+        projectId: view.project.id,
+        task: task ?? null,
+      }),
+    );
+  }
+
+  /** Runs `task` as this process's only writer of `ref` in the repository, so API writes queue, not race. */
+  serializeRef<T>(repository: OpenRepository, ref: string, task: () => Promise<T>): Promise<T> {
+    return this.refLocks.run(`${this.dir(repository.view)}\0${ref}`, task);
   }
 
   /**
@@ -120,6 +161,9 @@ export class RepositoriesService {
     const defaultBranch = await this.adoptFirstBranch(project, repository, changes);
     const state = await repository.state(defaultBranch);
     await this.dataSource.transaction(async (tx) => {
+      // A project deleted meanwhile has nothing to record; its delete waits for this record otherwise.
+      const [row] = await tx.query('SELECT 1 FROM projects WHERE id = $1 FOR KEY SHARE', [project.id]);
+      if (!row) throw repositoryGone();
       if (defaultBranch !== project.defaultBranch) {
         await tx.query('UPDATE projects SET default_branch = $2 WHERE id = $1', [project.id, defaultBranch]);
         // The default branch's protection follows it to the branch that became the default.

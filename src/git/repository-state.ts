@@ -6,6 +6,7 @@
 import crypto from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import { git, gitText } from './git.js';
+import { readRefs } from './ref-store.js';
 
 /** GitLab prefers a README with a markup it renders over a plain one. */
 const README = /^readme(\.(md|markdown|mdown|mkd|rst|adoc|asciidoc|org|textile|txt|rdoc))?$/i;
@@ -19,18 +20,6 @@ export interface RepositoryState {
   refs: string;
 }
 
-/** Every ref and the object it names, sorted by name. */
-export async function listRefs(gitDir: string): Promise<Array<{ ref: string; sha: string }>> {
-  const output = await gitText(['for-each-ref', '--format=%(refname)%00%(objectname)'], { gitDir });
-  return output
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => {
-      const [ref, sha] = line.split('\x00');
-      return { ref, sha };
-    });
-}
-
 /** A digest of the refs: compared with a later one, it tells whether any ref moved meanwhile. */
 export const digestRefs = (refs: Array<{ ref: string; sha: string }>) =>
   crypto
@@ -42,7 +31,7 @@ export async function readRepositoryState(
   gitDir: string,
   defaultBranch: string | null,
 ): Promise<RepositoryState> {
-  const refs = await listRefs(gitDir);
+  const refs = await readRefs(gitDir);
   let readmePath: string | null = null;
   let commitCount = 0;
   const head = defaultBranch ? refs.find((r) => r.ref === `refs/heads/${defaultBranch}`) : undefined;

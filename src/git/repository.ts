@@ -5,12 +5,12 @@
  * Rules every method keeps, so that no family has to:
  * - user-supplied revisions go after `--end-of-options` (or through stdin) and paths after `--` as
  *   literal pathspecs, so no input is ever read as an option;
- * - object reads (`objects`, `readBlob`, `streamBlob`, `readTagObject`) and revision resolution go
- *   through `ObjectReader`, the one place where long-lived `cat-file --batch` processes can replace
- *   one spawn per read without any caller changing.
+ * - object reads (`objects`, `readBlob`, `streamBlob`, `readTagObject`), tree listings and revision
+ *   resolution go through `ObjectReader`, over the repository's long-lived `cat-file --batch-command`
+ *   process: no spawn per read.
  */
 import crypto from 'node:crypto';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { startArchive, type ArchiveRequest } from './archive.js';
 import { buildCommit, type BuildCommitOptions } from './commit-builder.js';
 import { commitStats, type CommitStats } from './commit-stats.js';
@@ -19,9 +19,13 @@ import { DEFAULT_DIFF_LIMITS, generatedPaths, readDiffs, type DiffLimits, type D
 import { git, GitError, gitText, spawnGit } from './git.js';
 import { detectLicense, type DetectedLicense } from './license.js';
 import { streamProcess, type ProcessOutput } from './process-stream.js';
-import { digestRefs, listRefs, readRepositoryState, type RepositoryState } from './repository-state.js';
+import { digestRefs, readRepositoryState, type RepositoryState } from './repository-state.js';
 import type { Signature } from './storage.js';
-import { readTagObject, readTags, sortedTagNames, type GitTag, type TagOrder } from './tags.js';
+import { isValidRefName } from './ref-names.js';
+import { readTags, sortedTagNames, type GitTag, type TagOrder } from './tags.js';
+import { objectBatches } from './object-batch.js';
+import { readRefs } from './ref-store.js';
+import { LruCache } from '../core/lru.js';
 
 export interface GitObject {
   id: string;
@@ -84,11 +88,16 @@ export interface BlameRange {
 const HEADS = 'refs/heads/';
 const ZERO_SHA = '0'.repeat(40);
 const OBJECT_ID = /^([0-9a-f]{40}|[0-9a-f]{64})$/;
-const BRANCH_FORMAT = '--format=%(refname)%00%(objectname)%00%(objecttype)%00%(committerdate:unix)';
 
-/** A revision that can be given to git at all: not empty, not option-like, on one line. */
+/** Longer than any ref git can store plus a path: such a revision names nothing. */
+const MAX_REVISION_LENGTH = 4096;
+
+/** A revision that can be given to git at all: not empty, not option-like, on one line, not huge. */
 export const isPlainRevision = (revision: string) =>
-  revision !== '' && !revision.startsWith('-') && !/[\n\r\0]/.test(revision);
+  revision !== '' &&
+  revision.length <= MAX_REVISION_LENGTH &&
+  !revision.startsWith('-') &&
+  !/[\n\r\0]/.test(revision);
 
 const literal = (path: string) => `:(literal)${path}`;
 
@@ -97,37 +106,55 @@ function assertObjectId(id: string): void {
   if (!OBJECT_ID.test(id)) throw new Error(`not an object id: ${JSON.stringify(id)}`);
 }
 
+const TAGS = 'refs/tags/';
+/** Sorted tag names by ref-store snapshot: a snapshot that is no longer current is collected with them. */
+const SORTED_TAGS = new WeakMap<object, Map<string, string[]>>();
+const MERGED_BRANCHES = new WeakMap<object, Map<string, RefEntry[]>>();
+/** Commits by id: immutable, so shared by every repository and never invalidated. */
+const COMMITS = new LruCache<string, GitCommit>(20_000);
+const MERGE_BASES = new LruCache<string, string | null>(10_000);
+
+/** Answers that never change, shared by every repository (a commit id names the same history anywhere). */
+const LAST_COMMITS = new LruCache<string, string | null>(50_000);
+const COMMITTER_DATES = new LruCache<string, number>(50_000);
+
+/** Blobs up to this size are read whole through the shared reader; larger ones stream from a process. */
+const INLINE_BLOB_BYTES = 1024 * 1024;
+
 /**
- * Reads objects and resolves revisions. Today one short-lived `git cat-file` per call; this is the seam
- * where a long-lived `cat-file --batch-command` process per repository goes.
+ * Reads objects and resolves revisions through the repository's long-lived `cat-file --batch-command`
+ * process (object-batch.ts): a line on a pipe per read, not a process.
  */
 class ObjectReader {
   constructor(private readonly dir: string) {}
 
-  /** `cat-file --batch-check` over stdin: a revision git cannot resolve (or hold on one line) gives null. */
+  /** What each revision names; one git cannot resolve (or hold on one line) gives null. */
   async info(revisions: string[]): Promise<Array<GitObject | null>> {
-    if (revisions.length === 0) return [];
-    const asked = revisions.map((revision) => (/[\n\r\0]/.test(revision) ? '' : revision));
-    const { stdout } = await git(['cat-file', '--batch-check=%(objectname) %(objecttype) %(objectsize)'], {
-      gitDir: this.dir,
-      // A blank line stands for an impossible revision and answers "missing" in its place.
-      input: `${asked.map((revision) => revision || ' ').join('\n')}\n`,
-    });
-    const lines = stdout.toString('utf8').split('\n');
-    return asked.map((revision, i) => {
-      const match = /^([0-9a-f]{40,64}) (\w+) (\d+)$/.exec(lines[i] ?? '');
-      if (!revision || !match) return null;
-      return { id: match[1], type: match[2], size: Number(match[3]) };
-    });
+    return Promise.all(
+      revisions.map(async (revision) => {
+        if (revision === '' || /[\n\r\0]/.test(revision) || revision.length > MAX_REVISION_LENGTH)
+          return null;
+        return (await objectBatches.ask(this.dir, revision, false))?.object ?? null;
+      }),
+    );
   }
 
-  async read(type: 'blob' | 'tag', id: string): Promise<Buffer> {
+  /** An object's bytes, when it is of `type`; otherwise fails as `git cat-file <type>` would. */
+  async read(type: string, id: string): Promise<Buffer> {
     assertObjectId(id);
-    return (await git(['cat-file', type, id], { gitDir: this.dir })).stdout;
+    const found = await objectBatches.ask(this.dir, id, true);
+    if (!found || found.object.type !== type)
+      throw new GitError(['cat-file', type, id], 128, `fatal: git cat-file ${id}: bad file`);
+    return found.data!;
   }
 
-  stream(id: string, head: number): Promise<ProcessOutput> {
+  async stream(id: string, head: number): Promise<ProcessOutput> {
     assertObjectId(id);
+    const info = await objectBatches.ask(this.dir, id, false);
+    if (info && info.object.type === 'blob' && info.object.size <= INLINE_BLOB_BYTES) {
+      const data = await this.read('blob', id);
+      return { head: data.subarray(0, head), stream: Readable.from([data]) };
+    }
     const child = spawnGit(['cat-file', 'blob', id], { gitDir: this.dir });
     child.stdin!.end();
     return streamProcess(child, head);
@@ -136,21 +163,34 @@ class ObjectReader {
   /** The commit a revision names, or null; option-like input is refused before git sees it. */
   async resolveCommit(revision: string): Promise<string | null> {
     if (!isPlainRevision(revision)) return null;
-    const result = await git(
-      ['rev-parse', '--verify', '--quiet', '--end-of-options', `${revision}^{commit}`],
-      {
-        gitDir: this.dir,
-        okCodes: [1, 128],
-      },
-    );
-    return result.code === 0 ? result.stdout.toString('utf8').trim() : null;
+    const found = await objectBatches.ask(this.dir, `${revision}^{commit}`, false);
+    return found?.object.type === 'commit' ? found.object.id : null;
+  }
+
+  /** A tree's entries, in git's order. */
+  async treeEntries(
+    id: string,
+  ): Promise<Array<{ mode: string; type: TreeEntry['type']; id: string; name: string }>> {
+    return parseTree(await this.read('tree', id), id.length / 2);
   }
 }
 
-/** GitLab's check of a new ref name (`refs/heads/x`, `refs/tags/x`): git's own rules. */
-export async function isValidRefName(ref: string): Promise<boolean> {
-  if (/[\n\r\0]/.test(ref)) return false;
-  return (await git(['check-ref-format', ref], { okCodes: [1] })).code === 0;
+/** Git's tree object format: `<mode> <name>\0<raw id>` per entry. */
+function parseTree(data: Buffer, idBytes: number) {
+  const entries: Array<{ mode: string; type: TreeEntry['type']; id: string; name: string }> = [];
+  let offset = 0;
+  while (offset < data.length) {
+    const space = data.indexOf(32, offset);
+    const nul = data.indexOf(0, space);
+    const mode = data.toString('latin1', offset, space);
+    const name = data.toString('utf8', space + 1, nul);
+    const id = data.toString('hex', nul + 1, nul + 1 + idBytes);
+    offset = nul + 1 + idBytes;
+    const type = mode === '40000' ? 'tree' : mode === '160000' ? 'commit' : 'blob';
+    // ls-tree's spelling of a tree's mode, which clients see.
+    entries.push({ mode: mode.padStart(6, '0'), type, id, name });
+  }
+  return entries;
 }
 
 /** Opens the repository at `dir` for one request. */
@@ -203,8 +243,7 @@ export class GitRepository {
 
   /** The raw tag object, for checking a signature over the bytes it signs. */
   readTagObject(id: string): Promise<Buffer> {
-    assertObjectId(id);
-    return readTagObject(this.dir, id);
+    return this.reader.read('tag', id);
   }
 
   // ---- revisions ----
@@ -217,11 +256,17 @@ export class GitRepository {
   /** `git merge-base` of the given commits; null when they share no history. */
   async mergeBase(commits: string[]): Promise<string | null> {
     commits.forEach(assertObjectId);
+    // Commit ids fix their histories, so the answer is kept for good. Only two commits commute.
+    const key = (commits.length === 2 ? [...commits].sort() : commits).join(' ');
+    const cached = MERGE_BASES.get(key);
+    if (cached !== undefined) return cached;
     const result = await git(['merge-base', '--end-of-options', ...commits], {
       gitDir: this.dir,
       okCodes: [1],
     });
-    return result.code === 0 ? result.stdout.toString('utf8').trim() : null;
+    const base = result.code === 0 ? result.stdout.toString('utf8').trim() : null;
+    MERGE_BASES.set(key, base);
+    return base;
   }
 
   async isAncestor(ancestor: string, descendant: string): Promise<boolean> {
@@ -238,53 +283,97 @@ export class GitRepository {
 
   /** Every ref and the object it names, sorted by name. */
   refs(): Promise<RefEntry[]> {
-    return listRefs(this.dir);
+    return readRefs(this.dir);
   }
 
   /** A digest of every ref and its target; see RepositoryState.refs. */
   async refsDigest(): Promise<string> {
-    return digestRefs(await listRefs(this.dir));
+    return digestRefs(await readRefs(this.dir));
   }
 
   async isEmpty(): Promise<boolean> {
-    return (await gitText(['for-each-ref', '--count=1', '--format=%(refname)'], { gitDir: this.dir })) === '';
+    return (await readRefs(this.dir)).length === 0;
   }
 
-  /** Branches whose head is a commit, below `prefix` (a ref pattern, never revision syntax). */
+  /**
+   * Branches whose head is a commit: all of them, or `prefix` and the branches below it (for-each-ref's
+   * pattern semantics, never revision syntax).
+   */
   async branches(prefix = ''): Promise<BranchRef[]> {
-    const { stdout } = await git(['for-each-ref', BRANCH_FORMAT, `${HEADS}${prefix}`], { gitDir: this.dir });
-    const refs: BranchRef[] = [];
-    for (const line of stdout.toString('utf8').split('\n')) {
-      const [ref, sha, type, date] = line.split('\x00');
-      if (!ref?.startsWith(HEADS) || type !== 'commit') continue;
-      refs.push({ name: ref.slice(HEADS.length), sha, date: Number(date) });
-    }
-    return refs;
+    const pattern = `${HEADS}${prefix}`;
+    const heads = (await readRefs(this.dir)).filter(
+      ({ ref }) =>
+        ref.startsWith(HEADS) &&
+        (prefix === '' || ref === pattern || ref.startsWith(pattern.endsWith('/') ? pattern : `${pattern}/`)),
+    );
+    const dates = await Promise.all(heads.map(({ sha }) => this.committerDate(sha)));
+    const branches: BranchRef[] = [];
+    heads.forEach(({ ref, sha }, i) => {
+      if (dates[i] !== null) branches.push({ name: ref.slice(HEADS.length), sha, date: dates[i]! });
+    });
+    return branches;
+  }
+
+  /** A commit's committer date in seconds, or null when the object is not a commit. Cached: commits never change. */
+  private async committerDate(sha: string): Promise<number | null> {
+    const cached = COMMITTER_DATES.get(sha);
+    if (cached !== undefined) return cached;
+    const found = await objectBatches.ask(this.dir, sha, true);
+    if (!found || found.object.type !== 'commit') return null;
+    const headers = found.data!.subarray(0, found.data!.indexOf('\n\n')).toString('utf8');
+    const date = Number(/^committer .* (-?\d+) [+-]\d{4}$/m.exec(headers)?.[1] ?? 0);
+    COMMITTER_DATES.set(sha, date);
+    return date;
   }
 
   /** One branch by its exact name; for-each-ref never reads the name as revision syntax. */
   async branch(name: string): Promise<BranchRef | null> {
-    if (name === '') return null;
+    // A name git could not store is no branch: no process for it.
+    if (!isValidRefName(`${HEADS}${name}`)) return null;
     return (await this.branches(name)).find((ref) => ref.name === name) ?? null;
   }
 
   /** Branches whose head `commit` contains. */
   async mergedBranches(commit: string): Promise<RefEntry[]> {
     assertObjectId(commit);
+    // The answer holds while the ref store reads the same: kept per snapshot, like sorted tags.
+    const refs = await readRefs(this.dir);
+    let byCommit = MERGED_BRANCHES.get(refs);
+    if (!byCommit) MERGED_BRANCHES.set(refs, (byCommit = new Map()));
+    const known = byCommit.get(commit);
+    if (known) return known;
     const output = await gitText(
       ['for-each-ref', `--merged=${commit}`, '--format=%(refname)%00%(objectname)', HEADS],
       { gitDir: this.dir },
     );
-    return output
+    const merged = output
       .split('\n')
       .map((line) => line.split('\x00'))
       .filter(([ref]) => ref?.startsWith(HEADS))
       .map(([ref, sha]) => ({ ref, sha }));
+    byCommit.set(commit, merged);
+    return merged;
   }
 
-  /** Every tag name, sorted; ties keep ascending name order. */
-  tagNames(order: TagOrder, descending: boolean): Promise<string[]> {
-    return sortedTagNames(this.dir, order, descending);
+  /**
+   * Every tag name, sorted; ties keep ascending name order. Sorted lists are kept for as long as the
+   * ref store reads the same (the snapshot is the key), so a page does not sort every tag again.
+   */
+  async tagNames(order: TagOrder, descending: boolean): Promise<string[]> {
+    const refs = await readRefs(this.dir);
+    let sorted = SORTED_TAGS.get(refs);
+    if (!sorted) SORTED_TAGS.set(refs, (sorted = new Map()));
+    const key = `${order}:${descending}`;
+    let names = sorted.get(key);
+    if (!names) {
+      names =
+        order === 'name'
+          ? refs.filter(({ ref }) => ref.startsWith(TAGS)).map(({ ref }) => ref.slice(TAGS.length))
+          : await sortedTagNames(this.dir, order, descending);
+      if (order === 'name' && descending) names.reverse();
+      sorted.set(key, names);
+    }
+    return names;
   }
 
   /** The named tags, in one call; names that are not tags are missing from the map. */
@@ -342,14 +431,25 @@ export class GitRepository {
   async commit(revision: string): Promise<GitCommit | null> {
     const sha = await this.resolveCommit(revision);
     if (!sha) return null;
-    const [commit] = await logCommits(this.dir, ['-n', '1', '--end-of-options', sha, '--']);
-    return commit ?? null;
+    return (await this.commits([sha])).get(sha) ?? null;
   }
 
-  /** Many commits by id, in one call. */
-  commits(ids: string[]): Promise<Map<string, GitCommit>> {
+  /** Many commits by id, in one call for those not read before. */
+  async commits(ids: string[]): Promise<Map<string, GitCommit>> {
     ids.forEach(assertObjectId);
-    return readCommits(this.dir, ids);
+    const found = new Map<string, GitCommit>();
+    const missing: string[] = [];
+    for (const id of ids) {
+      const cached = COMMITS.get(id);
+      if (cached) found.set(id, cached);
+      else missing.push(id);
+    }
+    if (missing.length > 0)
+      for (const [id, commit] of await readCommits(this.dir, missing)) {
+        COMMITS.set(id, commit);
+        found.set(id, commit);
+      }
+    return found;
   }
 
   commitStats(ids: string[]): Promise<Map<string, CommitStats>> {
@@ -357,16 +457,21 @@ export class GitRepository {
     return commitStats(this.dir, ids);
   }
 
-  /** The last commit up to `revision` that changed `path`, or null. */
+  /**
+   * The last commit up to `revision` that changed `path`, or null. For a commit id the answer never
+   * changes, so it is cached: a history walk happens once per (commit, path).
+   */
   async lastCommitForPath(revision: string, path: string): Promise<string | null> {
     if (!isPlainRevision(revision)) return null;
-    const id = await gitText(
-      ['log', '-1', '--format=%H', '--end-of-options', revision, '--', literal(path)],
-      {
+    const key = OBJECT_ID.test(revision) ? `${revision}\0${path}` : undefined;
+    const cached = key === undefined ? undefined : LAST_COMMITS.get(key);
+    if (cached !== undefined) return cached;
+    const id =
+      (await gitText(['log', '-1', '--format=%H', '--end-of-options', revision, '--', literal(path)], {
         gitDir: this.dir,
-      },
-    );
-    return id || null;
+      })) || null;
+    if (key !== undefined) LAST_COMMITS.set(key, id);
+    return id;
   }
 
   /** Author names and emails of up to `max` non-merge commits from `commit`, newest first. */
@@ -424,22 +529,23 @@ export class GitRepository {
   /** The entries of tree `tree` (an id), paths relative to `base`: directories, files, then submodules. */
   async tree(tree: string, base: string, recursive: boolean): Promise<TreeEntry[]> {
     assertObjectId(tree);
-    const args = ['ls-tree', '-z', ...(recursive ? ['-r', '-t'] : []), '--end-of-options', tree];
-    const { stdout } = await git(args, { gitDir: this.dir });
     const entries: TreeEntry[] = [];
-    for (const record of stdout.toString('utf8').split('\0')) {
-      const tab = record.indexOf('\t');
-      if (tab === -1) continue;
-      const [mode, type, id] = record.slice(0, tab).split(' ');
-      const relative = record.slice(tab + 1);
-      entries.push({
-        id,
-        name: relative.slice(relative.lastIndexOf('/') + 1),
-        type: type as TreeEntry['type'],
-        path: base ? `${base}/${relative}` : relative,
-        mode,
-      });
-    }
+    // ls-tree -r -t's order: each tree, then what it holds. Subtrees of a level are read concurrently.
+    const list = async (id: string, prefix: string): Promise<TreeEntry[]> => {
+      const own = (await this.reader.treeEntries(id)).map((entry) => ({
+        id: entry.id,
+        name: entry.name,
+        type: entry.type,
+        path: prefix ? `${prefix}/${entry.name}` : entry.name,
+        mode: entry.mode,
+      }));
+      if (!recursive) return own;
+      const below = await Promise.all(
+        own.map((entry) => (entry.type === 'tree' ? list(entry.id, entry.path) : Promise.resolve([]))),
+      );
+      return own.flatMap((entry, i) => [entry, ...below[i]]);
+    };
+    entries.push(...(await list(tree, base)));
     const rank = { tree: 0, blob: 1, commit: 2 } as const;
     // Array#sort is stable: git's order within each kind.
     return entries.sort((a, b) => rank[a.type] - rank[b.type]);
@@ -452,18 +558,13 @@ export class GitRepository {
     name: string,
   ): Promise<{ mode: string; type: string; sha: string; size: number } | null> {
     assertObjectId(commit);
-    const treeish = dir ? `${commit}:${dir}` : `${commit}^{tree}`;
-    const listing = await git(['ls-tree', '-z', '-l', '--end-of-options', treeish], {
-      gitDir: this.dir,
-      okCodes: [128],
-    });
-    if (listing.code !== 0) return null;
-    for (const record of listing.stdout.toString('utf8').split('\0')) {
-      const match = /^(\d+) (\w+) ([0-9a-f]+) +(-|\d+)\t([\s\S]*)$/.exec(record);
-      if (match && match[5] === name)
-        return { mode: match[1], type: match[2], sha: match[3], size: Number(match[4]) };
-    }
-    return null;
+    const [tree] = await this.reader.info([dir ? `${commit}:${dir}` : `${commit}^{tree}`]);
+    if (!tree || tree.type !== 'tree') return null;
+    const entry = (await this.reader.treeEntries(tree.id)).find((e) => e.name === name);
+    if (!entry) return null;
+    // ls-tree -l gives no size for trees and submodules.
+    const size = entry.type === 'blob' ? ((await this.reader.info([entry.id]))[0]?.size ?? NaN) : NaN;
+    return { mode: entry.mode, type: entry.type, sha: entry.id, size };
   }
 
   // ---- diffs and archives ----

@@ -11,6 +11,7 @@ import type { Context, Middleware } from 'koa';
 import { canProject } from '../core/abilities.js';
 import { requireScope, type Caller } from '../core/auth.js';
 import { ApiError } from '../core/errors.js';
+import { faultPoint } from '../core/faults.js';
 import { decodedStream, readBodyParams } from '../core/http.js';
 import type { ProjectView } from '../projects/projects.service.js';
 import type { ServiceRegistry } from '../core/family.js';
@@ -67,7 +68,9 @@ export function gitHttp(
     let caller: Caller;
     try {
       caller = await services.authentication.authenticate(basicToken(ctx));
-    } catch {
+    } catch (err) {
+      // A refused token; a database that does not answer is an outage (503), not a wrong password.
+      if (!(err instanceof ApiError)) throw err;
       throw new GitHttpError(401, 'HTTP Basic: Access denied', true);
     }
     let view: ProjectView;
@@ -158,6 +161,7 @@ export function gitHttp(
       return;
     }
     if (hook === 'pre-receive') {
+      faultPoint('push:pre-receive');
       const reason = await rules.firstRefusal(session.view.project, session.actor, payload.changes);
       ctx.body = reason ? { allowed: false, message: reason } : { allowed: true };
       return;

@@ -6,7 +6,10 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import type { EntityManager } from 'typeorm';
+import { faultPoint } from '../core/faults.js';
 import { git, gitText } from './git.js';
+import { holdStorageShared } from './storage-lock.js';
 
 export type Storages = Record<string, string>;
 
@@ -29,6 +32,16 @@ export interface Signature {
   email: string;
 }
 
+/** What a storage holds under `@hashed/ab/cd/`: a repository, one being built, one being removed. */
+export const STORAGE_ENTRY = /^([0-9a-f]{64})\.git(?:\.(creating|deleting)-[0-9a-f]{8})?$/;
+
+const suffix = (kind: 'creating' | 'deleting') => `.${kind}-${crypto.randomBytes(4).toString('hex')}`;
+
+/**
+ * A project's repository is at its hashed path exactly when it is whole: it is built under a
+ * `.creating-*` name and renamed into place, and renamed to a `.deleting-*` name before it is removed.
+ * Both names are garbage as soon as their process is gone; see StorageRecovery.
+ */
 export class RepositoryStorage {
   constructor(private readonly storages: Storages) {}
 
@@ -40,9 +53,19 @@ export class RepositoryStorage {
     return name in this.storages;
   }
 
+  /** Each storage's root directory, by name. */
+  roots(): Storages {
+    return { ...this.storages };
+  }
+
+  /** The hex SHA-256 of the id that names a project's repository. */
+  static hash(projectId: number): string {
+    return crypto.createHash('sha256').update(String(projectId)).digest('hex');
+  }
+
   /** The hashed path of a project's repository, relative to its storage. */
   static relativePath(projectId: number): string {
-    const hash = crypto.createHash('sha256').update(String(projectId)).digest('hex');
+    const hash = RepositoryStorage.hash(projectId);
     return path.join('@hashed', hash.slice(0, 2), hash.slice(2, 4), `${hash}.git`);
   }
 
@@ -52,61 +75,78 @@ export class RepositoryStorage {
     return path.join(root, RepositoryStorage.relativePath(projectId));
   }
 
-  /** A new bare repository whose HEAD names `defaultBranch`. Fails if one is already there. */
-  async create(storage: string, projectId: number, defaultBranch: string): Promise<string> {
+  /**
+   * A new bare repository whose HEAD names `defaultBranch`, filled by `fill` (the first commit), put at
+   * the project's path only once whole. Runs in the transaction that inserted the project's row, which
+   * holds the storage lock until it ends; the row must commit after this returns. Anything already at
+   * the path belongs to no project (this id's row is the uncommitted one): it is moved away, not reused.
+   */
+  async create(
+    manager: EntityManager,
+    storage: string,
+    projectId: number,
+    defaultBranch: string,
+    fill?: (dir: string) => Promise<void>,
+  ): Promise<string> {
+    await holdStorageShared(manager);
     const dir = this.diskPath(storage, projectId);
+    const building = `${dir}${suffix('creating')}`;
     await fs.mkdir(path.dirname(dir), { recursive: true });
-    await fs.mkdir(dir);
     try {
-      await git(['init', '--bare', '--quiet', `--initial-branch=${defaultBranch}`, dir]);
-      await git(['config', 'receive.advertisePushOptions', 'true'], { gitDir: dir });
-      return dir;
+      await fs.mkdir(building);
+      await git(['init', '--bare', '--quiet', `--initial-branch=${defaultBranch}`, building]);
+      await git(['config', 'receive.advertisePushOptions', 'true'], { gitDir: building });
+      if (fill) await fill(building);
+      faultPoint('project-create:built');
+      if (await this.moveToTrash(dir)) await this.emptyTrash(storage, projectId);
+      await fs.rename(building, dir);
     } catch (err) {
-      await fs.rm(dir, { recursive: true, force: true });
+      await fs.rm(building, { recursive: true, force: true });
       throw err;
     }
+    return dir;
   }
 
   /**
-   * Moves a repository out of its place, to be discarded once the deletion it belongs to commits or
-   * restored if it does not. A missing repository moves nothing.
+   * Moves a deleted project's repository out of its path, for `emptyTrash` to remove. Only for a
+   * project whose row is gone (committed): the path then belongs to nobody. A missing repository moves
+   * nothing.
    */
-  async moveAside(
-    storage: string,
-    projectId: number,
-  ): Promise<{ restore(): Promise<void>; discard(): Promise<void>; aside: string | null }> {
+  async retire(storage: string, projectId: number): Promise<void> {
+    await this.moveToTrash(this.diskPath(storage, projectId));
+  }
+
+  /**
+   * `retire` for projects whose deletion just committed: their paths free at once, and requests still
+   * at work there fail with 404 rather than write into them. A failure is left to the `project.deleted`
+   * job, which does the same and reports it: the deletion itself is done.
+   */
+  async retireDeleted(repositories: Array<{ storage: string; projectId: number }>): Promise<void> {
+    for (const { storage, projectId } of repositories)
+      await this.retire(storage, projectId).catch(() => undefined);
+  }
+
+  /** Removes every `.deleting-*` of the project's path. */
+  async emptyTrash(storage: string, projectId: number): Promise<void> {
     const dir = this.diskPath(storage, projectId);
-    const aside = `${dir}.deleting-${crypto.randomBytes(4).toString('hex')}`;
-    let moved = true;
+    const prefix = `${path.basename(dir)}.deleting-`;
+    const names = await fs.readdir(path.dirname(dir)).catch(() => [] as string[]);
+    for (const name of names.filter((n) => n.startsWith(prefix)))
+      await fs.rm(path.join(path.dirname(dir), name), { recursive: true, force: true });
+  }
+
+  /**
+   * Renames a repository, or one being built, to a `.deleting-*` name at once (removal may take long);
+   * false if nothing was there.
+   */
+  async moveToTrash(dir: string): Promise<boolean> {
     try {
-      await fs.rename(dir, aside);
+      await fs.rename(dir, `${dir.replace(/\.creating-[0-9a-f]{8}$/, '')}${suffix('deleting')}`);
+      return true;
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-      moved = false;
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+      throw err;
     }
-    return {
-      restore: async () => {
-        if (moved) await fs.rename(aside, dir);
-      },
-      discard: async () => {
-        if (moved) await fs.rm(aside, { recursive: true, force: true });
-      },
-      // Relative to the storage, so that a later removal does not depend on where the storage is mounted.
-      aside: moved ? path.relative(this.storages[storage], aside) : null,
-    };
-  }
-
-  /** Removes what `moveAside` moved, by the relative path it reported; nothing else can be named. */
-  async removeAside(storage: string, aside: string): Promise<void> {
-    if (!/^@hashed\/[0-9a-f]{2}\/[0-9a-f]{2}\/[0-9a-f]{64}\.git\.deleting-[0-9a-f]{8}$/.test(aside))
-      throw new Error(`not a repository moved aside: ${aside}`);
-    const root = this.storages[storage];
-    if (!root) throw new Error(`unknown repository storage "${storage}"`);
-    await fs.rm(path.join(root, aside), { recursive: true, force: true });
-  }
-
-  async remove(storage: string, projectId: number): Promise<void> {
-    await fs.rm(this.diskPath(storage, projectId), { recursive: true, force: true });
   }
 
   /** The first commit of a new project: a README.md on `branch`, written without a work tree. */

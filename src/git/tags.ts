@@ -98,8 +98,3 @@ export async function readTags(dir: string, names: string[]): Promise<Map<string
   for (const tag of nested) tag.commitId = await resolveCommit(dir, `refs/tags/${tag.name}`);
   return tags;
 }
-
-/** The raw tag object, for checking a signature over the bytes it signs. */
-export async function readTagObject(dir: string, objectId: string): Promise<Buffer> {
-  return (await git(['cat-file', 'tag', objectId], { gitDir: dir })).stdout;
-}

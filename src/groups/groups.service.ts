@@ -16,7 +16,10 @@ import {
   whereProjectVisible,
 } from '../core/abilities.js';
 import type { Caller } from '../core/auth.js';
+import type { Events } from '../core/events.js';
+import '../projects/projects.events.js';
 import { ApiError, forbidden, notFound, validationFailed } from '../core/errors.js';
+import { recordId, recordIds } from '../core/ids.js';
 import type { RepositoryStorage } from '../git/storage.js';
 import { paginateOffset, type Page, type RequestInfo } from '../core/pagination.js';
 import { Member } from '../members/member.entity.js';
@@ -113,7 +116,7 @@ function rubyInspect(errors: Record<string, string[]>): string {
 
 /** `skip_groups[]=1&skip_groups[]=2` and `skip_groups=1,2` alike. */
 function skippedIds(values: Array<number | string> | undefined): number[] {
-  return (values ?? []).flatMap((value) => String(value).split(',')).map(Number);
+  return recordIds(values);
 }
 
 const PROJECT_ORDER_COLUMNS: Record<string, string> = {
@@ -128,12 +131,14 @@ const PROJECT_ORDER_COLUMNS: Record<string, string> = {
 
 export class GroupsService {
   private readonly dataSource: DataSource;
+  private readonly events: Events;
   constructor(
     deps: CoreDeps,
     private readonly storage: RepositoryStorage,
     private readonly namespaces: NamespacesService,
   ) {
     this.dataSource = deps.dataSource;
+    this.events = deps.events;
   }
 
   /** One group by integer id or full path; 404 `Group Not Found` unless the caller may see it. */
@@ -144,7 +149,8 @@ export class GroupsService {
   ): Promise<GroupView> {
     const key = String(id);
     const query = manager.getRepository(Namespace).createQueryBuilder('g').where(`g.kind = 'group'`);
-    if (/^\d+$/.test(key)) query.andWhere('g.id = :id', { id: Number(key) });
+    const numeric = recordId(key);
+    if (numeric !== undefined) query.andWhere('g.id = :id', { id: numeric });
     else query.andWhere('lower(g.full_path) = lower(:path)', { path: key });
     const group = await query.getOne();
     if (!group || (group.markedForDeletionAt && !isAdmin(caller))) throw notFound('Group');
@@ -377,10 +383,10 @@ export class GroupsService {
   }
 
   /**
-   * Deletes the group, everything below it and their projects, in one transaction, with the projects'
-   * repositories and the bot users of access tokens on any of them. Rows that point at the groups or
-   * projects without a foreign key (members) go explicitly; the rest cascade. Repositories are moved
-   * aside first and put back if the rows cannot be deleted.
+   * Deletes the group, everything below it and their projects, in one transaction, with the bot users
+   * of access tokens on any of them. Rows that point at the groups or projects without a foreign key
+   * (members) go explicitly; the rest cascade. Each project's repository goes as a project deletion's
+   * does: moved out of its path once the rows are gone, removed by its `project.deleted` job.
    */
   async remove(caller: Caller, { group }: GroupView, params: DeleteGroupParams): Promise<void> {
     if (params.permanently_remove && params.full_path !== group.fullPath) {
@@ -388,45 +394,45 @@ export class GroupsService {
         message: '`full_path` is incorrect. You must enter the complete path for the subgroup.',
       });
     }
-    const trash: Array<Awaited<ReturnType<RepositoryStorage['moveAside']>>> = [];
-    try {
-      await this.dataSource.transaction(async (tx) => {
-        const groups: Array<{ id: number; depth: number }> = await tx.query(
-          `SELECT id, cardinality(traversal_ids) AS depth FROM namespaces
-           WHERE traversal_ids @> ARRAY[$1::int] FOR UPDATE`,
-          [group.id],
-        );
-        const groupIds = groups.map((g) => Number(g.id));
-        const projects: Array<{ id: number; repository_storage: string }> = await tx.query(
-          'SELECT id, repository_storage FROM projects WHERE namespace_id = ANY($1::int[]) FOR UPDATE',
-          [groupIds],
-        );
-        const projectIds = projects.map((p) => Number(p.id));
-        trash.push(
-          ...(await Promise.all(
-            projects.map((p) => this.storage.moveAside(p.repository_storage, Number(p.id))),
-          )),
-        );
-        const bots: Array<{ user_id: number }> = await tx.query(
-          `SELECT DISTINCT m.user_id FROM members m JOIN users u ON u.id = m.user_id
-           WHERE u.user_type = 'project_bot' AND ${MEMBERS_OF}`,
-          [projectIds, groupIds],
-        );
-        await tx.query(`DELETE FROM members m WHERE ${MEMBERS_OF}`, [projectIds, groupIds]);
-        await tx.query('DELETE FROM projects WHERE id = ANY($1::int[])', [projectIds]);
-        // A parent cannot go while it has children: deepest first.
-        const depths = [...new Set(groups.map((g) => Number(g.depth)))].sort((a, b) => b - a);
-        for (const depth of depths) {
-          const ids = groups.filter((g) => Number(g.depth) === depth).map((g) => Number(g.id));
-          await tx.query('DELETE FROM namespaces WHERE id = ANY($1::int[])', [ids]);
-        }
-        if (bots.length) await tx.getRepository(User).delete(bots.map((bot) => Number(bot.user_id)));
-      });
-    } catch (err) {
-      await Promise.all(trash.map((t) => t.restore()));
-      throw err;
-    }
-    await Promise.all(trash.map((t) => t.discard()));
+    const deleted = await this.dataSource.transaction(async (tx) => {
+      const groups: Array<{ id: number; depth: number }> = await tx.query(
+        `SELECT id, cardinality(traversal_ids) AS depth FROM namespaces
+         WHERE traversal_ids @> ARRAY[$1::int] FOR UPDATE`,
+        [group.id],
+      );
+      const groupIds = groups.map((g) => Number(g.id));
+      const projects: Array<{ id: number; repository_storage: string; full_path: string }> = await tx.query(
+        `SELECT p.id, p.repository_storage, n.full_path || '/' || p.path AS full_path
+         FROM projects p JOIN namespaces n ON n.id = p.namespace_id
+         WHERE p.namespace_id = ANY($1::int[]) FOR UPDATE OF p`,
+        [groupIds],
+      );
+      const projectIds = projects.map((p) => Number(p.id));
+      const bots: Array<{ user_id: number }> = await tx.query(
+        `SELECT DISTINCT m.user_id FROM members m JOIN users u ON u.id = m.user_id
+         WHERE u.user_type = 'project_bot' AND ${MEMBERS_OF}`,
+        [projectIds, groupIds],
+      );
+      await tx.query(`DELETE FROM members m WHERE ${MEMBERS_OF}`, [projectIds, groupIds]);
+      await tx.query('DELETE FROM projects WHERE id = ANY($1::int[])', [projectIds]);
+      // A parent cannot go while it has children: deepest first.
+      const depths = [...new Set(groups.map((g) => Number(g.depth)))].sort((a, b) => b - a);
+      for (const depth of depths) {
+        const ids = groups.filter((g) => Number(g.depth) === depth).map((g) => Number(g.id));
+        await tx.query('DELETE FROM namespaces WHERE id = ANY($1::int[])', [ids]);
+      }
+      if (bots.length) await tx.getRepository(User).delete(bots.map((bot) => Number(bot.user_id)));
+      for (const project of projects) {
+        await this.events.publish(tx, 'project.deleted', {
+          projectId: Number(project.id),
+          userId: caller.user?.id ?? null,
+          fullPath: project.full_path,
+          repository: { storage: project.repository_storage },
+        });
+      }
+      return projects.map((p) => ({ storage: p.repository_storage, projectId: Number(p.id) }));
+    });
+    await this.storage.retireDeleted(deleted);
   }
 
   /** `GET /groups/:id/projects`: see the spec of listGroupProjects for the rules. */

@@ -1,3 +1,4 @@
+import { recordIds } from '../core/ids.js';
 import { In, type DataSource, type EntityManager } from 'typeorm';
 import type { components, operations } from '../../generated/openapi.js';
 import {
@@ -77,8 +78,7 @@ const today = () => new Date().toISOString().slice(0, 10);
 /** `12`, `[12, 13]`, `"12,13"`: the IDs of a filter parameter. */
 function idList(value: number[] | string | undefined): number[] | undefined {
   if (value === undefined) return undefined;
-  const parts = Array.isArray(value) ? value : value.split(',');
-  return parts.map(Number).filter(Number.isInteger);
+  return recordIds(value);
 }
 
 /** Rails' `to_sentence`: "a", "a and b", "a, b, and c". */
@@ -402,7 +402,7 @@ export class MembersService {
     if (tokens.length > BATCH_LIMIT)
       return { status: 'error', message: `Too many users specified (limit is ${BATCH_LIMIT})` };
     const query = this.dataSource.getRepository(User).createQueryBuilder('u');
-    if (byId) query.where('u.id = ANY(:ids)', { ids: tokens.map(Number).filter(Number.isInteger) });
+    if (byId) query.where('u.id = ANY(:ids)', { ids: recordIds(tokens) });
     else query.where('lower(u.username) = ANY(:names)', { names: tokens.map((t) => t.toLowerCase()) });
     const found = await query.getMany();
     const key = (user: User) => (byId ? String(user.id) : user.username.toLowerCase());

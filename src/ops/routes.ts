@@ -9,7 +9,12 @@ import type { Registry } from 'prom-client';
  * Health, readiness and metrics: the non-REST routes operators probe. Metrics answer only the monitoring
  * allowlist; anyone else gets the 404 of a route that does not exist, as GitLab answers.
  */
-export function opsRouter(dataSource: DataSource, registry: Registry, monitoring: IpAllowlist): Router {
+export function opsRouter(
+  dataSource: DataSource,
+  registry: Registry,
+  monitoring: IpAllowlist,
+  readinessTimeoutMs: number,
+): Router {
   const router = new Router();
   router.get('/-/health', (ctx) => {
     ctx.state.route = 'health';
@@ -22,14 +27,21 @@ export function opsRouter(dataSource: DataSource, registry: Registry, monitoring
   });
   router.get('/-/readiness', async (ctx) => {
     ctx.state.route = 'readiness';
+    let timer: NodeJS.Timeout | undefined;
     try {
-      await dataSource.query('SELECT 1');
+      // A probe wants its answer in seconds; the query itself is left to its own timeouts.
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('no answer in time')), readinessTimeoutMs);
+      });
+      await Promise.race([dataSource.query('SELECT 1'), late]);
       writeJson(ctx, 200, { status: 'ok', master_check: [{ status: 'ok' }], db_check: [{ status: 'ok' }] });
     } catch {
       writeJson(ctx, 503, {
         status: 'failed',
         db_check: [{ status: 'failed', message: 'database unreachable' }],
       });
+    } finally {
+      clearTimeout(timer);
     }
   });
   router.get('/-/metrics', async (ctx) => {

@@ -26,7 +26,11 @@ export const projectsManifest = defineFamily({
   name: 'projects',
   entities: [Project, ProjectStatistics, ProjectCustomAttribute],
   services: [
-    defineService('projects', ['storage'], (core, { storage }) => new ProjectsService(core, storage)),
+    defineService(
+      'projects',
+      ['storage', 'storageRecovery'],
+      (core, { storage, storageRecovery }) => new ProjectsService(core, storage, storageRecovery),
+    ),
     defineService(
       'projectCustomAttributes',
       ['projects'],

@@ -22,6 +22,9 @@ export interface PresentOptions {
 }
 
 const accessLevel = (enabled: boolean) => (enabled ? 'enabled' : 'disabled');
+/** `-/blob/<ref>/<path>` with each segment escaped: a branch may hold `[`, `#` or non-ASCII letters. */
+const blobPath = (ref: string | null, file: string) =>
+  `-/blob/${[...String(ref).split('/'), ...file.split('/')].map(encodeURIComponent).join('/')}`;
 const escapeHtml = (text: string) =>
   text.replace(
     /[&<>"']/g,
@@ -64,7 +67,7 @@ export function presentProjectSimple({ project }: ProjectView, externalUrl: stri
     http_url_to_repo: `${externalUrl}/${fullPath}.git`,
     web_url: `${externalUrl}/${fullPath}`,
     readme_url: project.readmePath
-      ? `${externalUrl}/${fullPath}/-/blob/${project.defaultBranch}/${project.readmePath}`
+      ? `${externalUrl}/${fullPath}/${blobPath(project.defaultBranch, project.readmePath)}`
       : null,
     forks_count: project.forksCount,
     avatar_url: null,
@@ -237,7 +240,7 @@ export function presentProject(view: ProjectView, options: PresentOptions): Proj
   if (options.license !== undefined) {
     const found = options.license;
     json.license_url = found
-      ? `${projectWebUrl(view, options.externalUrl)}/-/blob/${project.defaultBranch}/${found.path}`
+      ? `${projectWebUrl(view, options.externalUrl)}/${blobPath(project.defaultBranch, found.path)}`
       : null;
     json.license = found
       ? {

@@ -10,8 +10,8 @@ export interface ProjectDeleted {
   projectId: number;
   userId: number | null;
   fullPath: string;
-  /** The repository as deletion moved it aside (`aside` relative to `storage`); null when it had none. */
-  repository: { storage: string; aside: string } | null;
+  /** Where the project's repository was; its removal finishes in a job. */
+  repository: { storage: string } | null;
 }
 
 declare module '../core/events.js' {

@@ -59,4 +59,9 @@ export const projectsHandlers = defineHandlers({
     const view = await services.projects.setArchived(caller, subject, false);
     return { status: 201, body: presentSingle(view, caller, request) };
   },
+
+  async startProjectHousekeeping({ subject, body, services }) {
+    await services.repositories.requestHousekeeping(subject, body?.task);
+    return { status: 201, body: null };
+  },
 });

@@ -3,6 +3,7 @@ import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialE
 import type { operations } from '../../generated/openapi.js';
 import type { Config } from '../config.js';
 import type { Events } from '../core/events.js';
+import { recordId } from '../core/ids.js';
 import {
   activeSql,
   authorizeProject,
@@ -13,7 +14,8 @@ import {
   isMemberLevel,
   meetsAccessLevel,
   projectAccess,
-  projectAccessLevels,
+  projectAccessOf,
+  projectAccessSql,
   projectMembershipSql,
   type Subject,
   Visibility,
@@ -30,14 +32,24 @@ import {
   unauthorized,
   validationFailed,
 } from '../core/errors.js';
-import { isKeyset, paginateKeyset, paginateOffset, type Page, type RequestInfo } from '../core/pagination.js';
+import {
+  isKeyset,
+  paginateKeysetRows,
+  paginateOffsetRows,
+  type Page,
+  type RequestInfo,
+  type RowReader,
+} from '../core/pagination.js';
 import { Member } from '../members/member.entity.js';
 import { AccessLevel } from '../core/access-level.js';
 import { Namespace } from '../namespaces/namespace.entity.js';
 import { writeRepositoryState } from '../git/repository-state.js';
+import { isValidBranchName } from '../git/ref-names.js';
 import { openGitRepository, type DetectedLicense } from '../git/repository.js';
 import { groupSettings, newRunnersToken, projectCreationMinimum } from '../groups/group-settings.js';
 import type { RepositoryStorage } from '../git/storage.js';
+import type { StorageRecovery } from '../git/storage-recovery.js';
+import { faultPoint } from '../core/faults.js';
 import {
   ProtectedBranch,
   ProtectedBranchAccessLevel,
@@ -51,6 +63,8 @@ import { Project } from './project.entity.js';
 import { settingsFromParams } from './project-settings.js';
 import { containing, escapeLike } from '../core/search.js';
 import { isUniqueViolation } from '../db/errors.js';
+import { preparedQuery } from '../db/prepared.js';
+import { entityRows, type EntityRows } from '../db/rows.js';
 
 export type ListProjectsParams = NonNullable<operations['listProjects']['parameters']['query']>;
 export type CreateProjectParams = NonNullable<
@@ -108,10 +122,21 @@ export class ProjectsService {
   private readonly dataSource: DataSource;
   private readonly config: Config;
   private readonly events: Events;
+  private rows?: {
+    project: EntityRows<Project>;
+    namespace: EntityRows<Namespace>;
+    owner: EntityRows<User>;
+    link: EntityRows<ProjectGroupLink>;
+    group: EntityRows<Namespace>;
+  };
+  private findStatements?: string[];
+  private ownerRows?: EntityRows<User>;
+  private statisticsRows?: EntityRows<ProjectStatistics>;
 
   constructor(
     deps: CoreDeps,
     private readonly storage: RepositoryStorage,
+    private readonly recovery: StorageRecovery,
   ) {
     this.dataSource = deps.dataSource;
     this.config = deps.config;
@@ -126,40 +151,89 @@ export class ProjectsService {
       .leftJoinAndSelect('n.owner', 'owner');
   }
 
-  /** One project by integer id or full path; 404 unless the caller may see it. */
+  /** The entities of `find`'s single statement, by alias. */
+  private get findRows() {
+    this.rows ??= {
+      project: entityRows(this.dataSource, Project, 'p'),
+      namespace: entityRows(this.dataSource, Namespace, 'n'),
+      owner: entityRows(this.dataSource, User, 'o'),
+      link: entityRows(this.dataSource, ProjectGroupLink, 'sl'),
+      group: entityRows(this.dataSource, Namespace, 'sg'),
+    };
+    return this.rows;
+  }
+
+  /** `find`'s statement, by id or by full path ($1 the caller's id, 0 for none). */
+  private findSql(byPath: boolean): string {
+    this.findStatements ??= [false, true].map((path) => {
+      const rows = this.findRows;
+      const access = projectAccessSql('p', 'n', '$1');
+      return `SELECT ${rows.project.select}, ${rows.namespace.select}, ${rows.owner.select},
+          ${rows.link.select}, ${rows.group.select}, ${access.project} AS access_project,
+          ${access.group} AS access_group, ${access.shared} AS access_shared
+        FROM projects p
+        JOIN namespaces n ON n.id = p.namespace_id
+        LEFT JOIN users o ON o.id = n.owner_id
+        LEFT JOIN project_group_links sl ON sl.project_id = p.id AND ${activeSql('sl')}
+        LEFT JOIN namespaces sg ON sg.id = sl.group_id
+        WHERE ${path ? 'lower(n.full_path) = lower($2) AND lower(p.path) = lower($3)' : 'p.id = $2'}
+        ORDER BY sl.id`;
+    });
+    return this.findStatements[byPath ? 1 : 0];
+  }
+
+  /**
+   * One project by integer id or full path; 404 unless the caller may see it. One statement reads the
+   * project, its namespace and owner, the caller's access and the project's shares (a row per share).
+   */
   async find(
     caller: Caller,
     id: string | number,
     options: { statistics?: boolean; customAttributes?: boolean; shares?: boolean } = {},
   ): Promise<ProjectView> {
-    const query = this.baseQuery();
     const key = String(id);
-    if (/^\d+$/.test(key)) query.where('p.id = :id', { id: Number(key) });
+    const numeric = recordId(key);
+    const values: unknown[] = [caller.user?.id ?? 0];
+    if (numeric !== undefined) values.push(numeric);
     else {
       const slash = key.lastIndexOf('/');
       if (slash <= 0) throw notFound('Project');
-      query
-        .where('lower(n.full_path) = lower(:namespacePath)', { namespacePath: key.slice(0, slash) })
-        .andWhere('lower(p.path) = lower(:projectPath)', { projectPath: key.slice(slash + 1) });
+      values.push(key.slice(0, slash), key.slice(slash + 1));
     }
-    const project = (await query.getOne()) as ProjectView['project'] | null;
-    if (!project || (project.markedForDeletionAt && !isAdmin(caller))) throw notFound('Project');
-    const access = await projectAccess(this.dataSource.manager, caller, project);
-    if (!canSee(caller, { visibilityLevel: project.visibilityLevel, accessLevel: access.level }))
+    const rows = this.findRows;
+    const found = await preparedQuery(this.dataSource, this.findSql(numeric === undefined), values);
+    if (found.length === 0) throw notFound('Project');
+    const [first] = found;
+    const project = rows.project.hydrate(first) as ProjectView['project'];
+    project.namespace = rows.namespace.hydrate(first)!;
+    project.namespace.owner = rows.owner.hydrate(first);
+    if (project.markedForDeletionAt && !isAdmin(caller)) throw notFound('Project');
+    const level = caller.user
+      ? projectAccessOf(first.access_project, first.access_group, first.access_shared)
+      : projectAccessOf(0, 0, 0);
+    if (!canSee(caller, { visibilityLevel: project.visibilityLevel, accessLevel: level.level }))
       throw notFound('Project');
+    const shares: ProjectGroupLink[] = [];
+    for (const row of found) {
+      const link = rows.link.hydrate(row);
+      if (!link) continue;
+      link.group = rows.group.hydrate(row)!;
+      shares.push(link);
+    }
     const view: ProjectView = {
       project,
-      accessLevel: access.level,
-      projectAccess: access.project,
-      groupAccess: access.group,
+      accessLevel: level.level,
+      projectAccess: level.project,
+      groupAccess: level.group,
       showStatistics: false,
+      sharedWithGroups: shares,
     };
     return this.details(caller, view, options);
   }
 
   /**
    * What a single project's read shows besides the resolved project (statistics, custom attributes,
-   * shares), loaded for a project already resolved for the caller.
+   * shares), loaded for a project already resolved for the caller. A view from `find` has its shares.
    */
   async details(
     caller: Caller,
@@ -176,15 +250,10 @@ export class ProjectsService {
       options.customAttributes && isAdmin(caller)
         ? ((await this.customAttributes([project.id])).get(project.id) ?? [])
         : undefined;
-    return {
-      ...view,
-      customAttributes,
-      showStatistics,
-      // Only a project that is shown needs its shares; repository reads and writes do not.
-      sharedWithGroups: options.shares
-        ? ((await this.sharedWithGroups([project.id])).get(project.id) ?? [])
-        : undefined,
-    };
+    const sharedWithGroups =
+      view.sharedWithGroups ??
+      (options.shares ? ((await this.sharedWithGroups([project.id])).get(project.id) ?? []) : undefined);
+    return { ...view, customAttributes, showStatistics, sharedWithGroups };
   }
 
   /** The license file at the root of the default branch, identified (a single project's read). */
@@ -240,6 +309,10 @@ export class ProjectsService {
     const name = params.name ?? project.name;
     const path = params.path ?? project.path;
     checkNameAndPath(name, path);
+    const newDefaultBranch =
+      params.default_branch !== undefined && params.default_branch !== project.defaultBranch
+        ? await this.checkDefaultBranch(project, params.default_branch)
+        : undefined;
     await this.dataSource.transaction(async (tx) => {
       await assertAvailable(tx, project.namespaceId, name, path, project.id);
       const changes: QueryDeepPartialEntity<Project> = {
@@ -249,12 +322,31 @@ export class ProjectsService {
         settings: { ...project.settings, ...settingsFromParams(params as Record<string, unknown>) },
       };
       if (params.description !== undefined) changes.description = params.description;
-      if (params.default_branch !== undefined) changes.defaultBranch = params.default_branch;
+      if (newDefaultBranch !== undefined) changes.defaultBranch = newDefaultBranch.name;
       const topics = params.topics ?? params.tag_list;
       if (topics !== undefined) changes.topics = dedupeTopics(topics);
       await saveUnique(() => tx.getRepository(Project).update(project.id, changes));
     });
+    if (newDefaultBranch !== undefined && newDefaultBranch.exists)
+      await openGitRepository(this.storage.diskPath(project.repositoryStorage, project.id)).setHead(
+        newDefaultBranch.name,
+      );
     return this.find(caller, project.id, { shares: true });
+  }
+
+  /**
+   * GitLab moves HEAD to a new default branch, which must exist; an empty repository has none yet, so
+   * there the name is kept for the first push if git could hold it.
+   */
+  private async checkDefaultBranch(project: Project, name: string) {
+    const refused = new ApiError(400, {
+      message: `Could not set the default branch. Do you have a branch named '${name}' in your repository?`,
+    });
+    if (!isValidBranchName(name)) throw refused;
+    const repository = openGitRepository(this.storage.diskPath(project.repositoryStorage, project.id));
+    if (await repository.branch(name)) return { name, exists: true };
+    if (!(await repository.isEmpty())) throw refused;
+    return { name, exists: false };
   }
 
   async setArchived(caller: Caller, view: ProjectView, archived: boolean): Promise<ProjectView> {
@@ -265,8 +357,9 @@ export class ProjectsService {
 
   /**
    * Deletes at once, with the project's repository, members and the bot users of its access tokens;
-   * shares, statistics and custom attributes go with the row. The repository is moved aside first, put
-   * back if the rows cannot be deleted, and removed by the `project.deleted` subscriber once they are.
+   * shares, statistics and custom attributes go with the row. The rows go first; once that commits the
+   * repository is moved out of its path, and the `project.deleted` job (enqueued with the rows) removes
+   * it. A crash between the two leaves an orphan that the job or the storage recovery removes.
    */
   async delete(caller: Caller, view: ProjectView, params: DeleteProjectParams): Promise<void> {
     const project = view.project;
@@ -277,28 +370,26 @@ export class ProjectsService {
           message: '`full_path` is incorrect. You must enter the complete path for the project.',
         });
     }
-    const trash = await this.storage.moveAside(project.repositoryStorage, project.id);
-    try {
-      await this.dataSource.transaction(async (tx) => {
-        const bots: Array<{ user_id: number }> = await tx.query(
-          `SELECT m.user_id FROM members m JOIN users u ON u.id = m.user_id
+    await this.dataSource.transaction(async (tx) => {
+      const bots: Array<{ user_id: number }> = await tx.query(
+        `SELECT m.user_id FROM members m JOIN users u ON u.id = m.user_id
          WHERE m.source_type = 'Project' AND m.source_id = $1 AND u.user_type = 'project_bot'`,
-          [project.id],
-        );
-        await tx.getRepository(Member).delete({ sourceType: 'Project', sourceId: project.id });
-        await tx.getRepository(Project).delete(project.id);
-        if (bots.length) await tx.getRepository(User).delete(bots.map((bot) => bot.user_id));
-        await this.events.publish(tx, 'project.deleted', {
-          projectId: project.id,
-          userId: caller.user?.id ?? null,
-          fullPath: `${project.namespace.fullPath}/${project.path}`,
-          repository: trash.aside ? { storage: project.repositoryStorage, aside: trash.aside } : null,
-        });
+        [project.id],
+      );
+      await tx.getRepository(Member).delete({ sourceType: 'Project', sourceId: project.id });
+      await tx.getRepository(Project).delete(project.id);
+      if (bots.length) await tx.getRepository(User).delete(bots.map((bot) => bot.user_id));
+      await this.events.publish(tx, 'project.deleted', {
+        projectId: project.id,
+        userId: caller.user?.id ?? null,
+        fullPath: `${project.namespace.fullPath}/${project.path}`,
+        repository: { storage: project.repositoryStorage },
       });
-    } catch (err) {
-      await trash.restore();
-      throw err;
-    }
+      faultPoint('project-delete:rows');
+    });
+    faultPoint('project-delete:committed');
+    await this.storage.retireDeleted([{ storage: project.repositoryStorage, projectId: project.id }]);
+    faultPoint('project-delete:retired');
   }
 
   /** The custom attributes of many projects in one query, ordered by key. */
@@ -393,20 +484,45 @@ export class ProjectsService {
     }
     if (orderBy !== 'id') query.addOrderBy('p.id', direction);
     if (params.statistics) query.leftJoinAndSelect('p.statistics', 'stats');
+    // The caller's access and whether a project is shared come with the page: its shares are read
+    // only when some project of the page has any.
+    const withShares = !params.simple && Boolean(caller.user);
+    if (caller.user) {
+      const access = projectAccessSql('p', 'n', ':callerId');
+      query
+        .addSelect(access.project, 'access_project')
+        .addSelect(access.group, 'access_group')
+        .addSelect(access.shared, 'access_shared');
+    }
+    if (withShares)
+      query.addSelect(
+        `EXISTS (SELECT 1 FROM project_group_links sl WHERE sl.project_id = p.id AND ${activeSql('sl')})`,
+        'has_shares',
+      );
 
+    // Namespace, owner and statistics are each one row per project: a page is one statement.
+    const reader = this.listReader(Boolean(params.statistics));
     const page = isKeyset(params)
-      ? await paginateKeyset(query, params, request, (last): Record<string, string> =>
-          direction === 'ASC' ? { id_after: String(last.id) } : { id_before: String(last.id) },
+      ? await paginateKeysetRows(
+          query,
+          params,
+          request,
+          (last): Record<string, string> =>
+            direction === 'ASC' ? { id_after: String(last.id) } : { id_before: String(last.id) },
+          reader,
         )
-      : await paginateOffset(query, params, request);
+      : await paginateOffsetRows(query, params, request, reader);
     const ids = page.items.map((project) => project.id);
-    const levels = await projectAccessLevels(this.dataSource.manager, caller, ids);
     const attributes = params.with_custom_attributes && admin ? await this.customAttributes(ids) : undefined;
-    const shares = params.simple || !caller.user ? undefined : await this.sharedWithGroups(ids);
+    const shared = ids.filter((_, i) => page.rows[i].has_shares);
+    const shares = withShares && shared.length > 0 ? await this.sharedWithGroups(shared) : undefined;
     return {
       headers: page.headers,
-      items: page.items.map((project) => {
-        const accessLevel = levels.get(project.id)?.level ?? 0;
+      items: page.items.map((project, i) => {
+        const row = page.rows[i];
+        const accessLevel = caller.user
+          ? projectAccessOf(row.access_project, row.access_group, row.access_shared).level
+          : 0;
         return {
           project: project as ProjectView['project'],
           accessLevel,
@@ -415,6 +531,42 @@ export class ProjectsService {
           sharedWithGroups: shares?.get(project.id) ?? [],
         };
       }),
+    };
+  }
+
+  /**
+   * The list's statements, prepared (TypeORM names its aliases `<alias>_<column>`, as `entityRows`
+   * reads them): the page's projects with namespace, owner and, when asked, statistics; and the count.
+   */
+  private listReader(statistics: boolean): RowReader<Project> {
+    const rows = this.findRows;
+    this.statisticsRows ??= entityRows(this.dataSource, ProjectStatistics, 'stats');
+    const stats = this.statisticsRows;
+    const owners = (this.ownerRows ??= entityRows(this.dataSource, User, 'owner'));
+    return {
+      read: async (query) => {
+        const [sql, values] = query.getQueryAndParameters();
+        const found = await preparedQuery(this.dataSource, sql, values);
+        const items = found.map((row) => {
+          const project = rows.project.hydrate(row) as ProjectView['project'];
+          project.namespace = rows.namespace.hydrate(row)!;
+          project.namespace.owner = owners.hydrate(row);
+          if (statistics) project.statistics = stats.hydrate(row) ?? undefined;
+          return project;
+        });
+        return { items, rows: found };
+      },
+      count: async (query) => {
+        const [sql, values] = query
+          .clone()
+          .orderBy()
+          .offset(undefined)
+          .limit(undefined)
+          .select('count(*)', 'total')
+          .getQueryAndParameters();
+        const [row] = await preparedQuery<{ total: string }>(this.dataSource, sql, values);
+        return Number(row.total);
+      },
     };
   }
 
@@ -427,12 +579,15 @@ export class ProjectsService {
     const name = params.name || params.path!;
     const path = params.path || pathFromName(params.name!);
     checkNameAndPath(name, path);
+    // A blank default branch is the instance's default, as in GitLab; git must be able to hold the name.
+    const defaultBranch = params.default_branch || 'main';
+    if (!isValidBranchName(defaultBranch)) throw validationFailed({ default_branch: ['is invalid'] });
 
-    // The repository is made inside the transaction and removed if the transaction fails, so a row
-    // never exists without its repository, nor a repository without its row.
-    let repository: { storage: string; projectId: number } | undefined;
+    // The row is inserted first and commits last: the repository is placed, whole, in between (see
+    // RepositoryStorage.create), so a committed row always has its repository.
+    let placed: { storage: string; projectId: number } | undefined;
     try {
-      return await this.dataSource.transaction(async (tx) => {
+      const view = await this.dataSource.transaction(async (tx) => {
         const namespace = await this.targetNamespace(tx, caller, params.namespace_id);
         await this.checkPersonalLimit(tx, user, namespace);
         const visibilityLevel = Visibility[params.visibility ?? 'private'];
@@ -453,7 +608,7 @@ export class ProjectsService {
               name,
               path,
               description: params.description ?? null,
-              defaultBranch: params.default_branch ?? 'main',
+              defaultBranch,
               visibilityLevel,
               creatorId: user.id,
               topics: dedupeTopics(params.topics ?? params.tag_list ?? []),
@@ -471,15 +626,24 @@ export class ProjectsService {
             accessLevel: AccessLevel.Owner,
           });
         }
-        await protectDefaultBranch(tx, project.id, project.defaultBranch!);
-        const dir = await this.storage.create(project.repositoryStorage, project.id, project.defaultBranch!);
-        repository = { storage: project.repositoryStorage, projectId: project.id };
-        if (params.initialize_with_readme) {
-          const readme = `# ${name}\n${params.description ? `\n${params.description}\n` : ''}`;
-          await this.storage.initializeWithReadme(dir, project.defaultBranch!, readme, user);
-          const state = await openGitRepository(dir).state(project.defaultBranch!);
-          await writeRepositoryState(tx, project.id, state);
-        }
+        const branch = project.defaultBranch!;
+        await protectDefaultBranch(tx, project.id, branch);
+        const readme = params.initialize_with_readme
+          ? `# ${name}\n${params.description ? `\n${params.description}\n` : ''}`
+          : undefined;
+        const dir = await this.storage.create(
+          tx,
+          project.repositoryStorage,
+          project.id,
+          branch,
+          readme === undefined
+            ? undefined
+            : (building) =>
+                this.storage.initializeWithReadme(building, branch, readme, user).then(() => undefined),
+        );
+        placed = { storage: project.repositoryStorage, projectId: project.id };
+        if (readme !== undefined)
+          await writeRepositoryState(tx, project.id, await openGitRepository(dir).state(branch));
         const created = (await this.baseQuery(tx)
           .where('p.id = :id', { id: project.id })
           .getOneOrFail()) as ProjectView['project'];
@@ -489,6 +653,7 @@ export class ProjectsService {
           userId: user.id,
           fullPath: `${created.namespace.fullPath}/${created.path}`,
         });
+        faultPoint('project-create:placed');
         return {
           project: created,
           accessLevel: access.level,
@@ -497,8 +662,10 @@ export class ProjectsService {
           showStatistics: false,
         };
       });
+      return view;
     } catch (err) {
-      if (repository) await this.storage.remove(repository.storage, repository.projectId);
+      // Removed only if the row did not commit after all; without the database, the next sweep decides.
+      if (placed) await this.recovery.finishRemoval(placed.storage, placed.projectId).catch(() => undefined);
       throw err;
     }
   }

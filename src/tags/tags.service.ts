@@ -14,7 +14,8 @@ import {
 import { ProtectedTag } from '../protected_tags/protected-tag.entity.js';
 import type { CoreDeps } from '../core/family.js';
 import { User } from '../users/user.entity.js';
-import { isValidRefName, type GitRepository } from '../git/repository.js';
+import { isValidTagName } from '../git/ref-names.js';
+import type { GitRepository } from '../git/repository.js';
 import {
   cmsSignatureVerifies,
   cmsSigningCertificate,
@@ -102,7 +103,7 @@ export class TagsService {
     const { git } = repository;
     const name = params.tag_name;
     if (!params.ref) throw notCreated('Target is empty');
-    if (!(await validTagName(name))) throw notCreated('Tag name invalid');
+    if (!isValidTagName(name)) throw notCreated('Tag name invalid');
     if ((await git.tags([name])).has(name)) throw notCreated(`Tag ${name} already exists`);
     const commit = await git.resolveCommit(params.ref);
     if (!commit) throw notCreated(`Target ${params.ref} is invalid`);
@@ -220,14 +221,4 @@ export class TagsService {
     const content = `object ${commit}\ntype commit\ntag ${name}\ntagger ${tagger}\n\n${message}\n`;
     return git.writeTag(content);
   }
-}
-
-/**
- * GitLab's tag name rules: a valid ref name below refs/tags, not starting with `-` or a ref prefix,
- * and not `HEAD`.
- */
-async function validTagName(name: string): Promise<boolean> {
-  if (!name || name === 'HEAD' || name.startsWith('-')) return false;
-  if (['refs/heads/', 'refs/remotes/', 'refs/tags/'].some((prefix) => name.startsWith(prefix))) return false;
-  return isValidRefName(`refs/tags/${name}`);
 }

@@ -1,7 +1,11 @@
 import type { DataSource } from 'typeorm';
 import { anonymous, hashToken, requireScope, type Authenticator, type Caller } from '../core/auth.js';
 import { forbidden, notFound, unauthorized } from '../core/errors.js';
+import { recordId } from '../core/ids.js';
 import type { CoreDeps } from '../core/family.js';
+import { preparedQuery } from '../db/prepared.js';
+import { entityRows, type EntityRows } from '../db/rows.js';
+import type { Logger } from '../logger.js';
 import { PersonalAccessToken } from './personal-access-token.entity.js';
 import { User } from './user.entity.js';
 
@@ -12,30 +16,59 @@ declare module '../core/auth.js' {
   }
 }
 
+/** GitLab records a token's use at most this often. */
+const LAST_USED_INTERVAL_MS = 10 * 60 * 1000;
+
 /** Tokens and sudo, against the users' tables. */
 export class AuthenticationService implements Authenticator {
   private readonly dataSource: DataSource;
+  private readonly logger: Logger;
+  private readonly tokens: EntityRows<PersonalAccessToken>;
+  private readonly users: EntityRows<User>;
+  /** The token and its user in one statement, by the unique index on the digest. */
+  private readonly lookup: string;
+  /** Tokens whose use is being recorded: concurrent requests with one token write once. */
+  private readonly recording = new Set<number>();
 
   constructor(core: CoreDeps) {
     this.dataSource = core.dataSource;
+    this.logger = core.logger;
+    this.tokens = entityRows(core.dataSource, PersonalAccessToken, 't');
+    this.users = entityRows(core.dataSource, User, 'u');
+    this.lookup = `SELECT ${this.tokens.select}, ${this.users.select}
+      FROM personal_access_tokens t JOIN users u ON u.id = t.user_id WHERE t.token_digest = $1`;
   }
 
   async authenticate(token: string | undefined): Promise<Caller> {
     if (!token) return anonymous;
-    const record = await this.dataSource.getRepository(PersonalAccessToken).findOne({
-      where: { tokenDigest: hashToken(token) },
-      relations: { user: true },
-    });
+    const rows = await preparedQuery(this.dataSource, this.lookup, [hashToken(token)]);
+    const record = rows.length === 1 ? this.tokens.hydrate(rows[0]) : null;
+    const user = rows.length === 1 ? this.users.hydrate(rows[0]) : null;
     const today = new Date().toISOString().slice(0, 10);
-    if (!record?.user || record.revoked || (record.expiresAt !== null && record.expiresAt <= today))
+    if (!record || !user || record.revoked || (record.expiresAt !== null && record.expiresAt <= today))
       throw unauthorized();
-    if (record.user.state !== 'active') throw unauthorized();
-    await this.dataSource.query(
-      `UPDATE personal_access_tokens SET last_used_at = now()
-       WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '10 minutes')`,
-      [record.id],
-    );
-    return { user: record.user, token: record };
+    if (user.state !== 'active') throw unauthorized();
+    record.user = user;
+    this.recordUse(record);
+    return { user, token: record };
+  }
+
+  /**
+   * `last_used_at`, written off the request path and at most once per interval per token (the
+   * statement's condition holds across processes). A failure is logged: the request has succeeded.
+   */
+  private recordUse(token: PersonalAccessToken): void {
+    const lastUsed = token.lastUsedAt?.getTime() ?? 0;
+    if (Date.now() - lastUsed < LAST_USED_INTERVAL_MS || this.recording.has(token.id)) return;
+    this.recording.add(token.id);
+    this.dataSource
+      .query(
+        `UPDATE personal_access_tokens SET last_used_at = now()
+         WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '10 minutes')`,
+        [token.id],
+      )
+      .catch((err: unknown) => this.logger.warn({ err, tokenId: token.id }, 'could not record a token use'))
+      .finally(() => this.recording.delete(token.id));
   }
 
   /**
@@ -48,12 +81,14 @@ export class AuthenticationService implements Authenticator {
     if (!caller.user.admin) throw forbidden('Must be admin to use sudo');
     requireScope(caller, ['sudo']);
     const users = this.dataSource.getRepository(User);
-    const target = /^\d+$/.test(identifier)
-      ? await users.findOne({ where: { id: Number(identifier) } })
-      : await users
-          .createQueryBuilder('u')
-          .where('lower(u.username) = lower(:username)', { username: identifier })
-          .getOne();
+    const id = recordId(identifier);
+    const target =
+      id !== undefined
+        ? await users.findOne({ where: { id } })
+        : await users
+            .createQueryBuilder('u')
+            .where('lower(u.username) = lower(:username)', { username: identifier })
+            .getOne();
     if (!target) throw notFound(`User with ID or username '${identifier}'`);
     if (target.state !== 'active') throw forbidden('The user you are trying to act as is blocked');
     return { user: target, token: caller.token, sudoFrom: caller.user };

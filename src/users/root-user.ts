@@ -10,10 +10,9 @@ import { UsersService } from './users.service.js';
 export interface RootUser {
   user: User;
   tokenFile: string;
-  /** Set only on the start that generated the token. */
+  /** Set only on the start that generated the token: the one time it may be shown. */
   generatedToken?: string;
-  /** The token when this process knows it (FORGE_ROOT_TOKEN, or the saved file). */
-  knownToken?: string;
+  /** Where the token comes from, for the start message; never the token. */
   tokenSource: string;
 }
 
@@ -55,14 +54,14 @@ export async function ensureRootUser(dataSource: DataSource, config: Config): Pr
         scopes: ROOT_SCOPES,
         token: config.rootToken,
       });
-    return { user, tokenFile, knownToken: config.rootToken, tokenSource: 'FORGE_ROOT_TOKEN' };
+    return { user, tokenFile, tokenSource: 'from FORGE_ROOT_TOKEN' };
   }
   if (savedToken && (await tokens.findOne({ where: { tokenDigest: hashToken(savedToken) } }))) {
-    return { user, tokenFile, knownToken: savedToken, tokenSource: `saved in ${tokenFile}` };
+    return { user, tokenFile, tokenSource: `saved in ${tokenFile}` };
   }
   const { token } = await users.createToken(user.id, { name: 'root (generated)', scopes: ROOT_SCOPES });
   fs.mkdirSync(config.dataDir, { recursive: true });
   fs.writeFileSync(tokenFile, `${token}\n`, { mode: 0o600 });
   fs.chmodSync(tokenFile, 0o600);
-  return { user, tokenFile, generatedToken: token, knownToken: token, tokenSource: `saved in ${tokenFile}` };
+  return { user, tokenFile, generatedToken: token, tokenSource: `saved in ${tokenFile}` };
 }

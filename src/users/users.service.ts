@@ -1,4 +1,4 @@
-import { In, QueryFailedError, type DataSource, type EntityManager } from 'typeorm';
+import { QueryFailedError, type DataSource, type EntityManager } from 'typeorm';
 import type { operations } from '../../generated/openapi.js';
 import type { CoreDeps } from '../core/family.js';
 import { generateToken, hashToken, type Caller } from '../core/auth.js';
@@ -28,6 +28,8 @@ import {
   usernameErrors,
 } from './user-validation.js';
 import { containing } from '../core/search.js';
+import { preparedQuery } from '../db/prepared.js';
+import { entityRows, type EntityRows } from '../db/rows.js';
 
 export interface NewUser {
   username: string;
@@ -114,6 +116,8 @@ function uniqueViolation(err: unknown): string | undefined {
 
 export class UsersService {
   private readonly dataSource: DataSource;
+  /** The creators in `facts`, read with the users' other facts. */
+  private creators?: EntityRows<User>;
 
   constructor(deps: Pick<CoreDeps, 'dataSource' | 'config'>) {
     this.dataSource = deps.dataSource;
@@ -421,31 +425,27 @@ export class UsersService {
     return { user, profileVisible: true, facts: facts.get(user.id)! };
   }
 
-  /** Personal namespaces, personal project counts and creators of many users, in two queries. */
+  /** Personal namespaces, personal project counts and creators of many users, in one statement. */
   private async facts(users: User[]): Promise<Map<number, UserFacts>> {
     const facts = new Map<number, UserFacts>();
     if (users.length === 0) return facts;
-    const creatorIds = [
-      ...new Set(users.map((u) => u.createdById).filter((id): id is number => id !== null)),
-    ];
-    const [namespaces, creators] = await Promise.all([
-      this.dataSource.query(
-        `SELECT n.owner_id, n.id, count(p.id) AS projects FROM namespaces n
-         LEFT JOIN projects p ON p.namespace_id = n.id
-         WHERE n.kind = 'user' AND n.owner_id = ANY($1::int[])
-         GROUP BY n.id`,
-        [users.map((u) => u.id)],
-      ) as Promise<Array<{ owner_id: number; id: number; projects: string | number }>>,
-      creatorIds.length ? this.dataSource.getRepository(User).findBy({ id: In(creatorIds) }) : [],
-    ]);
-    const byOwner = new Map(namespaces.map((row) => [Number(row.owner_id), row]));
-    const creatorById = new Map(creators.map((creator) => [creator.id, creator]));
+    this.creators ??= entityRows(this.dataSource, User, 'c');
+    const rows = await preparedQuery(
+      this.dataSource,
+      `SELECT x.id AS user_id, n.id AS namespace_id,
+         (SELECT count(*) FROM projects p WHERE p.namespace_id = n.id) AS projects, ${this.creators.select}
+       FROM unnest($1::int[], $2::int[]) AS x (id, created_by_id)
+       LEFT JOIN namespaces n ON n.kind = 'user' AND n.owner_id = x.id
+       LEFT JOIN users c ON c.id = x.created_by_id`,
+      [users.map((u) => u.id), users.map((u) => u.createdById)],
+    );
+    const byUser = new Map(rows.map((row) => [Number(row.user_id), row]));
     for (const user of users) {
-      const namespace = byOwner.get(user.id);
+      const row = byUser.get(user.id);
       facts.set(user.id, {
-        namespaceId: namespace ? Number(namespace.id) : null,
-        personalProjects: namespace ? Number(namespace.projects) : 0,
-        createdBy: user.createdById === null ? null : (creatorById.get(user.createdById) ?? null),
+        namespaceId: row?.namespace_id == null ? null : Number(row.namespace_id),
+        personalProjects: row?.namespace_id == null ? 0 : Number(row.projects),
+        createdBy: row ? this.creators.hydrate(row) : null,
       });
     }
     return facts;

@@ -61,3 +61,17 @@ export async function openTestDatabase(): Promise<TestDatabase> {
   };
   return { dataSource, drop, close: template.prefix ? close : drop };
 }
+
+/**
+ * A database for a server started as its own process (test/helpers/process.ts): on PostgreSQL a fresh
+ * copy of the run's migrated template, dropped with the run's others, as a `DATABASE_URL`; on PGlite
+ * `''`, so the server keeps an embedded database in its `DATA_DIR` and migrates it.
+ */
+export async function createProcessDatabaseUrl(): Promise<string> {
+  const url = process.env.FORGE_TEST_DATABASE_URL;
+  if (!url) return '';
+  const database = await openTestDatabase();
+  const name = (database.dataSource.options as { url?: string }).url;
+  await database.dataSource.destroy();
+  return name ?? '';
+}

@@ -10,6 +10,7 @@ import type { DataSource } from 'typeorm';
 import { createApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createBackend, type Backend } from '../../src/core/contract.js';
+import { createHttpServer } from '../../src/core/http.js';
 import type { ResponseCheck } from '../../src/core/response-validation.js';
 import { createLogger } from '../../src/logger.js';
 import type { Services } from '../../src/families.js';
@@ -89,7 +90,7 @@ export function useTestServer(options: { env?: Record<string, string> } = {}): T
       },
     });
     stopApp = stop;
-    http = koa.listen(0, '127.0.0.1');
+    http = createHttpServer(koa.callback(), config.bodyTimeoutSeconds).listen(0, '127.0.0.1');
     await new Promise<void>((resolve) => http.once('listening', resolve));
     const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
     // Links and web URLs must point at this server, so the external URL is its own address.

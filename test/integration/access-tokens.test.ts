@@ -237,6 +237,14 @@ describe('listing personal access tokens', () => {
       .update({ id: ga.id }, { expiresAt: '2020-01-01' });
     await server.request('DELETE', `/personal_access_tokens/${beta.id}`, { token: admin.token });
     await server.request('GET', '/personal_access_tokens/self', { token: alpha.token });
+    // The use is recorded off the request path.
+    await expect
+      .poll(
+        async () =>
+          (await server.dataSource.getRepository(PersonalAccessToken).findOneBy({ id: alpha.id }))
+            ?.lastUsedAt,
+      )
+      .not.toBeNull();
 
     const list = async (query: string) => {
       const response = await server.request(
@@ -685,10 +693,15 @@ describe('project access tokens', () => {
     const project = await projectIn();
     const { owner, created } = await projectToken(project);
     await server.request('GET', `/projects/${project.id}`, { token: created.token });
-    const single = await server.request('GET', `/projects/${project.id}/access_tokens/${created.id}`, {
-      token: owner.token,
-    });
-    expect((single.body as Json).last_used_at).toEqual(expect.any(String));
+    // The use is recorded off the request path.
+    await expect
+      .poll(async () => {
+        const single = await server.request('GET', `/projects/${project.id}/access_tokens/${created.id}`, {
+          token: owner.token,
+        });
+        return (single.body as Json).last_used_at;
+      })
+      .toEqual(expect.any(String));
   });
 
   it.each([

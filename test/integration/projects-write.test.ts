@@ -122,6 +122,26 @@ describe('editing a project', () => {
     );
     expect((byPath.body as Json).id).toBe(project.id);
   });
+
+  it('escapes a default branch in readme_url, which stays a URL whatever the branch is called', async () => {
+    const owner = await server.factories.user();
+    const project = await server.factories.projectWithReadme({ owner });
+    const path = `/projects/${project.id}`;
+    const branch = 'über/#1';
+    const created = await server.request('POST', `${path}/repository/branches`, {
+      token: owner.token,
+      json: { branch, ref: 'main' },
+    });
+    expect(created.status).toBe(201);
+    const updated = await server.request('PUT', path, {
+      token: owner.token,
+      json: { default_branch: branch },
+    });
+    expect(updated.status).toBe(200);
+    expect((updated.body as Json).readme_url).toBe(
+      `${(updated.body as Json).web_url}/-/blob/%C3%BCber/%231/README.md`,
+    );
+  });
 });
 
 describe('archiving a project', () => {

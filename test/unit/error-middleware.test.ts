@@ -1,5 +1,6 @@
 import Koa from 'koa';
 import type { AddressInfo } from 'node:net';
+import { QueryFailedError } from 'typeorm';
 import { describe, expect, it } from 'vitest';
 import { errorMiddleware } from '../../src/core/error-middleware.js';
 import { ApiError, notFound } from '../../src/core/errors.js';
@@ -31,6 +32,50 @@ describe('error middleware', () => {
       type: 'application/json',
       text: '{"message":"500 Internal Server Error"}',
     });
+  });
+
+  it('answers 503 when the database is unreachable or too slow, and 500 when it refuses a statement', async () => {
+    const failed = (code: string, message = 'failed') =>
+      new QueryFailedError('SELECT 1', [], Object.assign(new Error(message), { code }));
+    const unavailable = [
+      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), {
+        code: 'ECONNREFUSED',
+        syscall: 'connect',
+      }),
+      new AggregateError(
+        [Object.assign(new Error('refused'), { code: 'ECONNREFUSED', syscall: 'connect' })],
+        '',
+      ),
+      failed('ECONNRESET', 'read ECONNRESET'),
+      new Error('timeout exceeded when trying to connect'),
+      new Error('Query read timeout'),
+      failed('57014', 'canceling statement due to statement timeout'),
+      failed('57P01', 'terminating connection due to administrator command'),
+      failed('08006'),
+    ];
+    for (const err of unavailable) {
+      expect(
+        await respond(() => {
+          throw err;
+        }),
+        err.message,
+      ).toEqual({
+        status: 503,
+        type: 'application/json',
+        text: '{"message":"503 Service Unavailable"}',
+      });
+    }
+    const refused = [
+      failed('23505', 'duplicate key'),
+      // A client that hung up is not the database.
+      Object.assign(new Error('aborted'), { code: 'ECONNRESET' }),
+    ];
+    for (const err of refused) {
+      const result = await respond(() => {
+        throw err;
+      });
+      expect(result.status, err.message).toBe(500);
+    }
   });
 
   it('writes an ApiError in its own shape and status', async () => {

@@ -58,7 +58,12 @@ describe('coercion by schema', () => {
     ['boolean from JSON 1', 1, { type: 'boolean' }, true],
     ['integer from digits', '42', { type: 'integer' }, 42],
     ['negative integer', '-3', { type: 'integer' }, -3],
-    ['unconvertible integer stays', 'abc', { type: 'integer' }, 'abc'],
+    // NaN fails validation: Grape reads none of these as an integer.
+    ['unconvertible integer is NaN', 'abc', { type: 'integer' }, NaN],
+    ['exponent is no integer', '1e3', { type: 'integer' }, NaN],
+    ['hex is no integer', '0x10', { type: 'integer' }, NaN],
+    ['blank is no integer', ' ', { type: 'integer' }, NaN],
+    ['empty stays empty', '', { type: 'integer' }, ''],
     ['string stays string', '42', { type: 'string' }, '42'],
     ['integer-or-string id stays a string', '42', id, '42'],
     ['single value for an array', 'a', { type: 'array', items: { type: 'string' } }, ['a']],

@@ -1,0 +1,25 @@
+/** A bounded map that forgets its least recently used entries first. */
+export class LruCache<K, V> {
+  private readonly entries = new Map<K, V>();
+
+  constructor(private readonly capacity: number) {}
+
+  get(key: K): V | undefined {
+    const value = this.entries.get(key);
+    if (value === undefined) return undefined;
+    // Map order is recency order: move the entry to the end.
+    this.entries.delete(key);
+    this.entries.set(key, value);
+    return value;
+  }
+
+  set(key: K, value: V): void {
+    this.entries.delete(key);
+    this.entries.set(key, value);
+    if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value as K);
+  }
+
+  delete(key: K): void {
+    this.entries.delete(key);
+  }
+}

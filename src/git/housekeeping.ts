@@ -1,0 +1,79 @@
+/**
+ * Repository housekeeping, as GitLab schedules it after pushes (Gitaly's OptimizeRepository): cheap
+ * checks decide what is worth doing, so that most pushes only extend the commit-graph.
+ *
+ * - commit-graph with changed-path Bloom filters: `git log -- path` skips commits that cannot touch it;
+ * - pack-refs once loose refs pile up: listing refs reads one file;
+ * - an incremental repack once loose objects or packs pile up, a full one when asked (`eager`);
+ * - `prune` also drops unreachable objects older than the grace period.
+ */
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { git } from './git.js';
+
+export type HousekeepingTask = 'auto' | 'eager' | 'prune';
+
+/** Gitaly's thresholds, roughly: beyond them the work pays for itself. */
+const LOOSE_OBJECTS_LIMIT = 1024;
+const PACKS_LIMIT = 16;
+const LOOSE_REFS_LIMIT = 16;
+
+export interface HousekeepingReport {
+  commitGraph: boolean;
+  packedRefs: boolean;
+  repacked: 'none' | 'incremental' | 'full';
+  pruned: boolean;
+}
+
+async function countLooseRefs(gitDir: string): Promise<number> {
+  let count = 0;
+  const visit = async (dir: string): Promise<void> => {
+    const entries = await fs.readdir(dir, { withFileTypes: true }).catch(() => []);
+    await Promise.all(
+      entries.map((entry) =>
+        entry.isDirectory() ? visit(path.join(dir, entry.name)) : entry.isFile() ? count++ : undefined,
+      ),
+    );
+  };
+  await visit(path.join(gitDir, 'refs'));
+  return count;
+}
+
+async function objectCounts(gitDir: string): Promise<{ loose: number; packs: number }> {
+  const { stdout } = await git(['count-objects', '-v'], { gitDir });
+  const value = (key: string) =>
+    Number(new RegExp(`^${key}: (\\d+)$`, 'm').exec(stdout.toString())?.[1] ?? 0);
+  return { loose: value('count'), packs: value('packs') };
+}
+
+export async function housekeep(gitDir: string, task: HousekeepingTask): Promise<HousekeepingReport> {
+  const report: HousekeepingReport = {
+    commitGraph: false,
+    packedRefs: false,
+    repacked: 'none',
+    pruned: false,
+  };
+  const [looseRefs, objects] = await Promise.all([countLooseRefs(gitDir), objectCounts(gitDir)]);
+  if (task !== 'auto' || looseRefs > LOOSE_REFS_LIMIT) {
+    await git(['pack-refs', '--all'], { gitDir });
+    report.packedRefs = true;
+  }
+  if (task !== 'auto' || objects.packs > PACKS_LIMIT) {
+    await git(['repack', '-a', '-d', '-q', '--write-bitmap-index'], { gitDir });
+    report.repacked = 'full';
+  } else if (objects.loose > LOOSE_OBJECTS_LIMIT) {
+    await git(['repack', '-d', '-q'], { gitDir });
+    report.repacked = 'incremental';
+  }
+  if (task === 'prune') {
+    await git(['prune', '--expire=2.weeks.ago'], { gitDir });
+    report.pruned = true;
+  }
+  // Incremental layers, merged as they grow; a full repack rewrites the whole graph.
+  const split = report.repacked === 'full' ? '--split=replace' : '--split';
+  await git(['commit-graph', 'write', '--reachable', '--changed-paths', split, '--size-multiple=4'], {
+    gitDir,
+  });
+  report.commitGraph = true;
+  return report;
+}

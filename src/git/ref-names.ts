@@ -1,0 +1,42 @@
+/**
+ * Names a new ref may have: git's own rules, checked without a process (a 1 MB name must not become a
+ * 1 MB argument), and GitLab's reserved forms on top.
+ */
+/** Characters `git check-ref-format` refuses anywhere in a ref name. */
+const REF_FORBIDDEN = /[\x00-\x20\x7f~^:?*[\\]|\.\.|@\{|\/\/|^\/|\/$|\.$/;
+/** The longest file name the file systems git stores loose refs on accept, per component. */
+const MAX_REF_COMPONENT_BYTES = 255;
+
+/**
+ * GitLab's check of a new ref name (`refs/heads/x`, `refs/tags/x`): `git check-ref-format`'s rules,
+ * without a process (a 1 MB name must not become a 1 MB argument), plus what a loose ref's file can be.
+ */
+export function isValidRefName(ref: string): boolean {
+  if (ref === '@' || REF_FORBIDDEN.test(ref)) return false;
+  const components = ref.split('/');
+  if (components.length < 2) return false;
+  return components.every(
+    (component) =>
+      component !== '' &&
+      !component.startsWith('.') &&
+      !component.endsWith('.lock') &&
+      Buffer.byteLength(component) <= MAX_REF_COMPONENT_BYTES,
+  );
+}
+
+/** Forms GitLab refuses for a new branch or tag: they would be read as another ref or as an option. */
+const RESERVED_PREFIXES = ['-', 'refs/heads/', 'refs/remotes/', 'refs/tags/'];
+
+/** A name git would read as an object id rather than as a branch. */
+export const looksLikeObjectId = (name: string): boolean => /^([0-9a-f]{40}|[0-9a-f]{64})$/i.test(name);
+
+const reserved = (name: string) =>
+  name === '' || name === 'HEAD' || RESERVED_PREFIXES.some((prefix) => name.startsWith(prefix));
+
+/** GitLab's check of a new branch name (an object id's look is refused apart, with its own message). */
+export const isValidBranchName = (name: string): boolean =>
+  !reserved(name) && isValidRefName(`refs/heads/${name}`);
+
+/** GitLab's check of a new tag name. */
+export const isValidTagName = (name: string): boolean =>
+  !reserved(name) && isValidRefName(`refs/tags/${name}`);

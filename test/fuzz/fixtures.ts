@@ -1,0 +1,182 @@
+/**
+ * Real data for the fuzzer, made through the API as root: with it, path parameters resolve and the
+ * handlers run, rather than every request stopping at a 404.
+ */
+import { callJson } from './http.js';
+
+export interface FuzzUser {
+  id: number;
+  username: string;
+  token: string;
+  tokenId: number;
+}
+
+export interface Fixture {
+  /** A project with a README on its protected `main`, in `group`, with a branch, a tag and the rest. */
+  project: { id: number; fullPath: string; readmeSha: string; commitSha: string };
+  group: { id: number; fullPath: string };
+  /** A second group the project is shared with. */
+  sharedGroup: { id: number };
+  /** A group the project is not shared with, and a user who is a member of nothing. */
+  otherGroup: { id: number };
+  outsider: { id: number };
+  /** A Developer of the project and of the group, with a personal access token. */
+  member: FuzzUser;
+  branch: string;
+  /** A branch for deleteBranch, so that deleting it leaves `branch` to the others. */
+  doomedBranch: string;
+  tag: string;
+  protectedTag: string;
+  protectedBranch: string;
+  customAttribute: string;
+  /** The bot tokens `self` operations authenticate with. */
+  projectToken: { id: number; token: string };
+  groupToken: { id: number; token: string };
+  /** Token ids that operations naming a token by id rotate and revoke. */
+  spareTokens: { personal: number; project: number; group: number };
+}
+
+export const ADMIN_SCOPES = [
+  'api',
+  'read_api',
+  'read_user',
+  'read_repository',
+  'write_repository',
+  'sudo',
+  'admin_mode',
+];
+const DEVELOPER = 30;
+
+const expiry = () => new Date(Date.now() + 180 * 86_400_000).toISOString().slice(0, 10);
+
+export class FixtureMaker {
+  private serial = 0;
+  constructor(
+    private readonly base: URL,
+    private readonly rootToken: string,
+    private readonly prefix: string,
+  ) {}
+
+  private name(kind: string) {
+    return `${this.prefix}-${kind}-${++this.serial}`;
+  }
+
+  private call<T = Record<string, unknown>>(method: string, path: string, body?: unknown) {
+    return callJson<T>(this.base, this.rootToken, method, path, body);
+  }
+
+  async user(admin = false): Promise<FuzzUser> {
+    const username = this.name(admin ? 'admin' : 'user');
+    const user = await this.call<{ id: number }>('POST', '/users', {
+      username,
+      name: username,
+      email: `${username}@example.com`,
+      force_random_password: true,
+      skip_confirmation: true,
+      admin,
+    });
+    return { id: user.id, username, ...(await this.token(user.id, admin ? ADMIN_SCOPES : ['api'])) };
+  }
+
+  /** A new personal access token for an existing user. */
+  async token(userId: number, scopes: string[] = ['api']): Promise<{ token: string; tokenId: number }> {
+    const created = await this.call<{ id: number; token: string }>(
+      'POST',
+      `/users/${userId}/personal_access_tokens`,
+      { name: this.name('token'), scopes, expires_at: expiry() },
+    );
+    return { token: created.token, tokenId: created.id };
+  }
+
+  async fixture(): Promise<Fixture> {
+    const groupPath = this.name('group');
+    const group = await this.call<{ id: number; full_path: string }>('POST', '/groups', {
+      name: groupPath,
+      path: groupPath,
+      visibility: 'private',
+    });
+    const sharedPath = this.name('shared');
+    const sharedGroup = await this.call<{ id: number }>('POST', '/groups', {
+      name: sharedPath,
+      path: sharedPath,
+    });
+    const otherPath = this.name('other');
+    const otherGroup = await this.call<{ id: number }>('POST', '/groups', {
+      name: otherPath,
+      path: otherPath,
+    });
+    const member = await this.user();
+    const outsider = await this.user();
+    const project = await this.call<{ id: number; path_with_namespace: string }>('POST', '/projects', {
+      name: this.name('project'),
+      namespace_id: group.id,
+      initialize_with_readme: true,
+    });
+    const p = `/projects/${project.id}`;
+    await this.call('POST', `${p}/members`, { user_id: member.id, access_level: DEVELOPER });
+    await this.call('POST', `/groups/${group.id}/members`, { user_id: member.id, access_level: DEVELOPER });
+    await this.call('POST', `${p}/share`, { group_id: sharedGroup.id, group_access: DEVELOPER });
+    const branch = 'fuzz-branch';
+    await this.call('POST', `${p}/repository/branches`, { branch, ref: 'main' });
+    const tag = 'v1.0';
+    await this.call('POST', `${p}/repository/tags`, { tag_name: tag, ref: 'main', message: 'annotated' });
+    await this.call('POST', `${p}/protected_tags`, { name: 'v*' });
+    await this.call('PUT', `${p}/custom_attributes/fuzzkey`, { value: 'fuzzvalue' });
+    const projectToken = await this.call<{ id: number; token: string }>('POST', `${p}/access_tokens`, {
+      name: this.name('bot'),
+      scopes: ['api'],
+      access_level: 40,
+      expires_at: expiry(),
+    });
+    const groupToken = await this.call<{ id: number; token: string }>(
+      'POST',
+      `/groups/${group.id}/access_tokens`,
+      {
+        name: this.name('bot'),
+        scopes: ['api'],
+        access_level: 40,
+        expires_at: expiry(),
+      },
+    );
+    const doomedBranch = 'fuzz-doomed';
+    await this.call('POST', `${p}/repository/branches`, { branch: doomedBranch, ref: 'main' });
+    const spare = async (path: string) =>
+      (
+        await this.call<{ id: number }>('POST', path, {
+          name: this.name('spare'),
+          scopes: ['read_api'],
+          access_level: 30,
+          expires_at: expiry(),
+        })
+      ).id;
+    const spareTokens = {
+      personal: (await this.token(member.id, ['read_api'])).tokenId,
+      project: await spare(`${p}/access_tokens`),
+      group: await spare(`/groups/${group.id}/access_tokens`),
+    };
+    const tree = await this.call<Array<{ name: string; id: string }>>('GET', `${p}/repository/tree`);
+    const commits = await this.call<Array<{ id: string }>>('GET', `${p}/repository/commits?ref_name=main`);
+    return {
+      project: {
+        id: project.id,
+        fullPath: project.path_with_namespace,
+        readmeSha: tree.find((entry) => entry.name === 'README.md')!.id,
+        commitSha: commits[0].id,
+      },
+      group: { id: group.id, fullPath: group.full_path },
+      sharedGroup: { id: sharedGroup.id },
+      otherGroup: { id: otherGroup.id },
+      outsider: { id: outsider.id },
+      member,
+      branch,
+      doomedBranch,
+      tag,
+      protectedTag: 'v*',
+      protectedBranch: 'main',
+      customAttribute: 'fuzzkey',
+      projectToken: { id: projectToken.id, token: projectToken.token },
+      groupToken: { id: groupToken.id, token: groupToken.token },
+      spareTokens,
+    };
+  }
+}
