@@ -395,16 +395,17 @@ export class GroupsService {
       });
     }
     const deleted = await this.dataSource.transaction(async (tx) => {
+      // Locks in id order, rows before members, as every deletion takes them: no deadlock between two.
       const groups: Array<{ id: number; depth: number }> = await tx.query(
         `SELECT id, cardinality(traversal_ids) AS depth FROM namespaces
-         WHERE traversal_ids @> ARRAY[$1::int] FOR UPDATE`,
+         WHERE traversal_ids @> ARRAY[$1::int] ORDER BY id FOR UPDATE`,
         [group.id],
       );
       const groupIds = groups.map((g) => Number(g.id));
       const projects: Array<{ id: number; repository_storage: string; full_path: string }> = await tx.query(
         `SELECT p.id, p.repository_storage, n.full_path || '/' || p.path AS full_path
          FROM projects p JOIN namespaces n ON n.id = p.namespace_id
-         WHERE p.namespace_id = ANY($1::int[]) FOR UPDATE OF p`,
+         WHERE p.namespace_id = ANY($1::int[]) ORDER BY p.id FOR UPDATE OF p`,
         [groupIds],
       );
       const projectIds = projects.map((p) => Number(p.id));

@@ -371,6 +371,10 @@ export class ProjectsService {
         });
     }
     await this.dataSource.transaction(async (tx) => {
+      // The project's row first, as a group deletion locks it before the members: the other order
+      // deadlocks. A group deletion that took it first has deleted the project already.
+      const [locked] = await tx.query('SELECT id FROM projects WHERE id = $1 FOR UPDATE', [project.id]);
+      if (!locked) throw notFound('Project');
       const bots: Array<{ user_id: number }> = await tx.query(
         `SELECT m.user_id FROM members m JOIN users u ON u.id = m.user_id
          WHERE m.source_type = 'Project' AND m.source_id = $1 AND u.user_type = 'project_bot'`,

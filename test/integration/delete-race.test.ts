@@ -82,3 +82,43 @@ describe('commits racing a project delete', () => {
     expect(pushes[0].n).toBe(0);
   });
 });
+
+describe('deletions racing each other', () => {
+  it('a group deletion beside deletions and archivals of its projects never deadlocks', async () => {
+    const admin = await server.factories.user({ admin: true });
+    const member = await server.factories.user();
+    const as = { token: admin.token };
+    const statuses: number[] = [];
+    for (let round = 0; round < 6; round++) {
+      const path = `race-group-${round}-${Date.now()}`;
+      const group = (await server.request('POST', '/groups', { ...as, json: { name: path, path } }))
+        .body as Json;
+      const projects: Json[] = [];
+      for (let n = 0; n < 4; n++) {
+        const created = await server.request('POST', '/projects', {
+          ...as,
+          json: { name: `p${n}`, namespace_id: group.id },
+        });
+        projects.push(created.body as Json);
+        // Members rows are what a project deletion and a group deletion both remove.
+        await server.request('POST', `/projects/${projects[n].id}/members`, {
+          ...as,
+          json: { user_id: member.user.id, access_level: 30 },
+        });
+      }
+      const answers = await Promise.all([
+        server.request('DELETE', `/projects/${projects[0].id}`, as),
+        server.request('POST', `/projects/${projects[1].id}/archive`, as),
+        server.request('DELETE', `/groups/${group.id}`, as),
+        server.request('DELETE', `/projects/${projects[2].id}`, as),
+        server.request('POST', `/projects/${projects[3].id}/archive`, as),
+      ]);
+      statuses.push(...answers.map((answer) => answer.status));
+      const left = await server.dataSource.query('SELECT count(*)::int AS n FROM namespaces WHERE id = $1', [
+        group.id,
+      ]);
+      expect(left[0].n).toBe(0);
+    }
+    expect(statuses.filter((status) => ![201, 202, 404].includes(status))).toEqual([]);
+  });
+});
