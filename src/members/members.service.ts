@@ -1,4 +1,4 @@
-import { recordIds } from '../core/ids.js';
+import { recordId, recordIds } from '../core/ids.js';
 import { In, type DataSource, type EntityManager } from 'typeorm';
 import type { components, operations } from '../../generated/openapi.js';
 import {
@@ -347,8 +347,11 @@ export class MembersService {
     }
 
     const users = this.dataSource.getRepository(User);
+    const id = byId ? recordId(wanted.trim()) : undefined;
     const user = byId
-      ? await users.findOneBy({ id: Number(wanted) })
+      ? id === undefined
+        ? null
+        : await users.findOneBy({ id })
       : await users
           .createQueryBuilder('u')
           .where('lower(u.username) = lower(:name)', { name: wanted })

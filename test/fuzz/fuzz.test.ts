@@ -242,6 +242,7 @@ describe.runIf(fs.existsSync(SERVER_ENTRY))(`fuzzing every operation of the cont
         byStatus: new Map(),
         byCategory: new Map(),
         parserRefusals: new Map(),
+        resentAfterReset: 0,
         findings: [],
         crashes: server.crashes,
         unattributedLogs: server.unattributed,
@@ -346,6 +347,13 @@ describe.runIf(fs.existsSync(SERVER_ENTRY))(`fuzzing every operation of the cont
           // once (the crash itself is reported with what was in flight).
           if (answer.status === 0 && (await server.restartedSince(crashesBefore)))
             answer = await sendRaw(base, { ...request, headers }, { agent, timeoutMs: requestTimeoutMs });
+          // A reset the network or the keep-alive pool caused is not the server's answer: the request goes
+          // once more on a connection of its own, and only a second reset counts.
+          if (answer.status === 0 && /^(ECONNRESET|EPIPE)$/.test(answer.error ?? '')) {
+            const again = await sendRaw(base, { ...request, headers }, { timeoutMs: requestTimeoutMs });
+            if (again.status !== 0) tally.resentAfterReset++;
+            answer = again;
+          }
           tally.requests++;
           if (trace)
             fs.appendFileSync(

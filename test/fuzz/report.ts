@@ -160,6 +160,8 @@ export interface Tally {
   byStatus: Map<number, number>;
   byCategory: Map<string, number>;
   parserRefusals: Map<number, number>;
+  /** Requests sent again on a new connection after a reset that an answer then followed. */
+  resentAfterReset: number;
   findings: Finding[];
   crashes: string[];
   unattributedLogs: ServerLog[];
@@ -205,6 +207,8 @@ export function summary(tally: Tally, header: string): string {
     lines.push(
       `refused before the application, by Node's HTTP parser or the body limit (allowed; 0 = reset): ${count(tally.parserRefusals)}`,
     );
+  if (tally.resentAfterReset)
+    lines.push(`connections reset, then answered on a new connection: ${tally.resentAfterReset}`);
   const verdicts = new Map<string, number>();
   for (const finding of tally.findings)
     verdicts.set(finding.verdict, (verdicts.get(finding.verdict) ?? 0) + 1);
