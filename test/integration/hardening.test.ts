@@ -120,22 +120,19 @@ describe("integers beyond the columns' range", () => {
     expect(await rawGet(path, token)).toEqual({ status, body });
   });
 
-  it.each(['2147483648', 'abc'])(
-    'a form user_id of %s adds no member: 404 User Not Found',
-    async (userId) => {
-      const { owner, project } = await server.factories.ownedProjectWithReadme();
-      const response = await sendRaw(
-        `${server.api}/projects/${project.id}/members`,
-        'POST',
-        { 'Content-Type': 'application/x-www-form-urlencoded', 'PRIVATE-TOKEN': owner.token },
-        `user_id=${userId}&access_level=30`,
-      );
-      expect({ status: response.status, body: JSON.parse(response.body) }).toEqual({
-        status: 404,
-        body: { message: '404 User Not Found' },
-      });
-    },
-  );
+  it.each(['2147483648'])('a form user_id of %s adds no member: 404 User Not Found', async (userId) => {
+    const { owner, project } = await server.factories.ownedProjectWithReadme();
+    const response = await sendRaw(
+      `${server.api}/projects/${project.id}/members`,
+      'POST',
+      { 'Content-Type': 'application/x-www-form-urlencoded', 'PRIVATE-TOKEN': owner.token },
+      `user_id=${userId}&access_level=30`,
+    );
+    expect({ status: response.status, body: JSON.parse(response.body) }).toEqual({
+      status: 404,
+      body: { message: '404 User Not Found' },
+    });
+  });
 
   it('a Sudo of 2147483648 names no user', async () => {
     const admin = await server.factories.user({ admin: true });
