@@ -12,7 +12,13 @@ export interface RepoShape {
   tags: number;
 }
 
-export const DEFAULT_SHAPE: RepoShape = { files: 10_000, commits: 2_000, branches: 50, tags: 1_000 };
+/** `BENCH_TAGS` changes the tag count alone, to see how tag pages scale (10,000 against 1,000). */
+export const DEFAULT_SHAPE: RepoShape = {
+  files: 10_000,
+  commits: 2_000,
+  branches: 50,
+  tags: Number(process.env.BENCH_TAGS ?? 1_000),
+};
 
 /** A small seeded PRNG (mulberry32), so every run builds the same repository. */
 export function random(seed: number): () => number {

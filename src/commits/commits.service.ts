@@ -14,7 +14,7 @@ import { MESSAGES, ZERO_SHA } from '../git/push-rules.js';
 import { RefUpdateRefused, type OpenRepository } from '../git/repositories.service.js';
 import type { ProjectView } from '../projects/projects.service.js';
 import type { ServiceRegistry } from '../core/family.js';
-import { isValidBranchName, looksLikeObjectId } from '../git/ref-names.js';
+import { isUsableIdentityName, isValidBranchName, looksLikeObjectId } from '../git/ref-names.js';
 import type { GitRepository, LogQuery } from '../git/repository.js';
 
 export type ListCommitsParams = NonNullable<operations['listCommits']['parameters']['query']>;
@@ -274,12 +274,15 @@ export class CommitsService {
     }
     const user = caller.user!;
     const committer = { name: user.name, email: user.email };
+    const authorName = options.authorName || user.name;
+    if (!isUsableIdentityName(authorName))
+      throw repositoryError('Commit author name consists only of disallowed characters');
     const sha = await git.buildCommit({
       parent,
       actions: options.actions,
       message: options.message,
       committer,
-      author: { name: options.authorName || user.name, email: options.authorEmail || user.email },
+      author: { name: authorName, email: options.authorEmail || user.email },
     });
     await this.services.repositories.updateRefs(caller, repo, [
       { ref: `refs/heads/${branch}`, oldSha: tip ?? ZERO_SHA, newSha: sha },

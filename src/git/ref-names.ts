@@ -40,3 +40,13 @@ export const isValidBranchName = (name: string): boolean =>
 /** GitLab's check of a new tag name. */
 export const isValidTagName = (name: string): boolean =>
   !reserved(name) && isValidRefName(`refs/tags/${name}`);
+
+/** The characters git trims from both ends of a name or e-mail (ident.c's "crud"). */
+const IDENT_CRUD = /^[\x00-\x20.,:;<>"\\']+|[\x00-\x20.,:;<>"\\']+$/g;
+
+/**
+ * Whether git can write `name` into a commit: it drops `<`, `>` and newlines anywhere and trims its
+ * crud from the ends, and refuses a name with nothing left.
+ */
+export const isUsableIdentityName = (name: string): boolean =>
+  name.replace(/[<>\n]/g, '').replace(IDENT_CRUD, '').length > 0;

@@ -318,6 +318,25 @@ describe('values git refuses', () => {
     expect(response.status).toBe(400);
   });
 
+  it.each(['.', ' .. ', '<>', ';'])(
+    'an author name git cannot write (%j) answers 400',
+    async (authorName) => {
+      const { owner, project } = await server.factories.ownedProjectWithReadme();
+      const response = await server.request('POST', `/projects/${project.id}/repository/commits`, {
+        token: owner.token,
+        json: {
+          branch: 'main',
+          commit_message: 'x',
+          author_name: authorName,
+          author_email: 'a@example.com',
+          actions: [{ action: 'create', file_path: 'a', content: 'b' }],
+        },
+      });
+      expect(response.status).toBe(400);
+      expect(response.body).toEqual({ message: 'Commit author name consists only of disallowed characters' });
+    },
+  );
+
   it('an 8,000-character ref in a query answers 404 like any ref that does not exist', async () => {
     const { owner, project } = await server.factories.ownedProjectWithReadme();
     const tree = await sendRaw(
