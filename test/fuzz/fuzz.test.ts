@@ -243,6 +243,7 @@ describe.runIf(fs.existsSync(SERVER_ENTRY))(`fuzzing every operation of the cont
         byCategory: new Map(),
         parserRefusals: new Map(),
         resentAfterReset: 0,
+        resetExamples: [],
         findings: [],
         crashes: server.crashes,
         unattributedLogs: server.unattributed,
@@ -351,7 +352,10 @@ describe.runIf(fs.existsSync(SERVER_ENTRY))(`fuzzing every operation of the cont
           // once more on a connection of its own, and only a second reset counts.
           if (answer.status === 0 && /^(ECONNRESET|EPIPE)$/.test(answer.error ?? '')) {
             const again = await sendRaw(base, { ...request, headers }, { timeoutMs: requestTimeoutMs });
-            if (again.status !== 0) tally.resentAfterReset++;
+            if (again.status !== 0 && tally.resentAfterReset++ < 8)
+              tally.resetExamples.push(
+                `${again.status} after ${answer.ms} ms: ${op.operationId} [${request.category}] ${request.label.slice(0, 80)}`,
+              );
             answer = again;
           }
           tally.requests++;

@@ -162,6 +162,8 @@ export interface Tally {
   parserRefusals: Map<number, number>;
   /** Requests sent again on a new connection after a reset that an answer then followed. */
   resentAfterReset: number;
+  /** A few of them, to see where resets come from. */
+  resetExamples: string[];
   findings: Finding[];
   crashes: string[];
   unattributedLogs: ServerLog[];
@@ -207,8 +209,10 @@ export function summary(tally: Tally, header: string): string {
     lines.push(
       `refused before the application, by Node's HTTP parser or the body limit (allowed; 0 = reset): ${count(tally.parserRefusals)}`,
     );
-  if (tally.resentAfterReset)
+  if (tally.resentAfterReset) {
     lines.push(`connections reset, then answered on a new connection: ${tally.resentAfterReset}`);
+    for (const example of tally.resetExamples) lines.push(`  e.g. ${example}`);
+  }
   const verdicts = new Map<string, number>();
   for (const finding of tally.findings)
     verdicts.set(finding.verdict, (verdicts.get(finding.verdict) ?? 0) + 1);
