@@ -22,9 +22,9 @@ import { streamProcess, type ProcessOutput } from './process-stream.js';
 import { digestRefs, readRepositoryState, type RepositoryState } from './repository-state.js';
 import type { Signature } from './storage.js';
 import { isValidRefName } from './ref-names.js';
-import { readTags, sortedTagNames, type GitTag, type TagOrder } from './tags.js';
+import { parseTagObject, sortedTagNames, tagFromObject, type GitTag, type TagOrder } from './tags.js';
 import { objectBatches } from './object-batch.js';
-import { readRefs } from './ref-store.js';
+import { readRefs, type StoredRef } from './ref-store.js';
 import { LruCache } from '../core/lru.js';
 
 export interface GitObject {
@@ -109,6 +109,18 @@ function assertObjectId(id: string): void {
 const TAGS = 'refs/tags/';
 /** Sorted tag names by ref-store snapshot: a snapshot that is no longer current is collected with them. */
 const SORTED_TAGS = new WeakMap<object, Map<string, string[]>>();
+const TAG_INDEXES = new WeakMap<object, Map<string, string>>();
+
+/** Tag name to the object its ref names, per ref-store snapshot. */
+function tagIndex(refs: StoredRef[]): Map<string, string> {
+  let index = TAG_INDEXES.get(refs);
+  if (!index) {
+    index = new Map();
+    for (const { ref, sha } of refs) if (ref.startsWith(TAGS)) index.set(ref.slice(TAGS.length), sha);
+    TAG_INDEXES.set(refs, index);
+  }
+  return index;
+}
 const MERGED_BRANCHES = new WeakMap<object, Map<string, RefEntry[]>>();
 /** Commits by id: immutable, so shared by every repository and never invalidated. */
 const COMMITS = new LruCache<string, GitCommit>(20_000);
@@ -376,9 +388,35 @@ export class GitRepository {
     return names;
   }
 
-  /** The named tags, in one call; names that are not tags are missing from the map. */
-  tags(names: string[]): Promise<Map<string, GitTag>> {
-    return readTags(this.dir, names);
+  /**
+   * The named tags; names that are not tags are missing from the map. Read from the ref store and the
+   * shared object reader: no process, and the cost is the page's, not the repository's tag count.
+   */
+  async tags(names: string[]): Promise<Map<string, GitTag>> {
+    const tags = new Map<string, GitTag>();
+    if (names.length === 0) return tags;
+    const index = tagIndex(await readRefs(this.dir));
+    await Promise.all(
+      names.map(async (name) => {
+        const target = index.get(name);
+        if (!target) return;
+        const [object] = await this.reader.info([target]);
+        if (!object) return;
+        if (object.type !== 'tag') {
+          tags.set(name, tagFromObject(name, target, object.type, null, null));
+          return;
+        }
+        const parsed = parseTagObject(await this.reader.read('tag', target));
+        const commitId =
+          parsed.type === 'commit'
+            ? parsed.object
+            : parsed.type === 'tag'
+              ? await this.reader.resolveCommit(target)
+              : null;
+        tags.set(name, tagFromObject(name, target, 'tag', parsed, commitId));
+      }),
+    );
+    return tags;
   }
 
   /** Points HEAD (what a clone checks out) at a branch. */

@@ -1,8 +1,7 @@
 /**
- * Reading tags out of a repository with `git for-each-ref`: names in the order asked for, then the
- * details of just the tags a page shows, fields separated by NUL bytes so no message can break parsing.
+ * Reading tags: names in the order asked for with `git for-each-ref` (cached per ref-store snapshot by
+ * the caller), then the details of just the tags a page shows, parsed from their objects.
  */
-import { resolveCommit } from './commits.js';
 import { git } from './git.js';
 
 export type TagOrder = 'name' | 'updated' | 'version';
@@ -41,60 +40,73 @@ export interface GitTag {
   commitId: string | null;
 }
 
-const FIELDS = [
-  '%(refname)',
-  '%(objectname)',
-  '%(objecttype)',
-  '%(*objectname)',
-  '%(*objecttype)',
-  '%(taggeremail)',
-  '%(taggerdate:iso-strict)',
-  '%(contents:signature)',
-  '%(contents)',
-];
-const FORMAT = `${FIELDS.join('%00')}%00%01`;
+/** Lines that start a signature at the end of a tag message, as git recognises them. */
+const SIGNATURE_START = /^-----BEGIN (PGP SIGNATURE|PGP MESSAGE|SIGNED MESSAGE|SSH SIGNATURE)-----/;
 
-/** The named tags, in one call; names that are not tags are missing from the map. */
-export async function readTags(dir: string, names: string[]): Promise<Map<string, GitTag>> {
-  const tags = new Map<string, GitTag>();
-  if (names.length === 0) return tags;
-  const wanted = new Set(names);
-  // Option-like names cannot reach git: every pattern starts with refs/tags/.
-  const { stdout } = await git(
-    ['for-each-ref', `--format=${FORMAT}`, ...names.map((n) => `refs/tags/${n}`)],
-    {
-      gitDir: dir,
-    },
-  );
-  const nested: GitTag[] = [];
-  for (const record of stdout.toString('utf8').split('\x00\x01')) {
-    const fields = record.replace(/^\n/, '').split('\x00');
-    if (fields.length < FIELDS.length) continue;
-    const [refname, objectName, objectType, peeledName, peeledType, email, date, signature, ...rest] = fields;
-    // The message is the last field: a NUL inside it only splits it further.
-    const contents = rest.join('\x00');
-    const name = refname.slice('refs/tags/'.length);
-    // A pattern also matches the refs below it (`v1` matches `v1/rc`): keep exact names only.
-    if (!wanted.has(name)) continue;
-    const annotated = objectType === 'tag';
-    const body =
-      annotated && signature && contents.endsWith(signature)
-        ? contents.slice(0, -signature.length)
-        : contents;
-    const tag: GitTag = {
-      name,
-      target: objectName,
-      annotated,
-      message: annotated ? body.replace(/\n+$/, '') : null,
-      signature: annotated && signature ? signature : null,
-      taggerEmail: annotated && email ? email.replace(/^<|>$/g, '') : null,
-      taggerDate: annotated && date ? new Date(date) : null,
-      commitId: objectType === 'commit' ? objectName : peeledType === 'commit' ? peeledName : null,
-    };
-    if (annotated && peeledType === 'tag') nested.push(tag);
-    tags.set(name, tag);
+export interface TagObject {
+  object: string;
+  type: string;
+  taggerEmail: string | null;
+  taggerDate: Date | null;
+  /** The message as `%(contents)` gives it: from the subject to the end, signature included. */
+  contents: string;
+  /** The signature at the end of the contents, as `%(contents:signature)` gives it, or ''. */
+  signature: string;
+}
+
+/** A tag object's fields, read as `git for-each-ref` reads them (ref-filter's rules). */
+export function parseTagObject(data: Buffer): TagObject {
+  const text = data.toString('utf8');
+  const headerEnd = text.indexOf('\n\n');
+  const header = headerEnd === -1 ? text : text.slice(0, headerEnd);
+  const field = (name: string) => new RegExp(`^${name} (.*)$`, 'm').exec(header)?.[1] ?? null;
+  const tagger = /^(.*?) ?<([^>]*)> (\d+) ([+-]\d{4})$/.exec(field('tagger') ?? '');
+  // Blank lines before the subject are skipped, as for-each-ref skips them.
+  const contents = headerEnd === -1 ? '' : text.slice(headerEnd + 2).replace(/^\n+/, '');
+  let signatureAt = contents.length;
+  for (let at = 0; at < contents.length;) {
+    if (SIGNATURE_START.test(contents.slice(at, at + 40))) signatureAt = at;
+    const eol = contents.indexOf('\n', at);
+    at = eol === -1 ? contents.length : eol + 1;
   }
-  // A tag of a tag: rare enough to peel one by one.
-  for (const tag of nested) tag.commitId = await resolveCommit(dir, `refs/tags/${tag.name}`);
-  return tags;
+  return {
+    object: field('object') ?? '',
+    type: field('type') ?? '',
+    taggerEmail: tagger ? tagger[2] : null,
+    taggerDate: tagger ? new Date(Number(tagger[3]) * 1000) : null,
+    contents,
+    signature: contents.slice(signatureAt),
+  };
+}
+
+/** A tag as the API shows it, from its ref's object and, for an annotated tag, the tag object. */
+export function tagFromObject(
+  name: string,
+  target: string,
+  objectType: string,
+  parsed: TagObject | null,
+  commitId: string | null,
+): GitTag {
+  if (!parsed)
+    return {
+      name,
+      target,
+      annotated: false,
+      message: null,
+      signature: null,
+      taggerEmail: null,
+      taggerDate: null,
+      commitId: objectType === 'commit' ? target : null,
+    };
+  const body = parsed.signature ? parsed.contents.slice(0, -parsed.signature.length) : parsed.contents;
+  return {
+    name,
+    target,
+    annotated: true,
+    message: body.replace(/\n+$/, ''),
+    signature: parsed.signature || null,
+    taggerEmail: parsed.taggerEmail || null,
+    taggerDate: parsed.taggerDate,
+    commitId,
+  };
 }
