@@ -6,7 +6,10 @@ export type MilestoneJson = components['schemas']['Milestone'];
 /** Today in UTC, GitLab's default time zone, as `YYYY-MM-DD`. */
 const today = () => new Date().toISOString().slice(0, 10);
 
-export function presentMilestone({ milestone, webUrl }: MilestoneRecord): MilestoneJson {
+export function presentMilestone(
+  { milestone, webPath }: MilestoneRecord,
+  externalUrl: string,
+): MilestoneJson {
   return {
     id: milestone.id,
     iid: milestone.iid,
@@ -21,6 +24,6 @@ export function presentMilestone({ milestone, webUrl }: MilestoneRecord): Milest
     start_date: milestone.startDate,
     // Dates of the same length compare as text; the column holds four-digit years only.
     expired: milestone.dueDate !== null && milestone.dueDate < today(),
-    web_url: webUrl,
+    web_url: `${externalUrl}/${webPath}`,
   };
 }

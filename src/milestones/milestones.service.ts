@@ -21,10 +21,10 @@ export type ListGroupMilestonesParams = Query<'listGroupMilestones'>;
 export type CreateMilestoneParams = components['schemas']['MilestoneCreate'];
 export type UpdateMilestoneParams = components['schemas']['MilestoneUpdate'];
 
-/** A milestone with the URL of its page. */
+/** A milestone with the path of its page under the server's URL (`group/project/-/milestones/3`). */
 export interface MilestoneRecord {
   milestone: Milestone;
-  webUrl: string;
+  webPath: string;
 }
 
 type Owner = { projectId: number } | { groupId: number };
@@ -39,15 +39,13 @@ const LAST_DATE = '9999-12-31';
  * For other families (merge requests):
  * - `availableToProject(projectId, {id} | {title})`: a milestone the project may use (its own, or its
  *   group's or an ancestor group's), or null.
- * - `records(milestones)`: milestones with their `web_url`, for `presentMilestone`.
+ * - `records(milestones)`: milestones with their page paths, for `presentMilestone`.
  */
 export class MilestonesService {
   private readonly dataSource: DataSource;
-  private readonly externalUrl: string;
 
   constructor(deps: CoreDeps) {
     this.dataSource = deps.dataSource;
-    this.externalUrl = deps.config.externalUrl;
   }
 
   /** A milestone project `projectId` may use, by global id or exact title; null when there is none. */
@@ -67,7 +65,7 @@ export class MilestonesService {
     return query.getOne();
   }
 
-  /** Milestones with their page URLs, the paths read in one query. */
+  /** Milestones with their page paths, read in one query. */
   async records(
     milestones: Milestone[],
     manager: EntityManager = this.dataSource.manager,
@@ -86,7 +84,7 @@ export class MilestonesService {
     const paths = new Map(rows.map((row) => [Number(row.id), row.path]));
     return milestones.map((milestone) => ({
       milestone,
-      webUrl: `${this.externalUrl}/${paths.get(milestone.id)}/-/milestones/${milestone.iid}`,
+      webPath: `${paths.get(milestone.id)}/-/milestones/${milestone.iid}`,
     }));
   }
 
