@@ -357,6 +357,8 @@ export function castDate(value: string | undefined | null): string | null {
   const match = /^\s*(\d{4,})-(\d{1,2})-(\d{1,2})(?:$|[T\s])/.exec(value);
   if (!match) return null;
   const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  // PostgreSQL has no year 0; a year beyond any calendar is no date either.
+  if (year < 1 || year > 99_999) return null;
   const date = new Date(Date.UTC(2000, month - 1, day));
   date.setUTCFullYear(year);
   if (date.getUTCFullYear() !== year || date.getUTCMonth() !== month - 1 || date.getUTCDate() !== day)

@@ -34,11 +34,10 @@ describe('@gitbeaker/rest', () => {
     expect(all[0]).toMatchObject({ open_merge_requests_count: 0 });
     expect(await api.ProjectLabels.show(project.id, 'security')).toMatchObject({ is_project_label: false });
 
-    const edited = await api.ProjectLabels.edit(project.id, label.id, {
-      newName: 'defect',
-      color: '#000000',
-    });
-    expect(edited).toMatchObject({ id: label.id, name: 'defect', text_color: '#FFFFFF' });
+    const edited = await api.ProjectLabels.edit(project.id, label.id, { newName: 'defect' });
+    expect(edited).toMatchObject({ id: label.id, name: 'defect', text_color: '#1F1E24' });
+    const recoloured = await api.ProjectLabels.edit(project.id, 'defect', { color: '#000000' });
+    expect(recoloured).toMatchObject({ id: label.id, text_color: '#FFFFFF' });
     await api.GroupLabels.edit(group.id, 'security', { color: '#FFFFFF' });
     expect(await api.GroupLabels.show(group.id, groupLabel.id)).toMatchObject({ color: '#FFFFFF' });
 
@@ -59,7 +58,7 @@ describe('@gitbeaker/rest', () => {
     const q3 = await api.GroupMilestones.create(group.id, 'Q3');
     expect(q3).toMatchObject({ iid: 1, group_id: group.id });
 
-    const listed = await api.ProjectMilestones.all(project.id, { perPage: 1, includeAncestors: true });
+    const listed = await api.ProjectMilestones.all(project.id, { perPage: 1, includeParentMilestones: true });
     expect(listed.map((m) => m.title)).toEqual(['v1.0', 'Q3', 'v2.0']);
     const closed = await api.ProjectMilestones.edit(project.id, v1.id, { stateEvent: 'close' });
     expect(closed).toMatchObject({ state: 'closed' });

@@ -42,6 +42,8 @@ describe('dates as Rails casts them', () => {
     ['tomorrow', null],
     ['', null],
     ['10000-01-01', '10000-01-01'],
+    ['0000-01-01', null],
+    ['9'.repeat(100_000) + '-01-01', null],
   ])('%j is %j', (input, expected) => {
     expect(castDate(input)).toBe(expected);
   });
