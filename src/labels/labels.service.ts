@@ -288,7 +288,10 @@ export class LabelsService {
         if (isUniqueViolation(err)) throw validationFailed({ title: ['has already been taken'] });
         throw err;
       });
-    Object.assign(label, await this.dataSource.getRepository(Label).findOneByOrFail({ id: label.id }));
+    // Deleted meanwhile: as if it had not been found.
+    const reloaded = await this.dataSource.getRepository(Label).findOneBy({ id: label.id });
+    if (!reloaded) throw notFound('Label');
+    Object.assign(label, reloaded);
   }
 
   /** A label in `scope` by id (digits) or else by exact name: 404 `Label Not Found`. */

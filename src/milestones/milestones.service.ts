@@ -220,7 +220,7 @@ export class MilestonesService {
       });
       return saved.id;
     });
-    return this.record(await this.dataSource.getRepository(Milestone).findOneByOrFail({ id }));
+    return this.reload(id);
   }
 
   private async update(milestone: Milestone, params: UpdateMilestoneParams): Promise<MilestoneRecord> {
@@ -247,7 +247,7 @@ export class MilestonesService {
       if (Object.keys(errors).length > 0) throw failed('update', errors);
       await tx.getRepository(Milestone).update(milestone.id, { ...changes, updatedAt: new Date() });
     });
-    return this.record(await this.dataSource.getRepository(Milestone).findOneByOrFail({ id: milestone.id }));
+    return this.reload(milestone.id);
   }
 
   /**
@@ -302,6 +302,13 @@ export class MilestonesService {
       .findOneBy('projectId' in owner ? { id, projectId: owner.projectId } : { id, groupId: owner.groupId });
     if (!milestone) throw recordNotFound();
     return milestone;
+  }
+
+  /** The milestone as saved; deleted meanwhile, as if it had not been found. */
+  private async reload(id: number): Promise<MilestoneRecord> {
+    const milestone = await this.dataSource.getRepository(Milestone).findOneBy({ id });
+    if (!milestone) throw recordNotFound();
+    return this.record(milestone);
   }
 
   private async record(milestone: Milestone): Promise<MilestoneRecord> {
