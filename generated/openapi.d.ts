@@ -325,6 +325,110 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/groups/{id}/labels": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a group's labels
+         * @description The group's labels and, unless `include_ancestor_groups=false`, those of its ancestor groups,
+         *     ordered by name (then id).
+         *
+         *     - **Who.** Any signed-in user who can see the group; a group the caller cannot see answers 404
+         *       `{"message": "404 Group Not Found"}`.
+         *     - `include_descendant_groups=true` adds the labels of the subgroups the caller can see;
+         *       `only_group_labels=false` adds the labels of the projects (in the group, and in those subgroups
+         *       when included) that the caller can see.
+         *     - `search` and `with_counts` as for project labels.
+         */
+        get: operations["listGroupLabels"];
+        /**
+         * Update a group label named in the body
+         * @description GitLab's older form of the update, which python-gitlab's `label.save()` uses: the label is named
+         *     by `label_id` or `name` in the body. Otherwise as `PUT /groups/:id/labels/:label_id`.
+         *
+         *     - Exactly one of `label_id` and `name`: neither answers 400
+         *       `{"error": "label_id, name are missing, exactly one parameter must be provided"}`, both
+         *       `{"error": "label_id, name are mutually exclusive"}`.
+         */
+        put: operations["updateGroupLabelByName"];
+        /**
+         * Create a group label
+         * @description Creates a label in the group, which the group's projects and subgroups can use.
+         *
+         *     - **Who.** Planner or higher in the group, or an administrator; others who can see the group get 403.
+         *     - As for project labels: `name` and `color` are required, colours and validation messages are
+         *       the same, and a label of the same name in the group or an ancestor group answers 409
+         *       `{"message": "Label already exists"}`. A project label of the same name further down is allowed.
+         */
+        post: operations["createGroupLabel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/groups/{id}/labels/{label_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+                /**
+                 * @description The label's integer id or its exact name, URL-encoded.
+                 * @example bug
+                 */
+                label_id: components["parameters"]["LabelId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a group label
+         * @description One label of the group (or, unless `include_ancestor_groups=false`, of an ancestor group), by id
+         *     or by exact name. The list's `include_descendant_groups` and `only_group_labels` apply too.
+         *
+         *     - **Who.** As for the list.
+         *     - A label not found answers 404 `{"message": "404 Label Not Found"}`.
+         */
+        get: operations["getGroupLabel"];
+        /**
+         * Update a group label
+         * @description Changes a label of the group itself (an ancestor's label answers 404 `{"message": "404 Label Not Found"}`).
+         *
+         *     - **Who.** As for creating.
+         *     - At least one of `new_name`, `color` and `description`, else 400
+         *       `{"error": "new_name, color, description are missing, at least one parameter must be provided"}`.
+         *     - Checked as on creation; a name another label of the group has answers 400
+         *       `{"message": {"title": ["has already been taken"]}}`.
+         */
+        put: operations["updateGroupLabel"];
+        post?: never;
+        /**
+         * Delete a group label
+         * @description Deletes a label of the group itself, and the priorities projects gave it. Answers 204 with no body.
+         *
+         *     - **Who.** As for creating.
+         *     - An ancestor's label, or a label not found, answers 404 `{"message": "404 Label Not Found"}`.
+         */
+        delete: operations["deleteGroupLabel"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/groups/{id}/members": {
         parameters: {
             query?: never;
@@ -478,6 +582,96 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/groups/{id}/milestones": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a group's milestones
+         * @description The group's milestones, ordered as for projects.
+         *
+         *     - **Who.** Any signed-in user who can see the group; a group the caller cannot see answers 404
+         *       `{"message": "404 Group Not Found"}`.
+         *     - `include_ancestors=true` adds the milestones of the ancestor groups the caller can see;
+         *       `include_descendants=true` adds those of the subgroups the caller can see and of the projects
+         *       (in the group and those subgroups) the caller can see.
+         *     - The other filters as for projects; `iids[]` matches any listed milestone's own number.
+         */
+        get: operations["listGroupMilestones"];
+        put?: never;
+        /**
+         * Create a group milestone
+         * @description Creates a milestone in the group, numbered (`iid`) after the group's last one, which the group's
+         *     projects can use.
+         *
+         *     - **Who.** Planner or higher in the group, or an administrator; others who can see the group get 403.
+         *     - As for project milestones; a title must be unused by the group's milestones and by the
+         *       milestones of the projects directly in the group.
+         */
+        post: operations["createGroupMilestone"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/groups/{id}/milestones/{milestone_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+                /**
+                 * @description The milestone's global id (not its iid).
+                 * @example 12
+                 */
+                milestone_id: components["parameters"]["MilestoneId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a group milestone
+         * @description One milestone of the group, by its global `id`.
+         *
+         *     - **Who.** As for the list.
+         *     - A milestone the group does not have answers 404 `{"message": "404 Not found"}`.
+         */
+        get: operations["getGroupMilestone"];
+        /**
+         * Update or close a group milestone
+         * @description As for project milestones.
+         *
+         *     - **Who.** As for creating.
+         *     - A milestone the group does not have answers 404 `{"message": "404 Not found"}`.
+         */
+        put: operations["updateGroupMilestone"];
+        post?: never;
+        /**
+         * Delete a group milestone
+         * @description Deletes the milestone. Answers 204 with no body.
+         *
+         *     - **Who.** As for creating.
+         *     - A milestone the group does not have answers 404 `{"message": "404 Not found"}`.
+         */
+        delete: operations["deleteGroupMilestone"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1156,6 +1350,127 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{id}/labels": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a project's labels
+         * @description The labels a project can use: its own and, unless `include_ancestor_groups=false`, those of its
+         *     group and every ancestor group, ordered by name (then id).
+         *
+         *     - **Who.** Any signed-in user who can see the project (a token is required even for a public
+         *       project, as in GitLab). A project the caller cannot see answers 404 `{"message": "404 Project Not Found"}`.
+         *     - `search` keeps labels whose name or description contains the text, ignoring case.
+         *     - `with_counts=true` adds `open_issues_count`, `closed_issues_count` and
+         *       `open_merge_requests_count`, counted over what the caller may see. forge-api has no issues yet,
+         *       so the issue counts are 0.
+         *     - `subscribed` is always false: forge-api has no label subscriptions.
+         */
+        get: operations["listProjectLabels"];
+        /**
+         * Update a project label named in the body
+         * @description GitLab's older form of the update, which python-gitlab's `label.save()` uses: the label is named
+         *     by `label_id` or `name` in the body rather than in the path. Otherwise as
+         *     `PUT /projects/:id/labels/:label_id`.
+         *
+         *     - Exactly one of `label_id` and `name`: neither answers 400
+         *       `{"error": "label_id, name are missing, exactly one parameter must be provided"}`, both
+         *       `{"error": "label_id, name are mutually exclusive"}`.
+         *     - Only the project's own labels: a group label answers 404 `{"message": "404 Label Not Found"}`.
+         */
+        put: operations["updateProjectLabelByName"];
+        /**
+         * Create a project label
+         * @description Creates a label in the project.
+         *
+         *     - **Who.** Planner or higher (Reporter, Developer, Maintainer, Owner), or an administrator; others
+         *       who can see the project get 403. Not in an archived project (403).
+         *     - `name` and `color` are required (400 `{"error": "name is missing"}`). Surrounding spaces of the
+         *       name are dropped and HTML tags are removed from the name and the description.
+         *     - `color` is `#RGB`, `#RRGGBB` or a CSS colour name (`red`, `SteelBlue`), stored as its hex value;
+         *       anything else answers 400 `{"message": {"color": ["must be a valid color code"]}}`. An empty
+         *       colour gives GitLab's default, `#6699cc`. `text_color` is derived from the colour's brightness,
+         *       as GitLab derives it: `#1F1E24` on light colours, `#FFFFFF` on dark ones.
+         *     - A label of the same name (exactly, case included) in the project or one of its ancestor groups
+         *       answers 409 `{"message": "Label already exists"}`; names differing only in case may coexist,
+         *       as in GitLab.
+         *     - Record validation answers 400 with the messages by attribute, under `title` (GitLab's name for
+         *       the name): a blank name `{"message": {"title": ["can't be blank", "is invalid"]}}`, a comma
+         *       `is invalid`, more than 255 characters `is too long (maximum is 255 characters)`; a description
+         *       over 512 KB `{"message": {"description": ["is too long (maximum is 524288 characters)"]}}`.
+         *     - `priority` (0 or more) sets the project's priority for the label.
+         */
+        post: operations["createProjectLabel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/labels/{label_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The label's integer id or its exact name, URL-encoded.
+                 * @example bug
+                 */
+                label_id: components["parameters"]["LabelId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a project label
+         * @description One label the project can use, by id or by exact name (an id wins over a name made of digits).
+         *
+         *     - **Who.** As for the list.
+         *     - Ancestor groups' labels are found too unless `include_ancestor_groups=false`.
+         *     - A label not found answers 404 `{"message": "404 Label Not Found"}`.
+         */
+        get: operations["getProjectLabel"];
+        /**
+         * Update a project label
+         * @description Changes a label of the project itself (group labels are changed through the group: here they
+         *     answer 404 `{"message": "404 Label Not Found"}`).
+         *
+         *     - **Who.** As for creating.
+         *     - At least one of `new_name`, `color`, `description` and `priority`, else 400
+         *       `{"error": "new_name, color, description, priority are missing, at least one parameter must be provided"}`.
+         *     - `new_name` and `color` are checked as on creation; renaming to the name of another label of the
+         *       project answers 400 `{"message": {"title": ["has already been taken"]}}`.
+         *     - `priority` sets the project's priority; `priority: null` removes it.
+         */
+        put: operations["updateProjectLabel"];
+        post?: never;
+        /**
+         * Delete a project label
+         * @description Deletes a label of the project itself, with its priorities. Answers 204 with no body.
+         *
+         *     - **Who.** As for creating.
+         *     - A group label, or a label not found, answers 404 `{"message": "404 Label Not Found"}`.
+         */
+        delete: operations["deleteProjectLabel"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{id}/members": {
         parameters: {
             query?: never;
@@ -1336,6 +1651,109 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/milestones": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a project's milestones
+         * @description The project's milestones, ordered by due date (those without one last), then title, then id.
+         *
+         *     - **Who.** Any signed-in user who can see the project (a token is required even for a public
+         *       project, as in GitLab); a project the caller cannot see answers 404 `{"message": "404 Project Not Found"}`.
+         *     - `include_ancestors=true` adds the milestones of the project's group and its ancestors
+         *       (`include_parent_milestones` is its deprecated name; sending both answers 400
+         *       `{"error": "include_ancestors, include_parent_milestones are mutually exclusive"}`).
+         *     - Filters: `iids[]` (the project's own numbers), `state` (`active`, `closed`, default all),
+         *       `title` (exactly), `search` (title or description contains the text, ignoring case),
+         *       `updated_before` and `updated_after` (ISO 8601 datetimes).
+         */
+        get: operations["listProjectMilestones"];
+        put?: never;
+        /**
+         * Create a project milestone
+         * @description Creates a milestone, numbered (`iid`) after the project's last one. It starts `active`.
+         *
+         *     - **Who.** Planner or higher, or an administrator; others who can see the project get 403. Not
+         *       in an archived project (403).
+         *     - `title` is required (400 `{"error": "title is missing"}`); surrounding spaces are dropped and
+         *       HTML tags removed.
+         *     - `due_date` and `start_date` are dates (`YYYY-MM-DD`); a value that is not a date is stored as
+         *       no date, as GitLab casts it.
+         *     - Refused with 400 and GitLab's sentence, for example
+         *       `{"message": "Failed to create milestone {:title=>[\"already being used for another group or project milestone.\"]}"}`:
+         *       a blank title (`can't be blank`); a title another milestone of the project or of its group
+         *       already has (exactly); a due date not after the start date
+         *       (`{:due_date=>["must be greater than start date"]}`); a date after 9999-12-31
+         *       (`date must not be after 9999-12-31`).
+         */
+        post: operations["createProjectMilestone"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/milestones/{milestone_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The milestone's global id (not its iid).
+                 * @example 12
+                 */
+                milestone_id: components["parameters"]["MilestoneId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a project milestone
+         * @description One milestone of the project, by its global `id` (not its `iid`), as GitLab names it.
+         *
+         *     - **Who.** As for the list.
+         *     - A milestone the project does not have answers 404 `{"message": "404 Not found"}`.
+         */
+        get: operations["getProjectMilestone"];
+        /**
+         * Update or close a project milestone
+         * @description Changes a milestone. `state_event` closes it (`close`) or makes it active again (`activate`).
+         *
+         *     - **Who.** As for creating.
+         *     - At least one of `title`, `description`, `start_date`, `due_date` and `state_event`, else 400
+         *       `{"error": "title, description, start_date, due_date, state_event are missing, at least one parameter must be provided"}`.
+         *     - Checked as on creation, with `Failed to update milestone` in the sentence.
+         *     - A milestone the project does not have answers 404 `{"message": "404 Not found"}`.
+         */
+        put: operations["updateProjectMilestone"];
+        post?: never;
+        /**
+         * Delete a project milestone
+         * @description Deletes the milestone. Answers 204 with no body.
+         *
+         *     - **Who.** As for creating.
+         *     - A milestone the project does not have answers 404 `{"message": "404 Not found"}`.
+         */
+        delete: operations["deleteProjectMilestone"];
         options?: never;
         head?: never;
         patch?: never;
@@ -3775,6 +4193,64 @@ export interface components {
             shared_with_groups: components["schemas"]["GroupSharedWithGroup"][];
         };
         /**
+         * GroupLabel
+         * @description A label, with its counts when asked for (`with_counts=true`).
+         */
+        GroupLabel: components["schemas"]["LabelBasic"] & {
+            /**
+             * @description With `with_counts=true`. Always 0 (forge-api has no issues yet).
+             * @example 0
+             */
+            closed_issues_count?: number;
+            /**
+             * @description With `with_counts=true`. Always 0 (forge-api has no issues yet).
+             * @example 0
+             */
+            open_issues_count?: number;
+            /**
+             * @description With `with_counts=true`. Open merge requests with the label that the caller can see.
+             * @example 1
+             */
+            open_merge_requests_count?: number;
+            /**
+             * @description Always false (forge-api has no label subscriptions).
+             * @example false
+             */
+            subscribed: boolean;
+        };
+        /**
+         * GroupLabelCreate
+         * @description A new label.
+         */
+        GroupLabelCreate: {
+            /**
+             * @description `#RGB`, `#RRGGBB` or a CSS colour name.
+             * @example #d9534f
+             */
+            color: string;
+            /** @example Something is broken */
+            description?: string;
+            /** @example bug */
+            name: string;
+        };
+        /**
+         * GroupLabelUpdate
+         * @description Changes to a label; what is left out stays.
+         */
+        GroupLabelUpdate: {
+            /** @example #FF0000 */
+            color?: string;
+            /** @example Something is broken */
+            description?: string;
+            /** @example defect */
+            new_name?: string;
+        };
+        /**
+         * GroupLabelUpdateByName
+         * @description The label to change, and the changes.
+         */
+        GroupLabelUpdateByName: components["schemas"]["LabelSelector"] & components["schemas"]["GroupLabelUpdate"];
+        /**
          * GroupSharedWithGroup
          * @description A group this group is shared with, and the role its members get.
          */
@@ -3846,6 +4322,50 @@ export interface components {
              * @enum {string}
              */
             task?: "eager" | "prune";
+        };
+        /**
+         * LabelBasic
+         * @description A label as other resources embed it (a merge request's `labels` with `with_labels_details=true`).
+         */
+        LabelBasic: {
+            /**
+             * @description `#RGB` or `#RRGGBB`.
+             * @example #d9534f
+             */
+            color: string;
+            /** @example Something is broken */
+            description: string | null;
+            /**
+             * @description The description as HTML (escaped text).
+             * @example Something is broken
+             */
+            description_html: string | null;
+            /** @example 1 */
+            id: number;
+            /** @example bug */
+            name: string;
+            /**
+             * @description `#1F1E24` on a light colour, `#FFFFFF` on a dark one.
+             * @example #FFFFFF
+             * @enum {string}
+             */
+            text_color: "#FFFFFF" | "#1F1E24";
+        };
+        /**
+         * LabelPriorityInput
+         * @description The project's priority for the label (lower first); null removes it.
+         * @example 10
+         */
+        LabelPriorityInput: number | null;
+        /**
+         * LabelSelector
+         * @description Names the label to change, by id or by exact name (exactly one of them).
+         */
+        LabelSelector: {
+            /** @example 5 */
+            label_id?: number;
+            /** @example bug */
+            name?: string;
         };
         /**
          * Member
@@ -4008,6 +4528,113 @@ export interface components {
              * @example 18.1.0-forge-0.1.0
              */
             version: string;
+        };
+        /**
+         * Milestone
+         * @description A project milestone (with `project_id`) or a group milestone (with `group_id`).
+         */
+        Milestone: {
+            /**
+             * Format: date-time
+             * @example 2026-02-01T10:00:00.000Z
+             */
+            created_at: string;
+            /** @example The first release */
+            description: string | null;
+            /**
+             * Format: date
+             * @example 2026-03-31
+             */
+            due_date: string | null;
+            /**
+             * @description The due date has passed (false without one).
+             * @example false
+             */
+            expired: boolean;
+            /**
+             * @description Present on a group milestone.
+             * @example 7
+             */
+            group_id?: number;
+            /** @example 12 */
+            id: number;
+            /**
+             * @description Its number within its project or group.
+             * @example 3
+             */
+            iid: number;
+            /**
+             * @description Present on a project milestone.
+             * @example 42
+             */
+            project_id?: number;
+            /**
+             * Format: date
+             * @example 2026-03-01
+             */
+            start_date: string | null;
+            /**
+             * @example active
+             * @enum {string}
+             */
+            state: "active" | "closed";
+            /** @example v1.0 */
+            title: string;
+            /**
+             * Format: date-time
+             * @example 2026-02-01T10:00:00.000Z
+             */
+            updated_at: string;
+            /**
+             * Format: uri
+             * @example http://localhost:8080/acme/app/-/milestones/3
+             */
+            web_url: string;
+        };
+        /**
+         * MilestoneCreate
+         * @description A new milestone.
+         */
+        MilestoneCreate: {
+            /** @example The first release */
+            description?: string;
+            /**
+             * @description `YYYY-MM-DD`.
+             * @example 2026-03-31
+             */
+            due_date?: string;
+            /**
+             * @description `YYYY-MM-DD`.
+             * @example 2026-03-01
+             */
+            start_date?: string;
+            /** @example v1.0 */
+            title: string;
+        };
+        /**
+         * MilestoneUpdate
+         * @description Changes to a milestone; what is left out stays.
+         */
+        MilestoneUpdate: {
+            /** @example The first release */
+            description?: string;
+            /**
+             * @description `YYYY-MM-DD`; empty removes it.
+             * @example 2026-03-31
+             */
+            due_date?: string;
+            /**
+             * @description `YYYY-MM-DD`; empty removes it.
+             * @example 2026-03-01
+             */
+            start_date?: string;
+            /**
+             * @example close
+             * @enum {string}
+             */
+            state_event?: "close" | "activate";
+            /** @example v1.0.1 */
+            title?: string;
         };
         /**
          * NamespaceSummary
@@ -4815,6 +5442,41 @@ export interface components {
             /** @example 42 */
             project_id: number;
         };
+        /**
+         * ProjectLabel
+         * @description A label as a project sees it, with the project's priority for it.
+         */
+        ProjectLabel: components["schemas"]["GroupLabel"] & {
+            /**
+             * @description False for a group's label.
+             * @example true
+             */
+            is_project_label: boolean;
+            /**
+             * @description The project's priority for the label; null when it has none.
+             * @example 10
+             */
+            priority: number | null;
+        };
+        /**
+         * ProjectLabelCreate
+         * @description A new project label.
+         */
+        ProjectLabelCreate: components["schemas"]["GroupLabelCreate"] & {
+            priority?: components["schemas"]["LabelPriorityInput"];
+        };
+        /**
+         * ProjectLabelUpdate
+         * @description Changes to a project label; what is left out stays.
+         */
+        ProjectLabelUpdate: components["schemas"]["GroupLabelUpdate"] & {
+            priority?: components["schemas"]["LabelPriorityInput"];
+        };
+        /**
+         * ProjectLabelUpdateByName
+         * @description The label to change, and the changes.
+         */
+        ProjectLabelUpdateByName: components["schemas"]["LabelSelector"] & components["schemas"]["ProjectLabelUpdate"];
         /**
          * ProjectLicense
          * @description The license detected in the repository: a `LICENSE`, `LICENCE` or `COPYING` file at the root of the default branch, recognised as one of the common licenses (MIT, Apache 2.0, the GPL, LGPL and AGPL families, MPL 2.0, the BSD licenses, ISC, the Unlicense) or else reported as `other`.
@@ -6379,6 +7041,15 @@ export interface components {
         GroupStatistics: boolean;
         /** @description Only groups with this visibility. */
         GroupVisibilityFilter: components["schemas"]["Visibility"];
+        /** @description Include the labels of the ancestor groups. */
+        IncludeAncestorGroups: boolean;
+        /** @description Include the labels of the subgroups the caller can see. */
+        IncludeDescendantGroups: boolean;
+        /**
+         * @description The label's integer id or its exact name, URL-encoded.
+         * @example bug
+         */
+        LabelId: string;
         /**
          * @description Only members whose name or username contains this text, ignoring case.
          * @example ada
@@ -6406,6 +7077,13 @@ export interface components {
          *     ]
          */
         MemberUserIds: number[] | string;
+        /**
+         * @description The milestone's global id (not its iid).
+         * @example 12
+         */
+        MilestoneId: number;
+        /** @description `false` adds the labels of the projects the caller can see in the groups listed. */
+        OnlyGroupLabels: boolean;
         /** @description Only groups where the caller is a direct Owner. Without a token the list is empty. */
         OwnedGroups: boolean;
         /** @description Page number for offset pagination (1-based). */
@@ -6439,6 +7117,11 @@ export interface components {
          * @example 58
          */
         ResourceTokenId: number;
+        /**
+         * @description Only labels whose name or description contains this text, ignoring case.
+         * @example bug
+         */
+        Search: string;
         /** @description Premium and Ultimate: add whether each member uses a seat. Accepted; forge-api counts no seats, so nothing is added. */
         ShowSeatInfo: boolean;
         /**
@@ -6516,6 +7199,8 @@ export interface components {
          * @example 12
          */
         UserId: number;
+        /** @description Add the issue and merge request counts to each label. */
+        WithCounts: boolean;
         /** @description Administrators only: include `custom_attributes` in each project. Ignored for other callers. */
         WithCustomAttributes: boolean;
     };
@@ -6675,16 +7360,26 @@ export type SchemaGroup = components['schemas']['Group'];
 export type SchemaGroupAttributes = components['schemas']['GroupAttributes'];
 export type SchemaGroupCreate = components['schemas']['GroupCreate'];
 export type SchemaGroupDetail = components['schemas']['GroupDetail'];
+export type SchemaGroupLabel = components['schemas']['GroupLabel'];
+export type SchemaGroupLabelCreate = components['schemas']['GroupLabelCreate'];
+export type SchemaGroupLabelUpdate = components['schemas']['GroupLabelUpdate'];
+export type SchemaGroupLabelUpdateByName = components['schemas']['GroupLabelUpdateByName'];
 export type SchemaGroupSharedWithGroup = components['schemas']['GroupSharedWithGroup'];
 export type SchemaGroupStatistics = components['schemas']['GroupStatistics'];
 export type SchemaGroupUpdate = components['schemas']['GroupUpdate'];
 export type SchemaHousekeepingRequest = components['schemas']['HousekeepingRequest'];
+export type SchemaLabelBasic = components['schemas']['LabelBasic'];
+export type SchemaLabelPriorityInput = components['schemas']['LabelPriorityInput'];
+export type SchemaLabelSelector = components['schemas']['LabelSelector'];
 export type SchemaMember = components['schemas']['Member'];
 export type SchemaMemberBatchResult = components['schemas']['MemberBatchResult'];
 export type SchemaMemberCreate = components['schemas']['MemberCreate'];
 export type SchemaMemberUpdate = components['schemas']['MemberUpdate'];
 export type SchemaMessage = components['schemas']['Message'];
 export type SchemaMetadata = components['schemas']['Metadata'];
+export type SchemaMilestone = components['schemas']['Milestone'];
+export type SchemaMilestoneCreate = components['schemas']['MilestoneCreate'];
+export type SchemaMilestoneUpdate = components['schemas']['MilestoneUpdate'];
 export type SchemaNamespaceSummary = components['schemas']['NamespaceSummary'];
 export type SchemaPersonalAccessToken = components['schemas']['PersonalAccessToken'];
 export type SchemaPersonalAccessTokenCreate = components['schemas']['PersonalAccessTokenCreate'];
@@ -6695,6 +7390,10 @@ export type SchemaProjectAttributes = components['schemas']['ProjectAttributes']
 export type SchemaProjectCreate = components['schemas']['ProjectCreate'];
 export type SchemaProjectCreationLevel = components['schemas']['ProjectCreationLevel'];
 export type SchemaProjectGroupLink = components['schemas']['ProjectGroupLink'];
+export type SchemaProjectLabel = components['schemas']['ProjectLabel'];
+export type SchemaProjectLabelCreate = components['schemas']['ProjectLabelCreate'];
+export type SchemaProjectLabelUpdate = components['schemas']['ProjectLabelUpdate'];
+export type SchemaProjectLabelUpdateByName = components['schemas']['ProjectLabelUpdateByName'];
 export type SchemaProjectLicense = components['schemas']['ProjectLicense'];
 export type SchemaProjectLinks = components['schemas']['ProjectLinks'];
 export type SchemaProjectListItem = components['schemas']['ProjectListItem'];
@@ -6786,11 +7485,16 @@ export type ParameterGroupOrderBy = components['parameters']['GroupOrderBy'];
 export type ParameterGroupSort = components['parameters']['GroupSort'];
 export type ParameterGroupStatistics = components['parameters']['GroupStatistics'];
 export type ParameterGroupVisibilityFilter = components['parameters']['GroupVisibilityFilter'];
+export type ParameterIncludeAncestorGroups = components['parameters']['IncludeAncestorGroups'];
+export type ParameterIncludeDescendantGroups = components['parameters']['IncludeDescendantGroups'];
+export type ParameterLabelId = components['parameters']['LabelId'];
 export type ParameterMemberQuery = components['parameters']['MemberQuery'];
 export type ParameterMemberSkipUsers = components['parameters']['MemberSkipUsers'];
 export type ParameterMemberState = components['parameters']['MemberState'];
 export type ParameterMemberUserId = components['parameters']['MemberUserId'];
 export type ParameterMemberUserIds = components['parameters']['MemberUserIds'];
+export type ParameterMilestoneId = components['parameters']['MilestoneId'];
+export type ParameterOnlyGroupLabels = components['parameters']['OnlyGroupLabels'];
 export type ParameterOwnedGroups = components['parameters']['OwnedGroups'];
 export type ParameterPage = components['parameters']['Page'];
 export type ParameterPagination = components['parameters']['Pagination'];
@@ -6800,6 +7504,7 @@ export type ParameterProjectId = components['parameters']['ProjectId'];
 export type ParameterProtectedBranchName = components['parameters']['ProtectedBranchName'];
 export type ParameterProtectedTagName = components['parameters']['ProtectedTagName'];
 export type ParameterResourceTokenId = components['parameters']['ResourceTokenId'];
+export type ParameterSearch = components['parameters']['Search'];
 export type ParameterShowSeatInfo = components['parameters']['ShowSeatInfo'];
 export type ParameterSkipGroups = components['parameters']['SkipGroups'];
 export type ParameterSkipSubresources = components['parameters']['SkipSubresources'];
@@ -6819,6 +7524,7 @@ export type ParameterTokenSort = components['parameters']['TokenSort'];
 export type ParameterTokenState = components['parameters']['TokenState'];
 export type ParameterUnassignIssuables = components['parameters']['UnassignIssuables'];
 export type ParameterUserId = components['parameters']['UserId'];
+export type ParameterWithCounts = components['parameters']['WithCounts'];
 export type ParameterWithCustomAttributes = components['parameters']['WithCustomAttributes'];
 export type HeaderLink = components['headers']['Link'];
 export type HeaderRateLimitLimit = components['headers']['RateLimitLimit'];
@@ -7504,6 +8210,325 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listGroupLabels: {
+        parameters: {
+            query?: {
+                /** @description Include the labels of the ancestor groups. */
+                include_ancestor_groups?: components["parameters"]["IncludeAncestorGroups"];
+                /** @description Include the labels of the subgroups the caller can see. */
+                include_descendant_groups?: components["parameters"]["IncludeDescendantGroups"];
+                /** @description `false` adds the labels of the projects the caller can see in the groups listed. */
+                only_group_labels?: components["parameters"]["OnlyGroupLabels"];
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+                /**
+                 * @description Only labels whose name or description contains this text, ignoring case.
+                 * @example bug
+                 */
+                search?: components["parameters"]["Search"];
+                /** @description Add the issue and merge request counts to each label. */
+                with_counts?: components["parameters"]["WithCounts"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page of labels, with the pagination headers. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GroupLabel"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateGroupLabelByName: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "security",
+                 *       "color": "#AD4363"
+                 *     }
+                 */
+                "application/json": components["schemas"]["GroupLabelUpdateByName"];
+                /**
+                 * @example {
+                 *       "label_id": 7,
+                 *       "new_name": "sec"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["GroupLabelUpdateByName"];
+                /**
+                 * @example {
+                 *       "name": "security",
+                 *       "description": "Security issues"
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["GroupLabelUpdateByName"];
+            };
+        };
+        responses: {
+            /** @description The label after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GroupLabel"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createGroupLabel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "security",
+                 *       "color": "#FF0000"
+                 *     }
+                 */
+                "application/json": components["schemas"]["GroupLabelCreate"];
+                /**
+                 * @example {
+                 *       "name": "feature",
+                 *       "color": "forestgreen"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["GroupLabelCreate"];
+                /**
+                 * @example {
+                 *       "name": "docs",
+                 *       "color": "#428BCA"
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["GroupLabelCreate"];
+            };
+        };
+        responses: {
+            /** @description The label was created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GroupLabel"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getGroupLabel: {
+        parameters: {
+            query?: {
+                /** @description Include the labels of the ancestor groups. */
+                include_ancestor_groups?: components["parameters"]["IncludeAncestorGroups"];
+                /** @description Include the labels of the subgroups the caller can see. */
+                include_descendant_groups?: components["parameters"]["IncludeDescendantGroups"];
+                /** @description `false` adds the labels of the projects the caller can see in the groups listed. */
+                only_group_labels?: components["parameters"]["OnlyGroupLabels"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+                /**
+                 * @description The label's integer id or its exact name, URL-encoded.
+                 * @example bug
+                 */
+                label_id: components["parameters"]["LabelId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The label. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GroupLabel"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateGroupLabel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+                /**
+                 * @description The label's integer id or its exact name, URL-encoded.
+                 * @example bug
+                 */
+                label_id: components["parameters"]["LabelId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "new_name": "sec"
+                 *     }
+                 */
+                "application/json": components["schemas"]["GroupLabelUpdate"];
+                /**
+                 * @example {
+                 *       "color": "#AD4363"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["GroupLabelUpdate"];
+                /**
+                 * @example {
+                 *       "description": "Security issues"
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["GroupLabelUpdate"];
+            };
+        };
+        responses: {
+            /** @description The label after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GroupLabel"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteGroupLabel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+                /**
+                 * @description The label's integer id or its exact name, URL-encoded.
+                 * @example bug
+                 */
+                label_id: components["parameters"]["LabelId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The label was deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listGroupMembers: {
         parameters: {
             query?: {
@@ -7812,6 +8837,284 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["MemberSingle"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listGroupMilestones: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only the milestones with these iids, as `iids[]=1&iids[]=2` (or `iids=1,2`).
+                 * @example [
+                 *       1,
+                 *       2
+                 *     ]
+                 */
+                iids?: (number | string)[];
+                /** @description Include the milestones of the ancestor groups. */
+                include_ancestors?: boolean;
+                /** @description Include the milestones of the subgroups and projects inside the group. */
+                include_descendants?: boolean;
+                /**
+                 * @deprecated
+                 * @description The former name of `include_ancestors`.
+                 */
+                include_parent_milestones?: boolean;
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+                /**
+                 * @description Only milestones whose title or description contains this text, ignoring case.
+                 * @example release
+                 */
+                search?: string;
+                /** @description `active`, `closed`, or `all` (the default). */
+                state?: "active" | "closed" | "all";
+                /**
+                 * @description Only the milestone with exactly this title.
+                 * @example v1.0
+                 */
+                title?: string;
+                /**
+                 * @description Only milestones last updated after this time.
+                 * @example 2026-01-01T00:00:00Z
+                 */
+                updated_after?: string;
+                /**
+                 * @description Only milestones last updated before this time.
+                 * @example 2026-03-01T00:00:00Z
+                 */
+                updated_before?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page of milestones, with the pagination headers. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Milestone"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createGroupMilestone: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "title": "Q3",
+                 *       "start_date": "2026-07-01",
+                 *       "due_date": "2026-09-30"
+                 *     }
+                 */
+                "application/json": components["schemas"]["MilestoneCreate"];
+                /**
+                 * @example {
+                 *       "title": "Q4"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["MilestoneCreate"];
+                /**
+                 * @example {
+                 *       "title": "Q1"
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["MilestoneCreate"];
+            };
+        };
+        responses: {
+            /** @description The milestone was created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Milestone"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getGroupMilestone: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+                /**
+                 * @description The milestone's global id (not its iid).
+                 * @example 12
+                 */
+                milestone_id: components["parameters"]["MilestoneId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The milestone. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Milestone"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateGroupMilestone: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+                /**
+                 * @description The milestone's global id (not its iid).
+                 * @example 12
+                 */
+                milestone_id: components["parameters"]["MilestoneId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "state_event": "close"
+                 *     }
+                 */
+                "application/json": components["schemas"]["MilestoneUpdate"];
+                /**
+                 * @example {
+                 *       "state_event": "activate"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["MilestoneUpdate"];
+                /**
+                 * @example {
+                 *       "description": "Third quarter"
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["MilestoneUpdate"];
+            };
+        };
+        responses: {
+            /** @description The milestone after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Milestone"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteGroupMilestone: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+                /**
+                 * @description The milestone's global id (not its iid).
+                 * @example 12
+                 */
+                milestone_id: components["parameters"]["MilestoneId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The milestone was deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -9241,6 +10544,322 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listProjectLabels: {
+        parameters: {
+            query?: {
+                /** @description Include the labels of the ancestor groups. */
+                include_ancestor_groups?: components["parameters"]["IncludeAncestorGroups"];
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+                /**
+                 * @description Only labels whose name or description contains this text, ignoring case.
+                 * @example bug
+                 */
+                search?: components["parameters"]["Search"];
+                /** @description Add the issue and merge request counts to each label. */
+                with_counts?: components["parameters"]["WithCounts"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page of labels, with the pagination headers. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectLabel"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateProjectLabelByName: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "bug",
+                 *       "new_name": "defect",
+                 *       "color": "#FF0000"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ProjectLabelUpdateByName"];
+                /**
+                 * @example {
+                 *       "label_id": 5,
+                 *       "description": "Something is broken"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["ProjectLabelUpdateByName"];
+                /**
+                 * @example {
+                 *       "name": "bug",
+                 *       "priority": 1
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["ProjectLabelUpdateByName"];
+            };
+        };
+        responses: {
+            /** @description The label after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectLabel"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createProjectLabel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "bug",
+                 *       "color": "#d9534f",
+                 *       "description": "Something is broken",
+                 *       "priority": 10
+                 *     }
+                 */
+                "application/json": components["schemas"]["ProjectLabelCreate"];
+                /**
+                 * @example {
+                 *       "name": "feature",
+                 *       "color": "SteelBlue"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["ProjectLabelCreate"];
+                /**
+                 * @example {
+                 *       "name": "docs",
+                 *       "color": "#FFF"
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["ProjectLabelCreate"];
+            };
+        };
+        responses: {
+            /** @description The label was created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectLabel"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getProjectLabel: {
+        parameters: {
+            query?: {
+                /** @description Include the labels of the ancestor groups. */
+                include_ancestor_groups?: components["parameters"]["IncludeAncestorGroups"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The label's integer id or its exact name, URL-encoded.
+                 * @example bug
+                 */
+                label_id: components["parameters"]["LabelId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The label. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectLabel"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateProjectLabel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The label's integer id or its exact name, URL-encoded.
+                 * @example bug
+                 */
+                label_id: components["parameters"]["LabelId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "new_name": "defect",
+                 *       "color": "#FF0000"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ProjectLabelUpdate"];
+                /**
+                 * @example {
+                 *       "description": "Something is broken"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["ProjectLabelUpdate"];
+                /**
+                 * @example {
+                 *       "priority": 2
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["ProjectLabelUpdate"];
+            };
+        };
+        responses: {
+            /** @description The label after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectLabel"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteProjectLabel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The label's integer id or its exact name, URL-encoded.
+                 * @example bug
+                 */
+                label_id: components["parameters"]["LabelId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The label was deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listProjectMembers: {
         parameters: {
             query?: {
@@ -9550,6 +11169,284 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["MemberSingle"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listProjectMilestones: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only the milestones with these iids, as `iids[]=1&iids[]=2` (or `iids=1,2`).
+                 * @example [
+                 *       1,
+                 *       2
+                 *     ]
+                 */
+                iids?: (number | string)[];
+                /** @description Include the milestones of the ancestor groups. */
+                include_ancestors?: boolean;
+                /**
+                 * @deprecated
+                 * @description The former name of `include_ancestors`.
+                 */
+                include_parent_milestones?: boolean;
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+                /**
+                 * @description Only milestones whose title or description contains this text, ignoring case.
+                 * @example release
+                 */
+                search?: string;
+                /** @description `active`, `closed`, or `all` (the default). */
+                state?: "active" | "closed" | "all";
+                /**
+                 * @description Only the milestone with exactly this title.
+                 * @example v1.0
+                 */
+                title?: string;
+                /**
+                 * @description Only milestones last updated after this time.
+                 * @example 2026-01-01T00:00:00Z
+                 */
+                updated_after?: string;
+                /**
+                 * @description Only milestones last updated before this time.
+                 * @example 2026-03-01T00:00:00Z
+                 */
+                updated_before?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page of milestones, with the pagination headers. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Milestone"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createProjectMilestone: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "title": "v1.0",
+                 *       "description": "The first release",
+                 *       "start_date": "2026-03-01",
+                 *       "due_date": "2026-03-31"
+                 *     }
+                 */
+                "application/json": components["schemas"]["MilestoneCreate"];
+                /**
+                 * @example {
+                 *       "title": "v1.1"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["MilestoneCreate"];
+                /**
+                 * @example {
+                 *       "title": "v2.0",
+                 *       "due_date": "2026-06-30"
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["MilestoneCreate"];
+            };
+        };
+        responses: {
+            /** @description The milestone was created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Milestone"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getProjectMilestone: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The milestone's global id (not its iid).
+                 * @example 12
+                 */
+                milestone_id: components["parameters"]["MilestoneId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The milestone. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Milestone"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateProjectMilestone: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The milestone's global id (not its iid).
+                 * @example 12
+                 */
+                milestone_id: components["parameters"]["MilestoneId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "state_event": "close"
+                 *     }
+                 */
+                "application/json": components["schemas"]["MilestoneUpdate"];
+                /**
+                 * @example {
+                 *       "title": "v1.0.1"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["MilestoneUpdate"];
+                /**
+                 * @example {
+                 *       "due_date": "2026-04-15"
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["MilestoneUpdate"];
+            };
+        };
+        responses: {
+            /** @description The milestone after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Milestone"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteProjectMilestone: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The milestone's global id (not its iid).
+                 * @example 12
+                 */
+                milestone_id: components["parameters"]["MilestoneId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The milestone was deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];

@@ -19,8 +19,10 @@ import { coreManifest } from './core/manifest.js';
 import { filesManifest } from './files/manifest.js';
 import { gitManifest } from './git/manifest.js';
 import { groupsManifest } from './groups/manifest.js';
+import { labelsManifest } from './labels/manifest.js';
 import { membersManifest } from './members/manifest.js';
 import { metadataManifest } from './metadata/manifest.js';
+import { milestonesManifest } from './milestones/manifest.js';
 import { namespacesManifest } from './namespaces/manifest.js';
 import { projectsManifest } from './projects/manifest.js';
 import { protectedBranchesManifest } from './protected_branches/manifest.js';
@@ -38,8 +40,10 @@ export const families = [
   filesManifest,
   gitManifest,
   groupsManifest,
+  labelsManifest,
   membersManifest,
   metadataManifest,
+  milestonesManifest,
   namespacesManifest,
   projectsManifest,
   protectedBranchesManifest,

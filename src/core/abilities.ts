@@ -32,6 +32,11 @@ const PROJECT_ABILITIES = {
   /** Giving, changing or taking the Owner role in a project. */
   manage_owners: AccessLevel.Owner,
   admin_protected_branch: AccessLevel.Maintainer,
+  /** Labels and milestones: whoever sees the project reads them; Planner and above manage them. */
+  read_label: AccessLevel.NoAccess,
+  admin_label: AccessLevel.Planner,
+  read_milestone: AccessLevel.NoAccess,
+  admin_milestone: AccessLevel.Planner,
   admin_project_access_token: AccessLevel.Maintainer,
   share_project: AccessLevel.Maintainer,
   archive_project: AccessLevel.Owner,
@@ -46,6 +51,10 @@ const GROUP_ABILITIES = {
   /** Subgroups and projects: the group's creation levels refine these (see groups service). */
   create_subgroup: AccessLevel.Maintainer,
   create_projects: AccessLevel.Developer,
+  read_label: AccessLevel.NoAccess,
+  admin_label: AccessLevel.Planner,
+  read_milestone: AccessLevel.NoAccess,
+  admin_milestone: AccessLevel.Planner,
   admin_group: AccessLevel.Owner,
   admin_group_member: AccessLevel.Owner,
   admin_group_access_token: AccessLevel.Owner,
@@ -80,8 +89,11 @@ function canWith(caller: Caller, subject: Subject, needed: number): boolean {
   return subject.accessLevel >= needed;
 }
 
-/** An archived project is read-only: its content cannot change, though its settings and members can. */
-const READ_ONLY_WHEN_ARCHIVED = new Set<ProjectAbility>(['push_code']);
+/**
+ * An archived project is read-only: its content (code, labels, milestones) cannot change, though its
+ * settings and members can.
+ */
+const READ_ONLY_WHEN_ARCHIVED = new Set<ProjectAbility>(['push_code', 'admin_label', 'admin_milestone']);
 
 export function canProject(caller: Caller, ability: ProjectAbility, subject: Subject): boolean {
   if (subject.archived && READ_ONLY_WHEN_ARCHIVED.has(ability)) return false;

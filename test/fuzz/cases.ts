@@ -124,6 +124,14 @@ function pathValue(op: FuzzOperation, name: string, fixture: Fixture): string {
       return String(under === 'groups' ? fixture.spareTokens.group : fixture.spareTokens.project);
     case 'group_id':
       return String(fixture.sharedGroup.id);
+    case 'label_id':
+      return op.method === 'DELETE' ? fixture.doomedLabel : fixture.label;
+    case 'milestone_id': {
+      const { milestones } = fixture;
+      if (under === 'groups')
+        return String(op.method === 'DELETE' ? milestones.doomedGroup : milestones.group);
+      return String(op.method === 'DELETE' ? milestones.doomedProject : milestones.project);
+    }
   }
   const param = op.params.find((p) => p.in === 'path' && p.name === name);
   return String(param?.example ?? (param?.schema.enum as unknown[] | undefined)?.[0] ?? 'x');
@@ -170,6 +178,11 @@ function knownValue(op: FuzzOperation, name: string, fixture: Fixture, serial: n
       return `fuzz-${serial}`;
     case 'email':
       return `fuzz-${serial}@example.com`;
+    // The older label update names the label in its body; renaming it to itself keeps it for the rest.
+    case 'name':
+      return op.method === 'PUT' && /\/labels$/.test(op.path) ? fixture.label : undefined;
+    case 'new_name':
+      return fixture.label;
   }
   return undefined;
 }

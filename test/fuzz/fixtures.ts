@@ -29,6 +29,11 @@ export interface Fixture {
   protectedTag: string;
   protectedBranch: string;
   customAttribute: string;
+  /** A label named `fuzz-label` in the project and in the group, and one of each that deletions may take. */
+  label: string;
+  doomedLabel: string;
+  /** Milestone ids: the project's and the group's, and one of each that deletions may take. */
+  milestones: { project: number; group: number; doomedProject: number; doomedGroup: number };
   /** The bot tokens `self` operations authenticate with. */
   projectToken: { id: number; token: string };
   groupToken: { id: number; token: string };
@@ -154,6 +159,19 @@ export class FixtureMaker {
       project: await spare(`${p}/access_tokens`),
       group: await spare(`/groups/${group.id}/access_tokens`),
     };
+    const label = 'fuzz-label';
+    const doomedLabel = 'fuzz-doomed-label';
+    const milestone = async (path: string, title: string) =>
+      (await this.call<{ id: number }>('POST', `${path}/milestones`, { title })).id;
+    for (const owner of [p, `/groups/${group.id}`])
+      for (const name of [label, doomedLabel])
+        await this.call('POST', `${owner}/labels`, { name, color: '#428BCA' });
+    const milestones = {
+      project: await milestone(p, 'fuzz-milestone'),
+      group: await milestone(`/groups/${group.id}`, 'fuzz-group-milestone'),
+      doomedProject: await milestone(p, 'fuzz-doomed'),
+      doomedGroup: await milestone(`/groups/${group.id}`, 'fuzz-group-doomed'),
+    };
     const tree = await this.call<Array<{ name: string; id: string }>>('GET', `${p}/repository/tree`);
     const commits = await this.call<Array<{ id: string }>>('GET', `${p}/repository/commits?ref_name=main`);
     return {
@@ -173,6 +191,9 @@ export class FixtureMaker {
       tag,
       protectedTag: 'v*',
       protectedBranch: 'main',
+      label,
+      doomedLabel,
+      milestones,
       customAttribute: 'fuzzkey',
       projectToken: { id: projectToken.id, token: projectToken.token },
       groupToken: { id: groupToken.id, token: groupToken.token },

@@ -71,10 +71,13 @@ interface ProjectFixture {
   readmeBlob: string;
   head: string;
   tokenId: number;
+  /** The milestone made with the fixture (its label is named `matrix`). */
+  milestoneId: number;
 }
 interface GroupFixture {
   id: number;
   tokenId: number;
+  milestoneId: number;
 }
 
 interface Fixtures {
@@ -325,7 +328,48 @@ const CALLS: Record<string, (c: Case) => Call | Promise<Call>> = {
     path: { token_id: await resourceToken(c, 'groups') },
     body: { expires_at: inDays(30) },
   }),
+
+  // Labels: each fixture project and group has a label `matrix`
+  createProjectLabel: () => ({ body: { name: unique('label'), color: '#FFF' } }),
+  getProjectLabel: () => ({ path: { label_id: 'matrix' } }),
+  updateProjectLabel: () => ({ path: { label_id: 'matrix' }, body: { description: unique('d') } }),
+  updateProjectLabelByName: () => ({ body: { name: 'matrix', description: unique('d') } }),
+  deleteProjectLabel: async (c) => ({ path: { label_id: await doomedLabel(c, 'projects') } }),
+  createGroupLabel: () => ({ body: { name: unique('label'), color: '#FFF' } }),
+  getGroupLabel: () => ({ path: { label_id: 'matrix' } }),
+  updateGroupLabel: () => ({ path: { label_id: 'matrix' }, body: { description: unique('d') } }),
+  updateGroupLabelByName: () => ({ body: { name: 'matrix', description: unique('d') } }),
+  deleteGroupLabel: async (c) => ({ path: { label_id: await doomedLabel(c, 'groups') } }),
+  // Milestones: each fixture project and group has one
+  createProjectMilestone: () => ({ body: { title: unique('milestone') } }),
+  getProjectMilestone: (c) => ({ path: { milestone_id: projectFixture(c).milestoneId } }),
+  updateProjectMilestone: (c) => ({
+    path: { milestone_id: projectFixture(c).milestoneId },
+    body: { description: unique('d') },
+  }),
+  deleteProjectMilestone: async (c) => ({ path: { milestone_id: await doomedMilestone(c, 'projects') } }),
+  createGroupMilestone: () => ({ body: { title: unique('milestone') } }),
+  getGroupMilestone: (c) => ({ path: { milestone_id: groupFixture(c).milestoneId } }),
+  updateGroupMilestone: (c) => ({
+    path: { milestone_id: groupFixture(c).milestoneId },
+    body: { description: unique('d') },
+  }),
+  deleteGroupMilestone: async (c) => ({ path: { milestone_id: await doomedMilestone(c, 'groups') } }),
 };
+
+/** A label only an allowed call deletes: refused calls name the fixture's. */
+async function doomedLabel(c: Case, kind: 'projects' | 'groups'): Promise<string> {
+  if (c.expected !== 'allowed') return 'matrix';
+  const name = unique('doomed');
+  await api('POST', `/${kind}/${c.subjectId}/labels`, { name, color: '#FFF' });
+  return name;
+}
+
+async function doomedMilestone(c: Case, kind: 'projects' | 'groups'): Promise<number> {
+  const fixture = kind === 'projects' ? projectFixture(c) : groupFixture(c);
+  if (c.expected !== 'allowed') return fixture.milestoneId;
+  return (await api('POST', `/${kind}/${c.subjectId}/milestones`, { title: unique('doomed') })).id as number;
+}
 
 /** A fresh project or group token when the call will consume it, else the fixture's. */
 async function resourceToken(c: Case, kind: 'projects' | 'groups'): Promise<number> {
@@ -580,11 +624,14 @@ beforeAll(async () => {
         access_level: 30,
         expires_at: inDays(30),
       });
+      await api('POST', `${p}/labels`, { name: 'matrix', color: '#FFF' });
+      const milestone = await api('POST', `${p}/milestones`, { title: 'matrix' });
       fx.projects[visibility] = {
         id,
         readmeBlob: tree.find((entry) => entry.name === 'README.md')!.id as string,
         head: (main.commit as Json).id as string,
         tokenId: token.id as number,
+        milestoneId: milestone.id as number,
       };
       const groupId = await freshGroup(visibility);
       const groupToken = await api('POST', `/groups/${groupId}/access_tokens`, {
@@ -593,7 +640,13 @@ beforeAll(async () => {
         access_level: 30,
         expires_at: inDays(30),
       });
-      fx.groups[visibility] = { id: groupId, tokenId: groupToken.id as number };
+      await api('POST', `/groups/${groupId}/labels`, { name: 'matrix', color: '#FFF' });
+      const groupMilestone = await api('POST', `/groups/${groupId}/milestones`, { title: 'matrix' });
+      fx.groups[visibility] = {
+        id: groupId,
+        tokenId: groupToken.id as number,
+        milestoneId: groupMilestone.id as number,
+      };
     }),
   );
   // Blocked last: its token must exist, and then stop working.

@@ -1,0 +1,19 @@
+import { defineFamily, defineService } from '../core/family.js';
+import { Label, LabelPriority } from './label.entity.js';
+import { labelsHandlers } from './labels.handlers.js';
+import { Labels1767528000000 } from './labels.migration.js';
+import { LabelsService } from './labels.service.js';
+
+declare module '../core/family.js' {
+  interface ServiceRegistry {
+    labels: LabelsService;
+  }
+}
+
+export const labelsManifest = defineFamily({
+  name: 'labels',
+  entities: [Label, LabelPriority],
+  migrations: [Labels1767528000000],
+  services: [defineService('labels', [], (core) => new LabelsService(core))],
+  handlers: labelsHandlers,
+});

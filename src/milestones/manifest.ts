@@ -1,0 +1,19 @@
+import { defineFamily, defineService } from '../core/family.js';
+import { Milestone } from './milestone.entity.js';
+import { milestonesHandlers } from './milestones.handlers.js';
+import { Milestones1767528060000 } from './milestones.migration.js';
+import { MilestonesService } from './milestones.service.js';
+
+declare module '../core/family.js' {
+  interface ServiceRegistry {
+    milestones: MilestonesService;
+  }
+}
+
+export const milestonesManifest = defineFamily({
+  name: 'milestones',
+  entities: [Milestone],
+  migrations: [Milestones1767528060000],
+  services: [defineService('milestones', [], (core) => new MilestonesService(core))],
+  handlers: milestonesHandlers,
+});
