@@ -12,6 +12,7 @@ export interface OperationSubjects {
   createGroupAccessToken: 'group';
   createProject: 'instance';
   createProjectAccessToken: 'project';
+  createProjectForkRelation: 'instance';
   createProtectedTag: 'project';
   createRepositoryFile: 'project';
   createRepositoryTag: 'project';
@@ -22,9 +23,11 @@ export interface OperationSubjects {
   deleteMergedBranches: 'project';
   deleteProject: 'project';
   deleteProjectCustomAttribute: 'instance';
+  deleteProjectForkRelation: 'project';
   deleteProtectedTag: 'project';
   deleteRepositoryFile: 'project';
   deleteRepositoryTag: 'project';
+  forkProject: 'project';
   getBranch: 'project';
   getCommit: 'project';
   getCurrentPersonalAccessToken: 'instance';
@@ -69,6 +72,7 @@ export interface OperationSubjects {
   listPersonalAccessTokens: 'instance';
   listProjectAccessTokens: 'project';
   listProjectCustomAttributes: 'instance';
+  listProjectForks: 'project';
   listProjectMembers: 'project';
   listProjectMembersWithInherited: 'project';
   listProjects: 'instance';

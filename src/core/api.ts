@@ -8,6 +8,7 @@ import {
   ApiError,
   badParameter,
   methodNotAllowed,
+  notFound,
   recordNotFound,
   routeNotFound,
   unauthorized,
@@ -146,8 +147,11 @@ const operationRateLimit = (operation: Operation) =>
 interface Declaration {
   subject: 'project' | 'group' | 'instance' | 'none';
   ability?: string;
-  /** `unauthorized`: GitLab answers 401 rather than 403 when the ability is missing. */
-  refusal?: 'unauthorized';
+  /**
+   * `unauthorized`: GitLab answers 401 rather than 403 when the ability is missing; `not_found`: a
+   * bare `404 Not Found` (GitLab's `not_found!`, as forking refuses).
+   */
+  refusal?: 'unauthorized' | 'not_found';
 }
 
 /** What the operation acts on and what it needs there (`x-subject`, `x-ability`); lint requires both. */
@@ -155,7 +159,7 @@ const declarationOf = (operation: Operation): Declaration => {
   const declared = operation as {
     'x-subject'?: Declaration['subject'];
     'x-ability'?: string;
-    'x-ability-refusal'?: 'unauthorized';
+    'x-ability-refusal'?: Declaration['refusal'];
   };
   return {
     subject: declared['x-subject'] ?? 'none',
@@ -186,7 +190,10 @@ export function apiMiddleware(options: ApiOptions): Middleware {
       if (ability)
         (resolver.authorize as (c: Caller, a: string, s: unknown) => void)(caller, ability, subject);
     } catch (err) {
-      if (refusal === 'unauthorized' && err instanceof ApiError && err.status === 403) throw unauthorized();
+      if (err instanceof ApiError && err.status === 403) {
+        if (refusal === 'unauthorized') throw unauthorized();
+        if (refusal === 'not_found') throw notFound();
+      }
       throw err;
     }
     return subject;

@@ -26,7 +26,7 @@ export type Body<O extends OperationId> =
   Op<O> extends { requestBody?: { content: { 'application/json': infer B } } } ? B : undefined;
 
 type Responses<O extends OperationId> = Op<O>['responses'];
-type SuccessStatus<O extends OperationId> = Extract<keyof Responses<O>, 200 | 201 | 202 | 204>;
+type SuccessStatus<O extends OperationId> = Extract<keyof Responses<O>, 200 | 201 | 202 | 204 | 304>;
 type JsonBody<R> = R extends { content: { 'application/json': infer B } } ? B : null;
 
 /** A success status whose content is not JSON (raw files, archives) is answered with bytes or a stream. */

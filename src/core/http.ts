@@ -76,7 +76,7 @@ export function writeJson(
   ctx.status = status;
   for (const [name, value] of Object.entries(headers)) ctx.set(name, value);
   // A JSON `null` is a body too (GitLab answers some actions with it); only 204 and undefined have none.
-  if (status === 204 || body === undefined) {
+  if (status === 204 || status === 304 || body === undefined) {
     ctx.body = null;
     ctx.status = status;
     return;

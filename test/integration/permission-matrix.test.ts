@@ -36,8 +36,8 @@ interface Operation {
   path: string;
   subject: SubjectKind;
   ability?: string;
-  /** `x-ability-refusal`: GitLab answers 401 instead of 403 when the ability is missing. */
-  refusal?: 'unauthorized';
+  /** `x-ability-refusal`: GitLab answers 401 (or a bare 404) instead of 403 when the ability is missing. */
+  refusal?: 'unauthorized' | 'not_found';
   allowsAnonymous: boolean;
   spec: Json;
 }
@@ -53,7 +53,7 @@ const OPERATIONS: Operation[] = Object.entries(spec.paths).flatMap(([path, item]
       path,
       subject: op['x-subject'] as SubjectKind,
       ability: op['x-ability'] as string | undefined,
-      refusal: op['x-ability-refusal'] as 'unauthorized' | undefined,
+      refusal: op['x-ability-refusal'] as Operation['refusal'],
       allowsAnonymous: Boolean(security?.some((requirement) => Object.keys(requirement).length === 0)),
       spec: op,
     };
@@ -218,6 +218,15 @@ const CALLS: Record<string, (c: Case) => Call | Promise<Call>> = {
   // Projects
   createProject: () => ({ body: { path: unique('created') } }),
   updateProject: () => ({ body: { description: unique('description') } }),
+  forkProject: () => ({ body: { path: unique('fork'), name: unique('fork') } }),
+  // Administrators only, decided before either project is looked up; an allowed case links a project
+  // of its own, so the fixtures stay no forks.
+  createProjectForkRelation: async (c) => ({
+    path: {
+      id: c.expected === 'allowed' ? await freshProject('private') : fx.projects.private.id,
+      forked_from_id: fx.projects.public.id,
+    },
+  }),
   // Administrators only, decided before the project is looked up: the private project will do.
   listProjectCustomAttributes: () => ({ path: { id: fx.projects.private.id } }),
   getProjectCustomAttribute: () => ({ path: { id: fx.projects.private.id, key: 'cost_center' } }),
@@ -369,6 +378,8 @@ const FINER_RULES: Record<string, (c: Case) => number | undefined> = {
   removeGroupMember: refusedBelow(AccessLevel.Owner),
   // External users have no personal namespace to create projects in: GitLab's limit_reached, 403.
   createProject: (c) => (c.caller === 'external' ? 403 : undefined),
+  // Nor to fork into: GitLab's `valid_fork_target?` fails, 404 Target Namespace.
+  forkProject: (c) => (c.caller === 'external' && c.expected === 'allowed' ? 404 : undefined),
   // GitLab's resource access token API refuses creating and revoking with 400 and its own message.
   createProjectAccessToken: refusedBelow(AccessLevel.Maintainer, 400),
   revokeProjectAccessToken: refusedBelow(AccessLevel.Maintainer, 400),
@@ -467,6 +478,7 @@ function judge(c: Case, response: TestResponse): string | null {
     case 'not_found':
       return status === 404 && message === SUBJECT_NOT_FOUND[c.op.subject] ? null : what;
     case 'forbidden':
+      if (c.op.refusal === 'not_found') return status === 404 && message === '404 Not Found' ? null : what;
       return status === (c.op.refusal === 'unauthorized' ? 401 : 403) ? null : what;
     case 'allowed': {
       const refused =
