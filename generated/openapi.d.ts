@@ -2518,6 +2518,104 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{id}/uploads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a project's uploads
+         * @description The project's uploads, newest first, paginated. Maintainer or higher, or an administrator;
+         *     anyone else who sees the project gets 403. `uploaded_by` is null once the uploader is deleted.
+         */
+        get: operations["listProjectUploads"];
+        put?: never;
+        /**
+         * Upload a file
+         * @description Stores a file for use in Markdown and answers where it is served. The body is
+         *     `multipart/form-data` with the file in the field `file`: without it the answer is 400
+         *     `{"error": "file is missing"}`, and a `file` that is a plain value rather than a file part (as
+         *     any JSON body's is) 400 `{"error": "file is invalid"}`.
+         *
+         *     - **Who.** Any member (Guest or higher), and any signed-in user who can see a public or internal
+         *       project (GitLab's `upload_file`); anyone else who sees the project gets 403.
+         *     - **Size.** At most 100 MB (GitLab's default `max_attachment_size`); a larger file answers 413
+         *       `{"message": "413 Request Entity Too Large"}` and nothing is kept. Other fields are limited to
+         *       10 MB as on every operation.
+         *     - **Name.** Stored as GitLab's uploader names files: every character other than letters, digits,
+         *       `_`, `.`, `-` and `+` becomes `_`.
+         *     - **Answer.** 201 with `url` (`/uploads/<secret>/<filename>`, what Markdown in the project
+         *       uses), `full_path` (`/-/project/<id>/uploads/<secret>/<filename>`, served at the external
+         *       URL), `alt` (the name without its extension) and `markdown` (an image link for images, video
+         *       and audio, a plain link otherwise).
+         *     - **Serving.** `GET <external URL>/-/project/<id>/uploads/<secret>/<filename>` and
+         *       `GET <external URL>/<project full path>/uploads/<secret>/<filename>` stream the file, with its
+         *       type and `Content-Disposition` (inline for images, video and audio, attachment otherwise), to
+         *       whoever may read the project (a token as for the API); with the project's
+         *       `enforce_auth_checks_on_uploads` false, to anyone who has the URL. Anything else answers 404.
+         */
+        post: operations["createProjectUpload"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/uploads/{secret}/{filename}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download an upload by secret and file name
+         * @description The upload's bytes, as the web serves them, to anyone who may read the project (the secret is
+         *     what makes the URL unguessable). An unknown secret or name answers 404
+         *     `{"message": "404 Upload Not Found"}`.
+         */
+        get: operations["getProjectUploadBySecret"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an upload by secret and file name
+         * @description As deleting by ID. Maintainer or higher, or an administrator; 204 on success, 404
+         *     `{"message": "404 Upload Not Found"}` for an unknown secret or name.
+         */
+        delete: operations["deleteProjectUploadBySecret"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/uploads/{upload_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download an upload by ID
+         * @description The upload's bytes, with its type and `Content-Disposition` as served on the web. Maintainer or
+         *     higher, or an administrator. An unknown ID answers 404 `{"message": "404 Upload Not Found"}`.
+         */
+        get: operations["getProjectUpload"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an upload by ID
+         * @description Removes the upload and its file; its URLs answer 404 from then on. Maintainer or higher, or an
+         *     administrator. An unknown ID answers 404 `{"message": "404 Upload Not Found"}`; success 204.
+         */
+        delete: operations["deleteProjectUpload"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/sidekiq/compound_metrics": {
         parameters: {
             query?: never;
@@ -5876,6 +5974,71 @@ export interface components {
             user_id?: number;
         };
         /**
+         * Upload
+         * @description An upload as the list shows it.
+         */
+        Upload: {
+            /**
+             * Format: date-time
+             * @example 2026-03-01T12:30:00.000Z
+             */
+            created_at: string;
+            /** @example screenshot.png */
+            filename: string;
+            /** @example 5 */
+            id: number;
+            /**
+             * @description Bytes.
+             * @example 1024
+             */
+            size: number;
+            /** @description Who uploaded it; null once that user is deleted. */
+            uploaded_by: {
+                /** @example 18 */
+                id: number;
+                /** @example Alice */
+                name: string;
+                /** @example alice */
+                username: string;
+            } | null;
+        };
+        /**
+         * UploadCreated
+         * @description Where a new upload is served, and the Markdown that shows it.
+         */
+        UploadCreated: {
+            /**
+             * @description The file name without its extension.
+             * @example screenshot
+             */
+            alt: string;
+            /**
+             * @description The path the file is served at, below the external URL.
+             * @example /-/project/42/uploads/66dbcd21ec5d24ed6ea225176098d52b/screenshot.png
+             */
+            full_path: string;
+            /** @example 5 */
+            id: number;
+            /**
+             * @description `![alt](url)` for images, video and audio, `[alt](url)` otherwise.
+             * @example ![screenshot](/uploads/66dbcd21ec5d24ed6ea225176098d52b/screenshot.png)
+             */
+            markdown: string;
+            /**
+             * @description The project-relative URL Markdown uses.
+             * @example /uploads/66dbcd21ec5d24ed6ea225176098d52b/screenshot.png
+             */
+            url: string;
+        };
+        /**
+         * UploadRequest
+         * @description The file to upload, as a multipart part named `file`.
+         */
+        UploadRequest: {
+            /** @description The file; its part's file name names the upload. */
+            file: string;
+        };
+        /**
          * User
          * @description A user's public profile, as `GET /users/{id}` shows it to callers who are not administrators. `created_at`, `followers`, `following` and `is_followed` are present only when the caller may read the profile: always for the user themself and administrators, otherwise only when the profile is not private and the user is neither blocked nor unconfirmed.
          */
@@ -6912,6 +7075,9 @@ export type SchemaTokenTimeFilter = components['schemas']['TokenTimeFilter'];
 export type SchemaTreeEntry = components['schemas']['TreeEntry'];
 export type SchemaUnprotectLevelChange = components['schemas']['UnprotectLevelChange'];
 export type SchemaUnprotectLevelInput = components['schemas']['UnprotectLevelInput'];
+export type SchemaUpload = components['schemas']['Upload'];
+export type SchemaUploadCreated = components['schemas']['UploadCreated'];
+export type SchemaUploadRequest = components['schemas']['UploadRequest'];
 export type SchemaUser = components['schemas']['User'];
 export type SchemaUserAttributes = components['schemas']['UserAttributes'];
 export type SchemaUserCreate = components['schemas']['UserCreate'];
@@ -12163,6 +12329,294 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Project"];
                 };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listProjectUploads: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of uploads. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": 5,
+                     *         "size": 1024,
+                     *         "filename": "screenshot.png",
+                     *         "created_at": "2026-03-01T12:30:00.000Z",
+                     *         "uploaded_by": {
+                     *           "id": 18,
+                     *           "name": "Alice",
+                     *           "username": "alice"
+                     *         }
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["Upload"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createProjectUpload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "file": "screenshot.png"
+                 *     }
+                 */
+                "application/json": components["schemas"]["UploadRequest"];
+                "multipart/form-data": components["schemas"]["UploadRequest"];
+            };
+        };
+        responses: {
+            /** @description The file is stored. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 5,
+                     *       "alt": "screenshot",
+                     *       "url": "/uploads/66dbcd21ec5d24ed6ea225176098d52b/screenshot.png",
+                     *       "full_path": "/-/project/42/uploads/66dbcd21ec5d24ed6ea225176098d52b/screenshot.png",
+                     *       "markdown": "![screenshot](/uploads/66dbcd21ec5d24ed6ea225176098d52b/screenshot.png)"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UploadCreated"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getProjectUploadBySecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The upload's file name, as its URL gives it.
+                 * @example screenshot.png
+                 */
+                filename: string;
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The upload's 32-character secret.
+                 * @example 66dbcd21ec5d24ed6ea225176098d52b
+                 */
+                secret: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file's bytes, streamed. */
+            200: {
+                headers: {
+                    /**
+                     * @description `inline` for images, video and audio; `attachment` (with the file name) for anything else, so that no uploaded page runs in the server's origin.
+                     * @example inline; filename="screenshot.png"
+                     */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example GIF89a */
+                    "application/octet-stream": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteProjectUploadBySecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The upload's file name, as its URL gives it.
+                 * @example screenshot.png
+                 */
+                filename: string;
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The upload's 32-character secret.
+                 * @example 66dbcd21ec5d24ed6ea225176098d52b
+                 */
+                secret: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The upload is deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getProjectUpload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The upload's ID.
+                 * @example 5
+                 */
+                upload_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file's bytes, streamed. */
+            200: {
+                headers: {
+                    /**
+                     * @description `inline` for images, video and audio; `attachment` (with the file name) for anything else, so that no uploaded page runs in the server's origin.
+                     * @example inline; filename="screenshot.png"
+                     */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example GIF89a */
+                    "application/octet-stream": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteProjectUpload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The upload's ID.
+                 * @example 5
+                 */
+                upload_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The upload is deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];

@@ -13,6 +13,7 @@ export interface OperationSubjects {
   createProject: 'instance';
   createProjectAccessToken: 'project';
   createProjectForkRelation: 'instance';
+  createProjectUpload: 'project';
   createProtectedTag: 'project';
   createRepositoryFile: 'project';
   createRepositoryTag: 'project';
@@ -24,6 +25,8 @@ export interface OperationSubjects {
   deleteProject: 'project';
   deleteProjectCustomAttribute: 'instance';
   deleteProjectForkRelation: 'project';
+  deleteProjectUpload: 'project';
+  deleteProjectUploadBySecret: 'project';
   deleteProtectedTag: 'project';
   deleteRepositoryFile: 'project';
   deleteRepositoryTag: 'project';
@@ -43,6 +46,8 @@ export interface OperationSubjects {
   getProjectCustomAttribute: 'instance';
   getProjectMember: 'project';
   getProjectMemberWithInherited: 'project';
+  getProjectUpload: 'project';
+  getProjectUploadBySecret: 'project';
   getProtectedBranch: 'project';
   getProtectedTag: 'project';
   getRepositoryArchive: 'project';
@@ -75,6 +80,7 @@ export interface OperationSubjects {
   listProjectForks: 'project';
   listProjectMembers: 'project';
   listProjectMembersWithInherited: 'project';
+  listProjectUploads: 'project';
   listProjects: 'instance';
   listProtectedBranches: 'project';
   listProtectedTags: 'project';

@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import type { operations } from '../../generated/openapi.js';
 import type { OperationSubjects } from '../../generated/operation-subjects.js';
 import type { Caller } from './auth.js';
+import type { UploadedFile } from './http.js';
 import type { RequestInfo } from './pagination.js';
 import type { ServiceRegistry } from './family.js';
 import type { SubjectTypes } from './subjects.js';
@@ -53,6 +54,8 @@ export interface HandlerContext<O extends OperationId> {
   caller: Caller;
   services: ServiceRegistry;
   request: RequestInfo;
+  /** Files of a multipart body, by field name, for operations that take them (`x-max-upload-bytes`). */
+  files?: Record<string, UploadedFile>;
 }
 
 export type Handler<O extends OperationId> = (context: HandlerContext<O>) => Promise<HandlerResult<O>>;

@@ -133,6 +133,26 @@ async function ownToken(c: Case): Promise<{ token: string; id: number }> {
   return { token, id: self.status === 200 ? ((self.body as Json).id as number) : 1 };
 }
 
+/** A new upload of the case's project, as its administrator makes it: id, secret and file name. */
+async function uploadTo(c: Case): Promise<{ id: number; secret: string; filename: string }> {
+  const form = new FormData();
+  form.append('file', new Blob(['matrix']), `${unique('upload')}.txt`);
+  const response = await fetch(`${server.api}${project(c)}/uploads`, {
+    method: 'POST',
+    headers: { 'PRIVATE-TOKEN': fx.adminToken },
+    body: form,
+  });
+  const created = (await response.json()) as { id: number; url: string };
+  const [, secret, filename] = created.url.split('/').slice(1);
+  return { id: created.id, secret, filename };
+}
+
+const uploadFor = async (c: Case) => (c.expected === 'allowed' ? (await uploadTo(c)).id : 1);
+const uploadSecretFor = async (c: Case) =>
+  c.expected === 'allowed'
+    ? (({ secret, filename }) => ({ secret, filename }))(await uploadTo(c))
+    : { secret: '0'.repeat(32), filename: 'none.txt' };
+
 /**
  * How to fill each operation's parameters with real data, so that allowed calls really succeed.
  * Path parameters named `id` are the case's subject; the body defaults to the spec's example.
@@ -241,6 +261,11 @@ const CALLS: Record<string, (c: Case) => Call | Promise<Call>> = {
       await api('PUT', `/projects/${id}/custom_attributes/${key}`, { value: 'v' });
     return { path: { id, key } };
   },
+  // Project uploads: operations on one upload get a fresh one when allowed (refusals come first).
+  getProjectUpload: async (c) => ({ path: { upload_id: await uploadFor(c) } }),
+  deleteProjectUpload: async (c) => ({ path: { upload_id: await uploadFor(c) } }),
+  getProjectUploadBySecret: async (c) => ({ path: await uploadSecretFor(c) }),
+  deleteProjectUploadBySecret: async (c) => ({ path: await uploadSecretFor(c) }),
   // Users
   getUser: () => ({ path: { id: fx.users.non_member.user.id } }),
   createUser: () => {
