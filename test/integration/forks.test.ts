@@ -340,6 +340,34 @@ describe('fork repositories', () => {
     expect(view.body).not.toHaveProperty('mr_default_target_self');
   });
 
+  it('keeps forks outside a deleted group working', async () => {
+    const admin = await server.factories.user({ admin: true });
+    const group = await server.factories.group({ visibility: 'public' });
+    const created = await server.request('POST', '/projects', {
+      token: admin.token,
+      json: {
+        path: `in-group-${++counter}`,
+        namespace_id: group.id,
+        initialize_with_readme: true,
+        visibility: 'public',
+      },
+    });
+    const source = created.body as Json;
+    const forker = await server.factories.user();
+    const forked = (await fork(source.id, forker)).body as Json;
+    const removed = await server.request('DELETE', `/groups/${group.id}`, { token: admin.token });
+    expect(removed.status).toBe(202);
+    await until(() => !fs.existsSync(repoDir(source.id)));
+    expect(fs.existsSync(alternates(forked.id))).toBe(false);
+    const clone = await gitCli([
+      'clone',
+      '-q',
+      remoteUrl(server.url, forked.path_with_namespace, forker.token),
+      path.join(work, `group-gone-${forked.id}`),
+    ]);
+    expect(clone.ok, clone.stderr).toBe(true);
+  });
+
   it('leaves a deleted source in place for the recovery while a fork still borrows from it', async () => {
     const { project } = await sourceProject();
     const forker = await server.factories.user();
