@@ -247,6 +247,22 @@ function readMultipart(
   });
 }
 
+/**
+ * Removes spooled files older than `staleBefore`: what requests of a killed process left (a living
+ * request discards its own). Returns how many.
+ */
+export async function sweepUploadSpool(dir: string, staleBefore: Date): Promise<number> {
+  let removed = 0;
+  for (const name of await fs.promises.readdir(dir).catch(() => [] as string[])) {
+    const target = path.join(dir, name);
+    const stat = await fs.promises.stat(target).catch(() => undefined);
+    if (!stat || stat.mtimeMs >= staleBefore.getTime()) continue;
+    await fs.promises.rm(target, { force: true });
+    removed++;
+  }
+  return removed;
+}
+
 /** Removes what a request spooled; a file its handler moved away is gone already. */
 export async function discardUploads(files: Record<string, UploadedFile>): Promise<void> {
   await Promise.all(Object.values(files).map((file) => fs.promises.rm(file.path, { force: true })));
