@@ -110,6 +110,24 @@ describe('POST /projects/:id/fork', () => {
     expect(byId.status).toBe(201);
   });
 
+  it('forks an empty repository', async () => {
+    const owner = await server.factories.user();
+    const created = await server.request('POST', '/projects', {
+      token: owner.token,
+      json: { name: `empty-${++counter}`, visibility: 'public', default_branch: 'trunk' },
+    });
+    const forker = await server.factories.user();
+    const response = await fork((created.body as Json).id, forker);
+    expect(response.status).toBe(201);
+    expect(response.body).toMatchObject({ empty_repo: true, default_branch: 'trunk' });
+    const branchless = await fork((created.body as Json).id, forker, {
+      branches: 'trunk',
+      path: 'x',
+      name: 'x',
+    });
+    expect(branchless.body).toEqual({ message: '404 Source Branch Not Found' });
+  });
+
   it('forks one branch when asked', async () => {
     const { owner, project } = await sourceProject();
     await server.request('POST', `/projects/${project.id}/repository/branches`, {
