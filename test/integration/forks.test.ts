@@ -358,6 +358,44 @@ describe('fork repositories', () => {
     expect(view.body).not.toHaveProperty('mr_default_target_self');
   });
 
+  it('keeps what forks borrow through the source housekeeping', async () => {
+    const { owner, project } = await sourceProject();
+    const made = await server.request('POST', `/projects/${project.id}/repository/commits`, {
+      token: owner.token,
+      json: {
+        branch: 'feature',
+        start_branch: 'main',
+        commit_message: 'only on feature',
+        actions: [{ action: 'create', file_path: 'feature.txt', content: 'feature' }],
+      },
+    });
+    const sha = (made.body as Json).id as string;
+    await server.services.repositories.housekeep(project.id, 'eager');
+    const forker = await server.factories.user();
+    const created = (await fork(project.id, forker)).body as Json;
+    // The source forgets the commit; its housekeeping must not drop it, the fork still needs it.
+    await server.request('DELETE', `/projects/${project.id}/repository/branches/feature`, {
+      token: owner.token,
+    });
+    await server.services.repositories.housekeep(project.id, 'prune');
+    await server.services.repositories.housekeep(created.id, 'eager');
+    const commit = await server.request('GET', `/projects/${created.id}/repository/commits/${sha}`, {
+      token: forker.token,
+    });
+    expect(commit.status).toBe(200);
+    // The fork's own housekeeping packs only its own objects: the borrowed ones stay borrowed.
+    expect(fs.existsSync(alternates(created.id))).toBe(true);
+    const dir = path.join(work, `housekept-${created.id}`);
+    const clone = await gitCli([
+      'clone',
+      '-q',
+      remoteUrl(server.url, created.path_with_namespace, forker.token),
+      dir,
+    ]);
+    expect(clone.ok, clone.stderr).toBe(true);
+    expect((await gitCli(['cat-file', '-t', sha], dir)).stdout.trim()).toBe('commit');
+  });
+
   it('keeps forks outside a deleted group working', async () => {
     const admin = await server.factories.user({ admin: true });
     const group = await server.factories.group({ visibility: 'public' });
