@@ -83,6 +83,14 @@ describe('POST /projects/:id/fork', () => {
     expect(source.body).not.toHaveProperty('mr_default_target_self');
     const again = await server.request('GET', `/projects/${created.id}`, { token: forker.token });
     expect(again.body).toMatchObject({ import_status: 'finished', forked_from_project: { id: project.id } });
+    const updated = await server.request('PUT', `/projects/${created.id}`, {
+      token: forker.token,
+      json: { mr_default_target_self: false },
+    });
+    expect(updated.body).toMatchObject({
+      mr_default_target_self: false,
+      forked_from_project: { id: project.id },
+    });
   });
 
   it('names, places and limits the fork as asked', async () => {
@@ -176,6 +184,14 @@ describe('POST /projects/:id/fork', () => {
     const response = await fork(project.id, forker, json);
     expect(response.status).toBe(status);
     if (body) expect(response.body).toEqual(body);
+  });
+
+  it('gives one of two simultaneous forks to the same path its place, the other 409', async () => {
+    const { project } = await sourceProject();
+    const forker = await server.factories.user();
+    const answers = await Promise.all([fork(project.id, forker), fork(project.id, forker)]);
+    expect(answers.map((answer) => answer.status).sort()).toEqual([201, 409]);
+    expect((await server.request('GET', `/projects/${project.id}`)).body).toMatchObject({ forks_count: 1 });
   });
 
   it('refuses namespaces the caller cannot create projects in', async () => {
