@@ -385,7 +385,7 @@ describe('fork repositories', () => {
         actions: [{ action: 'create', file_path: 'feature.txt', content: 'feature' }],
       },
     });
-    const sha = (made.body as Json).id as string;
+    const sha = (made.body as { id: string }).id;
     await server.services.repositories.housekeep(project.id, 'eager');
     const forker = await server.factories.user();
     const created = (await fork(project.id, forker)).body as Json;
