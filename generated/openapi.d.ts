@@ -1319,6 +1319,117 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{id}/fork": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Fork a project
+         * @description Creates a fork of the project: a new project in the target namespace whose repository holds the
+         *     source's branches and tags. The fork's repository borrows the source's objects (git alternates
+         *     on the root of the fork network) instead of copying them; before a source is deleted, every fork
+         *     that borrows from it gets its own copy, so forks keep working.
+         *
+         *     - **Who.** Whoever may read the project's code (any caller who sees a public or internal project,
+         *       Reporter or higher on a private one, administrators), when the project's `forking_access_level`
+         *       allows it: `enabled` for all of them, `private` for members only, `disabled` for nobody. Anyone
+         *       else who sees the project gets 404 `{"message": "404 Not Found"}`, as GitLab's `not_found!`.
+         *     - **Target namespace.** `namespace_id`, else `namespace_path`, else the deprecated `namespace`
+         *       (an ID or a full path), else the caller's personal namespace. A namespace that does not exist,
+         *       that the caller cannot see, or where the caller cannot create projects (a group's
+         *       `project_creation_level`; a personal namespace of someone else; an external user's own, or one
+         *       at its `projects_limit`) answers 404 `{"message": "404 Target Namespace Not Found"}`.
+         *     - **Name and path** default to the source's. A name or path already used in the namespace, or
+         *       one that breaks the naming rules, answers 409 with the record errors, for example
+         *       `{"message": {"path": ["has already been taken"]}}`, as GitLab's `conflict!` does.
+         *     - **Visibility** is the lowest of the source's, the target namespace's and the requested one:
+         *       a fork is never more visible than its source, and a higher request is lowered, not refused.
+         *     - `branches` names one branch to fork (all branches and tags when left out); a branch the source
+         *       does not have answers 404 `{"message": "404 Source Branch Not Found"}`. The fork's default
+         *       branch is the source's, or that branch when the source's default is not forked.
+         *     - `mr_default_target_self` is stored on the fork (default false: merge requests target the
+         *       upstream).
+         *     - **Completion.** GitLab forks asynchronously and reports progress in `import_status`; forge-api
+         *       completes the repository within the request, so the answer (201, the new project as its
+         *       creator sees it, with `forked_from_project`) already says `import_status: finished`, and so
+         *       does every later read. Settings are copied from the source; members are not (the caller owns
+         *       a fork in their personal namespace).
+         */
+        post: operations["forkProject"];
+        /**
+         * Remove a project's fork relation
+         * @description Makes a fork an ordinary project: `forked_from_project` is gone, the source's `forks_count`
+         *     drops by one. The fork's repository keeps working: a background job gives it its own copy of
+         *     the objects it borrowed from the fork network, as GitLab's unlinking leaves the object pool.
+         *
+         *     - Owner, or an administrator (GitLab's `remove_fork_project`); anyone else who sees the project
+         *       gets 403.
+         *     - A project that is not a fork answers 304 with no body, as GitLab's `not_modified!`.
+         *     - Otherwise the answer is 204 with no body.
+         */
+        delete: operations["deleteProjectForkRelation"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/fork/{forked_from_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark a project as a fork of another
+         * @description Records that the project is a fork of `forked_from_id`, without touching either repository.
+         *     Administrators only: anyone else gets 403, before either project is looked up, as GitLab's
+         *     `authenticated_as_admin!`.
+         *
+         *     - The project must exist (404 `{"message": "404 Project Not Found"}`), and so must the source
+         *       (404 `{"message": "404 Source Project Not Found"}`).
+         *     - A project that is already a fork answers 409 `{"message": "Project already forked"}`; a project
+         *       cannot be its own fork (409 too).
+         *     - The answer is 201 with the project, now showing `forked_from_project`; the source's
+         *       `forks_count` grows by one.
+         */
+        post: operations["createProjectForkRelation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/forks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the forks of a project
+         * @description The project's direct forks that the caller can see (forks of forks are listed under their own
+         *     source), with the filters and orders of `GET /projects` that apply to them, paginated in the
+         *     database. Without a token only public forks are listed, in the simple shape; a signed-in caller
+         *     gets the full shape, or the simple one with `simple=true`.
+         */
+        get: operations["listProjectForks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{id}/housekeeping": {
         parameters: {
             query?: never;
@@ -2820,6 +2931,104 @@ export interface paths {
          */
         post: operations["unarchiveProject"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/uploads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a project's uploads
+         * @description The project's uploads, newest first, paginated. Maintainer or higher, or an administrator;
+         *     anyone else who sees the project gets 403. `uploaded_by` is null once the uploader is deleted.
+         */
+        get: operations["listProjectUploads"];
+        put?: never;
+        /**
+         * Upload a file
+         * @description Stores a file for use in Markdown and answers where it is served. The body is
+         *     `multipart/form-data` with the file in the field `file`: without it the answer is 400
+         *     `{"error": "file is missing"}`, and a `file` that is a plain value rather than a file part (as
+         *     any JSON body's is) 400 `{"error": "file is invalid"}`.
+         *
+         *     - **Who.** Any member (Guest or higher), and any signed-in user who can see a public or internal
+         *       project (GitLab's `upload_file`); anyone else who sees the project gets 403.
+         *     - **Size.** At most 100 MB (GitLab's default `max_attachment_size`); a larger file answers 413
+         *       `{"message": "413 Request Entity Too Large"}` and nothing is kept. Other fields are limited to
+         *       10 MB as on every operation.
+         *     - **Name.** Stored as GitLab's uploader names files: every character other than letters, digits,
+         *       `_`, `.`, `-` and `+` becomes `_`.
+         *     - **Answer.** 201 with `url` (`/uploads/<secret>/<filename>`, what Markdown in the project
+         *       uses), `full_path` (`/-/project/<id>/uploads/<secret>/<filename>`, served at the external
+         *       URL), `alt` (the name without its extension) and `markdown` (an image link for images, video
+         *       and audio, a plain link otherwise).
+         *     - **Serving.** `GET <external URL>/-/project/<id>/uploads/<secret>/<filename>` and
+         *       `GET <external URL>/<project full path>/uploads/<secret>/<filename>` stream the file, with its
+         *       type and `Content-Disposition` (inline for images, video and audio, attachment otherwise), to
+         *       whoever may read the project (a token as for the API); with the project's
+         *       `enforce_auth_checks_on_uploads` false, to anyone who has the URL. Anything else answers 404.
+         */
+        post: operations["createProjectUpload"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/uploads/{secret}/{filename}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download an upload by secret and file name
+         * @description The upload's bytes, as the web serves them, to anyone who may read the project (the secret is
+         *     what makes the URL unguessable). An unknown secret or name answers 404
+         *     `{"message": "404 Upload Not Found"}`.
+         */
+        get: operations["getProjectUploadBySecret"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an upload by secret and file name
+         * @description As deleting by ID. Maintainer or higher, or an administrator; 204 on success, 404
+         *     `{"message": "404 Upload Not Found"}` for an unknown secret or name.
+         */
+        delete: operations["deleteProjectUploadBySecret"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/uploads/{upload_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download an upload by ID
+         * @description The upload's bytes, with its type and `Content-Disposition` as served on the web. Maintainer or
+         *     higher, or an administrator. An unknown ID answers 404 `{"message": "404 Upload Not Found"}`.
+         */
+        get: operations["getProjectUpload"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an upload by ID
+         * @description Removes the upload and its file; its URLs answer 404 from then on. Maintainer or higher, or an
+         *     administrator. An unknown ID answers 404 `{"message": "404 Upload Not Found"}`; success 204.
+         */
+        delete: operations["deleteProjectUpload"];
         options?: never;
         head?: never;
         patch?: never;
@@ -4940,6 +5149,7 @@ export interface components {
              */
             external_authorization_classification_label: string | null;
             feature_flags_access_level: components["schemas"]["FeatureAccessLevel"];
+            /** @description Forks only: the project this one was forked from, in the simple shape; left out when the caller cannot see it (a private upstream needs a token of a member), or once the upstream is deleted or the relation removed. */
             forked_from_project?: components["schemas"]["ProjectSimple"];
             forking_access_level: components["schemas"]["FeatureAccessLevel"];
             /** @example true */
@@ -4950,7 +5160,7 @@ export interface components {
              */
             import_error?: string | null;
             /**
-             * @description State of an import. forge-api does not import yet, so it always returns `none`.
+             * @description State of an import or fork. A fork reports `finished` (forge-api completes a fork's repository before answering); other projects `none`, as forge-api does not import yet.
              * @example none
              * @enum {string}
              */
@@ -5317,8 +5527,16 @@ export interface components {
             default_branch?: string;
             /** @example Public HTTP API of the platform. */
             description?: string;
-            /** @default true */
+            /**
+             * @description Uploads of the project are served only to callers who may read the project; false serves them to anyone who has the URL, as GitLab did before the setting.
+             * @default true
+             */
             enforce_auth_checks_on_uploads?: boolean;
+            /**
+             * @description Who may fork the project: `enabled` whoever may read its code, `private` members only, `disabled` nobody.
+             * @default enabled
+             */
+            forking_access_level?: components["schemas"]["FeatureAccessLevel"];
             /** @default true */
             group_runners_enabled?: boolean;
             /** @default null */
@@ -5420,6 +5638,51 @@ export interface components {
          * @enum {string}
          */
         ProjectCreationLevel: "noone" | "owner" | "maintainer" | "developer" | "administrator";
+        /**
+         * ProjectFork
+         * @description Where the fork goes and what it is called; every attribute is optional.
+         */
+        ProjectFork: {
+            /**
+             * @description The one branch to fork; every branch and tag when left out.
+             * @example main
+             */
+            branches?: string;
+            /** @description The fork's description; the source's when left out. */
+            description?: string;
+            /**
+             * @description New merge requests target the fork itself (true) or the upstream (false).
+             * @default false
+             */
+            mr_default_target_self?: boolean;
+            /**
+             * @description The fork's name; the source's when left out.
+             * @example API fork
+             */
+            name?: string;
+            /**
+             * @deprecated
+             * @description Deprecated; the ID or full path of the namespace to fork into.
+             */
+            namespace?: string;
+            /**
+             * @description The namespace to fork into; the caller's personal namespace when no namespace is given.
+             * @example 12
+             */
+            namespace_id?: number;
+            /**
+             * @description The full path of the namespace to fork into (when `namespace_id` is not given).
+             * @example alice
+             */
+            namespace_path?: string;
+            /**
+             * @description The fork's path; the source's when left out.
+             * @example api-fork
+             */
+            path?: string;
+            /** @description Requested visibility; lowered to the source's and the namespace's when higher. The lower of those two when left out. */
+            visibility?: components["schemas"]["Visibility"];
+        };
         /**
          * ProjectGroupLink
          * @description A project shared with a group.
@@ -5751,7 +6014,10 @@ export interface components {
          * ProjectUpdate
          * @description Attributes to change; every one is optional and an attribute left out keeps its value. Changing `visibility` needs the Owner role; the other attributes need Maintainer.
          */
-        ProjectUpdate: components["schemas"]["ProjectAttributes"];
+        ProjectUpdate: components["schemas"]["ProjectAttributes"] & {
+            /** @description Forks only: new merge requests target the fork itself (true) or its upstream (false). Stored for any project, shown for forks. */
+            mr_default_target_self?: boolean;
+        };
         /**
          * ProtectedBranch
          * @description A protection rule for a branch name or wildcard.
@@ -6368,6 +6634,71 @@ export interface components {
             group_id?: number;
             /** @example 12 */
             user_id?: number;
+        };
+        /**
+         * Upload
+         * @description An upload as the list shows it.
+         */
+        Upload: {
+            /**
+             * Format: date-time
+             * @example 2026-03-01T12:30:00.000Z
+             */
+            created_at: string;
+            /** @example screenshot.png */
+            filename: string;
+            /** @example 5 */
+            id: number;
+            /**
+             * @description Bytes.
+             * @example 1024
+             */
+            size: number;
+            /** @description Who uploaded it; null once that user is deleted. */
+            uploaded_by: {
+                /** @example 18 */
+                id: number;
+                /** @example Alice */
+                name: string;
+                /** @example alice */
+                username: string;
+            } | null;
+        };
+        /**
+         * UploadCreated
+         * @description Where a new upload is served, and the Markdown that shows it.
+         */
+        UploadCreated: {
+            /**
+             * @description The file name without its extension.
+             * @example screenshot
+             */
+            alt: string;
+            /**
+             * @description The path the file is served at, below the external URL.
+             * @example /-/project/42/uploads/66dbcd21ec5d24ed6ea225176098d52b/screenshot.png
+             */
+            full_path: string;
+            /** @example 5 */
+            id: number;
+            /**
+             * @description `![alt](url)` for images, video and audio, `[alt](url)` otherwise.
+             * @example ![screenshot](/uploads/66dbcd21ec5d24ed6ea225176098d52b/screenshot.png)
+             */
+            markdown: string;
+            /**
+             * @description The project-relative URL Markdown uses.
+             * @example /uploads/66dbcd21ec5d24ed6ea225176098d52b/screenshot.png
+             */
+            url: string;
+        };
+        /**
+         * UploadRequest
+         * @description The file to upload, as a multipart part named `file`.
+         */
+        UploadRequest: {
+            /** @description The file; its part's file name names the upload. */
+            file: string;
         };
         /**
          * User
@@ -7389,6 +7720,7 @@ export type SchemaProjectAccess = components['schemas']['ProjectAccess'];
 export type SchemaProjectAttributes = components['schemas']['ProjectAttributes'];
 export type SchemaProjectCreate = components['schemas']['ProjectCreate'];
 export type SchemaProjectCreationLevel = components['schemas']['ProjectCreationLevel'];
+export type SchemaProjectFork = components['schemas']['ProjectFork'];
 export type SchemaProjectGroupLink = components['schemas']['ProjectGroupLink'];
 export type SchemaProjectLabel = components['schemas']['ProjectLabel'];
 export type SchemaProjectLabelCreate = components['schemas']['ProjectLabelCreate'];
@@ -7442,6 +7774,9 @@ export type SchemaTokenTimeFilter = components['schemas']['TokenTimeFilter'];
 export type SchemaTreeEntry = components['schemas']['TreeEntry'];
 export type SchemaUnprotectLevelChange = components['schemas']['UnprotectLevelChange'];
 export type SchemaUnprotectLevelInput = components['schemas']['UnprotectLevelInput'];
+export type SchemaUpload = components['schemas']['Upload'];
+export type SchemaUploadCreated = components['schemas']['UploadCreated'];
+export type SchemaUploadRequest = components['schemas']['UploadRequest'];
 export type SchemaUser = components['schemas']['User'];
 export type SchemaUserAttributes = components['schemas']['UserAttributes'];
 export type SchemaUserCreate = components['schemas']['UserCreate'];
@@ -10493,6 +10828,205 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    forkProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "namespace_path": "alice",
+                 *       "path": "api-fork",
+                 *       "name": "API fork"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ProjectFork"];
+                "application/x-www-form-urlencoded": components["schemas"]["ProjectFork"];
+                "multipart/form-data": components["schemas"]["ProjectFork"];
+            };
+        };
+        responses: {
+            /** @description The fork. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Project"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteProjectForkRelation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The relation is removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The project is not a fork; nothing changed. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createProjectForkRelation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The ID of the project it was forked from (an integer ID or a URL-encoded full path).
+                 * @example 7
+                 */
+                forked_from_id: number | string;
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The project, now a fork. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Project"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listProjectForks: {
+        parameters: {
+            query?: {
+                /** @description `true` lists only archived forks, `false` only forks that are not archived. */
+                archived?: boolean;
+                /** @description Only forks the caller is a member of. Needs a signed-in caller. */
+                membership?: boolean;
+                /** @description Only forks where the caller has at least this role. Implies membership. */
+                min_access_level?: 10 | 15 | 20 | 30 | 40 | 50;
+                /** @description Field to order by. */
+                order_by?: "id" | "name" | "path" | "created_at" | "updated_at" | "star_count" | "last_activity_at";
+                /** @description Only forks in the caller's personal namespace. Needs a signed-in caller. */
+                owned?: boolean;
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+                /** @description Case-insensitive substring match on the fork's path, name and description; several terms separated by spaces must all match. */
+                search?: string;
+                /** @description Return each fork in the simple shape (`ProjectSimple`). */
+                simple?: boolean;
+                /** @description Sort direction. */
+                sort?: components["parameters"]["Sort"];
+                /** @description Add `statistics` to each fork on which the caller is Reporter or higher. */
+                statistics?: boolean;
+                /** @description Only forks with this visibility. */
+                visibility?: components["schemas"]["Visibility"];
+                /** @description Administrators only: include `custom_attributes` in each project. Ignored for other callers. */
+                with_custom_attributes?: components["parameters"]["WithCustomAttributes"];
+                /** @description Only forks with the issues feature enabled. */
+                with_issues_enabled?: boolean;
+                /** @description Only forks with the merge requests feature enabled. */
+                with_merge_requests_enabled?: boolean;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page of forks, with the offset pagination headers. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectListItem"][];
+                };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -13692,6 +14226,294 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Project"];
                 };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listProjectUploads: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of uploads. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": 5,
+                     *         "size": 1024,
+                     *         "filename": "screenshot.png",
+                     *         "created_at": "2026-03-01T12:30:00.000Z",
+                     *         "uploaded_by": {
+                     *           "id": 18,
+                     *           "name": "Alice",
+                     *           "username": "alice"
+                     *         }
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["Upload"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createProjectUpload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "file": "screenshot.png"
+                 *     }
+                 */
+                "application/json": components["schemas"]["UploadRequest"];
+                "multipart/form-data": components["schemas"]["UploadRequest"];
+            };
+        };
+        responses: {
+            /** @description The file is stored. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 5,
+                     *       "alt": "screenshot",
+                     *       "url": "/uploads/66dbcd21ec5d24ed6ea225176098d52b/screenshot.png",
+                     *       "full_path": "/-/project/42/uploads/66dbcd21ec5d24ed6ea225176098d52b/screenshot.png",
+                     *       "markdown": "![screenshot](/uploads/66dbcd21ec5d24ed6ea225176098d52b/screenshot.png)"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UploadCreated"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getProjectUploadBySecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The upload's file name, as its URL gives it.
+                 * @example screenshot.png
+                 */
+                filename: string;
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The upload's 32-character secret.
+                 * @example 66dbcd21ec5d24ed6ea225176098d52b
+                 */
+                secret: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file's bytes, streamed. */
+            200: {
+                headers: {
+                    /**
+                     * @description `inline` for images, video and audio; `attachment` (with the file name) for anything else, so that no uploaded page runs in the server's origin.
+                     * @example inline; filename="screenshot.png"
+                     */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example GIF89a */
+                    "application/octet-stream": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteProjectUploadBySecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The upload's file name, as its URL gives it.
+                 * @example screenshot.png
+                 */
+                filename: string;
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The upload's 32-character secret.
+                 * @example 66dbcd21ec5d24ed6ea225176098d52b
+                 */
+                secret: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The upload is deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getProjectUpload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The upload's ID.
+                 * @example 5
+                 */
+                upload_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file's bytes, streamed. */
+            200: {
+                headers: {
+                    /**
+                     * @description `inline` for images, video and audio; `attachment` (with the file name) for anything else, so that no uploaded page runs in the server's origin.
+                     * @example inline; filename="screenshot.png"
+                     */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example GIF89a */
+                    "application/octet-stream": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteProjectUpload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The upload's ID.
+                 * @example 5
+                 */
+                upload_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The upload is deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];

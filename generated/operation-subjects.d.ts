@@ -14,8 +14,10 @@ export interface OperationSubjects {
   createGroupMilestone: 'group';
   createProject: 'instance';
   createProjectAccessToken: 'project';
+  createProjectForkRelation: 'instance';
   createProjectLabel: 'project';
   createProjectMilestone: 'project';
+  createProjectUpload: 'project';
   createProtectedTag: 'project';
   createRepositoryFile: 'project';
   createRepositoryTag: 'project';
@@ -28,11 +30,15 @@ export interface OperationSubjects {
   deleteMergedBranches: 'project';
   deleteProject: 'project';
   deleteProjectCustomAttribute: 'instance';
+  deleteProjectForkRelation: 'project';
   deleteProjectLabel: 'project';
   deleteProjectMilestone: 'project';
+  deleteProjectUpload: 'project';
+  deleteProjectUploadBySecret: 'project';
   deleteProtectedTag: 'project';
   deleteRepositoryFile: 'project';
   deleteRepositoryTag: 'project';
+  forkProject: 'project';
   getBranch: 'project';
   getCommit: 'project';
   getCurrentPersonalAccessToken: 'instance';
@@ -52,6 +58,8 @@ export interface OperationSubjects {
   getProjectMember: 'project';
   getProjectMemberWithInherited: 'project';
   getProjectMilestone: 'project';
+  getProjectUpload: 'project';
+  getProjectUploadBySecret: 'project';
   getProtectedBranch: 'project';
   getProtectedTag: 'project';
   getRepositoryArchive: 'project';
@@ -83,10 +91,12 @@ export interface OperationSubjects {
   listPersonalAccessTokens: 'instance';
   listProjectAccessTokens: 'project';
   listProjectCustomAttributes: 'instance';
+  listProjectForks: 'project';
   listProjectLabels: 'project';
   listProjectMembers: 'project';
   listProjectMembersWithInherited: 'project';
   listProjectMilestones: 'project';
+  listProjectUploads: 'project';
   listProjects: 'instance';
   listProtectedBranches: 'project';
   listProtectedTags: 'project';

@@ -70,9 +70,13 @@ function OperationDeclarations() {
         });
       }
       const refusal = operation['x-ability-refusal'];
-      if (refusal !== undefined && (refusal !== 'unauthorized' || ability === undefined))
+      if (
+        refusal !== undefined &&
+        (!['unauthorized', 'not_found'].includes(refusal) || ability === undefined)
+      )
         report({
-          message: 'x-ability-refusal is `unauthorized` (401 instead of 403), beside an x-ability.',
+          message:
+            'x-ability-refusal is `unauthorized` (401 instead of 403) or `not_found` (a bare 404), beside an x-ability.',
           location: location.child(['x-ability-refusal']),
         });
       checkTier(operation, { report, location });

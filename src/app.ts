@@ -14,6 +14,7 @@ import { responseValidation, type ResponseCheck } from './core/response-validati
 import { gitHttp } from './git/smart-http.js';
 import { createMetrics } from './ops/metrics.js';
 import { opsRouter } from './ops/routes.js';
+import { uploadsWebRouter } from './uploads/web-routes.js';
 import {
   createServices,
   createSubjectResolvers,
@@ -88,6 +89,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     opsRouter(dataSource, metrics.registry, config.monitoringAllowlist, config.database.connectMs).routes(),
   );
   koa.use(gitHttp(services));
+  koa.use(uploadsWebRouter(services).routes());
   koa.use(
     apiMiddleware({
       backend,

@@ -30,6 +30,7 @@ import { protectedTagsManifest } from './protected_tags/manifest.js';
 import { repositoryManifest } from './repository/manifest.js';
 import { sidekiqManifest } from './sidekiq/manifest.js';
 import { tagsManifest } from './tags/manifest.js';
+import { uploadsManifest } from './uploads/manifest.js';
 import { usersManifest } from './users/manifest.js';
 
 export const families = [
@@ -51,6 +52,7 @@ export const families = [
   repositoryManifest,
   sidekiqManifest,
   tagsManifest,
+  uploadsManifest,
   usersManifest,
 ] as const;
 

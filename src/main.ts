@@ -1,7 +1,8 @@
 import 'reflect-metadata';
 import { createApp } from './app.js';
 import { loadConfig } from './config.js';
-import { createHttpServer } from './core/http.js';
+import { uploadSpoolDir } from './core/api.js';
+import { createHttpServer, sweepUploadSpool } from './core/http.js';
 import { startFailure } from './db/errors.js';
 import { claimInstance } from './db/instance.js';
 import { openDatabase } from './db/open.js';
@@ -16,13 +17,14 @@ const SWEEP_EVERY_MS = 60 * 60 * 1000;
 const LEFTOVER_AGE_MS = 60 * 60 * 1000;
 
 /** Runs the storage recovery one sweep at a time, logging what it did. */
-function storageRecovery(recovery: StorageRecovery, logger: Logger) {
+function storageRecovery(recovery: StorageRecovery, spool: string, logger: Logger) {
   let running: Promise<void> = Promise.resolve();
   const run = (staleBefore: Date) =>
     (running = running.then(async () => {
       try {
         const report = await recovery.recover({ staleBefore });
-        const { missing, ...counts } = report;
+        const uploads = await sweepUploadSpool(spool, staleBefore);
+        const { missing, ...counts } = { ...report, uploads };
         if (Object.values(counts).some((n) => n > 0)) logger.info(counts, 'storage recovered');
         if (missing.length) logger.warn({ projects: missing }, 'projects without a repository');
       } catch (err) {
@@ -38,7 +40,7 @@ async function main(): Promise<void> {
   const dataSource = await openDatabase(config);
   const root = await ensureRootUser(dataSource, config);
   const app = await createApp({ config, dataSource, logger });
-  const recovery = storageRecovery(app.services.storageRecovery, logger);
+  const recovery = storageRecovery(app.services.storageRecovery, uploadSpoolDir(config), logger);
   const claim = await claimInstance(dataSource, !config.databaseUrl);
   // Before serving: what a killed predecessor left is gone before anyone looks (see StorageRecovery).
   await recovery.run(claim.alone ? STARTED_AT : new Date(Date.now() - LEFTOVER_AGE_MS));

@@ -26,6 +26,14 @@ const PROJECT_ABILITIES = {
   /** Opening merge requests in the project (`can_create_merge_request_in`). */
   create_merge_request_in: AccessLevel.Developer,
   read_code: AccessLevel.Reporter,
+  /** Forking reads the code; the project's `forking_access_level` refines it (`canUseForking`). */
+  fork_project: AccessLevel.Reporter,
+  /** Uploading files for Markdown: members, and any signed-in user who sees a public or internal project. */
+  upload_file: AccessLevel.Guest,
+  /** Listing and deleting a project's uploads. */
+  admin_upload: AccessLevel.Maintainer,
+  /** Removing the project's fork relation. */
+  remove_fork_project: AccessLevel.Owner,
   push_code: AccessLevel.Developer,
   admin_project: AccessLevel.Maintainer,
   admin_project_member: AccessLevel.Maintainer,
@@ -97,9 +105,15 @@ const READ_ONLY_WHEN_ARCHIVED = new Set<ProjectAbility>(['push_code', 'admin_lab
 
 export function canProject(caller: Caller, ability: ProjectAbility, subject: Subject): boolean {
   if (subject.archived && READ_ONLY_WHEN_ARCHIVED.has(ability)) return false;
-  // Public and internal code is readable by whoever may see the project; private code needs Reporter.
-  if (ability === 'read_code' && subject.visibilityLevel >= Visibility.internal)
+  // Public and internal code is readable (and forkable) by whoever may see the project; private code
+  // needs Reporter.
+  if (
+    (ability === 'read_code' || ability === 'fork_project') &&
+    subject.visibilityLevel >= Visibility.internal
+  )
     return canSee(caller, subject);
+  if (ability === 'upload_file' && subject.visibilityLevel >= Visibility.internal)
+    return caller.user !== null && canSee(caller, subject);
   return canWith(caller, subject, PROJECT_ABILITIES[ability]);
 }
 
@@ -136,6 +150,19 @@ export const canCreateMergeRequestIn = (caller: Caller, accessLevel: number) =>
 /** Deleting a protected branch or tag: Maintainer and above, or an administrator. */
 export const canAdminProtectedRefs = (caller: Caller, accessLevel: number) =>
   hasLevelFor(caller, 'admin_protected_branch', accessLevel);
+
+/**
+ * A project's forking feature (`forking_access_level`): `enabled` for whoever may fork the code,
+ * `private` for members (and administrators), `disabled` for nobody, as GitLab's feature levels go.
+ */
+export function canUseForking(
+  caller: Caller,
+  level: 'enabled' | 'private' | 'disabled',
+  accessLevel: number,
+) {
+  if (level === 'disabled') return false;
+  return level === 'enabled' || isAdmin(caller) || isMemberLevel(accessLevel);
+}
 
 /** Does a level meet an access-level entry's role (a protected branch's or tag's `access_level`)? */
 export const meetsAccessLevel = (accessLevel: number, required: number) => accessLevel >= required;

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { Readable } from 'node:stream';
 import type { Context, Middleware } from 'koa';
 import { TIERS, type Config, type Tier } from '../config.js';
@@ -8,6 +9,7 @@ import {
   ApiError,
   badParameter,
   methodNotAllowed,
+  notFound,
   recordNotFound,
   routeNotFound,
   unauthorized,
@@ -16,7 +18,7 @@ import { rateLimitSubject, type RateLimiter } from './rate-limit.js';
 import { authorizeInstance } from './abilities.js';
 import type { HandlerContext, HandlerMap, OperationId } from './handler.js';
 import type { SubjectResolvers, SubjectTypes } from './subjects.js';
-import { readBodyParams, writeJson } from './http.js';
+import { discardUploads, readBodyParams, writeJson, type UploadSpool, type UploadedFile } from './http.js';
 import { MAX_ID } from './ids.js';
 import {
   coerce,
@@ -146,8 +148,11 @@ const operationRateLimit = (operation: Operation) =>
 interface Declaration {
   subject: 'project' | 'group' | 'instance' | 'none';
   ability?: string;
-  /** `unauthorized`: GitLab answers 401 rather than 403 when the ability is missing. */
-  refusal?: 'unauthorized';
+  /**
+   * `unauthorized`: GitLab answers 401 rather than 403 when the ability is missing; `not_found`: a
+   * bare `404 Not Found` (GitLab's `not_found!`, as forking refuses).
+   */
+  refusal?: 'unauthorized' | 'not_found';
 }
 
 /** What the operation acts on and what it needs there (`x-subject`, `x-ability`); lint requires both. */
@@ -155,7 +160,7 @@ const declarationOf = (operation: Operation): Declaration => {
   const declared = operation as {
     'x-subject'?: Declaration['subject'];
     'x-ability'?: string;
-    'x-ability-refusal'?: 'unauthorized';
+    'x-ability-refusal'?: Declaration['refusal'];
   };
   return {
     subject: declared['x-subject'] ?? 'none',
@@ -186,7 +191,10 @@ export function apiMiddleware(options: ApiOptions): Middleware {
       if (ability)
         (resolver.authorize as (c: Caller, a: string, s: unknown) => void)(caller, ability, subject);
     } catch (err) {
-      if (refusal === 'unauthorized' && err instanceof ApiError && err.status === 403) throw unauthorized();
+      if (err instanceof ApiError && err.status === 403) {
+        if (refusal === 'unauthorized') throw unauthorized();
+        if (refusal === 'not_found') throw notFound();
+      }
       throw err;
     }
     return subject;
@@ -216,41 +224,64 @@ export function apiMiddleware(options: ApiOptions): Middleware {
     const endpointClass = operationRateLimit(operation);
     if (endpointClass) rateLimiter.hit(endpointClass, who);
 
-    const bodyParams = await readBodyParams(ctx);
-    const placed = placeParams(
-      operation,
-      mergeParams(parseBracketPairs(rawQuery), bodyParams),
-      path,
-      config.tier,
-    );
-    const errors = validateRequest(backend, operation, {
-      path: placed.path,
-      query: placed.query,
-      body: placed.body,
-    });
-    if (errors.length > 0) throw badParameter(validationMessage(errors));
-    const subject = await authorize(caller, operation, path);
+    const maxUpload = (operation as { 'x-max-upload-bytes'?: number })['x-max-upload-bytes'];
+    const files: Record<string, UploadedFile> = {};
+    try {
+      await handle(
+        maxUpload === undefined ? undefined : { dir: uploadSpoolDir(config), maxBytes: maxUpload },
+      );
+    } finally {
+      await discardUploads(files);
+    }
 
-    // The map is typed per operation; here one call site serves them all.
-    const handler = handlers[operationId] as unknown as (c: HandlerContext<OperationId>) => Promise<{
-      status: number;
-      body?: unknown;
-      stream?: Readable | Buffer;
-      headers?: Record<string, string>;
-    }>;
-    const result = await handler({
-      params: { ...placed.query, ...placed.path } as never,
-      subject: subject as never,
-      body: placed.body as never,
-      caller,
-      services,
-      request: { apiPath, query: rawQuery, externalUrl: config.externalUrl, ip: ctx.ip, method: ctx.method },
-    });
-    // Koa drops the body of a HEAD response itself, keeping its headers.
-    if (result.stream !== undefined) {
-      ctx.status = result.status;
-      ctx.set(result.headers ?? {});
-      ctx.body = result.stream;
-    } else writeJson(ctx, result.status, result.body, result.headers);
+    async function handle(spool: UploadSpool | undefined) {
+      const bodyParams = await readBodyParams(ctx, spool, files);
+      const placed = placeParams(
+        operation,
+        mergeParams(parseBracketPairs(rawQuery), bodyParams),
+        path,
+        config.tier,
+      );
+      const errors = validateRequest(backend, operation, {
+        path: placed.path,
+        query: placed.query,
+        body: placed.body,
+      });
+      if (errors.length > 0) throw badParameter(validationMessage(errors));
+      const subject = await authorize(caller, operation, path);
+
+      // The map is typed per operation; here one call site serves them all.
+      const handler = handlers[operationId] as unknown as (c: HandlerContext<OperationId>) => Promise<{
+        status: number;
+        body?: unknown;
+        stream?: Readable | Buffer;
+        headers?: Record<string, string>;
+      }>;
+      const result = await handler({
+        params: { ...placed.query, ...placed.path } as never,
+        subject: subject as never,
+        body: placed.body as never,
+        caller,
+        services,
+        request: {
+          apiPath,
+          query: rawQuery,
+          externalUrl: config.externalUrl,
+          ip: ctx.ip,
+          method: ctx.method,
+        },
+        files,
+      });
+      // Koa drops the body of a HEAD response itself, keeping its headers.
+      if (result.stream !== undefined) {
+        ctx.status = result.status;
+        ctx.set(result.headers ?? {});
+        ctx.body = result.stream;
+      } else writeJson(ctx, result.status, result.body, result.headers);
+    }
   };
 }
+
+/** Where multipart files are written as they arrive: beside the uploads, so that keeping one is a rename. */
+export const uploadSpoolDir = (config: Pick<Config, 'dataDir'>) =>
+  path.join(config.dataDir, 'tmp', 'uploads');

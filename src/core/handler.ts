@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import type { operations } from '../../generated/openapi.js';
 import type { OperationSubjects } from '../../generated/operation-subjects.js';
 import type { Caller } from './auth.js';
+import type { UploadedFile } from './http.js';
 import type { RequestInfo } from './pagination.js';
 import type { ServiceRegistry } from './family.js';
 import type { SubjectTypes } from './subjects.js';
@@ -26,7 +27,7 @@ export type Body<O extends OperationId> =
   Op<O> extends { requestBody?: { content: { 'application/json': infer B } } } ? B : undefined;
 
 type Responses<O extends OperationId> = Op<O>['responses'];
-type SuccessStatus<O extends OperationId> = Extract<keyof Responses<O>, 200 | 201 | 202 | 204>;
+type SuccessStatus<O extends OperationId> = Extract<keyof Responses<O>, 200 | 201 | 202 | 204 | 304>;
 type JsonBody<R> = R extends { content: { 'application/json': infer B } } ? B : null;
 
 /** A success status whose content is not JSON (raw files, archives) is answered with bytes or a stream. */
@@ -53,6 +54,8 @@ export interface HandlerContext<O extends OperationId> {
   caller: Caller;
   services: ServiceRegistry;
   request: RequestInfo;
+  /** Files of a multipart body, by field name, for operations that take them (`x-max-upload-bytes`). */
+  files?: Record<string, UploadedFile>;
 }
 
 export type Handler<O extends OperationId> = (context: HandlerContext<O>) => Promise<HandlerResult<O>>;

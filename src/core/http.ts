@@ -1,4 +1,7 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
 import http, { type IncomingMessage, type RequestListener, type Server } from 'node:http';
+import path from 'node:path';
 import zlib from 'node:zlib';
 import { pipeline, type Readable } from 'node:stream';
 import type { Context, Middleware } from 'koa';
@@ -76,7 +79,7 @@ export function writeJson(
   ctx.status = status;
   for (const [name, value] of Object.entries(headers)) ctx.set(name, value);
   // A JSON `null` is a body too (GitLab answers some actions with it); only 204 and undefined have none.
-  if (status === 204 || body === undefined) {
+  if (status === 204 || status === 304 || body === undefined) {
     ctx.body = null;
     ctx.status = status;
     return;
@@ -140,13 +143,46 @@ function readRaw(req: IncomingMessage): Promise<Buffer> {
   });
 }
 
-function readMultipart(req: IncomingMessage): Promise<ParamObject> {
+/** A file part of a multipart body, written to disk as it arrived; the request's handler owns it. */
+export interface UploadedFile {
+  /** Where the bytes are, in the upload directory; removed after the request unless moved away. */
+  path: string;
+  /** As the client named it, decoded from UTF-8. */
+  filename: string;
+  mimeType: string;
+  size: number;
+}
+
+/** Operations that take files (`x-max-upload-bytes`): where to write them, and how large they may be. */
+export interface UploadSpool {
+  dir: string;
+  maxBytes: number;
+}
+
+/**
+ * A multipart body: fields as parameters, and, for an operation that takes files, each file part
+ * streamed to `spool.dir` (its parameter holds the file name, for validation). Past `spool.maxBytes`
+ * the answer is 413, with whatever was written removed. Without a spool, files are drained.
+ */
+function readMultipart(
+  req: IncomingMessage,
+  spool?: UploadSpool,
+  files: Record<string, UploadedFile> = {},
+): Promise<ParamObject> {
   return new Promise((resolve, reject) => {
     const pairs: Array<[string, unknown]> = [];
+    const writes: Array<Promise<void>> = [];
+    let tooBig = false;
     let parser: busboy.Busboy;
+    if (spool) fs.mkdirSync(spool.dir, { recursive: true });
     try {
       // Fields arrive as latin1, byte for byte, so invalid UTF-8 is refused rather than replaced.
-      parser = busboy({ headers: req.headers, defCharset: 'latin1', limits: { fieldSize: BODY_LIMIT } });
+      parser = busboy({
+        headers: req.headers,
+        defCharset: 'latin1',
+        defParamCharset: 'latin1',
+        limits: { fieldSize: BODY_LIMIT, ...(spool ? { fileSize: spool.maxBytes } : {}) },
+      });
     } catch {
       reject(badParameter('multipart body is malformed'));
       return;
@@ -162,17 +198,46 @@ function readMultipart(req: IncomingMessage): Promise<ParamObject> {
         reject(err);
       }
     });
-    // Uploaded files are not parameters of any operation yet: drain them.
-    parser.on('file', (_name, stream) => stream.resume());
+    parser.on('file', (rawName, stream, info) => {
+      let name: string;
+      let filename: string;
+      try {
+        name = decodeUtf8(Buffer.from(rawName, 'latin1'));
+        filename = decodeUtf8(Buffer.from(info.filename ?? '', 'latin1'));
+      } catch (err) {
+        stream.resume();
+        reject(err);
+        return;
+      }
+      // Only operations that take files keep them, and only the first part of each name.
+      if (!spool || files[name]) {
+        stream.resume();
+        return;
+      }
+      const target = path.join(spool.dir, `upload-${crypto.randomBytes(8).toString('hex')}`);
+      const file: UploadedFile = { path: target, filename, mimeType: info.mimeType, size: 0 };
+      files[name] = file;
+      pairs.push([name, filename]);
+      stream.on('limit', () => (tooBig = true));
+      // Piped at once: a stream that started flowing before its reader was attached would lose bytes.
+      writes.push(
+        new Promise<void>((done, failed) =>
+          pipeline(stream, fs.createWriteStream(target), (err) => (err ? failed(err) : done())),
+        ).then(async () => {
+          file.size = (await fs.promises.stat(target)).size;
+        }),
+      );
+    });
     parser.on('error', () => reject(badParameter('multipart body is malformed')));
     parser.on('close', () => {
-      try {
-        const params = parseBracketPairs(pairs);
-        assertCleanParams(params);
-        resolve(params);
-      } catch (err) {
-        reject(err);
-      }
+      Promise.all(writes)
+        .then(() => {
+          if (tooBig) throw tooLarge();
+          const params = parseBracketPairs(pairs);
+          assertCleanParams(params);
+          resolve(params);
+        })
+        .catch(reject);
     });
     pipeline(decodedStream(req), parser, (err) => {
       if (!err) return;
@@ -182,11 +247,40 @@ function readMultipart(req: IncomingMessage): Promise<ParamObject> {
   });
 }
 
-/** The body's parameters, from JSON, a form, or multipart. An empty body, or `{}`, gives none. */
-export async function readBodyParams(ctx: Context): Promise<ParamObject> {
+/**
+ * Removes spooled files older than `staleBefore`: what requests of a killed process left (a living
+ * request discards its own). Returns how many.
+ */
+export async function sweepUploadSpool(dir: string, staleBefore: Date): Promise<number> {
+  let removed = 0;
+  for (const name of await fs.promises.readdir(dir).catch(() => [] as string[])) {
+    const target = path.join(dir, name);
+    const stat = await fs.promises.stat(target).catch(() => undefined);
+    if (!stat || stat.mtimeMs >= staleBefore.getTime()) continue;
+    await fs.promises.rm(target, { force: true });
+    removed++;
+  }
+  return removed;
+}
+
+/** Removes what a request spooled; a file its handler moved away is gone already. */
+export async function discardUploads(files: Record<string, UploadedFile>): Promise<void> {
+  await Promise.all(Object.values(files).map((file) => fs.promises.rm(file.path, { force: true })));
+}
+
+/**
+ * The body's parameters, from JSON, a form, or multipart. An empty body, or `{}`, gives none. With a
+ * spool, the multipart files land in `files` (the caller discards them after the request, whatever
+ * happens, and here when reading fails).
+ */
+export async function readBodyParams(
+  ctx: Context,
+  spool?: UploadSpool,
+  files: Record<string, UploadedFile> = {},
+): Promise<ParamObject> {
   if (!hasBody(ctx.req)) return {};
   const type = (ctx.request.type || '').toLowerCase();
-  if (type === 'multipart/form-data') return readMultipart(ctx.req);
+  if (type === 'multipart/form-data') return readMultipart(ctx.req, spool, files);
   const raw = await readRaw(ctx.req);
   if (type === 'application/x-www-form-urlencoded')
     return parseBracketPairs(formPairs(raw.toString('latin1')));

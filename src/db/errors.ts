@@ -5,6 +5,10 @@ import { CONNECT_FAILED } from './pg-client.js';
 export const isUniqueViolation = (err: unknown): err is QueryFailedError =>
   err instanceof QueryFailedError && (err.driverError as { code?: string })?.code === '23505';
 
+/** A row that names a record deleted meanwhile (a fork whose source went as it was created). */
+export const isForeignKeyViolation = (err: unknown): err is QueryFailedError =>
+  err instanceof QueryFailedError && (err.driverError as { code?: string })?.code === '23503';
+
 /** Network failures on the way to the database, by errno, in words. */
 const NETWORK_CODES = new Map([
   ['ECONNREFUSED', 'connection refused'],

@@ -10,6 +10,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { git } from './git.js';
+import { isBorrowing } from './object-sharing.js';
 
 export type HousekeepingTask = 'auto' | 'eager' | 'prune';
 
@@ -46,26 +47,42 @@ async function objectCounts(gitDir: string): Promise<{ loose: number; packs: num
   return { loose: value('count'), packs: value('packs') };
 }
 
-export async function housekeep(gitDir: string, task: HousekeepingTask): Promise<HousekeepingReport> {
+/**
+ * `lending`: forks borrow this repository's objects, so none is ever dropped (see object-sharing.ts).
+ * A repository that borrows packs only its own objects, or it would copy the lender's.
+ */
+export async function housekeep(
+  gitDir: string,
+  task: HousekeepingTask,
+  sharing: { lending: boolean } = { lending: false },
+): Promise<HousekeepingReport> {
   const report: HousekeepingReport = {
     commitGraph: false,
     packedRefs: false,
     repacked: 'none',
     pruned: false,
   };
-  const [looseRefs, objects] = await Promise.all([countLooseRefs(gitDir), objectCounts(gitDir)]);
+  const [looseRefs, objects, borrowing] = await Promise.all([
+    countLooseRefs(gitDir),
+    objectCounts(gitDir),
+    isBorrowing(gitDir),
+  ]);
   if (task !== 'auto' || looseRefs > LOOSE_REFS_LIMIT) {
     await git(['pack-refs', '--all'], { gitDir });
     report.packedRefs = true;
   }
   if (task !== 'auto' || objects.packs > PACKS_LIMIT) {
-    await git(['repack', '-a', '-d', '-q', '--write-bitmap-index'], { gitDir });
+    const args = ['repack', '-a', '-d', '-q'];
+    // A bitmap covers one pack with every object it reaches: not possible while borrowing.
+    args.push(borrowing ? '-l' : '--write-bitmap-index', borrowing ? '--no-write-bitmap-index' : '');
+    if (sharing.lending) args.push('--keep-unreachable');
+    await git(args.filter(Boolean), { gitDir });
     report.repacked = 'full';
   } else if (objects.loose > LOOSE_OBJECTS_LIMIT) {
-    await git(['repack', '-d', '-q'], { gitDir });
+    await git(['repack', '-d', '-q', ...(borrowing ? ['-l'] : [])], { gitDir });
     report.repacked = 'incremental';
   }
-  if (task === 'prune') {
+  if (task === 'prune' && !sharing.lending) {
     await git(['prune', '--expire=2.weeks.ago'], { gitDir });
     report.pruned = true;
   }

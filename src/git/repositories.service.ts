@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import { housekeep, type HousekeepingReport, type HousekeepingTask } from './housekeeping.js';
 import { KeyedLock } from '../core/keyed-lock.js';
+import { dissociate } from './object-sharing.js';
 import type { DataSource } from 'typeorm';
 import type { Caller } from '../core/auth.js';
 import type { Events } from '../core/events.js';
@@ -64,20 +65,44 @@ export class RepositoriesService {
    * project gone meanwhile has nothing to keep.
    */
   async housekeep(projectId: number, task: HousekeepingTask): Promise<HousekeepingReport | null> {
-    const [row] = (await this.dataSource.query('SELECT repository_storage FROM projects WHERE id = $1', [
-      projectId,
-    ])) as Array<{ repository_storage: string }>;
+    const [row] = (await this.dataSource.query(
+      `SELECT repository_storage,
+         EXISTS (SELECT 1 FROM projects b WHERE b.borrows_objects_from_id = p.id) AS lending
+       FROM projects p WHERE id = $1`,
+      [projectId],
+    )) as Array<{ repository_storage: string; lending: boolean }>;
     if (!row) return null;
     const dir = this.storage.diskPath(row.repository_storage, projectId);
     // A repository being removed or moved has nothing to keep here.
     if (!fs.existsSync(dir)) return null;
+    const sharing = { lending: row.lending };
     try {
-      return await this.refLocks.run(`${dir}\0housekeeping`, () => housekeep(dir, task));
+      return await this.refLocks.run(`${dir}\0housekeeping`, () => housekeep(dir, task, sharing));
     } catch (err) {
       // Removed or moved while the work ran: the same as finding it gone.
       if (!fs.existsSync(dir)) return null;
       throw err;
     }
+  }
+
+  /**
+   * Gives a fork's repository its own copy of the objects it borrows (before its lender goes, or once
+   * it leaves the fork network), then records that it borrows no more. One at a time per repository
+   * in this process, as housekeeping runs, since both repack; a repository gone has nothing to do.
+   */
+  async dissociate(storage: string, projectId: number, lenderId: number): Promise<void> {
+    const dir = this.storage.diskPath(storage, projectId);
+    if (!fs.existsSync(dir)) return;
+    try {
+      await this.refLocks.run(`${dir}\0housekeeping`, () => dissociate(dir));
+    } catch (err) {
+      if (!fs.existsSync(dir)) return;
+      throw err;
+    }
+    await this.dataSource.query(
+      'UPDATE projects SET borrows_objects_from_id = NULL WHERE id = $1 AND borrows_objects_from_id = $2',
+      [projectId, lenderId],
+    );
   }
 
   /** Schedules housekeeping on the queue, as GitLab's API does. */

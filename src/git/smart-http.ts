@@ -143,7 +143,10 @@ export function gitHttp(
   function run(ctx: Context, service: Service, dir: string, env: Record<string, string>) {
     const protocol = ctx.get('Git-Protocol');
     const args = [service.slice(4), '--stateless-rpc', dir];
-    if (service === 'git-receive-pack') args.unshift('-c', `core.hooksPath=${HOOKS_DIR}`);
+    // git's own `gc --auto` after a push could prune objects that forks borrow: housekeeping, which
+    // knows about lenders, runs on the queue after every push instead.
+    if (service === 'git-receive-pack')
+      args.unshift('-c', `core.hooksPath=${HOOKS_DIR}`, '-c', 'receive.autogc=false');
     const child = spawnGit(args, { env: { ...env, ...(protocol ? { GIT_PROTOCOL: protocol } : {}) } });
     pipeline(decodedStream(ctx.req), child.stdin!, () => undefined);
     ctx.status = 200;

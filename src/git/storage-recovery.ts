@@ -9,6 +9,8 @@
  *   and `.creating-*` directories are moved to the trash under the exclusive storage lock, which waits
  *   for every creation in flight, so a row about to commit never loses its repository.
  * - A `.deleting-*` directory is trash, always: nothing ever moves one back.
+ * - An orphan that a project's repository still borrows objects from (a deleted fork source) stays
+ *   until its deletion job has given the borrowers their own copies; see object-sharing.ts.
  * - Inside a project's repository, what git leaves when it is killed during a push or a ref update (its
  *   quarantine `objects/tmp_objdir-*`, temporary packs, `*.lock` files) is removed once nothing touched
  *   it since `staleBefore`: this process's start when no other server shares the database (nothing
@@ -19,6 +21,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { DataSource } from 'typeorm';
 import { faultPoint } from '../core/faults.js';
+import { lendersOf } from './object-sharing.js';
 import { holdStorageExclusive } from './storage-lock.js';
 import { RepositoryStorage, STORAGE_ENTRY } from './storage.js';
 
@@ -31,6 +34,8 @@ export interface RecoveryReport {
   /** Push quarantines and temporary packs, and lock files, left in projects' repositories. */
   quarantines: number;
   locks: number;
+  /** Repositories no project owns that forks still borrow objects from, left for their deletion job. */
+  lent: number;
   /** Projects whose repository is not on disk. */
   missing: number[];
 }
@@ -76,10 +81,12 @@ export class StorageRecovery {
       trash: 0,
       quarantines: 0,
       locks: 0,
+      lent: 0,
       missing: [],
     };
     const entries = await this.walk();
     const owned = new Set<string>();
+    const lent = new Set<string>();
     await this.dataSource.transaction(async (tx) => {
       await holdStorageExclusive(tx);
       // Read under the lock: every creation that placed a repository has committed or rolled back.
@@ -88,8 +95,16 @@ export class StorageRecovery {
       );
       for (const row of rows)
         owned.add(`${row.repository_storage}/${RepositoryStorage.hash(Number(row.id))}`);
+      for (const entry of entries)
+        if (entry.kind === 'repository' && owned.has(key(entry)))
+          for (const lender of await lendersOf(entry.dir)) lent.add(lender);
       for (const entry of entries) {
         if (entry.kind === 'deleting' || (entry.kind === 'repository' && owned.has(key(entry)))) continue;
+        // A deleted lender stays until its deletion job has given every borrower its own copy.
+        if (entry.kind === 'repository' && lent.has(path.resolve(entry.dir))) {
+          report.lent++;
+          continue;
+        }
         const moved = await this.storage.moveToTrash(entry.dir);
         if (moved && entry.kind === 'repository') report.orphans++;
         if (moved && entry.kind === 'creating') report.unfinished++;

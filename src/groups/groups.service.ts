@@ -409,6 +409,13 @@ export class GroupsService {
         [groupIds],
       );
       const projectIds = projects.map((p) => Number(p.id));
+      // Forks elsewhere that borrow objects from these repositories get their own copies first (in
+      // each project's job); those repositories stay at their paths until then.
+      const borrowers: Array<{ id: number; repository_storage: string; lender: number }> = await tx.query(
+        `SELECT id, repository_storage, borrows_objects_from_id AS lender FROM projects
+         WHERE borrows_objects_from_id = ANY($1::int[]) AND NOT id = ANY($1::int[]) ORDER BY id`,
+        [projectIds],
+      );
       const bots: Array<{ user_id: number }> = await tx.query(
         `SELECT DISTINCT m.user_id FROM members m JOIN users u ON u.id = m.user_id
          WHERE u.user_type = 'project_bot' AND ${MEMBERS_OF}`,
@@ -429,9 +436,15 @@ export class GroupsService {
           userId: caller.user?.id ?? null,
           fullPath: project.full_path,
           repository: { storage: project.repository_storage },
+          borrowers: borrowers
+            .filter((borrower) => Number(borrower.lender) === Number(project.id))
+            .map((borrower) => ({ storage: borrower.repository_storage, projectId: Number(borrower.id) })),
         });
       }
-      return projects.map((p) => ({ storage: p.repository_storage, projectId: Number(p.id) }));
+      const lenders = new Set(borrowers.map((borrower) => Number(borrower.lender)));
+      return projects
+        .filter((p) => !lenders.has(Number(p.id)))
+        .map((p) => ({ storage: p.repository_storage, projectId: Number(p.id) }));
     });
     await this.storage.retireDeleted(deleted);
   }

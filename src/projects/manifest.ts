@@ -3,6 +3,7 @@ import { defineFamily, defineService } from '../core/family.js';
 import { ProjectCustomAttribute } from './custom-attribute.entity.js';
 import { customAttributesHandlers } from './custom-attributes.handlers.js';
 import { ProjectCustomAttributesService } from './custom-attributes.service.js';
+import { Forks1767571200000 } from '../db/migrations/1767571200000-forks.js';
 import { ProjectStatistics } from './project-statistics.entity.js';
 import { Project } from './project.entity.js';
 import { projectsHandlers } from './projects.handlers.js';
@@ -25,6 +26,7 @@ declare module '../core/subjects.js' {
 export const projectsManifest = defineFamily({
   name: 'projects',
   entities: [Project, ProjectStatistics, ProjectCustomAttribute],
+  migrations: [Forks1767571200000],
   services: [
     defineService(
       'projects',

@@ -37,6 +37,9 @@ export const PROJECT_SETTING_DEFAULTS = {
   allow_pipeline_trigger_approve_deployment: false,
   warn_about_potentially_unwanted_characters: true,
   enforce_auth_checks_on_uploads: true,
+  forking_access_level: 'enabled' as 'enabled' | 'private' | 'disabled',
+  /** Forks only: merge requests target the fork itself rather than its upstream. */
+  mr_default_target_self: false,
 };
 
 export type ProjectSettings = typeof PROJECT_SETTING_DEFAULTS;

@@ -73,8 +73,24 @@ export class Project {
   @Column({ type: 'integer', name: 'star_count', default: 0 })
   starCount: number;
 
+  /** Kept by a trigger on `forked_from_project_id`: the project's direct forks. */
   @Column({ type: 'integer', name: 'forks_count', default: 0 })
   forksCount: number;
+
+  /** The fork relation GitLab shows; removable without touching the repository. */
+  @Column({ type: 'integer', name: 'forked_from_project_id', nullable: true })
+  forkedFromProjectId: number | null;
+
+  /**
+   * The project whose repository this one's borrows objects from (git alternates): the root of its
+   * fork network. Cleared once the repository holds its own copy.
+   */
+  @Column({ type: 'integer', name: 'borrows_objects_from_id', nullable: true })
+  borrowsObjectsFromId: number | null;
+
+  /** GitLab's `import_status`: `finished` once a fork's repository is whole, `none` for other projects. */
+  @Column({ type: 'varchar', length: 32, name: 'import_status', default: 'none' })
+  importStatus: string;
 
   @Column({ type: 'timestamptz', name: 'marked_for_deletion_at', nullable: true })
   markedForDeletionAt: Date | null;

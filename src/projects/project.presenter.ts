@@ -117,7 +117,7 @@ export function presentProject(view: ProjectView, options: PresentOptions): Proj
     issues_access_level: accessLevel(settings.issues_enabled),
     repository_access_level: 'enabled',
     merge_requests_access_level: accessLevel(settings.merge_requests_enabled),
-    forking_access_level: 'enabled',
+    forking_access_level: settings.forking_access_level,
     wiki_access_level: accessLevel(settings.wiki_enabled),
     builds_access_level: accessLevel(settings.jobs_enabled),
     snippets_access_level: accessLevel(settings.snippets_enabled),
@@ -137,7 +137,7 @@ export function presentProject(view: ProjectView, options: PresentOptions): Proj
     shared_runners_enabled: settings.shared_runners_enabled,
     lfs_enabled: settings.lfs_enabled,
     creator_id: project.creatorId ?? 0,
-    import_status: 'none',
+    import_status: project.importStatus as ProjectJson['import_status'],
     open_issues_count: 0,
     updated_at: project.updatedAt.toISOString(),
     ci_default_git_depth: settings.ci_default_git_depth,
@@ -251,6 +251,10 @@ export function presentProject(view: ProjectView, options: PresentOptions): Proj
           source_url: found.source_url,
         }
       : null;
+  }
+  if (project.forkedFromProjectId !== null) {
+    json.mr_default_target_self = settings.mr_default_target_self;
+    if (view.forkedFrom) json.forked_from_project = presentProjectSimple(view.forkedFrom, externalUrl);
   }
   if (view.customAttributes) json.custom_attributes = view.customAttributes.map(presentCustomAttribute);
   if (view.showStatistics && project.statistics) {

@@ -8,16 +8,43 @@ import type { ProjectView } from './projects.service.js';
 const presentSingle = (view: ProjectView, caller: Caller, request: RequestInfo) =>
   presentProject(view, { externalUrl: request.externalUrl, caller, withPermissions: true });
 
+/** A page of a project list: the simple shape without a token or with `simple=true`. */
+const presentPage = (
+  items: ProjectView[],
+  params: { simple?: boolean },
+  caller: Caller,
+  request: RequestInfo,
+) =>
+  items.map((view) =>
+    params.simple || !caller.user
+      ? presentProjectSimple(view, request.externalUrl)
+      : presentProject(view, { externalUrl: request.externalUrl, caller }),
+  );
+
 export const projectsHandlers = defineHandlers({
   async listProjects({ params, caller, services, request }) {
     const page = await services.projects.list(caller, params, request);
-    const simple = params.simple || !caller.user;
-    const body = page.items.map((view) =>
-      simple
-        ? presentProjectSimple(view, request.externalUrl)
-        : presentProject(view, { externalUrl: request.externalUrl, caller }),
-    );
-    return { status: 200, body, headers: page.headers };
+    return { status: 200, body: presentPage(page.items, params, caller, request), headers: page.headers };
+  },
+
+  async listProjectForks({ params, subject, caller, services, request }) {
+    const page = await services.projects.listForks(caller, subject, params, request);
+    return { status: 200, body: presentPage(page.items, params, caller, request), headers: page.headers };
+  },
+
+  async forkProject({ subject, body, caller, services, request }) {
+    const view = await services.projects.fork(caller, subject, body ?? {});
+    return { status: 201, body: presentSingle(view, caller, request) };
+  },
+
+  async createProjectForkRelation({ params, caller, services, request }) {
+    const view = await services.projects.linkFork(caller, params.id, params.forked_from_id);
+    return { status: 201, body: presentSingle(view, caller, request) };
+  },
+
+  async deleteProjectForkRelation({ subject, services }) {
+    const unlinked = await services.projects.unlinkFork(subject);
+    return unlinked ? { status: 204, body: null } : { status: 304, body: null };
   },
 
   async getProject({ params, subject, caller, services, request }) {
@@ -25,6 +52,7 @@ export const projectsHandlers = defineHandlers({
       statistics: params.statistics,
       customAttributes: params.with_custom_attributes,
       shares: true,
+      forkSource: true,
     });
     const body = presentProject(view, {
       externalUrl: request.externalUrl,

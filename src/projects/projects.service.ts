@@ -8,6 +8,7 @@ import {
   activeSql,
   authorizeProject,
   canReadStatistics,
+  canUseForking,
   canSee,
   groupAccessLevel,
   isAdmin,
@@ -26,6 +27,7 @@ import type { Caller } from '../core/auth.js';
 import {
   ApiError,
   badParameter,
+  conflict,
   forbidden,
   methodNotAllowed,
   notFound,
@@ -60,9 +62,10 @@ import { User } from '../users/user.entity.js';
 import { ProjectCustomAttribute } from './custom-attribute.entity.js';
 import { ProjectStatistics } from './project-statistics.entity.js';
 import { Project } from './project.entity.js';
-import { settingsFromParams } from './project-settings.js';
+import { projectSettings, settingsFromParams } from './project-settings.js';
 import { containing, escapeLike } from '../core/search.js';
-import { isUniqueViolation } from '../db/errors.js';
+import { isForeignKeyViolation, isUniqueViolation } from '../db/errors.js';
+import { borrowAndFetch } from '../git/object-sharing.js';
 import { preparedQuery } from '../db/prepared.js';
 import { entityRows, type EntityRows } from '../db/rows.js';
 
@@ -74,6 +77,10 @@ export type UpdateProjectParams = NonNullable<
   operations['updateProject']['requestBody']
 >['content']['application/json'];
 export type DeleteProjectParams = NonNullable<operations['deleteProject']['parameters']['query']>;
+export type ForkProjectParams = NonNullable<
+  operations['forkProject']['requestBody']
+>['content']['application/json'];
+export type ListForksParams = NonNullable<operations['listProjectForks']['parameters']['query']>;
 
 /** A project as one caller sees it: what the presenter needs to decide which fields to show. */
 export interface ProjectView {
@@ -87,6 +94,17 @@ export interface ProjectView {
   showStatistics: boolean;
   /** Active shares of the project with groups, each with its group. */
   sharedWithGroups?: ProjectGroupLink[];
+  /** For a fork: its source, when asked for and visible to the caller. */
+  forkedFrom?: ProjectView;
+}
+
+/** Which reads of a single project load what besides the project. */
+export interface DetailOptions {
+  statistics?: boolean;
+  customAttributes?: boolean;
+  shares?: boolean;
+  /** A fork's source (`forked_from_project`), if the caller may see it. */
+  forkSource?: boolean;
 }
 
 const ADMIN_ORDERS = new Set(['repository_size', 'storage_size', 'packages_size', 'wiki_size']);
@@ -186,11 +204,7 @@ export class ProjectsService {
    * One project by integer id or full path; 404 unless the caller may see it. One statement reads the
    * project, its namespace and owner, the caller's access and the project's shares (a row per share).
    */
-  async find(
-    caller: Caller,
-    id: string | number,
-    options: { statistics?: boolean; customAttributes?: boolean; shares?: boolean } = {},
-  ): Promise<ProjectView> {
+  async find(caller: Caller, id: string | number, options: DetailOptions = {}): Promise<ProjectView> {
     const key = String(id);
     const numeric = recordId(key);
     const values: unknown[] = [caller.user?.id ?? 0];
@@ -235,11 +249,7 @@ export class ProjectsService {
    * What a single project's read shows besides the resolved project (statistics, custom attributes,
    * shares), loaded for a project already resolved for the caller. A view from `find` has its shares.
    */
-  async details(
-    caller: Caller,
-    view: ProjectView,
-    options: { statistics?: boolean; customAttributes?: boolean; shares?: boolean },
-  ): Promise<ProjectView> {
+  async details(caller: Caller, view: ProjectView, options: DetailOptions): Promise<ProjectView> {
     const { project } = view;
     const showStatistics = Boolean(options.statistics) && canReadStatistics(caller, view.accessLevel);
     if (showStatistics)
@@ -253,7 +263,27 @@ export class ProjectsService {
     const sharedWithGroups =
       view.sharedWithGroups ??
       (options.shares ? ((await this.sharedWithGroups([project.id])).get(project.id) ?? []) : undefined);
-    return { ...view, customAttributes, showStatistics, sharedWithGroups };
+    const forkedFrom =
+      options.forkSource && project.forkedFromProjectId !== null
+        ? (await this.forkSources(caller, [project.forkedFromProjectId])).get(project.forkedFromProjectId)
+        : undefined;
+    return { ...view, customAttributes, showStatistics, sharedWithGroups, forkedFrom };
+  }
+
+  /** The sources of forks that the caller may see, by id, in one query (for `forked_from_project`). */
+  async forkSources(caller: Caller, ids: number[]): Promise<Map<number, ProjectView>> {
+    const sources = new Map<number, ProjectView>();
+    if (ids.length === 0) return sources;
+    const query = whereProjectVisible(this.baseQuery(), caller, 'p', 'n')
+      .andWhere('p.id IN (:...sourceIds)', { sourceIds: [...new Set(ids)] })
+      .andWhere('p.marked_for_deletion_at IS NULL');
+    for (const project of await query.getMany())
+      sources.set(project.id, {
+        project: project as ProjectView['project'],
+        accessLevel: 0,
+        showStatistics: false,
+      });
+    return sources;
   }
 
   /** The license file at the root of the default branch, identified (a single project's read). */
@@ -331,7 +361,7 @@ export class ProjectsService {
       await openGitRepository(this.storage.diskPath(project.repositoryStorage, project.id)).setHead(
         newDefaultBranch.name,
       );
-    return this.find(caller, project.id, { shares: true });
+    return this.find(caller, project.id, { shares: true, forkSource: true });
   }
 
   /**
@@ -352,7 +382,7 @@ export class ProjectsService {
   async setArchived(caller: Caller, view: ProjectView, archived: boolean): Promise<ProjectView> {
     if (view.project.archived !== archived)
       await this.dataSource.getRepository(Project).update(view.project.id, { archived });
-    return this.find(caller, view.project.id, { shares: true });
+    return this.find(caller, view.project.id, { shares: true, forkSource: true });
   }
 
   /**
@@ -370,11 +400,21 @@ export class ProjectsService {
           message: '`full_path` is incorrect. You must enter the complete path for the project.',
         });
     }
+    let borrowers: Array<{ id: number; repository_storage: string }> = [];
     await this.dataSource.transaction(async (tx) => {
+      // A fork's source before the fork: deleting the source updates its forks (the relation goes),
+      // deleting the fork updates the source (`forks_count`), and the other order deadlocks.
+      if (project.forkedFromProjectId !== null)
+        await tx.query('SELECT id FROM projects WHERE id = $1 FOR UPDATE', [project.forkedFromProjectId]);
       // The project's row first, as a group deletion locks it before the members: the other order
       // deadlocks. A group deletion that took it first has deleted the project already.
       const [locked] = await tx.query('SELECT id FROM projects WHERE id = $1 FOR UPDATE', [project.id]);
       if (!locked) throw notFound('Project');
+      // Forks that borrow this repository's objects get their own copy before it goes (in the job).
+      borrowers = await tx.query(
+        'SELECT id, repository_storage FROM projects WHERE borrows_objects_from_id = $1 ORDER BY id',
+        [project.id],
+      );
       const bots: Array<{ user_id: number }> = await tx.query(
         `SELECT m.user_id FROM members m JOIN users u ON u.id = m.user_id
          WHERE m.source_type = 'Project' AND m.source_id = $1 AND u.user_type = 'project_bot'`,
@@ -388,11 +428,14 @@ export class ProjectsService {
         userId: caller.user?.id ?? null,
         fullPath: `${project.namespace.fullPath}/${project.path}`,
         repository: { storage: project.repositoryStorage },
+        borrowers: borrowers.map((row) => ({ storage: row.repository_storage, projectId: Number(row.id) })),
       });
       faultPoint('project-delete:rows');
     });
     faultPoint('project-delete:committed');
-    await this.storage.retireDeleted([{ storage: project.repositoryStorage, projectId: project.id }]);
+    // A lender stays at its path, where its borrowers find it, until the job has made them whole.
+    if (borrowers.length === 0)
+      await this.storage.retireDeleted([{ storage: project.repositoryStorage, projectId: project.id }]);
     faultPoint('project-delete:retired');
   }
 
@@ -414,9 +457,26 @@ export class ProjectsService {
     return byProject;
   }
 
-  async list(caller: Caller, params: ListProjectsParams, request: RequestInfo): Promise<Page<ProjectView>> {
+  /** The direct forks of a project that the caller may see, filtered and ordered as the project list. */
+  listForks(
+    caller: Caller,
+    source: ProjectView,
+    params: ListForksParams,
+    request: RequestInfo,
+  ): Promise<Page<ProjectView>> {
+    return this.list(caller, params, request, { forkedFrom: source.project.id });
+  }
+
+  async list(
+    caller: Caller,
+    params: ListProjectsParams,
+    request: RequestInfo,
+    scope: { forkedFrom?: number } = {},
+  ): Promise<Page<ProjectView>> {
     const admin = isAdmin(caller);
     const query = whereProjectVisible(this.baseQuery(), caller, 'p', 'n');
+    if (scope.forkedFrom !== undefined)
+      query.andWhere('p.forked_from_project_id = :forkedFrom', { forkedFrom: scope.forkedFrom });
     if (caller.user) query.setParameter('callerId', caller.user.id);
     const isMember = projectMembershipSql('p', 'n');
 
@@ -520,6 +580,10 @@ export class ProjectsService {
     const attributes = params.with_custom_attributes && admin ? await this.customAttributes(ids) : undefined;
     const shared = ids.filter((_, i) => page.rows[i].has_shares);
     const shares = withShares && shared.length > 0 ? await this.sharedWithGroups(shared) : undefined;
+    const sourceIds = page.items.flatMap((project) =>
+      project.forkedFromProjectId === null ? [] : [project.forkedFromProjectId],
+    );
+    const sources = params.simple ? undefined : await this.forkSources(caller, sourceIds);
     return {
       headers: page.headers,
       items: page.items.map((project, i) => {
@@ -533,6 +597,8 @@ export class ProjectsService {
           customAttributes: attributes ? (attributes.get(project.id) ?? []) : undefined,
           showStatistics: Boolean(params.statistics) && canReadStatistics(caller, accessLevel),
           sharedWithGroups: shares?.get(project.id) ?? [],
+          forkedFrom:
+            project.forkedFromProjectId === null ? undefined : sources?.get(project.forkedFromProjectId),
         };
       }),
     };
@@ -674,6 +740,210 @@ export class ProjectsService {
     }
   }
 
+  /**
+   * A fork of `source` (see the contract's `forkProject`): a new project whose repository borrows the
+   * fork network's objects and holds the source's branches and tags. Created as `create` creates: the
+   * row first, the repository built under `.creating-*` and placed, the row committed last. The
+   * source's row is locked throughout, so it cannot be deleted before its new borrower is recorded.
+   */
+  async fork(caller: Caller, source: ProjectView, params: ForkProjectParams): Promise<ProjectView> {
+    const user = caller.user;
+    if (!user) throw unauthorized();
+    const sourceSettings = projectSettings(source.project.settings);
+    if (!canUseForking(caller, sourceSettings.forking_access_level, source.accessLevel)) throw notFound();
+    const name = params.name ?? source.project.name;
+    const path = params.path ?? source.project.path;
+    const sourceDir = this.storage.diskPath(source.project.repositoryStorage, source.project.id);
+    const branch = params.branches;
+    if (branch !== undefined) {
+      const found = isValidBranchName(branch) && (await openGitRepository(sourceDir).branch(branch));
+      if (!found) throw notFound('Source Branch');
+    }
+    const sourceDefault = source.project.defaultBranch ?? 'main';
+    const defaultBranch = branch === undefined || branch === sourceDefault ? sourceDefault : branch;
+    const refspecs =
+      branch === undefined
+        ? ['+refs/heads/*:refs/heads/*', '+refs/tags/*:refs/tags/*']
+        : [`+refs/heads/${branch}:refs/heads/${branch}`];
+    asConflict(() => checkNameAndPath(name, path));
+
+    let placed: { storage: string; projectId: number } | undefined;
+    try {
+      return await this.dataSource.transaction(async (tx) => {
+        const [locked] = (await tx.query(
+          `SELECT id, borrows_objects_from_id, repository_storage FROM projects WHERE id = $1
+           FOR NO KEY UPDATE`,
+          [source.project.id],
+        )) as Array<{ id: number; borrows_objects_from_id: number | null; repository_storage: string }>;
+        if (!locked) throw notFound('Project');
+        const namespace = await this.forkTarget(tx, caller, params);
+        const visibilityLevel = Math.min(
+          source.project.visibilityLevel,
+          namespace.visibilityLevel,
+          params.visibility === undefined ? Visibility.public : Visibility[params.visibility],
+        );
+        await asConflictAsync(() => assertAvailable(tx, namespace.id, name, path));
+        // Every fork of a network borrows from its root, so no chain of alternates grows.
+        const lenderId = locked.borrows_objects_from_id ?? source.project.id;
+        const storage = locked.repository_storage;
+        const projects = tx.getRepository(Project);
+        const project = await asConflictAsync(() =>
+          saveUnique(() =>
+            projects.save(
+              projects.create({
+                namespaceId: namespace.id,
+                name,
+                path,
+                description: params.description ?? source.project.description,
+                defaultBranch,
+                visibilityLevel,
+                creatorId: user.id,
+                topics: source.project.topics,
+                settings: {
+                  ...source.project.settings,
+                  mr_default_target_self: params.mr_default_target_self ?? false,
+                },
+                repositoryStorage: storage,
+                runnersToken: newRunnersToken(),
+                forkedFromProjectId: source.project.id,
+                borrowsObjectsFromId: lenderId,
+                importStatus: 'finished',
+              }),
+            ),
+          ),
+        );
+        await tx.getRepository(ProjectStatistics).insert({ projectId: project.id });
+        if (namespace.kind === 'user') {
+          await tx.getRepository(Member).insert({
+            sourceType: 'Project',
+            sourceId: project.id,
+            userId: namespace.ownerId!,
+            accessLevel: AccessLevel.Owner,
+          });
+        }
+        await protectDefaultBranch(tx, project.id, defaultBranch);
+        const lenderDir = this.storage.diskPath(storage, lenderId);
+        const dir = await this.storage.create(tx, storage, project.id, defaultBranch, (building) =>
+          borrowAndFetch(building, lenderDir, sourceDir, refspecs),
+        );
+        placed = { storage, projectId: project.id };
+        await writeRepositoryState(tx, project.id, await openGitRepository(dir).state(defaultBranch));
+        const created = (await this.baseQuery(tx)
+          .where('p.id = :id', { id: project.id })
+          .getOneOrFail()) as ProjectView['project'];
+        const access = await projectAccess(tx, caller, created);
+        await this.events.publish(tx, 'project.created', {
+          projectId: created.id,
+          userId: user.id,
+          fullPath: `${created.namespace.fullPath}/${created.path}`,
+        });
+        faultPoint('project-create:placed');
+        return {
+          project: created,
+          accessLevel: access.level,
+          projectAccess: access.project,
+          groupAccess: access.group,
+          showStatistics: false,
+          forkedFrom: {
+            ...source,
+            project: { ...source.project, forksCount: source.project.forksCount + 1 },
+          },
+        };
+      });
+    } catch (err) {
+      if (placed) await this.recovery.finishRemoval(placed.storage, placed.projectId).catch(() => undefined);
+      // The source went between the lock-free checks and the insert.
+      if (isForeignKeyViolation(err)) throw notFound('Project');
+      throw err;
+    }
+  }
+
+  /**
+   * Where a fork goes (GitLab's `valid_fork_target?`): a namespace the caller may create projects in,
+   * else 404 `Target Namespace`.
+   */
+  private async forkTarget(tx: EntityManager, caller: Caller, params: ForkProjectParams): Promise<Namespace> {
+    const user = caller.user!;
+    const namespaces = tx.getRepository(Namespace);
+    const byKey = (key: string) => {
+      const id = recordId(key);
+      return id !== undefined
+        ? namespaces.findOneBy({ id })
+        : namespaces
+            .createQueryBuilder('n')
+            .where('lower(n.full_path) = lower(:path)', { path: key })
+            .getOne();
+    };
+    const namespace =
+      params.namespace_id !== undefined
+        ? await namespaces.findOneBy({ id: params.namespace_id })
+        : params.namespace_path !== undefined
+          ? await namespaces
+              .createQueryBuilder('n')
+              .where('lower(n.full_path) = lower(:path)', { path: params.namespace_path })
+              .getOne()
+          : params.namespace !== undefined
+            ? await byKey(params.namespace)
+            : await namespaces.findOneBy({ ownerId: user.id, kind: 'user' });
+    const refused = () => notFound('Target Namespace');
+    if (!namespace) throw refused();
+    if (user.admin) return namespace;
+    if (namespace.kind === 'user') {
+      if (namespace.ownerId !== user.id || user.external || user.projectsLimit === 0) throw refused();
+      const owned = await tx.getRepository(Project).count({ where: { namespaceId: namespace.id } });
+      if (owned >= user.projectsLimit) throw refused();
+      return namespace;
+    }
+    const level = await groupAccessLevel(tx, caller, namespace);
+    const minimum = projectCreationMinimum(groupSettings(namespace.settings).project_creation_level);
+    if (minimum === null || !isMemberLevel(level) || !meetsAccessLevel(level, minimum)) throw refused();
+    return namespace;
+  }
+
+  /**
+   * Removes a fork's relation (`DELETE /projects/:id/fork`); false when the project is no fork. The
+   * repository stops borrowing objects in a job, as GitLab's unlinking leaves the object pool.
+   */
+  async unlinkFork(view: ProjectView): Promise<boolean> {
+    const project = view.project;
+    return this.dataSource.transaction(async (tx) => {
+      const [row] = (await tx.query(
+        'SELECT forked_from_project_id, borrows_objects_from_id FROM projects WHERE id = $1 FOR UPDATE',
+        [project.id],
+      )) as Array<{ forked_from_project_id: number | null; borrows_objects_from_id: number | null }>;
+      if (!row || row.forked_from_project_id === null) return false;
+      await tx.getRepository(Project).update(project.id, { forkedFromProjectId: null });
+      if (row.borrows_objects_from_id !== null)
+        await this.events.publish(tx, 'project.fork_unlinked', {
+          projectId: project.id,
+          storage: project.repositoryStorage,
+          lenderId: row.borrows_objects_from_id,
+        });
+      return true;
+    });
+  }
+
+  /**
+   * Records that a project is a fork of another (`POST /projects/:id/fork/:forked_from_id`, for
+   * administrators): the relation only, no repository changes.
+   */
+  async linkFork(caller: Caller, id: string | number, sourceId: string | number): Promise<ProjectView> {
+    const view = await this.find(caller, id);
+    const source = await this.find(caller, sourceId).catch((err: unknown) => {
+      throw err instanceof ApiError && err.status === 404 ? notFound('Source Project') : err;
+    });
+    if (view.project.id === source.project.id) throw conflict('Project already forked');
+    await this.dataSource.transaction(async (tx) => {
+      const [row] = (await tx.query('SELECT forked_from_project_id FROM projects WHERE id = $1 FOR UPDATE', [
+        view.project.id,
+      ])) as Array<{ forked_from_project_id: number | null }>;
+      if (!row) throw notFound('Project');
+      if (row.forked_from_project_id !== null) throw conflict('Project already forked');
+      await tx.getRepository(Project).update(view.project.id, { forkedFromProjectId: source.project.id });
+    });
+    return this.find(caller, view.project.id, { shares: true, forkSource: true });
+  }
+
   /** The namespace to create in: the caller's own, or a group where the caller is Developer or above. */
   private async targetNamespace(
     tx: EntityManager,
@@ -799,6 +1069,28 @@ async function assertAvailable(
     conflicts.name = ['has already been taken'];
   if (Object.keys(conflicts).length) throw validationFailed(conflicts);
 }
+
+/** GitLab answers a fork's record errors with 409 (`conflict!`), where creation answers 400. */
+function asConflict<T>(check: () => T): T {
+  try {
+    return check();
+  } catch (err) {
+    throw toConflict(err);
+  }
+}
+
+async function asConflictAsync<T>(check: () => Promise<T>): Promise<T> {
+  try {
+    return await check();
+  } catch (err) {
+    throw toConflict(err);
+  }
+}
+
+const toConflict = (err: unknown) =>
+  err instanceof ApiError && err.status === 400 && typeof err.body === 'object' && 'message' in err.body
+    ? new ApiError(409, err.body)
+    : err;
 
 /** A concurrent write may take the path between the check and the write: the unique index decides. */
 async function saveUnique<T>(write: () => Promise<T>): Promise<T> {

@@ -36,8 +36,8 @@ interface Operation {
   path: string;
   subject: SubjectKind;
   ability?: string;
-  /** `x-ability-refusal`: GitLab answers 401 instead of 403 when the ability is missing. */
-  refusal?: 'unauthorized';
+  /** `x-ability-refusal`: GitLab answers 401 (or a bare 404) instead of 403 when the ability is missing. */
+  refusal?: 'unauthorized' | 'not_found';
   allowsAnonymous: boolean;
   spec: Json;
 }
@@ -53,7 +53,7 @@ const OPERATIONS: Operation[] = Object.entries(spec.paths).flatMap(([path, item]
       path,
       subject: op['x-subject'] as SubjectKind,
       ability: op['x-ability'] as string | undefined,
-      refusal: op['x-ability-refusal'] as 'unauthorized' | undefined,
+      refusal: op['x-ability-refusal'] as Operation['refusal'],
       allowsAnonymous: Boolean(security?.some((requirement) => Object.keys(requirement).length === 0)),
       spec: op,
     };
@@ -135,6 +135,26 @@ async function ownToken(c: Case): Promise<{ token: string; id: number }> {
   // A blocked user's token does not authenticate: any id will do for a 401.
   return { token, id: self.status === 200 ? ((self.body as Json).id as number) : 1 };
 }
+
+/** A new upload of the case's project, as its administrator makes it: id, secret and file name. */
+async function uploadTo(c: Case): Promise<{ id: number; secret: string; filename: string }> {
+  const form = new FormData();
+  form.append('file', new Blob(['matrix']), `${unique('upload')}.txt`);
+  const response = await fetch(`${server.api}${project(c)}/uploads`, {
+    method: 'POST',
+    headers: { 'PRIVATE-TOKEN': fx.adminToken },
+    body: form,
+  });
+  const created = (await response.json()) as { id: number; url: string };
+  const [, secret, filename] = created.url.split('/').slice(1);
+  return { id: created.id, secret, filename };
+}
+
+const uploadFor = async (c: Case) => (c.expected === 'allowed' ? (await uploadTo(c)).id : 1);
+const uploadSecretFor = async (c: Case) =>
+  c.expected === 'allowed'
+    ? (({ secret, filename }) => ({ secret, filename }))(await uploadTo(c))
+    : { secret: '0'.repeat(32), filename: 'none.txt' };
 
 /**
  * How to fill each operation's parameters with real data, so that allowed calls really succeed.
@@ -221,6 +241,15 @@ const CALLS: Record<string, (c: Case) => Call | Promise<Call>> = {
   // Projects
   createProject: () => ({ body: { path: unique('created') } }),
   updateProject: () => ({ body: { description: unique('description') } }),
+  forkProject: () => ({ body: { path: unique('fork'), name: unique('fork') } }),
+  // Administrators only, decided before either project is looked up; an allowed case links a project
+  // of its own, so the fixtures stay no forks.
+  createProjectForkRelation: async (c) => ({
+    path: {
+      id: c.expected === 'allowed' ? await freshProject('private') : fx.projects.private.id,
+      forked_from_id: fx.projects.public.id,
+    },
+  }),
   // Administrators only, decided before the project is looked up: the private project will do.
   listProjectCustomAttributes: () => ({ path: { id: fx.projects.private.id } }),
   getProjectCustomAttribute: () => ({ path: { id: fx.projects.private.id, key: 'cost_center' } }),
@@ -235,6 +264,11 @@ const CALLS: Record<string, (c: Case) => Call | Promise<Call>> = {
       await api('PUT', `/projects/${id}/custom_attributes/${key}`, { value: 'v' });
     return { path: { id, key } };
   },
+  // Project uploads: operations on one upload get a fresh one when allowed (refusals come first).
+  getProjectUpload: async (c) => ({ path: { upload_id: await uploadFor(c) } }),
+  deleteProjectUpload: async (c) => ({ path: { upload_id: await uploadFor(c) } }),
+  getProjectUploadBySecret: async (c) => ({ path: await uploadSecretFor(c) }),
+  deleteProjectUploadBySecret: async (c) => ({ path: await uploadSecretFor(c) }),
   // Users
   getUser: () => ({ path: { id: fx.users.non_member.user.id } }),
   createUser: () => {
@@ -413,6 +447,8 @@ const FINER_RULES: Record<string, (c: Case) => number | undefined> = {
   removeGroupMember: refusedBelow(AccessLevel.Owner),
   // External users have no personal namespace to create projects in: GitLab's limit_reached, 403.
   createProject: (c) => (c.caller === 'external' ? 403 : undefined),
+  // Nor to fork into: GitLab's `valid_fork_target?` fails, 404 Target Namespace.
+  forkProject: (c) => (c.caller === 'external' && c.expected === 'allowed' ? 404 : undefined),
   // GitLab's resource access token API refuses creating and revoking with 400 and its own message.
   createProjectAccessToken: refusedBelow(AccessLevel.Maintainer, 400),
   revokeProjectAccessToken: refusedBelow(AccessLevel.Maintainer, 400),
@@ -511,6 +547,7 @@ function judge(c: Case, response: TestResponse): string | null {
     case 'not_found':
       return status === 404 && message === SUBJECT_NOT_FOUND[c.op.subject] ? null : what;
     case 'forbidden':
+      if (c.op.refusal === 'not_found') return status === 404 && message === '404 Not Found' ? null : what;
       return status === (c.op.refusal === 'unauthorized' ? 401 : 403) ? null : what;
     case 'allowed': {
       const refused =

@@ -49,14 +49,18 @@ describe('what administrators see', () => {
     );
     expect(fs.existsSync(dir)).toBe(false);
 
-    // The repository_remove subscriber removes what the deletion moved aside, and is counted.
+    // The repository_remove subscriber removes what the deletion moved aside, uploads_remove the
+    // project's uploads; both are counted.
     await until(
-      async () => aside().length === 0 && (await stats()).processed === Number(before.processed) + 1,
+      async () => aside().length === 0 && (await stats()).processed === Number(before.processed) + 2,
     );
 
     const queues = await server.request('GET', '/sidekiq/queue_metrics', { token: admin.token });
     expect(queues.status).toBe(200);
-    expect((queues.body as Json).queues).toMatchObject({ repository_remove: { backlog: 0, latency: 0 } });
+    expect((queues.body as Json).queues).toMatchObject({
+      repository_remove: { backlog: 0, latency: 0 },
+      uploads_remove: { backlog: 0, latency: 0 },
+    });
 
     const processes = await server.request('GET', '/sidekiq/process_metrics', { token: admin.token });
     expect(processes.status).toBe(200);
