@@ -1,6 +1,7 @@
 // Generated from the contract by scripts/operation-subjects.mjs: do not edit.
 export interface OperationSubjects {
   addGroupMember: 'group';
+  addMergeRequestSpentTime: 'project';
   addProjectMember: 'project';
   archiveProject: 'project';
   blockUser: 'instance';
@@ -10,6 +11,7 @@ export interface OperationSubjects {
   createCurrentUserPersonalAccessToken: 'instance';
   createGroup: 'instance';
   createGroupAccessToken: 'group';
+  createMergeRequest: 'project';
   createProject: 'instance';
   createProjectAccessToken: 'project';
   createProtectedTag: 'project';
@@ -19,6 +21,7 @@ export interface OperationSubjects {
   createUserPersonalAccessToken: 'instance';
   deleteBranch: 'project';
   deleteGroup: 'group';
+  deleteMergeRequest: 'project';
   deleteMergedBranches: 'project';
   deleteProject: 'project';
   deleteProjectCustomAttribute: 'instance';
@@ -33,6 +36,10 @@ export interface OperationSubjects {
   getGroupAccessToken: 'group';
   getGroupMember: 'group';
   getGroupMemberWithInherited: 'group';
+  getMergeRequest: 'project';
+  getMergeRequestChanges: 'project';
+  getMergeRequestTimeStats: 'project';
+  getMergeRequestVersion: 'project';
   getMetadata: 'instance';
   getPersonalAccessToken: 'instance';
   getProject: 'project';
@@ -64,13 +71,20 @@ export interface OperationSubjects {
   listGroupAccessTokens: 'group';
   listGroupMembers: 'group';
   listGroupMembersWithInherited: 'group';
+  listGroupMergeRequests: 'group';
   listGroupProjects: 'group';
   listGroups: 'instance';
+  listMergeRequestCommits: 'project';
+  listMergeRequestDiffs: 'project';
+  listMergeRequestParticipants: 'project';
+  listMergeRequestVersions: 'project';
+  listMergeRequests: 'instance';
   listPersonalAccessTokens: 'instance';
   listProjectAccessTokens: 'project';
   listProjectCustomAttributes: 'instance';
   listProjectMembers: 'project';
   listProjectMembersWithInherited: 'project';
+  listProjectMergeRequests: 'project';
   listProjects: 'instance';
   listProtectedBranches: 'project';
   listProtectedTags: 'project';
@@ -82,6 +96,8 @@ export interface OperationSubjects {
   protectBranch: 'project';
   removeGroupMember: 'group';
   removeProjectMember: 'project';
+  resetMergeRequestSpentTime: 'project';
+  resetMergeRequestTimeEstimate: 'project';
   revokeCurrentPersonalAccessToken: 'instance';
   revokeGroupAccessToken: 'group';
   revokePersonalAccessToken: 'instance';
@@ -92,6 +108,7 @@ export interface OperationSubjects {
   rotateGroupAccessToken: 'group';
   rotatePersonalAccessToken: 'instance';
   rotateProjectAccessToken: 'project';
+  setMergeRequestTimeEstimate: 'project';
   setProjectCustomAttribute: 'instance';
   shareProjectWithGroup: 'project';
   startProjectHousekeeping: 'project';
@@ -101,6 +118,7 @@ export interface OperationSubjects {
   unshareProjectWithGroup: 'project';
   updateGroup: 'group';
   updateGroupMember: 'group';
+  updateMergeRequest: 'project';
   updateProject: 'project';
   updateProjectMember: 'project';
   updateProtectedBranch: 'project';

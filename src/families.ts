@@ -20,6 +20,7 @@ import { filesManifest } from './files/manifest.js';
 import { gitManifest } from './git/manifest.js';
 import { groupsManifest } from './groups/manifest.js';
 import { membersManifest } from './members/manifest.js';
+import { mergeRequestsManifest } from './merge_requests/manifest.js';
 import { metadataManifest } from './metadata/manifest.js';
 import { namespacesManifest } from './namespaces/manifest.js';
 import { projectsManifest } from './projects/manifest.js';
@@ -39,6 +40,7 @@ export const families = [
   gitManifest,
   groupsManifest,
   membersManifest,
+  mergeRequestsManifest,
   metadataManifest,
   namespacesManifest,
   projectsManifest,
