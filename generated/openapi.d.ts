@@ -1512,16 +1512,18 @@ export interface paths {
         get: operations["getMergeRequest"];
         /**
          * Update a merge request
-         * @description Changes what is sent; at least one attribute must be (400 `{"error": "assignee_id, assignee_ids,
-         *     ...  at least one parameter must be provided"}` otherwise, listing them).
+         * @description Changes what is sent. Sending none of the attributes below answers 400
+         *     `{"error": "allow_collaboration, ..., title are missing, at least one parameter must be provided"}`.
          *
          *     - **Who.** The author, or Developer or higher; others get 403.
          *     - `title`, `description`, `target_branch` (must exist: 400 `{"message": {"target_branch": ["does not exist"]}}`;
          *       an open merge request for the new pair answers 409), `state_event` (`close`, `reopen`), `assignee_id` /
          *       `assignee_ids` (`0` or an empty list unassigns), `reviewer_ids`, `squash`, `remove_source_branch`,
          *       `discussion_locked`, `allow_collaboration`, `merge_after` (`null` clears it).
-         *     - **Draft** follows the title prefix (`Draft:`, `[Draft]`, `(Draft)`); a merged merge request cannot be
-         *       closed or reopened (422 with GitLab's message). Reopening checks the branch pair again (409).
+         *     - **Draft** follows the title prefix (`Draft:`, `[Draft]`, `(Draft)`, `Draft -`).
+         *     - **State.** `close` closes an open merge request (`closed_at`, `closed_by`); `reopen` reopens a closed
+         *       one, refused with 409 when another open merge request has the same branches. A transition that does not
+         *       apply (closing a merged one) changes nothing, as in GitLab.
          *     - A new target branch makes a new diff version and a new merge status check.
          */
         put: operations["updateMergeRequest"];
@@ -1564,7 +1566,7 @@ export interface paths {
          * @description Adds `duration` to `total_time_spent`; a negative duration (`-1h`) subtracts, never below 0. `summary` is accepted and not kept yet.
          *
          *     - **Who.** `admin_merge_request`: Developer or higher.
-         *     - Durations use GitLab's format: `1mo 2w 3d 4h 5m 6s` (a month is 4 weeks, a week 5 days, a day 8 hours), also without spaces (`1w2d3h4m`) and spelled out (`2 hours 30 minutes`); a bare number is seconds. A duration that does not parse answers 400 `{"error": "duration is invalid"}`.
+         *     - Durations use GitLab's format: `1mo 2w 3d 4h 5m 6s` (a month is 4 weeks, a week 5 days, a day 8 hours), also without spaces (`1w2d3h4m`) and spelled out (`2 hours 30 minutes`); a bare number is hours. A duration that does not parse answers 400 `{"error": "duration is invalid"}`.
          */
         post: operations["addMergeRequestSpentTime"];
         delete?: never;
@@ -1734,7 +1736,7 @@ export interface paths {
          * @description Sets `total_time_spent` to 0.
          *
          *     - **Who.** `admin_merge_request`: Developer or higher.
-         *     - Durations use GitLab's format: `1mo 2w 3d 4h 5m 6s` (a month is 4 weeks, a week 5 days, a day 8 hours), also without spaces (`1w2d3h4m`) and spelled out (`2 hours 30 minutes`); a bare number is seconds. A duration that does not parse answers 400 `{"error": "duration is invalid"}`.
+         *     - Durations use GitLab's format: `1mo 2w 3d 4h 5m 6s` (a month is 4 weeks, a week 5 days, a day 8 hours), also without spaces (`1w2d3h4m`) and spelled out (`2 hours 30 minutes`); a bare number is hours. A duration that does not parse answers 400 `{"error": "duration is invalid"}`.
          */
         post: operations["resetMergeRequestSpentTime"];
         delete?: never;
@@ -1768,7 +1770,7 @@ export interface paths {
          * @description Sets `time_estimate` to 0.
          *
          *     - **Who.** `admin_merge_request`: Developer or higher.
-         *     - Durations use GitLab's format: `1mo 2w 3d 4h 5m 6s` (a month is 4 weeks, a week 5 days, a day 8 hours), also without spaces (`1w2d3h4m`) and spelled out (`2 hours 30 minutes`); a bare number is seconds. A duration that does not parse answers 400 `{"error": "duration is invalid"}`.
+         *     - Durations use GitLab's format: `1mo 2w 3d 4h 5m 6s` (a month is 4 weeks, a week 5 days, a day 8 hours), also without spaces (`1w2d3h4m`) and spelled out (`2 hours 30 minutes`); a bare number is hours. A duration that does not parse answers 400 `{"error": "duration is invalid"}`.
          */
         post: operations["resetMergeRequestTimeEstimate"];
         delete?: never;
@@ -1802,7 +1804,7 @@ export interface paths {
          * @description Sets `time_estimate` from `duration`.
          *
          *     - **Who.** `admin_merge_request`: Developer or higher.
-         *     - Durations use GitLab's format: `1mo 2w 3d 4h 5m 6s` (a month is 4 weeks, a week 5 days, a day 8 hours), also without spaces (`1w2d3h4m`) and spelled out (`2 hours 30 minutes`); a bare number is seconds. A duration that does not parse answers 400 `{"error": "duration is invalid"}`.
+         *     - Durations use GitLab's format: `1mo 2w 3d 4h 5m 6s` (a month is 4 weeks, a week 5 days, a day 8 hours), also without spaces (`1w2d3h4m`) and spelled out (`2 hours 30 minutes`); a bare number is hours. A duration that does not parse answers 400 `{"error": "duration is invalid"}`.
          */
         post: operations["setMergeRequestTimeEstimate"];
         delete?: never;

@@ -124,6 +124,10 @@ function pathValue(op: FuzzOperation, name: string, fixture: Fixture): string {
       return String(under === 'groups' ? fixture.spareTokens.group : fixture.spareTokens.project);
     case 'group_id':
       return String(fixture.sharedGroup.id);
+    case 'merge_request_iid':
+      return String(op.method === 'DELETE' ? fixture.mergeRequest.doomedIid : fixture.mergeRequest.iid);
+    case 'version_id':
+      return String(fixture.mergeRequest.versionId);
   }
   const param = op.params.find((p) => p.in === 'path' && p.name === name);
   return String(param?.example ?? (param?.schema.enum as unknown[] | undefined)?.[0] ?? 'x');
@@ -151,6 +155,12 @@ function knownValue(op: FuzzOperation, name: string, fixture: Fixture, serial: n
       return fixture.group.id;
     case 'start_sha':
       return fixture.project.commitSha;
+    case 'source_branch':
+      return fixture.branch;
+    case 'target_branch':
+      return 'main';
+    case 'target_project_id':
+      return fixture.project.id;
     case 'start_project':
       return fixture.project.id;
     case 'tag_name':

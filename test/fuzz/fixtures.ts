@@ -29,6 +29,8 @@ export interface Fixture {
   protectedTag: string;
   protectedBranch: string;
   customAttribute: string;
+  /** Merge request !1 (`branch` into main) with its first diff version, and !2 for deleteMergeRequest. */
+  mergeRequest: { iid: number; versionId: number; doomedIid: number };
   /** The bot tokens `self` operations authenticate with. */
   projectToken: { id: number; token: string };
   groupToken: { id: number; token: string };
@@ -154,6 +156,20 @@ export class FixtureMaker {
       project: await spare(`${p}/access_tokens`),
       group: await spare(`/groups/${group.id}/access_tokens`),
     };
+    const mergeRequest = await this.call<{ iid: number }>('POST', `${p}/merge_requests`, {
+      source_branch: branch,
+      target_branch: 'main',
+      title: 'Fuzz',
+    });
+    const doomedMergeRequest = await this.call<{ iid: number }>('POST', `${p}/merge_requests`, {
+      source_branch: doomedBranch,
+      target_branch: 'main',
+      title: 'Doomed',
+    });
+    const [version] = await this.call<Array<{ id: number }>>(
+      'GET',
+      `${p}/merge_requests/${mergeRequest.iid}/versions`,
+    );
     const tree = await this.call<Array<{ name: string; id: string }>>('GET', `${p}/repository/tree`);
     const commits = await this.call<Array<{ id: string }>>('GET', `${p}/repository/commits?ref_name=main`);
     return {
@@ -174,6 +190,7 @@ export class FixtureMaker {
       protectedTag: 'v*',
       protectedBranch: 'main',
       customAttribute: 'fuzzkey',
+      mergeRequest: { iid: mergeRequest.iid, versionId: version.id, doomedIid: doomedMergeRequest.iid },
       projectToken: { id: projectToken.id, token: projectToken.token },
       groupToken: { id: groupToken.id, token: groupToken.token },
       spareTokens,
