@@ -8,14 +8,7 @@ import {
   whereMergeRequestsReadable,
 } from '../core/abilities.js';
 import type { Caller } from '../core/auth.js';
-import {
-  ApiError,
-  badParameter,
-  conflict,
-  forbidden,
-  recordNotFound,
-  validationFailed,
-} from '../core/errors.js';
+import { ApiError, badParameter, forbidden, recordNotFound, validationFailed } from '../core/errors.js';
 import type { CoreDeps, ServiceRegistry } from '../core/family.js';
 import { offsetHeaders, perPageOf, type Page, type RequestInfo } from '../core/pagination.js';
 import { containing } from '../core/search.js';
