@@ -166,8 +166,13 @@ export function presentMergeRequestDetail(
   };
 }
 
-export function presentDiffs(result: DiffResult, unidiff: boolean) {
-  return result.diffs.map((diff) => presentDiff(diff, { unidiff, generated: false }));
+export function presentDiffs(
+  result: Pick<DiffResult, 'diffs'> & { generated: Set<string> },
+  unidiff: boolean,
+) {
+  return result.diffs.map((diff) =>
+    presentDiff(diff, { unidiff, generated: result.generated.has(diff.newPath) }),
+  );
 }
 
 export function presentVersion(version: MergeRequestDiff): MergeRequestVersionJson {

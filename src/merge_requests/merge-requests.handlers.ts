@@ -99,7 +99,7 @@ export const mergeRequestsHandlers = defineHandlers({
     const page = await services.mergeRequests.diffs(subject, params.merge_request_iid, params, request);
     return {
       status: 200,
-      body: presentDiffs({ diffs: page.items, overflow: false }, params.unidiff === true),
+      body: presentDiffs({ diffs: page.items, generated: page.generated }, params.unidiff === true),
       headers: page.headers,
     };
   },

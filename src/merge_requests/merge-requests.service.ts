@@ -56,6 +56,11 @@ export interface MergeRequestDetails {
   divergedCommitsCount: number;
 }
 
+/** File diffs and which of their paths are generated files. */
+export interface VersionDiffs extends DiffResult {
+  generated: Set<string>;
+}
+
 export interface MergeRequestDetailRecords extends MergeRequestRecords {
   details: MergeRequestDetails;
 }
@@ -119,15 +124,15 @@ export class MergeRequestsService {
     exclusive(params, 'author_id', 'author_username');
     exclusive(params, 'merge_user_id', 'merge_user_username');
     exclusive(params, 'reviewer_id', 'reviewer_username');
-    const query = this.dataSource
-      .getRepository(MergeRequest)
-      .createQueryBuilder('mr')
-      .innerJoin('projects', 'p', 'p.id = mr.target_project_id')
-      .innerJoin('namespaces', 'n', 'n.id = p.namespace_id');
+    const query = this.dataSource.getRepository(MergeRequest).createQueryBuilder('mr');
     if ('project' in where) {
+      // The pipeline authorized the project: no join to decide visibility.
       this.assertEnabled(where.project);
       query.where('mr.target_project_id = :projectId', { projectId: where.project.project.id });
     } else {
+      query
+        .innerJoin('projects', 'p', 'p.id = mr.target_project_id')
+        .innerJoin('namespaces', 'n', 'n.id = p.namespace_id');
       if ('group' in where)
         query.where('n.traversal_ids @> ARRAY[:groupId]::int[]', { groupId: where.group.group.id });
       whereMergeRequestsReadable(query, caller, 'p', 'n');
@@ -143,7 +148,9 @@ export class MergeRequestsService {
     const page = Math.max(params.page ?? 1, 1);
     const direction = params.sort === 'asc' ? 'ASC' : 'DESC';
     const column = ORDER_COLUMNS[params.order_by ?? 'created_at'];
-    const total = await query.getCount();
+    // A plain count(*): TypeORM's getCount counts DISTINCT ids, which the one-row-per-item query never needs.
+    const counted = await query.clone().select('count(*)::int', 'total').getRawOne<{ total: number }>();
+    const total = counted?.total ?? 0;
     const items = await query
       .orderBy(column, direction, column === 'mr.merged_at' ? 'NULLS LAST' : undefined)
       .addOrderBy('mr.id', direction)
@@ -495,18 +502,22 @@ export class MergeRequestsService {
     return { items, headers: offsetHeaders(diff?.commitsCount ?? 0, page, perPage, request) };
   }
 
-  private async versionDiffs(view: ProjectView, diff: MergeRequestDiff | null): Promise<DiffResult> {
-    if (!diff) return { diffs: [], overflow: false };
-    return this.services.repositories
-      .open(view)
-      .git.diffs(diff.baseCommitSha ?? EMPTY_TREE, diff.headCommitSha);
+  /** A version's file diffs, with the paths that are generated at its head (as compare marks them). */
+  private async versionDiffs(view: ProjectView, diff: MergeRequestDiff | null): Promise<VersionDiffs> {
+    if (!diff) return { diffs: [], overflow: false, generated: new Set() };
+    const { git } = this.services.repositories.open(view);
+    const result = await git.diffs(diff.baseCommitSha ?? EMPTY_TREE, diff.headCommitSha);
+    const paths = result.diffs.filter((file) => !file.deletedFile).map((file) => file.newPath);
+    const generated =
+      paths.length > 0 ? await git.generatedPaths(diff.headCommitSha, paths) : new Set<string>();
+    return { ...result, generated };
   }
 
   async changes(
     caller: Caller,
     view: ProjectView,
     iid: number,
-  ): Promise<MergeRequestDetailRecords & { changes: DiffResult }> {
+  ): Promise<MergeRequestDetailRecords & { changes: VersionDiffs }> {
     const mr = await this.find(view, iid);
     const detail = await this.detail(caller, view, mr.id);
     return { ...detail, changes: await this.versionDiffs(view, detail.details.diff) };
@@ -517,13 +528,17 @@ export class MergeRequestsService {
     iid: number,
     params: PageParams,
     request: RequestInfo,
-  ): Promise<Page<DiffResult['diffs'][number]>> {
-    const { diffs } = await this.versionDiffs(view, await this.latestDiff(await this.find(view, iid)));
+  ): Promise<Page<DiffResult['diffs'][number]> & { generated: Set<string> }> {
+    const { diffs, generated } = await this.versionDiffs(
+      view,
+      await this.latestDiff(await this.find(view, iid)),
+    );
     const perPage = perPageOf(params);
     const page = Math.max(params.page ?? 1, 1);
     return {
       items: diffs.slice((page - 1) * perPage, page * perPage),
       headers: offsetHeaders(diffs.length, page, perPage, request),
+      generated,
     };
   }
 
@@ -568,7 +583,7 @@ export class MergeRequestsService {
     view: ProjectView,
     iid: number,
     versionId: number,
-  ): Promise<{ version: MergeRequestDiff; commits: GitCommit[]; diffs: DiffResult }> {
+  ): Promise<{ version: MergeRequestDiff; commits: GitCommit[]; diffs: VersionDiffs }> {
     const mr = await this.find(view, iid);
     const version = await this.dataSource
       .getRepository(MergeRequestDiff)
