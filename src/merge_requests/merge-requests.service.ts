@@ -4,6 +4,7 @@ import {
   canProject,
   canRecheckMergeStatus,
   canUpdateMergeRequest,
+  projectAccessLevels,
   projectSubject,
   whereMergeRequestsReadable,
 } from '../core/abilities.js';
@@ -165,19 +166,16 @@ export class MergeRequestsService {
 
   /** Queues checks for the caller's page, for those allowed to ask (Developer and above in each project). */
   private async recheck(caller: Caller, items: MergeRequest[], view: ProjectView | null): Promise<void> {
-    const allowed: MergeRequest[] = [];
-    for (const mr of items) {
-      if (mr.state !== 'opened') continue;
-      const level = view
-        ? view.accessLevel
-        : (
-            await projectSubject(this.dataSource.manager, caller, {
-              id: mr.targetProjectId,
-              visibilityLevel: 0,
-            })
-          ).accessLevel;
-      if (canRecheckMergeStatus(caller, level)) allowed.push(mr);
-    }
+    const open = items.filter((mr) => mr.state === 'opened');
+    // Every project of the page in one query when the list spans projects.
+    const levels = view
+      ? null
+      : await projectAccessLevels(this.dataSource.manager, caller, [
+          ...new Set(open.map((mr) => mr.targetProjectId)),
+        ]);
+    const allowed = open.filter((mr) =>
+      canRecheckMergeStatus(caller, view ? view.accessLevel : (levels!.get(mr.targetProjectId)?.level ?? 0)),
+    );
     if (allowed.length === 0) return;
     await this.dataSource.transaction(async (tx) => {
       for (const mr of allowed) {
@@ -337,7 +335,7 @@ export class MergeRequestsService {
           shouldRemoveSourceBranch: params.remove_source_branch ?? null,
           forceRemoveSourceBranch: params.remove_source_branch ?? false,
           allowCollaboration: params.allow_collaboration ?? params.allow_maintainer_to_push ?? false,
-          mergeAfter: params.merge_after ? new Date(params.merge_after) : null,
+          mergeAfter: params.merge_after ? storableDate('merge_after', params.merge_after) : null,
           preparedAt: now,
           createdAt: now,
           updatedAt: now,
@@ -447,7 +445,7 @@ export class MergeRequestsService {
               ? mr.mergeAfter
               : params.merge_after === null
                 ? null
-                : new Date(params.merge_after),
+                : storableDate('merge_after', params.merge_after),
           updatedAt: now,
         });
         if (assigneeIds !== undefined)
@@ -632,6 +630,14 @@ export class MergeRequestsService {
   }
 }
 
+/** A date-time parameter as PostgreSQL can store it (years 1 to 9999), else 400 naming the parameter. */
+function storableDate(name: string, value: string): Date {
+  const date = new Date(value);
+  const year = date.getUTCFullYear();
+  if (Number.isNaN(date.getTime()) || year < 1 || year > 9999) throw badParameter(`${name} is invalid`);
+  return date;
+}
+
 function exclusive(params: Record<string, unknown>, a: string, b: string): void {
   if (params[a] !== undefined && params[b] !== undefined)
     throw badParameter(`${a}, ${b} are mutually exclusive`);
@@ -695,13 +701,21 @@ function applyFilters(query: SelectQueryBuilder<MergeRequest>, params: ListMerge
       mergeUserName: params.merge_user_username,
     });
   if (params.created_after)
-    query.andWhere('mr.created_at >= :createdAfter', { createdAfter: params.created_after });
+    query.andWhere('mr.created_at >= :createdAfter', {
+      createdAfter: storableDate('created_after', params.created_after),
+    });
   if (params.created_before)
-    query.andWhere('mr.created_at <= :createdBefore', { createdBefore: params.created_before });
+    query.andWhere('mr.created_at <= :createdBefore', {
+      createdBefore: storableDate('created_before', params.created_before),
+    });
   if (params.updated_after)
-    query.andWhere('mr.updated_at >= :updatedAfter', { updatedAfter: params.updated_after });
+    query.andWhere('mr.updated_at >= :updatedAfter', {
+      updatedAfter: storableDate('updated_after', params.updated_after),
+    });
   if (params.updated_before)
-    query.andWhere('mr.updated_at <= :updatedBefore', { updatedBefore: params.updated_before });
+    query.andWhere('mr.updated_at <= :updatedBefore', {
+      updatedBefore: storableDate('updated_before', params.updated_before),
+    });
   if (params.source_branch !== undefined)
     query.andWhere('mr.source_branch = :sourceBranch', { sourceBranch: params.source_branch });
   if (params.target_branch !== undefined)

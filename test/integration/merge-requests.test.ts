@@ -472,6 +472,8 @@ describe('lists', () => {
     ['author_id=1&author_username=x', 'author_id, author_username are mutually exclusive'],
     ['merge_user_id=1&merge_user_username=x', 'merge_user_id, merge_user_username are mutually exclusive'],
     ['reviewer_id=1&reviewer_username=x', 'reviewer_id, reviewer_username are mutually exclusive'],
+    // A year PostgreSQL cannot store is refused before any query.
+    ['created_after=0000-01-01T00:00:00Z', 'created_after is invalid'],
   ])('refuses %s', async (query, error) => {
     const w = await world();
     const res = await server.request('GET', `/projects/${w.project.id}/merge_requests?${query}`, {
