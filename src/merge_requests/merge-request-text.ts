@@ -1,7 +1,7 @@
 /** What GitLab reads out of a merge request's title and description. */
 
-/** `Draft:`, `[Draft]`, `(Draft)` or `Draft -` at the start of the title, in any case, as GitLab recognises. */
-const DRAFT_PREFIX = /^\s*(?:\[draft\]|\(draft\)|draft:|draft\s+-)\s*/i;
+/** `Draft:`, `[Draft]`, `(Draft)` or `Draft - ` at the start of the title, in any case, as GitLab recognises. */
+const DRAFT_PREFIX = /^\s*(?:\[draft\]|\(draft\)|draft:|draft\s-\s)/i;
 
 export const isDraftTitle = (title: string) => DRAFT_PREFIX.test(title);
 

@@ -46,6 +46,7 @@ describe('isDraftTitle', () => {
     ['[Draft] Fix', true],
     ['(draft) Fix', true],
     ['Draft - Fix', true],
+    ['Draft -Fix', false],
     ['  [DRAFT]Fix', true],
     ['Drafting the fix', false],
     ['Fix: Draft', false],
