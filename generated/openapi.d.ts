@@ -514,7 +514,9 @@ export interface paths {
          *       merge requests on the page (Developer or higher), without waiting for it.
          *     - Not yet in forge-api (they come with labels, milestones, award emoji and approvals): `labels`,
          *       `milestone`, `with_labels_details`, `my_reaction_emoji`, `approved_by_ids`, `approver_ids`, `approved`.
-         *     - Offset pagination in SQL: `page`, `per_page` (default 20, at most 100) and GitLab's headers.
+         *     - Offset pagination in SQL: `page`, `per_page` (default 20, at most 100) and GitLab's headers. As in
+         *       GitLab, when more than 10,000 merge requests match, `X-Total`, `X-Total-Pages` and the `last` link are
+         *       left out (counting them would cost more than the page); `X-Next-Page` and `rel="next"` remain.
          */
         get: operations["listGroupMergeRequests"];
         put?: never;
@@ -611,7 +613,9 @@ export interface paths {
          *       merge requests on the page (Developer or higher), without waiting for it.
          *     - Not yet in forge-api (they come with labels, milestones, award emoji and approvals): `labels`,
          *       `milestone`, `with_labels_details`, `my_reaction_emoji`, `approved_by_ids`, `approver_ids`, `approved`.
-         *     - Offset pagination in SQL: `page`, `per_page` (default 20, at most 100) and GitLab's headers.
+         *     - Offset pagination in SQL: `page`, `per_page` (default 20, at most 100) and GitLab's headers. As in
+         *       GitLab, when more than 10,000 merge requests match, `X-Total`, `X-Total-Pages` and the `last` link are
+         *       left out (counting them would cost more than the page); `X-Next-Page` and `rel="next"` remain.
          */
         get: operations["listMergeRequests"];
         put?: never;
@@ -1450,7 +1454,9 @@ export interface paths {
          *       merge requests on the page (Developer or higher), without waiting for it.
          *     - Not yet in forge-api (they come with labels, milestones, award emoji and approvals): `labels`,
          *       `milestone`, `with_labels_details`, `my_reaction_emoji`, `approved_by_ids`, `approver_ids`, `approved`.
-         *     - Offset pagination in SQL: `page`, `per_page` (default 20, at most 100) and GitLab's headers.
+         *     - Offset pagination in SQL: `page`, `per_page` (default 20, at most 100) and GitLab's headers. As in
+         *       GitLab, when more than 10,000 merge requests match, `X-Total`, `X-Total-Pages` and the `last` link are
+         *       left out (counting them would cost more than the page); `X-Next-Page` and `rel="next"` remain.
          */
         get: operations["listProjectMergeRequests"];
         put?: never;

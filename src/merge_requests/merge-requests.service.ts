@@ -11,7 +11,14 @@ import {
 import type { Caller } from '../core/auth.js';
 import { ApiError, badParameter, forbidden, recordNotFound, validationFailed } from '../core/errors.js';
 import type { CoreDeps, ServiceRegistry } from '../core/family.js';
-import { offsetHeaders, perPageOf, type Page, type RequestInfo } from '../core/pagination.js';
+import {
+  boundedOffsetHeaders,
+  MAX_COUNTED_ITEMS,
+  offsetHeaders,
+  perPageOf,
+  type Page,
+  type RequestInfo,
+} from '../core/pagination.js';
 import { containing } from '../core/search.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { nextInternalId } from '../db/internal-ids.js';
@@ -149,19 +156,31 @@ export class MergeRequestsService {
     const page = Math.max(params.page ?? 1, 1);
     const direction = params.sort === 'asc' ? 'ASC' : 'DESC';
     const column = ORDER_COLUMNS[params.order_by ?? 'created_at'];
-    // A plain count(*): TypeORM's getCount counts DISTINCT ids, which the one-row-per-item query never needs.
-    const counted = await query.clone().select('count(*)::int', 'total').getRawOne<{ total: number }>();
-    const total = counted?.total ?? 0;
-    const items = await query
+    // Counted up to GitLab's limit only: beyond it the totals are left out (boundedOffsetHeaders).
+    const [countSql, countParams] = query
+      .clone()
+      .select('1', 'one')
+      .limit(MAX_COUNTED_ITEMS + 1)
+      .getQueryAndParameters();
+    const [{ counted }] = (await this.dataSource.query(
+      `SELECT count(*)::int AS counted FROM (${countSql}) s`,
+      countParams,
+    )) as Array<{ counted: number }>;
+    const total = counted > MAX_COUNTED_ITEMS ? null : counted;
+    const rows = await query
       .orderBy(column, direction, column === 'mr.merged_at' ? 'NULLS LAST' : undefined)
       .addOrderBy('mr.id', direction)
       .offset((page - 1) * perPage)
-      .limit(perPage)
+      .limit(perPage + 1)
       .getMany();
+    const items = rows.slice(0, perPage);
     const records = await this.related(this.dataSource.manager, items);
     if (params.with_merge_status_recheck)
       await this.recheck(caller, items, 'project' in where ? where.project : null);
-    return { ...records, headers: offsetHeaders(total, page, perPage, request) };
+    return {
+      ...records,
+      headers: boundedOffsetHeaders(total, rows.length > perPage, page, perPage, request),
+    };
   }
 
   /** Queues checks for the caller's page, for those allowed to ask (Developer and above in each project). */

@@ -468,6 +468,28 @@ describe('lists', () => {
     expect(simple.headers.get('link')).toContain('rel="next"');
   });
 
+  it('leaves the totals out beyond 10,000 merge requests, as GitLab does', async () => {
+    const w = await world();
+    await server.dataSource.query(
+      `INSERT INTO merge_requests (iid, target_project_id, source_project_id, source_branch, target_branch, title)
+       SELECT g, $1, $1, 'bulk-' || g, 'main', 'Bulk ' || g FROM generate_series(1, 10001) g`,
+      [w.project.id],
+    );
+    const res = await server.request('GET', `/projects/${w.project.id}/merge_requests?per_page=2&page=3`, {
+      token: w.reporter.token,
+    });
+    expect((res.body as Json[]).map((mr) => mr.iid)).toEqual([9997, 9996]);
+    expect(res.headers.get('x-total')).toBeNull();
+    expect(res.headers.get('x-total-pages')).toBeNull();
+    expect(res.headers.get('x-next-page')).toBe('4');
+    expect(res.headers.get('link')).toContain('page=4&per_page=2>; rel="next"');
+    expect(res.headers.get('link')).not.toContain('rel="last"');
+    const few = await server.request('GET', `/projects/${w.project.id}/merge_requests?search=Bulk 10001`, {
+      token: w.reporter.token,
+    });
+    expect(few.headers.get('x-total')).toBe('1');
+  });
+
   it.each([
     ['author_id=1&author_username=x', 'author_id, author_username are mutually exclusive'],
     ['merge_user_id=1&merge_user_username=x', 'merge_user_id, merge_user_username are mutually exclusive'],
