@@ -366,9 +366,9 @@ export class MergeRequestsService {
         return mergeRequestId;
       })
       .catch(async (err: unknown) => {
-        if (isUniqueViolation(err))
-          await this.refuseDuplicate(view.project.id, params.source_branch, params.target_branch, null);
-        throw err;
+        if (!isUniqueViolation(err)) throw err;
+        await this.refuseDuplicate(view.project.id, params.source_branch, params.target_branch, null);
+        throw lostRace();
       });
     const created = await this.dataSource.getRepository(MergeRequest).findOneByOrFail({ id });
     await git.setMergeRequestRef(created.iid, source.sha);
@@ -474,9 +474,9 @@ export class MergeRequestsService {
         if (version) await this.versions.store(tx, mr.id, version);
       })
       .catch(async (err: unknown) => {
-        if (isUniqueViolation(err))
-          await this.refuseDuplicate(view.project.id, mr.sourceBranch, targetBranch, mr.id);
-        throw err;
+        if (!isUniqueViolation(err)) throw err;
+        await this.refuseDuplicate(view.project.id, mr.sourceBranch, targetBranch, mr.id);
+        throw lostRace();
       });
     if (version) await git.setMergeRequestRef(mr.iid, version.headCommitSha);
     return this.detail(caller, view, mr.id);
@@ -648,6 +648,10 @@ export class MergeRequestsService {
     return this.dataSource.getRepository(MergeRequest).findOneByOrFail({ id: mr.id });
   }
 }
+
+/** The merge request that held the pair of branches was closed between the insert and the look-up. */
+const lostRace = () =>
+  new ApiError(409, { message: ['Another open merge request already exists for this source branch'] });
 
 /** A date-time parameter as PostgreSQL can store it (years 1 to 9999), else 400 naming the parameter. */
 function storableDate(name: string, value: string): Date {

@@ -250,6 +250,25 @@ describe('creating and reading', () => {
     expect(reporter.status).toBe(403);
   });
 
+  it('lets one of several concurrent creates for the same branches win; the others answer 409', async () => {
+    const w = await world();
+    await commitFile(w.developer.token, w.project, 'race', 'race.txt', 'r\n', 'main');
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, (_, i) =>
+        createMr(w.developer.token, w.project, {
+          source_branch: 'race',
+          target_branch: 'main',
+          title: `R${i}`,
+        }),
+      ),
+    );
+    expect(answers.map((a) => a.status).sort()).toEqual([201, 409, 409, 409, 409]);
+    const list = await server.request('GET', `/projects/${w.project.id}/merge_requests`, {
+      token: w.owner.token,
+    });
+    expect((list.body as Json[]).length).toBe(1);
+  });
+
   it('answers 403 when the project has merge requests turned off', async () => {
     const w = await world();
     await openMr(w.developer, w.project, { source_branch: 'off' });
