@@ -587,6 +587,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/groups/{id}/merge_requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a group's merge requests
+         * @description Merge requests of the projects in the group and its subgroups that the caller may read merge requests in.
+         *
+         *     - **Who.** Anyone who can see the group; each project still applies its own visibility and its merge requests setting.
+         *     - **Scope** defaults to `all`.
+         *     - **Filters** (all optional, combined with AND): `state`, `author_id` or `author_username`, `assignee_id`
+         *       (`None`, `Any`), `reviewer_id` or `reviewer_username` (`None`, `Any`), `merge_user_id` or
+         *       `merge_user_username`, `created_after`/`created_before`, `updated_after`/`updated_before`,
+         *       `source_branch`, `target_branch`, `search` with `in`, `wip`, and `not[...]`.
+         *     - **Mutually exclusive pairs** answer 400 `{"error": "author_id, author_username are mutually exclusive"}`
+         *       (and likewise for `merge_user_id, merge_user_username` and `reviewer_id, reviewer_username`).
+         *     - `deployed_before`, `deployed_after` and `environment` match nothing until forge-api has deployments.
+         *     - `order_by` (`created_at` default, `updated_at`, `title`, `merged_at`) and `sort` (`desc` default).
+         *     - `view=simple` returns the short shape. `with_merge_status_recheck=true` queues a merge status check of the
+         *       merge requests on the page (Developer or higher), without waiting for it.
+         *     - Not yet in forge-api (they come with labels, milestones, award emoji and approvals): `labels`,
+         *       `milestone`, `with_labels_details`, `my_reaction_emoji`, `approved_by_ids`, `approver_ids`, `approved`.
+         *     - Offset pagination in SQL: `page`, `per_page` (default 20, at most 100) and GitLab's headers. As in
+         *       GitLab, when more than 10,000 merge requests match, `X-Total`, `X-Total-Pages` and the `last` link are
+         *       left out (counting them would cost more than the page); `X-Next-Page` and `rel="next"` remain.
+         */
+        get: operations["listGroupMergeRequests"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/groups/{id}/milestones": {
         parameters: {
             query?: never;
@@ -730,6 +774,44 @@ export interface paths {
          *     The group itself must be visible to the caller, otherwise 404 `{"message": "404 Group Not Found"}`.
          */
         get: operations["listSubgroups"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/merge_requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List merge requests across the instance
+         * @description Merge requests of every project the caller may read merge requests in.
+         *
+         *     - **Who.** Any signed-in user.
+         *     - **Scope.** `created_by_me` (the default) keeps the caller's own; `assigned_to_me` those assigned to the caller; `reviews_for_me` those the caller reviews; `all` every one the caller may see.
+         *     - **Filters** (all optional, combined with AND): `state`, `author_id` or `author_username`, `assignee_id`
+         *       (`None`, `Any`), `reviewer_id` or `reviewer_username` (`None`, `Any`), `merge_user_id` or
+         *       `merge_user_username`, `created_after`/`created_before`, `updated_after`/`updated_before`,
+         *       `source_branch`, `target_branch`, `search` with `in`, `wip`, and `not[...]`.
+         *     - **Mutually exclusive pairs** answer 400 `{"error": "author_id, author_username are mutually exclusive"}`
+         *       (and likewise for `merge_user_id, merge_user_username` and `reviewer_id, reviewer_username`).
+         *     - `deployed_before`, `deployed_after` and `environment` match nothing until forge-api has deployments.
+         *     - `order_by` (`created_at` default, `updated_at`, `title`, `merged_at`) and `sort` (`desc` default).
+         *     - `view=simple` returns the short shape. `with_merge_status_recheck=true` queues a merge status check of the
+         *       merge requests on the page (Developer or higher), without waiting for it.
+         *     - Not yet in forge-api (they come with labels, milestones, award emoji and approvals): `labels`,
+         *       `milestone`, `with_labels_details`, `my_reaction_emoji`, `approved_by_ids`, `approver_ids`, `approved`.
+         *     - Offset pagination in SQL: `page`, `per_page` (default 20, at most 100) and GitLab's headers. As in
+         *       GitLab, when more than 10,000 merge requests match, `X-Total`, `X-Total-Pages` and the `last` link are
+         *       left out (counting them would cost more than the page); `X-Next-Page` and `rel="next"` remain.
+         */
+        get: operations["listMergeRequests"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1759,6 +1841,508 @@ export interface paths {
          *     `{"message": "404 Member Not Found"}`. Readable by anyone who can see the project.
          */
         get: operations["getProjectMemberWithInherited"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/merge_requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a project's merge requests
+         * @description The project's merge requests.
+         *
+         *     - **Who.** Anyone who can read the project's merge requests: without a token for a public project, Reporter or higher for a private one. With the project's merge requests turned off (`merge_requests_enabled: false`) the list answers 403.
+         *     - **Scope** defaults to `all`; `iids[]` picks merge requests by internal ID.
+         *     - **Filters** (all optional, combined with AND): `state`, `author_id` or `author_username`, `assignee_id`
+         *       (`None`, `Any`), `reviewer_id` or `reviewer_username` (`None`, `Any`), `merge_user_id` or
+         *       `merge_user_username`, `created_after`/`created_before`, `updated_after`/`updated_before`,
+         *       `source_branch`, `target_branch`, `search` with `in`, `wip`, and `not[...]`.
+         *     - **Mutually exclusive pairs** answer 400 `{"error": "author_id, author_username are mutually exclusive"}`
+         *       (and likewise for `merge_user_id, merge_user_username` and `reviewer_id, reviewer_username`).
+         *     - `deployed_before`, `deployed_after` and `environment` match nothing until forge-api has deployments.
+         *     - `order_by` (`created_at` default, `updated_at`, `title`, `merged_at`) and `sort` (`desc` default).
+         *     - `view=simple` returns the short shape. `with_merge_status_recheck=true` queues a merge status check of the
+         *       merge requests on the page (Developer or higher), without waiting for it.
+         *     - Not yet in forge-api (they come with labels, milestones, award emoji and approvals): `labels`,
+         *       `milestone`, `with_labels_details`, `my_reaction_emoji`, `approved_by_ids`, `approver_ids`, `approved`.
+         *     - Offset pagination in SQL: `page`, `per_page` (default 20, at most 100) and GitLab's headers. As in
+         *       GitLab, when more than 10,000 merge requests match, `X-Total`, `X-Total-Pages` and the `last` link are
+         *       left out (counting them would cost more than the page); `X-Next-Page` and `rel="next"` remain.
+         */
+        get: operations["listProjectMergeRequests"];
+        put?: never;
+        /**
+         * Create a merge request
+         * @description Opens a merge request from `source_branch` into `target_branch` of the project. Its `iid` is the
+         *     project's next merge request number.
+         *
+         *     - **Who.** Developer or higher (`create_merge_request_in`); with the project's merge requests turned off,
+         *       403.
+         *     - **Required:** `source_branch`, `target_branch`, `title` (400 `{"error": "title is missing"}` and alike).
+         *     - **Refusals, as GitLab words them:** a branch that does not exist answers 400
+         *       `{"message": {"source_branch": ["does not exist"]}}` (or `target_branch`); the same branch as source and
+         *       target 422 `{"message": ["You can't use same project/branch for source and target"]}`; an open merge
+         *       request for the same pair of branches 409
+         *       `{"message": ["Another open merge request already exists for this source branch: !1"]}`.
+         *     - **Forks** do not exist in forge-api yet: a `target_project_id` other than the project answers 400
+         *       `{"error": "target_project_id must be the project itself: merge requests between forks are not supported"}`.
+         *     - A title starting with `Draft:`, `[Draft]`, `(Draft)` or `Draft -` (any case) makes a draft.
+         *     - `assignee_id` or `assignee_ids`, `reviewer_ids`: users who can read the project's merge requests;
+         *       others are left out, as GitLab does. `description`, `squash`, `remove_source_branch`,
+         *       `allow_collaboration`, `merge_after` are stored. Labels and milestones are not in forge-api yet.
+         *     - The first diff version is made at once; `merge_status` starts `unchecked` and a check is queued;
+         *       `refs/merge-requests/:iid/head` points at the source branch's head.
+         */
+        post: operations["createMergeRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/merge_requests/{merge_request_iid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a merge request
+         * @description One merge request by its `iid`, with what only the single read gives: `diff_refs`, `changes_count`,
+         *     `merge_error`, `user.can_merge`, `first_contribution`.
+         *
+         *     - **Who.** As for the project list. A missing `iid` answers 404 `{"message": "404 Not found"}`.
+         *     - `with_merge_status_recheck=true` queues a merge status check (Developer or higher).
+         */
+        get: operations["getMergeRequest"];
+        /**
+         * Update a merge request
+         * @description Changes what is sent. Sending none of the attributes below answers 400
+         *     `{"error": "allow_collaboration, ..., title are missing, at least one parameter must be provided"}`.
+         *
+         *     - **Who.** The author, or Developer or higher; others get 403.
+         *     - `title`, `description`, `target_branch` (must exist: 400 `{"message": {"target_branch": ["does not exist"]}}`;
+         *       an open merge request for the new pair answers 409), `state_event` (`close`, `reopen`), `assignee_id` /
+         *       `assignee_ids` (`0` or an empty list unassigns), `reviewer_ids`, `squash`, `remove_source_branch`,
+         *       `discussion_locked`, `allow_collaboration`, `merge_after` (`null` clears it).
+         *     - **Draft** follows the title prefix (`Draft:`, `[Draft]`, `(Draft)`, `Draft -`).
+         *     - **State.** `close` closes an open merge request (`closed_at`, `closed_by`); `reopen` reopens a closed
+         *       one, refused with 409 when another open merge request has the same branches. A transition that does not
+         *       apply (closing a merged one) changes nothing, as in GitLab.
+         *     - A new target branch makes a new diff version and a new merge status check.
+         */
+        put: operations["updateMergeRequest"];
+        post?: never;
+        /**
+         * Delete a merge request
+         * @description Removes the merge request, its diff versions and `refs/merge-requests/:iid/head`.
+         *
+         *     - **Who.** The project's Owner or an administrator; others get 403.
+         *     - Answers 204 without a body.
+         */
+        delete: operations["deleteMergeRequest"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/merge_requests/{merge_request_iid}/add_spent_time": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add spent time
+         * @description Adds `duration` to `total_time_spent`; a negative duration (`-1h`) subtracts, never below 0. `summary` is accepted and not kept yet.
+         *
+         *     - **Who.** `admin_merge_request`: Developer or higher.
+         *     - Durations use GitLab's format: `1mo 2w 3d 4h 5m 6s` (a month is 4 weeks, a week 5 days, a day 8 hours), also without spaces (`1w2d3h4m`) and spelled out (`2 hours 30 minutes`); a bare number is hours. A duration that does not parse answers 400 `{"error": "duration is invalid"}`.
+         */
+        post: operations["addMergeRequestSpentTime"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/merge_requests/{merge_request_iid}/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a merge request with its changes
+         * @description The merge request as the single read returns it, plus `changes`: the file diffs of its latest diff version (merge base to head). Deprecated by GitLab in favour of `/diffs`, and still used by clients.
+         *
+         *     - **Who.** As for reading the merge request.
+         *     - GitLab's diff limits apply (1,000 files); `overflow` is true when they cut the list. `access_raw_diffs=true` is accepted; diffs are always read from git here.
+         *     - `unidiff=true` puts the `---`/`+++` lines in front of each patch.
+         */
+        get: operations["getMergeRequestChanges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/merge_requests/{merge_request_iid}/commits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a merge request's commits
+         * @description The commits of the merge request's latest diff version: those from the merge base with the target branch to the source branch's head, newest first.
+         *
+         *     - **Who.** As for reading the merge request.
+         *     - Paginated (`page`, `per_page`).
+         */
+        get: operations["listMergeRequestCommits"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/merge_requests/{merge_request_iid}/diffs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a merge request's diffs
+         * @description The file diffs of the merge request's latest diff version, one entry per file, paginated.
+         *
+         *     - **Who.** As for reading the merge request.
+         *     - `unidiff=true` puts the `---`/`+++` lines in front of each patch.
+         */
+        get: operations["listMergeRequestDiffs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/merge_requests/{merge_request_iid}/participants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a merge request's participants
+         * @description The users taking part: the author, the assignees and the reviewers, each once, in that order. Note authors join once forge-api has notes.
+         *
+         *     - **Who.** As for reading the merge request.
+         */
+        get: operations["listMergeRequestParticipants"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/merge_requests/{merge_request_iid}/reset_spent_time": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reset spent time
+         * @description Sets `total_time_spent` to 0.
+         *
+         *     - **Who.** `admin_merge_request`: Developer or higher.
+         *     - Durations use GitLab's format: `1mo 2w 3d 4h 5m 6s` (a month is 4 weeks, a week 5 days, a day 8 hours), also without spaces (`1w2d3h4m`) and spelled out (`2 hours 30 minutes`); a bare number is hours. A duration that does not parse answers 400 `{"error": "duration is invalid"}`.
+         */
+        post: operations["resetMergeRequestSpentTime"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/merge_requests/{merge_request_iid}/reset_time_estimate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reset the time estimate
+         * @description Sets `time_estimate` to 0.
+         *
+         *     - **Who.** `admin_merge_request`: Developer or higher.
+         *     - Durations use GitLab's format: `1mo 2w 3d 4h 5m 6s` (a month is 4 weeks, a week 5 days, a day 8 hours), also without spaces (`1w2d3h4m`) and spelled out (`2 hours 30 minutes`); a bare number is hours. A duration that does not parse answers 400 `{"error": "duration is invalid"}`.
+         */
+        post: operations["resetMergeRequestTimeEstimate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/merge_requests/{merge_request_iid}/time_estimate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set the time estimate
+         * @description Sets `time_estimate` from `duration`.
+         *
+         *     - **Who.** `admin_merge_request`: Developer or higher.
+         *     - Durations use GitLab's format: `1mo 2w 3d 4h 5m 6s` (a month is 4 weeks, a week 5 days, a day 8 hours), also without spaces (`1w2d3h4m`) and spelled out (`2 hours 30 minutes`); a bare number is hours. A duration that does not parse answers 400 `{"error": "duration is invalid"}`.
+         */
+        post: operations["setMergeRequestTimeEstimate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/merge_requests/{merge_request_iid}/time_stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get time tracking stats
+         * @description The merge request's `time_estimate` and `total_time_spent`, in seconds and in GitLab's human form.
+         *
+         *     - **Who.** As for reading the merge request.
+         */
+        get: operations["getMergeRequestTimeStats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/merge_requests/{merge_request_iid}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a merge request's diff versions
+         * @description Every diff version, newest first. A version is made when the merge request is created and each time its source branch (or its target branch) moves: `head_commit_sha` is the source head, `start_commit_sha` the target head, `base_commit_sha` their merge base; `patch_id_sha` is git's stable patch ID of the diff; `real_size` the number of changed files.
+         *
+         *     - **Who.** As for reading the merge request.
+         *     - Paginated (`page`, `per_page`).
+         */
+        get: operations["listMergeRequestVersions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/merge_requests/{merge_request_iid}/versions/{version_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
+                /**
+                 * @description The ID of one diff version of the merge request.
+                 * @example 110
+                 */
+                version_id: components["parameters"]["MergeRequestVersionId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get one diff version
+         * @description One diff version with its `commits` (newest first) and its `diffs`.
+         *
+         *     - **Who.** As for reading the merge request. A version of another merge request answers 404 `{"message": "404 Not found"}`.
+         *     - `unidiff=true` puts the `---`/`+++` lines in front of each patch.
+         */
+        get: operations["getMergeRequestVersion"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4097,6 +4681,18 @@ export interface components {
             renamed_file: boolean;
         };
         /**
+         * DiffRefs
+         * @description The commits of the latest diff version.
+         */
+        DiffRefs: {
+            /** @example ae1d9fb46aa2b07ee9836d49862ec4e2c46fbbba */
+            base_sha: string | null;
+            /** @example 6104942438c14ec7bd21c6cd5bd995272b3faff6 */
+            head_sha: string | null;
+            /** @example ae1d9fb46aa2b07ee9836d49862ec4e2c46fbbba */
+            start_sha: string | null;
+        };
+        /**
          * Error
          * @description GitLab's error body. Parameter and routing errors carry `error` (a string); authentication, permission, lookup and conflict errors carry `message`, a string, or for record validation failures an object mapping each attribute to its list of messages. A token without the scope an operation needs gets `error: insufficient_scope` with `error_description` and `scope`.
          */
@@ -4703,6 +5299,436 @@ export interface components {
              * @example 2026-12-31
              */
             expires_at?: string | null;
+        };
+        /**
+         * MergeRequest
+         * @description A merge request as the lists return it. Labels, milestones, notes and award emoji are not in forge-api yet: `labels` is always empty, `milestone` null, and `upvotes`, `downvotes` and `user_notes_count` 0. Forks do not exist yet, so `source_project_id` equals `target_project_id`.
+         */
+        MergeRequest: {
+            /** @example false */
+            allow_collaboration: boolean;
+            /**
+             * @description Deprecated name of `allow_collaboration`.
+             * @example false
+             */
+            allow_maintainer_to_push: boolean;
+            /**
+             * @description Deprecated; always null.
+             * @example null
+             */
+            approvals_before_merge: null;
+            /** @description The first of `assignees`, or null. */
+            assignee: components["schemas"]["UserOrNull"];
+            assignees: components["schemas"]["UserSummary"][];
+            author: components["schemas"]["UserOrNull"];
+            /**
+             * @description Always true until forge-api has discussions.
+             * @example true
+             */
+            blocking_discussions_resolved: boolean;
+            /**
+             * Format: date-time
+             * @example null
+             */
+            closed_at: string | null;
+            closed_by: components["schemas"]["UserOrNull"];
+            /**
+             * Format: date-time
+             * @example 2026-03-01T12:30:00.000Z
+             */
+            created_at: string;
+            /** @example Loads the file on first use. */
+            description: string | null;
+            /**
+             * @description In GitLab's precedence: `unchecked` or `checking` while the check is pending, then `not_open` (closed or merged), `draft_status`, `conflict`, `need_rebase` (fast-forward merge method and the target head is not in the source), else `mergeable`. Discussions, pipelines and approvals do not exist yet in forge-api, so their statuses are never given.
+             * @example mergeable
+             * @enum {string}
+             */
+            detailed_merge_status: "unchecked" | "checking" | "not_open" | "draft_status" | "conflict" | "need_rebase" | "mergeable";
+            /** @example null */
+            discussion_locked: boolean | null;
+            /**
+             * @description Always 0 until forge-api has award emoji.
+             * @example 0
+             */
+            downvotes: number;
+            /**
+             * @description The title starts with `Draft:`, `[Draft]`, `(Draft)` or `Draft -`.
+             * @example false
+             */
+            draft: boolean;
+            /**
+             * @description `remove_source_branch` as given at creation.
+             * @example false
+             */
+            force_remove_source_branch: boolean;
+            /**
+             * @description True when the last check found conflicts (`merge_status` is `cannot_be_merged`).
+             * @example false
+             */
+            has_conflicts: boolean;
+            /** @example 84 */
+            id: number;
+            /**
+             * @description The number within the project, `!iid`.
+             * @example 1
+             */
+            iid: number;
+            /** @example false */
+            imported: boolean;
+            /** @example none */
+            imported_from: string;
+            /**
+             * @description Always empty until forge-api has labels.
+             * @example []
+             */
+            labels: string[];
+            /**
+             * Format: date-time
+             * @description Not to be merged before this time.
+             * @example null
+             */
+            merge_after: string | null;
+            /** @example null */
+            merge_commit_sha: string | null;
+            /**
+             * @description Deprecated (use `detailed_merge_status`). `unchecked` until the queued check runs, `checking` while it runs, then `can_be_merged` or `cannot_be_merged` (conflicts). Lists do not recompute it.
+             * @example can_be_merged
+             * @enum {string}
+             */
+            merge_status: "unchecked" | "checking" | "can_be_merged" | "cannot_be_merged" | "cannot_be_merged_recheck";
+            /** @description Who merged it; a push that brought the source's commits into the target counts. */
+            merge_user: components["schemas"]["UserOrNull"];
+            /** @example false */
+            merge_when_pipeline_succeeds: boolean;
+            /**
+             * Format: date-time
+             * @example null
+             */
+            merged_at: string | null;
+            /** @description Deprecated (use `merge_user`); the same user. */
+            merged_by: components["schemas"]["UserOrNull"];
+            /**
+             * @description Always null until forge-api has milestones.
+             * @example null
+             */
+            milestone: null;
+            /**
+             * Format: date-time
+             * @description When the first diff version was ready (at creation in forge-api).
+             * @example 2026-03-01T12:30:00.000Z
+             */
+            prepared_at: string | null;
+            /**
+             * @description The target project.
+             * @example 42
+             */
+            project_id: number;
+            /**
+             * @description Deprecated (use `references`); `!iid`.
+             * @example !1
+             */
+            reference: string;
+            references: components["schemas"]["References"];
+            reviewers: components["schemas"]["UserSummary"][];
+            /**
+             * @description The source branch's head as last seen.
+             * @example 6104942438c14ec7bd21c6cd5bd995272b3faff6
+             */
+            sha: string | null;
+            /**
+             * @description The author's `remove_source_branch` choice; null when never set.
+             * @example null
+             */
+            should_remove_source_branch: boolean | null;
+            /** @example feature */
+            source_branch: string;
+            /** @example 42 */
+            source_project_id: number;
+            /** @example false */
+            squash: boolean;
+            /** @example null */
+            squash_commit_sha: string | null;
+            /**
+             * @description Whether merging will squash: `squash`, unless the project's `squash_option` is `always` (true) or `never` (false).
+             * @example false
+             */
+            squash_on_merge: boolean;
+            /**
+             * @example opened
+             * @enum {string}
+             */
+            state: "opened" | "closed" | "locked" | "merged";
+            /** @example main */
+            target_branch: string;
+            /** @example 42 */
+            target_project_id: number;
+            task_completion_status: components["schemas"]["TaskCompletionStatus"];
+            time_stats: components["schemas"]["TimeStats"];
+            /** @example Parse the config lazily */
+            title: string;
+            /**
+             * Format: date-time
+             * @example 2026-03-01T12:30:00.000Z
+             */
+            updated_at: string;
+            /**
+             * @description Always 0 until forge-api has award emoji.
+             * @example 0
+             */
+            upvotes: number;
+            /**
+             * @description Always 0 until forge-api has notes.
+             * @example 0
+             */
+            user_notes_count: number;
+            /**
+             * Format: uri
+             * @example http://localhost:8080/platform/api/-/merge_requests/1
+             */
+            web_url: string;
+            /**
+             * @description Deprecated name of `draft`.
+             * @example false
+             */
+            work_in_progress: boolean;
+        };
+        /**
+         * MergeRequestChanges
+         * @description A merge request with the diffs of its latest version.
+         */
+        MergeRequestChanges: components["schemas"]["MergeRequestDetail"] & {
+            changes: components["schemas"]["Diff"][];
+            /**
+             * @description The diff limits cut `changes` short.
+             * @example false
+             */
+            overflow: boolean;
+        };
+        /** MergeRequestCreate */
+        MergeRequestCreate: {
+            /** @example false */
+            allow_collaboration?: boolean;
+            /**
+             * @description Deprecated name of `allow_collaboration`.
+             * @example false
+             */
+            allow_maintainer_to_push?: boolean;
+            /** @example 12 */
+            assignee_id?: number;
+            /**
+             * @example [
+             *       12
+             *     ]
+             */
+            assignee_ids?: number[];
+            /** @example Loads the file on first use. */
+            description?: string;
+            /**
+             * Format: date-time
+             * @example 2026-04-01T08:00:00Z
+             */
+            merge_after?: string;
+            /** @example true */
+            remove_source_branch?: boolean;
+            /**
+             * @example [
+             *       13
+             *     ]
+             */
+            reviewer_ids?: number[];
+            /** @example feature */
+            source_branch: string;
+            /** @example false */
+            squash?: boolean;
+            /** @example main */
+            target_branch: string;
+            /**
+             * @description Must be the project itself (no forks yet).
+             * @example 42
+             */
+            target_project_id?: number;
+            /** @example Parse the config lazily */
+            title: string;
+        };
+        /**
+         * MergeRequestDetail
+         * @description A merge request as the single read, the create and the update return it.
+         */
+        MergeRequestDetail: components["schemas"]["MergeRequest"] & {
+            /**
+             * @description The number of changed files of the latest version, as a string (`1000+` beyond the limit).
+             * @example 1
+             */
+            changes_count: string | null;
+            diff_refs: components["schemas"]["DiffRefs"] | null;
+            /**
+             * @description Commits of the target branch not in the source branch (as of the latest version).
+             * @example 0
+             */
+            diverged_commits_count: number;
+            /**
+             * @description The author had no merged merge request in the project before this one.
+             * @example true
+             */
+            first_contribution: boolean;
+            /**
+             * @description Why the last check found it cannot be merged, or null.
+             * @example null
+             */
+            merge_error: string | null;
+            /**
+             * @description Always false until forge-api has rebases.
+             * @example false
+             */
+            rebase_in_progress: boolean;
+            /**
+             * @description Always false until forge-api has notifications.
+             * @example false
+             */
+            subscribed: boolean;
+            user: {
+                /**
+                 * @description Whether the caller may merge into the target branch (its protection's merge levels).
+                 * @example true
+                 */
+                can_merge: boolean;
+            };
+        };
+        /**
+         * MergeRequestSimple
+         * @description A merge request as `view=simple` lists it.
+         */
+        MergeRequestSimple: {
+            /**
+             * Format: date-time
+             * @example 2026-03-01T12:30:00.000Z
+             */
+            created_at: string;
+            /** @example Loads the file on first use. */
+            description: string | null;
+            /** @example 84 */
+            id: number;
+            /** @example 1 */
+            iid: number;
+            /** @example 42 */
+            project_id: number;
+            /**
+             * @example opened
+             * @enum {string}
+             */
+            state: "opened" | "closed" | "locked" | "merged";
+            /** @example Parse the config lazily */
+            title: string;
+            /**
+             * Format: date-time
+             * @example 2026-03-01T12:30:00.000Z
+             */
+            updated_at: string;
+            /**
+             * Format: uri
+             * @example http://localhost:8080/platform/api/-/merge_requests/1
+             */
+            web_url: string;
+        };
+        /** MergeRequestUpdate */
+        MergeRequestUpdate: {
+            /** @example false */
+            allow_collaboration?: boolean;
+            /**
+             * @description Deprecated name of `allow_collaboration`.
+             * @example false
+             */
+            allow_maintainer_to_push?: boolean;
+            /**
+             * @description One assignee; `0` unassigns everyone.
+             * @example 12
+             */
+            assignee_id?: number;
+            /**
+             * @description The assignees; an empty list (or `[0]`) unassigns everyone.
+             * @example [
+             *       12
+             *     ]
+             */
+            assignee_ids?: number[];
+            /** @example Loads the file on first use. */
+            description?: string;
+            /** @example true */
+            discussion_locked?: boolean;
+            /**
+             * Format: date-time
+             * @description Not to be merged before this time; null clears it.
+             * @example 2026-04-01T08:00:00Z
+             */
+            merge_after?: string | null;
+            /** @example true */
+            remove_source_branch?: boolean;
+            /**
+             * @example [
+             *       13
+             *     ]
+             */
+            reviewer_ids?: number[];
+            /** @example false */
+            squash?: boolean;
+            /**
+             * @example close
+             * @enum {string}
+             */
+            state_event?: "close" | "reopen";
+            /** @example main */
+            target_branch?: string;
+            /** @example Draft: Parse the config lazily */
+            title?: string;
+        };
+        /**
+         * MergeRequestVersion
+         * @description One diff version of a merge request.
+         */
+        MergeRequestVersion: {
+            /**
+             * @description The merge base; null when the branches share no history.
+             * @example ae1d9fb46aa2b07ee9836d49862ec4e2c46fbbba
+             */
+            base_commit_sha: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-03-01T12:30:00.000Z
+             */
+            created_at: string;
+            /** @example 6104942438c14ec7bd21c6cd5bd995272b3faff6 */
+            head_commit_sha: string;
+            /** @example 110 */
+            id: number;
+            /** @example 84 */
+            merge_request_id: number;
+            /**
+             * @description git's stable patch ID of the whole diff; null when there is no change.
+             * @example d3b07384d113edec49eaa6238ad5ff00a3d4b5f4
+             */
+            patch_id_sha: string | null;
+            /**
+             * @description The number of changed files, as a string.
+             * @example 1
+             */
+            real_size: string;
+            /** @example ae1d9fb46aa2b07ee9836d49862ec4e2c46fbbba */
+            start_commit_sha: string;
+            /**
+             * @description `collected`, or `overflow` when the diff limits cut the files short, `empty` with no changes.
+             * @example collected
+             * @enum {string}
+             */
+            state: "collected" | "overflow" | "empty";
+        };
+        /**
+         * MergeRequestVersionDetail
+         * @description One diff version with its commits and diffs.
+         */
+        MergeRequestVersionDetail: components["schemas"]["MergeRequestVersion"] & {
+            commits: components["schemas"]["Commit"][];
+            diffs: components["schemas"]["Diff"][];
         };
         /**
          * Message
@@ -6211,6 +7237,27 @@ export interface components {
             name: string;
         };
         /**
+         * MergeRequestReferences
+         * @description How to refer to the merge request in text.
+         */
+        References: {
+            /**
+             * @description From anywhere, `group/project!iid`.
+             * @example platform/api!1
+             */
+            full: string;
+            /**
+             * @description Relative to the project the request was made in; `!iid` there.
+             * @example !1
+             */
+            relative: string;
+            /**
+             * @description Within its own project, `!iid`.
+             * @example !1
+             */
+            short: string;
+        };
+        /**
          * RepositoryFile
          * @description A file at a ref, with its content base64-encoded.
          */
@@ -6423,6 +7470,13 @@ export interface components {
         SidekiqQueues: {
             [key: string]: components["schemas"]["SidekiqQueue"];
         };
+        /** SpentTime */
+        SpentTime: {
+            /** @example 1h */
+            duration: string;
+            /** @example Review */
+            summary?: string;
+        };
         /**
          * SshTagSignature
          * @description An SSH signature. forge-api cannot verify it, having no users' signing keys.
@@ -6520,6 +7574,35 @@ export interface components {
          * @description A tag's signature, by type.
          */
         TagSignature: components["schemas"]["X509TagSignature"] | components["schemas"]["GpgTagSignature"] | components["schemas"]["SshTagSignature"];
+        /**
+         * TaskCompletionStatus
+         * @description The task list items (`- [ ]`, `- [x]`, also with `*` or `+`) of the description.
+         */
+        TaskCompletionStatus: {
+            /** @example 1 */
+            completed_count: number;
+            /** @example 3 */
+            count: number;
+        };
+        /** TimeEstimate */
+        TimeEstimate: {
+            /** @example 3h30m */
+            duration: string;
+        };
+        /**
+         * TimeStats
+         * @description Time tracking in seconds, and in GitLab's human form (`3h 30m`; a day is 8 hours, a week 5 days, a month 4 weeks), null when zero.
+         */
+        TimeStats: {
+            /** @example 3h 30m */
+            human_time_estimate: string | null;
+            /** @example 1h */
+            human_total_time_spent: string | null;
+            /** @example 12600 */
+            time_estimate: number;
+            /** @example 3600 */
+            total_time_spent: number;
+        };
         /**
          * TokenAttributes
          * @description What every new token takes besides its scopes.
@@ -6938,6 +8021,7 @@ export interface components {
             /** @example github */
             provider: string;
         };
+        UserOrNull: components["schemas"]["UserSummary"] | null;
         /**
          * UserSummary
          * @description The user summary embedded in other resources.
@@ -7409,6 +8493,163 @@ export interface components {
          */
         MemberUserIds: number[] | string;
         /**
+         * @description Only merge requests assigned to this user; `None` for unassigned ones, `Any` for those with an assignee.
+         * @example Any
+         */
+        MergeRequestAssigneeId: number | ("None" | "Any" | "none" | "any");
+        /**
+         * @description Only merge requests by this user. Mutually exclusive with `author_username`.
+         * @example 5
+         */
+        MergeRequestAuthorId: number;
+        /**
+         * @description Only merge requests by the user with this username. Mutually exclusive with `author_id`.
+         * @example ada
+         */
+        MergeRequestAuthorUsername: string;
+        /**
+         * @description Only merge requests created at or after this time (ISO 8601).
+         * @example 2026-03-01T00:00:00Z
+         */
+        MergeRequestCreatedAfter: string;
+        /**
+         * @description Only merge requests created at or before this time (ISO 8601).
+         * @example 2026-04-01T00:00:00Z
+         */
+        MergeRequestCreatedBefore: string;
+        /**
+         * @description Only merge requests deployed after this time. forge-api has no deployments yet, so this matches nothing.
+         * @example 2026-03-01T00:00:00Z
+         */
+        MergeRequestDeployedAfter: string;
+        /**
+         * @description Only merge requests deployed before this time. forge-api has no deployments yet, so this matches nothing.
+         * @example 2026-04-01T00:00:00Z
+         */
+        MergeRequestDeployedBefore: string;
+        /**
+         * @description Only merge requests deployed to this environment. forge-api has no deployments yet, so this matches nothing.
+         * @example production
+         */
+        MergeRequestEnvironment: string;
+        /**
+         * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
+         * @example 1
+         */
+        MergeRequestIid: number;
+        /**
+         * @description Only the merge requests with these internal IDs: `iids[]=1&iids[]=2`.
+         * @example [
+         *       1,
+         *       2
+         *     ]
+         */
+        MergeRequestIids: number[];
+        /**
+         * @description Where `search` looks: `title`, `description`, or both comma-joined (`title,description`, the default).
+         * @example title
+         */
+        MergeRequestIn: "title" | "description" | "title,description" | "description,title";
+        /**
+         * @description Only merge requests merged by this user. Mutually exclusive with `merge_user_username`.
+         * @example 5
+         */
+        MergeRequestMergeUserId: number;
+        /**
+         * @description Only merge requests merged by the user with this username. Mutually exclusive with `merge_user_id`.
+         * @example ada
+         */
+        MergeRequestMergeUserUsername: string;
+        /**
+         * @description Leaves out merge requests matching these: `not[author_id]`, `not[author_username]`, `not[assignee_id]`, `not[assignee_username]`, `not[reviewer_id]`, `not[reviewer_username]`.
+         * @example {
+         *       "author_id": 5
+         *     }
+         */
+        MergeRequestNot: {
+            assignee_id?: number;
+            assignee_username?: string;
+            author_id?: number;
+            author_username?: string;
+            reviewer_id?: number;
+            reviewer_username?: string;
+        };
+        /**
+         * @description Sort by `created_at` (default), `updated_at`, `title` or `merged_at` (unmerged ones last). Ties are broken by `id`.
+         * @example updated_at
+         */
+        MergeRequestOrderBy: "created_at" | "updated_at" | "title" | "merged_at";
+        /**
+         * @description Asks for an asynchronous recomputation of `merge_status` of the merge requests returned (for callers below Developer it is ignored, as GitLab does with `restrict_merge_status_recheck`). The answer does not wait for it.
+         * @example true
+         */
+        MergeRequestRecheck: boolean;
+        /**
+         * @description Only merge requests with this user as a reviewer; `None` for those without a reviewer, `Any` for those with one. Mutually exclusive with `reviewer_username`.
+         * @example 12
+         */
+        MergeRequestReviewerId: number | ("None" | "Any" | "none" | "any");
+        /**
+         * @description Only merge requests with the user of this username as a reviewer; `None` or `Any` as for `reviewer_id`. Mutually exclusive with `reviewer_id`.
+         * @example grace
+         */
+        MergeRequestReviewerUsername: string;
+        /**
+         * @description Whose merge requests: `created_by_me`, `assigned_to_me`, `reviews_for_me` or `all`. The dashed forms (`created-by-me`, `assigned-to-me`) are accepted too. Defaults differ per list (see the operation).
+         * @example all
+         */
+        MergeRequestScope: "created_by_me" | "assigned_to_me" | "reviews_for_me" | "all" | "created-by-me" | "assigned-to-me";
+        /**
+         * @description Only merge requests whose title or description (see `in`) contains this text, ignoring case.
+         * @example parser
+         */
+        MergeRequestSearch: string;
+        /**
+         * @description `desc` (default) or `asc`.
+         * @example asc
+         */
+        MergeRequestSort: "asc" | "desc";
+        /**
+         * @description Only merge requests from this branch.
+         * @example feature
+         */
+        MergeRequestSourceBranch: string;
+        /**
+         * @description `opened`, `closed`, `locked`, `merged`, or `all` (the default). `locked` is short-lived: forge-api never leaves a merge request in it, so it matches nothing.
+         * @example opened
+         */
+        MergeRequestState: "opened" | "closed" | "locked" | "merged" | "all";
+        /**
+         * @description Only merge requests into this branch.
+         * @example main
+         */
+        MergeRequestTargetBranch: string;
+        /**
+         * @description Only merge requests updated at or after this time (ISO 8601).
+         * @example 2026-03-01T00:00:00Z
+         */
+        MergeRequestUpdatedAfter: string;
+        /**
+         * @description Only merge requests updated at or before this time (ISO 8601).
+         * @example 2026-04-01T00:00:00Z
+         */
+        MergeRequestUpdatedBefore: string;
+        /**
+         * @description The ID of one diff version of the merge request.
+         * @example 110
+         */
+        MergeRequestVersionId: number;
+        /**
+         * @description `simple` returns only `id`, `iid`, `project_id`, `title`, `description`, `state`, `created_at`, `updated_at` and `web_url` of each merge request.
+         * @example simple
+         */
+        MergeRequestView: "simple";
+        /**
+         * @description `yes`: drafts only; `no`: no drafts.
+         * @example no
+         */
+        MergeRequestWip: "yes" | "no";
+        /**
          * @description The milestone's global id (not its iid).
          * @example 12
          */
@@ -7684,6 +8925,7 @@ export type SchemaCurrentUserPersonalAccessTokenCreate = components['schemas']['
 export type SchemaCustomAttribute = components['schemas']['CustomAttribute'];
 export type SchemaCustomAttributeValue = components['schemas']['CustomAttributeValue'];
 export type SchemaDiff = components['schemas']['Diff'];
+export type SchemaDiffRefs = components['schemas']['DiffRefs'];
 export type SchemaError = components['schemas']['Error'];
 export type SchemaFeatureAccessLevel = components['schemas']['FeatureAccessLevel'];
 export type SchemaGpgTagSignature = components['schemas']['GpgTagSignature'];
@@ -7706,6 +8948,14 @@ export type SchemaMember = components['schemas']['Member'];
 export type SchemaMemberBatchResult = components['schemas']['MemberBatchResult'];
 export type SchemaMemberCreate = components['schemas']['MemberCreate'];
 export type SchemaMemberUpdate = components['schemas']['MemberUpdate'];
+export type SchemaMergeRequest = components['schemas']['MergeRequest'];
+export type SchemaMergeRequestChanges = components['schemas']['MergeRequestChanges'];
+export type SchemaMergeRequestCreate = components['schemas']['MergeRequestCreate'];
+export type SchemaMergeRequestDetail = components['schemas']['MergeRequestDetail'];
+export type SchemaMergeRequestSimple = components['schemas']['MergeRequestSimple'];
+export type SchemaMergeRequestUpdate = components['schemas']['MergeRequestUpdate'];
+export type SchemaMergeRequestVersion = components['schemas']['MergeRequestVersion'];
+export type SchemaMergeRequestVersionDetail = components['schemas']['MergeRequestVersionDetail'];
 export type SchemaMessage = components['schemas']['Message'];
 export type SchemaMetadata = components['schemas']['Metadata'];
 export type SchemaMilestone = components['schemas']['Milestone'];
@@ -7744,6 +8994,7 @@ export type SchemaProtectedTag = components['schemas']['ProtectedTag'];
 export type SchemaProtectedTagAccessLevel = components['schemas']['ProtectedTagAccessLevel'];
 export type SchemaProtectedTagAccessLevelCreate = components['schemas']['ProtectedTagAccessLevelCreate'];
 export type SchemaProtectedTagCreate = components['schemas']['ProtectedTagCreate'];
+export type SchemaReferences = components['schemas']['References'];
 export type SchemaRepositoryFile = components['schemas']['RepositoryFile'];
 export type SchemaRepositoryFileCommit = components['schemas']['RepositoryFileCommit'];
 export type SchemaRepositoryFileDelete = components['schemas']['RepositoryFileDelete'];
@@ -7760,6 +9011,7 @@ export type SchemaSidekiqProcessMetrics = components['schemas']['SidekiqProcessM
 export type SchemaSidekiqQueue = components['schemas']['SidekiqQueue'];
 export type SchemaSidekiqQueueMetrics = components['schemas']['SidekiqQueueMetrics'];
 export type SchemaSidekiqQueues = components['schemas']['SidekiqQueues'];
+export type SchemaSpentTime = components['schemas']['SpentTime'];
 export type SchemaSshTagSignature = components['schemas']['SshTagSignature'];
 export type SchemaStateChange = components['schemas']['StateChange'];
 export type SchemaSubgroupCreationLevel = components['schemas']['SubgroupCreationLevel'];
@@ -7767,6 +9019,9 @@ export type SchemaTag = components['schemas']['Tag'];
 export type SchemaTagCreate = components['schemas']['TagCreate'];
 export type SchemaTagRelease = components['schemas']['TagRelease'];
 export type SchemaTagSignature = components['schemas']['TagSignature'];
+export type SchemaTaskCompletionStatus = components['schemas']['TaskCompletionStatus'];
+export type SchemaTimeEstimate = components['schemas']['TimeEstimate'];
+export type SchemaTimeStats = components['schemas']['TimeStats'];
 export type SchemaTokenAttributes = components['schemas']['TokenAttributes'];
 export type SchemaTokenRotation = components['schemas']['TokenRotation'];
 export type SchemaTokenScopeList = components['schemas']['TokenScopeList'];
@@ -7782,6 +9037,7 @@ export type SchemaUserAttributes = components['schemas']['UserAttributes'];
 export type SchemaUserCreate = components['schemas']['UserCreate'];
 export type SchemaUserDetailsWithAdmin = components['schemas']['UserDetailsWithAdmin'];
 export type SchemaUserIdentity = components['schemas']['UserIdentity'];
+export type SchemaUserOrNull = components['schemas']['UserOrNull'];
 export type SchemaUserSummary = components['schemas']['UserSummary'];
 export type SchemaUserUpdate = components['schemas']['UserUpdate'];
 export type SchemaUserWithAdmin = components['schemas']['UserWithAdmin'];
@@ -7828,6 +9084,35 @@ export type ParameterMemberSkipUsers = components['parameters']['MemberSkipUsers
 export type ParameterMemberState = components['parameters']['MemberState'];
 export type ParameterMemberUserId = components['parameters']['MemberUserId'];
 export type ParameterMemberUserIds = components['parameters']['MemberUserIds'];
+export type ParameterMergeRequestAssigneeId = components['parameters']['MergeRequestAssigneeId'];
+export type ParameterMergeRequestAuthorId = components['parameters']['MergeRequestAuthorId'];
+export type ParameterMergeRequestAuthorUsername = components['parameters']['MergeRequestAuthorUsername'];
+export type ParameterMergeRequestCreatedAfter = components['parameters']['MergeRequestCreatedAfter'];
+export type ParameterMergeRequestCreatedBefore = components['parameters']['MergeRequestCreatedBefore'];
+export type ParameterMergeRequestDeployedAfter = components['parameters']['MergeRequestDeployedAfter'];
+export type ParameterMergeRequestDeployedBefore = components['parameters']['MergeRequestDeployedBefore'];
+export type ParameterMergeRequestEnvironment = components['parameters']['MergeRequestEnvironment'];
+export type ParameterMergeRequestIid = components['parameters']['MergeRequestIid'];
+export type ParameterMergeRequestIids = components['parameters']['MergeRequestIids'];
+export type ParameterMergeRequestIn = components['parameters']['MergeRequestIn'];
+export type ParameterMergeRequestMergeUserId = components['parameters']['MergeRequestMergeUserId'];
+export type ParameterMergeRequestMergeUserUsername = components['parameters']['MergeRequestMergeUserUsername'];
+export type ParameterMergeRequestNot = components['parameters']['MergeRequestNot'];
+export type ParameterMergeRequestOrderBy = components['parameters']['MergeRequestOrderBy'];
+export type ParameterMergeRequestRecheck = components['parameters']['MergeRequestRecheck'];
+export type ParameterMergeRequestReviewerId = components['parameters']['MergeRequestReviewerId'];
+export type ParameterMergeRequestReviewerUsername = components['parameters']['MergeRequestReviewerUsername'];
+export type ParameterMergeRequestScope = components['parameters']['MergeRequestScope'];
+export type ParameterMergeRequestSearch = components['parameters']['MergeRequestSearch'];
+export type ParameterMergeRequestSort = components['parameters']['MergeRequestSort'];
+export type ParameterMergeRequestSourceBranch = components['parameters']['MergeRequestSourceBranch'];
+export type ParameterMergeRequestState = components['parameters']['MergeRequestState'];
+export type ParameterMergeRequestTargetBranch = components['parameters']['MergeRequestTargetBranch'];
+export type ParameterMergeRequestUpdatedAfter = components['parameters']['MergeRequestUpdatedAfter'];
+export type ParameterMergeRequestUpdatedBefore = components['parameters']['MergeRequestUpdatedBefore'];
+export type ParameterMergeRequestVersionId = components['parameters']['MergeRequestVersionId'];
+export type ParameterMergeRequestView = components['parameters']['MergeRequestView'];
+export type ParameterMergeRequestWip = components['parameters']['MergeRequestWip'];
 export type ParameterMilestoneId = components['parameters']['MilestoneId'];
 export type ParameterOnlyGroupLabels = components['parameters']['OnlyGroupLabels'];
 export type ParameterOwnedGroups = components['parameters']['OwnedGroups'];
@@ -9182,6 +10467,192 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listGroupMergeRequests: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only merge requests assigned to this user; `None` for unassigned ones, `Any` for those with an assignee.
+                 * @example Any
+                 */
+                assignee_id?: components["parameters"]["MergeRequestAssigneeId"];
+                /**
+                 * @description Only merge requests by this user. Mutually exclusive with `author_username`.
+                 * @example 5
+                 */
+                author_id?: components["parameters"]["MergeRequestAuthorId"];
+                /**
+                 * @description Only merge requests by the user with this username. Mutually exclusive with `author_id`.
+                 * @example ada
+                 */
+                author_username?: components["parameters"]["MergeRequestAuthorUsername"];
+                /**
+                 * @description Only merge requests created at or after this time (ISO 8601).
+                 * @example 2026-03-01T00:00:00Z
+                 */
+                created_after?: components["parameters"]["MergeRequestCreatedAfter"];
+                /**
+                 * @description Only merge requests created at or before this time (ISO 8601).
+                 * @example 2026-04-01T00:00:00Z
+                 */
+                created_before?: components["parameters"]["MergeRequestCreatedBefore"];
+                /**
+                 * @description Only merge requests deployed after this time. forge-api has no deployments yet, so this matches nothing.
+                 * @example 2026-03-01T00:00:00Z
+                 */
+                deployed_after?: components["parameters"]["MergeRequestDeployedAfter"];
+                /**
+                 * @description Only merge requests deployed before this time. forge-api has no deployments yet, so this matches nothing.
+                 * @example 2026-04-01T00:00:00Z
+                 */
+                deployed_before?: components["parameters"]["MergeRequestDeployedBefore"];
+                /**
+                 * @description Only merge requests deployed to this environment. forge-api has no deployments yet, so this matches nothing.
+                 * @example production
+                 */
+                environment?: components["parameters"]["MergeRequestEnvironment"];
+                /**
+                 * @description Only the merge requests with these internal IDs: `iids[]=1&iids[]=2`.
+                 * @example [
+                 *       1,
+                 *       2
+                 *     ]
+                 */
+                iids?: components["parameters"]["MergeRequestIids"];
+                /**
+                 * @description Where `search` looks: `title`, `description`, or both comma-joined (`title,description`, the default).
+                 * @example title
+                 */
+                in?: components["parameters"]["MergeRequestIn"];
+                /**
+                 * @description Only merge requests merged by this user. Mutually exclusive with `merge_user_username`.
+                 * @example 5
+                 */
+                merge_user_id?: components["parameters"]["MergeRequestMergeUserId"];
+                /**
+                 * @description Only merge requests merged by the user with this username. Mutually exclusive with `merge_user_id`.
+                 * @example ada
+                 */
+                merge_user_username?: components["parameters"]["MergeRequestMergeUserUsername"];
+                /**
+                 * @description Leaves out merge requests matching these: `not[author_id]`, `not[author_username]`, `not[assignee_id]`, `not[assignee_username]`, `not[reviewer_id]`, `not[reviewer_username]`.
+                 * @example {
+                 *       "author_id": 5
+                 *     }
+                 */
+                not?: components["parameters"]["MergeRequestNot"];
+                /**
+                 * @description Sort by `created_at` (default), `updated_at`, `title` or `merged_at` (unmerged ones last). Ties are broken by `id`.
+                 * @example updated_at
+                 */
+                order_by?: components["parameters"]["MergeRequestOrderBy"];
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+                /**
+                 * @description Only merge requests with this user as a reviewer; `None` for those without a reviewer, `Any` for those with one. Mutually exclusive with `reviewer_username`.
+                 * @example 12
+                 */
+                reviewer_id?: components["parameters"]["MergeRequestReviewerId"];
+                /**
+                 * @description Only merge requests with the user of this username as a reviewer; `None` or `Any` as for `reviewer_id`. Mutually exclusive with `reviewer_id`.
+                 * @example grace
+                 */
+                reviewer_username?: components["parameters"]["MergeRequestReviewerUsername"];
+                /**
+                 * @description Whose merge requests: `created_by_me`, `assigned_to_me`, `reviews_for_me` or `all`. The dashed forms (`created-by-me`, `assigned-to-me`) are accepted too. Defaults differ per list (see the operation).
+                 * @example all
+                 */
+                scope?: components["parameters"]["MergeRequestScope"];
+                /**
+                 * @description Only merge requests whose title or description (see `in`) contains this text, ignoring case.
+                 * @example parser
+                 */
+                search?: components["parameters"]["MergeRequestSearch"];
+                /**
+                 * @description `desc` (default) or `asc`.
+                 * @example asc
+                 */
+                sort?: components["parameters"]["MergeRequestSort"];
+                /**
+                 * @description Only merge requests from this branch.
+                 * @example feature
+                 */
+                source_branch?: components["parameters"]["MergeRequestSourceBranch"];
+                /**
+                 * @description `opened`, `closed`, `locked`, `merged`, or `all` (the default). `locked` is short-lived: forge-api never leaves a merge request in it, so it matches nothing.
+                 * @example opened
+                 */
+                state?: components["parameters"]["MergeRequestState"];
+                /**
+                 * @description Only merge requests into this branch.
+                 * @example main
+                 */
+                target_branch?: components["parameters"]["MergeRequestTargetBranch"];
+                /**
+                 * @description Only merge requests updated at or after this time (ISO 8601).
+                 * @example 2026-03-01T00:00:00Z
+                 */
+                updated_after?: components["parameters"]["MergeRequestUpdatedAfter"];
+                /**
+                 * @description Only merge requests updated at or before this time (ISO 8601).
+                 * @example 2026-04-01T00:00:00Z
+                 */
+                updated_before?: components["parameters"]["MergeRequestUpdatedBefore"];
+                /**
+                 * @description `simple` returns only `id`, `iid`, `project_id`, `title`, `description`, `state`, `created_at`, `updated_at` and `web_url` of each merge request.
+                 * @example simple
+                 */
+                view?: components["parameters"]["MergeRequestView"];
+                /**
+                 * @description `yes`: drafts only; `no`: no drafts.
+                 * @example no
+                 */
+                wip?: components["parameters"]["MergeRequestWip"];
+                /**
+                 * @description Asks for an asynchronous recomputation of `merge_status` of the merge requests returned (for callers below Developer it is ignored, as GitLab does with `restrict_merge_status_recheck`). The answer does not wait for it.
+                 * @example true
+                 */
+                with_merge_status_recheck?: components["parameters"]["MergeRequestRecheck"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page of merge requests, with the pagination headers. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": (components["schemas"]["MergeRequest"] | components["schemas"]["MergeRequestSimple"])[];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listGroupMilestones: {
         parameters: {
             query?: {
@@ -9638,6 +11109,178 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Group"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listMergeRequests: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only merge requests assigned to this user; `None` for unassigned ones, `Any` for those with an assignee.
+                 * @example Any
+                 */
+                assignee_id?: components["parameters"]["MergeRequestAssigneeId"];
+                /**
+                 * @description Only merge requests by this user. Mutually exclusive with `author_username`.
+                 * @example 5
+                 */
+                author_id?: components["parameters"]["MergeRequestAuthorId"];
+                /**
+                 * @description Only merge requests by the user with this username. Mutually exclusive with `author_id`.
+                 * @example ada
+                 */
+                author_username?: components["parameters"]["MergeRequestAuthorUsername"];
+                /**
+                 * @description Only merge requests created at or after this time (ISO 8601).
+                 * @example 2026-03-01T00:00:00Z
+                 */
+                created_after?: components["parameters"]["MergeRequestCreatedAfter"];
+                /**
+                 * @description Only merge requests created at or before this time (ISO 8601).
+                 * @example 2026-04-01T00:00:00Z
+                 */
+                created_before?: components["parameters"]["MergeRequestCreatedBefore"];
+                /**
+                 * @description Only merge requests deployed after this time. forge-api has no deployments yet, so this matches nothing.
+                 * @example 2026-03-01T00:00:00Z
+                 */
+                deployed_after?: components["parameters"]["MergeRequestDeployedAfter"];
+                /**
+                 * @description Only merge requests deployed before this time. forge-api has no deployments yet, so this matches nothing.
+                 * @example 2026-04-01T00:00:00Z
+                 */
+                deployed_before?: components["parameters"]["MergeRequestDeployedBefore"];
+                /**
+                 * @description Only merge requests deployed to this environment. forge-api has no deployments yet, so this matches nothing.
+                 * @example production
+                 */
+                environment?: components["parameters"]["MergeRequestEnvironment"];
+                /**
+                 * @description Where `search` looks: `title`, `description`, or both comma-joined (`title,description`, the default).
+                 * @example title
+                 */
+                in?: components["parameters"]["MergeRequestIn"];
+                /**
+                 * @description Only merge requests merged by this user. Mutually exclusive with `merge_user_username`.
+                 * @example 5
+                 */
+                merge_user_id?: components["parameters"]["MergeRequestMergeUserId"];
+                /**
+                 * @description Only merge requests merged by the user with this username. Mutually exclusive with `merge_user_id`.
+                 * @example ada
+                 */
+                merge_user_username?: components["parameters"]["MergeRequestMergeUserUsername"];
+                /**
+                 * @description Leaves out merge requests matching these: `not[author_id]`, `not[author_username]`, `not[assignee_id]`, `not[assignee_username]`, `not[reviewer_id]`, `not[reviewer_username]`.
+                 * @example {
+                 *       "author_id": 5
+                 *     }
+                 */
+                not?: components["parameters"]["MergeRequestNot"];
+                /**
+                 * @description Sort by `created_at` (default), `updated_at`, `title` or `merged_at` (unmerged ones last). Ties are broken by `id`.
+                 * @example updated_at
+                 */
+                order_by?: components["parameters"]["MergeRequestOrderBy"];
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+                /**
+                 * @description Only merge requests with this user as a reviewer; `None` for those without a reviewer, `Any` for those with one. Mutually exclusive with `reviewer_username`.
+                 * @example 12
+                 */
+                reviewer_id?: components["parameters"]["MergeRequestReviewerId"];
+                /**
+                 * @description Only merge requests with the user of this username as a reviewer; `None` or `Any` as for `reviewer_id`. Mutually exclusive with `reviewer_id`.
+                 * @example grace
+                 */
+                reviewer_username?: components["parameters"]["MergeRequestReviewerUsername"];
+                /**
+                 * @description Whose merge requests: `created_by_me`, `assigned_to_me`, `reviews_for_me` or `all`. The dashed forms (`created-by-me`, `assigned-to-me`) are accepted too. Defaults differ per list (see the operation).
+                 * @example all
+                 */
+                scope?: components["parameters"]["MergeRequestScope"];
+                /**
+                 * @description Only merge requests whose title or description (see `in`) contains this text, ignoring case.
+                 * @example parser
+                 */
+                search?: components["parameters"]["MergeRequestSearch"];
+                /**
+                 * @description `desc` (default) or `asc`.
+                 * @example asc
+                 */
+                sort?: components["parameters"]["MergeRequestSort"];
+                /**
+                 * @description Only merge requests from this branch.
+                 * @example feature
+                 */
+                source_branch?: components["parameters"]["MergeRequestSourceBranch"];
+                /**
+                 * @description `opened`, `closed`, `locked`, `merged`, or `all` (the default). `locked` is short-lived: forge-api never leaves a merge request in it, so it matches nothing.
+                 * @example opened
+                 */
+                state?: components["parameters"]["MergeRequestState"];
+                /**
+                 * @description Only merge requests into this branch.
+                 * @example main
+                 */
+                target_branch?: components["parameters"]["MergeRequestTargetBranch"];
+                /**
+                 * @description Only merge requests updated at or after this time (ISO 8601).
+                 * @example 2026-03-01T00:00:00Z
+                 */
+                updated_after?: components["parameters"]["MergeRequestUpdatedAfter"];
+                /**
+                 * @description Only merge requests updated at or before this time (ISO 8601).
+                 * @example 2026-04-01T00:00:00Z
+                 */
+                updated_before?: components["parameters"]["MergeRequestUpdatedBefore"];
+                /**
+                 * @description `simple` returns only `id`, `iid`, `project_id`, `title`, `description`, `state`, `created_at`, `updated_at` and `web_url` of each merge request.
+                 * @example simple
+                 */
+                view?: components["parameters"]["MergeRequestView"];
+                /**
+                 * @description `yes`: drafts only; `no`: no drafts.
+                 * @example no
+                 */
+                wip?: components["parameters"]["MergeRequestWip"];
+                /**
+                 * @description Asks for an asynchronous recomputation of `merge_status` of the merge requests returned (for callers below Developer it is ignored, as GitLab does with `restrict_merge_status_recheck`). The answer does not wait for it.
+                 * @example true
+                 */
+                with_merge_status_recheck?: components["parameters"]["MergeRequestRecheck"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page of merge requests, with the pagination headers. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": (components["schemas"]["MergeRequest"] | components["schemas"]["MergeRequestSimple"])[];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -11703,6 +13346,939 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["MemberSingle"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listProjectMergeRequests: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only merge requests assigned to this user; `None` for unassigned ones, `Any` for those with an assignee.
+                 * @example Any
+                 */
+                assignee_id?: components["parameters"]["MergeRequestAssigneeId"];
+                /**
+                 * @description Only merge requests by this user. Mutually exclusive with `author_username`.
+                 * @example 5
+                 */
+                author_id?: components["parameters"]["MergeRequestAuthorId"];
+                /**
+                 * @description Only merge requests by the user with this username. Mutually exclusive with `author_id`.
+                 * @example ada
+                 */
+                author_username?: components["parameters"]["MergeRequestAuthorUsername"];
+                /**
+                 * @description Only merge requests created at or after this time (ISO 8601).
+                 * @example 2026-03-01T00:00:00Z
+                 */
+                created_after?: components["parameters"]["MergeRequestCreatedAfter"];
+                /**
+                 * @description Only merge requests created at or before this time (ISO 8601).
+                 * @example 2026-04-01T00:00:00Z
+                 */
+                created_before?: components["parameters"]["MergeRequestCreatedBefore"];
+                /**
+                 * @description Only merge requests deployed after this time. forge-api has no deployments yet, so this matches nothing.
+                 * @example 2026-03-01T00:00:00Z
+                 */
+                deployed_after?: components["parameters"]["MergeRequestDeployedAfter"];
+                /**
+                 * @description Only merge requests deployed before this time. forge-api has no deployments yet, so this matches nothing.
+                 * @example 2026-04-01T00:00:00Z
+                 */
+                deployed_before?: components["parameters"]["MergeRequestDeployedBefore"];
+                /**
+                 * @description Only merge requests deployed to this environment. forge-api has no deployments yet, so this matches nothing.
+                 * @example production
+                 */
+                environment?: components["parameters"]["MergeRequestEnvironment"];
+                /**
+                 * @description Only the merge requests with these internal IDs: `iids[]=1&iids[]=2`.
+                 * @example [
+                 *       1,
+                 *       2
+                 *     ]
+                 */
+                iids?: components["parameters"]["MergeRequestIids"];
+                /**
+                 * @description Where `search` looks: `title`, `description`, or both comma-joined (`title,description`, the default).
+                 * @example title
+                 */
+                in?: components["parameters"]["MergeRequestIn"];
+                /**
+                 * @description Only merge requests merged by this user. Mutually exclusive with `merge_user_username`.
+                 * @example 5
+                 */
+                merge_user_id?: components["parameters"]["MergeRequestMergeUserId"];
+                /**
+                 * @description Only merge requests merged by the user with this username. Mutually exclusive with `merge_user_id`.
+                 * @example ada
+                 */
+                merge_user_username?: components["parameters"]["MergeRequestMergeUserUsername"];
+                /**
+                 * @description Leaves out merge requests matching these: `not[author_id]`, `not[author_username]`, `not[assignee_id]`, `not[assignee_username]`, `not[reviewer_id]`, `not[reviewer_username]`.
+                 * @example {
+                 *       "author_id": 5
+                 *     }
+                 */
+                not?: components["parameters"]["MergeRequestNot"];
+                /**
+                 * @description Sort by `created_at` (default), `updated_at`, `title` or `merged_at` (unmerged ones last). Ties are broken by `id`.
+                 * @example updated_at
+                 */
+                order_by?: components["parameters"]["MergeRequestOrderBy"];
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+                /**
+                 * @description Only merge requests with this user as a reviewer; `None` for those without a reviewer, `Any` for those with one. Mutually exclusive with `reviewer_username`.
+                 * @example 12
+                 */
+                reviewer_id?: components["parameters"]["MergeRequestReviewerId"];
+                /**
+                 * @description Only merge requests with the user of this username as a reviewer; `None` or `Any` as for `reviewer_id`. Mutually exclusive with `reviewer_id`.
+                 * @example grace
+                 */
+                reviewer_username?: components["parameters"]["MergeRequestReviewerUsername"];
+                /**
+                 * @description Whose merge requests: `created_by_me`, `assigned_to_me`, `reviews_for_me` or `all`. The dashed forms (`created-by-me`, `assigned-to-me`) are accepted too. Defaults differ per list (see the operation).
+                 * @example all
+                 */
+                scope?: components["parameters"]["MergeRequestScope"];
+                /**
+                 * @description Only merge requests whose title or description (see `in`) contains this text, ignoring case.
+                 * @example parser
+                 */
+                search?: components["parameters"]["MergeRequestSearch"];
+                /**
+                 * @description `desc` (default) or `asc`.
+                 * @example asc
+                 */
+                sort?: components["parameters"]["MergeRequestSort"];
+                /**
+                 * @description Only merge requests from this branch.
+                 * @example feature
+                 */
+                source_branch?: components["parameters"]["MergeRequestSourceBranch"];
+                /**
+                 * @description `opened`, `closed`, `locked`, `merged`, or `all` (the default). `locked` is short-lived: forge-api never leaves a merge request in it, so it matches nothing.
+                 * @example opened
+                 */
+                state?: components["parameters"]["MergeRequestState"];
+                /**
+                 * @description Only merge requests into this branch.
+                 * @example main
+                 */
+                target_branch?: components["parameters"]["MergeRequestTargetBranch"];
+                /**
+                 * @description Only merge requests updated at or after this time (ISO 8601).
+                 * @example 2026-03-01T00:00:00Z
+                 */
+                updated_after?: components["parameters"]["MergeRequestUpdatedAfter"];
+                /**
+                 * @description Only merge requests updated at or before this time (ISO 8601).
+                 * @example 2026-04-01T00:00:00Z
+                 */
+                updated_before?: components["parameters"]["MergeRequestUpdatedBefore"];
+                /**
+                 * @description `simple` returns only `id`, `iid`, `project_id`, `title`, `description`, `state`, `created_at`, `updated_at` and `web_url` of each merge request.
+                 * @example simple
+                 */
+                view?: components["parameters"]["MergeRequestView"];
+                /**
+                 * @description `yes`: drafts only; `no`: no drafts.
+                 * @example no
+                 */
+                wip?: components["parameters"]["MergeRequestWip"];
+                /**
+                 * @description Asks for an asynchronous recomputation of `merge_status` of the merge requests returned (for callers below Developer it is ignored, as GitLab does with `restrict_merge_status_recheck`). The answer does not wait for it.
+                 * @example true
+                 */
+                with_merge_status_recheck?: components["parameters"]["MergeRequestRecheck"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page of merge requests, with the pagination headers. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": (components["schemas"]["MergeRequest"] | components["schemas"]["MergeRequestSimple"])[];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createMergeRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "source_branch": "feature",
+                 *       "target_branch": "main",
+                 *       "title": "Parse the config lazily"
+                 *     }
+                 */
+                "application/json": components["schemas"]["MergeRequestCreate"];
+                /**
+                 * @example {
+                 *       "source_branch": "feature",
+                 *       "target_branch": "main",
+                 *       "title": "Parse the config lazily"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["MergeRequestCreate"];
+                /**
+                 * @example {
+                 *       "source_branch": "feature",
+                 *       "target_branch": "main",
+                 *       "title": "Parse the config lazily"
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["MergeRequestCreate"];
+            };
+        };
+        responses: {
+            /** @description The merge request was created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MergeRequestDetail"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getMergeRequest: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Asks for an asynchronous recomputation of `merge_status` of the merge requests returned (for callers below Developer it is ignored, as GitLab does with `restrict_merge_status_recheck`). The answer does not wait for it.
+                 * @example true
+                 */
+                with_merge_status_recheck?: components["parameters"]["MergeRequestRecheck"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The merge request. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MergeRequestDetail"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateMergeRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "title": "Draft: Parse the config lazily",
+                 *       "state_event": "close"
+                 *     }
+                 */
+                "application/json": components["schemas"]["MergeRequestUpdate"];
+                /**
+                 * @example {
+                 *       "title": "Draft: Parse the config lazily",
+                 *       "state_event": "close"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["MergeRequestUpdate"];
+                /**
+                 * @example {
+                 *       "title": "Draft: Parse the config lazily",
+                 *       "state_event": "close"
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["MergeRequestUpdate"];
+            };
+        };
+        responses: {
+            /** @description The merge request after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MergeRequestDetail"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteMergeRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    addMergeRequestSpentTime: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "duration": "1h",
+                 *       "summary": "Review"
+                 *     }
+                 */
+                "application/json": components["schemas"]["SpentTime"];
+                /**
+                 * @example {
+                 *       "duration": "1h",
+                 *       "summary": "Review"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["SpentTime"];
+                /**
+                 * @example {
+                 *       "duration": "1h",
+                 *       "summary": "Review"
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["SpentTime"];
+            };
+        };
+        responses: {
+            /** @description The time stats. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TimeStats"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getMergeRequestChanges: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Accepted for compatibility: diffs are always read from the repository.
+                 * @example false
+                 */
+                access_raw_diffs?: boolean;
+                /**
+                 * @description Diffs in the unified format, with `---` and `+++` lines.
+                 * @example false
+                 */
+                unidiff?: boolean;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The merge request with its changes. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MergeRequestChanges"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listMergeRequestCommits: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page of commits, with the pagination headers. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Commit"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listMergeRequestDiffs: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+                /**
+                 * @description Diffs in the unified format, with `---` and `+++` lines.
+                 * @example false
+                 */
+                unidiff?: boolean;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page of diffs, with the pagination headers. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Diff"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listMergeRequestParticipants: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The participants. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserSummary"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    resetMergeRequestSpentTime: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The time stats. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TimeStats"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    resetMergeRequestTimeEstimate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The time stats. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TimeStats"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    setMergeRequestTimeEstimate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "duration": "3h30m"
+                 *     }
+                 */
+                "application/json": components["schemas"]["TimeEstimate"];
+                /**
+                 * @example {
+                 *       "duration": "3h30m"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["TimeEstimate"];
+                /**
+                 * @example {
+                 *       "duration": "3h30m"
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["TimeEstimate"];
+            };
+        };
+        responses: {
+            /** @description The time stats. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TimeStats"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getMergeRequestTimeStats: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The time stats. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TimeStats"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listMergeRequestVersions: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page of versions, with the pagination headers. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MergeRequestVersion"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getMergeRequestVersion: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Diffs in the unified format, with `---` and `+++` lines.
+                 * @example false
+                 */
+                unidiff?: boolean;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
+                /**
+                 * @description The ID of one diff version of the merge request.
+                 * @example 110
+                 */
+                version_id: components["parameters"]["MergeRequestVersionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The version. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MergeRequestVersionDetail"];
+                };
+            };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];

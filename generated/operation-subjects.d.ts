@@ -1,6 +1,7 @@
 // Generated from the contract by scripts/operation-subjects.mjs: do not edit.
 export interface OperationSubjects {
   addGroupMember: 'group';
+  addMergeRequestSpentTime: 'project';
   addProjectMember: 'project';
   archiveProject: 'project';
   blockUser: 'instance';
@@ -12,6 +13,7 @@ export interface OperationSubjects {
   createGroupAccessToken: 'group';
   createGroupLabel: 'group';
   createGroupMilestone: 'group';
+  createMergeRequest: 'project';
   createProject: 'instance';
   createProjectAccessToken: 'project';
   createProjectForkRelation: 'instance';
@@ -27,6 +29,7 @@ export interface OperationSubjects {
   deleteGroup: 'group';
   deleteGroupLabel: 'group';
   deleteGroupMilestone: 'group';
+  deleteMergeRequest: 'project';
   deleteMergedBranches: 'project';
   deleteProject: 'project';
   deleteProjectCustomAttribute: 'instance';
@@ -49,6 +52,10 @@ export interface OperationSubjects {
   getGroupMember: 'group';
   getGroupMemberWithInherited: 'group';
   getGroupMilestone: 'group';
+  getMergeRequest: 'project';
+  getMergeRequestChanges: 'project';
+  getMergeRequestTimeStats: 'project';
+  getMergeRequestVersion: 'project';
   getMetadata: 'instance';
   getPersonalAccessToken: 'instance';
   getProject: 'project';
@@ -85,9 +92,15 @@ export interface OperationSubjects {
   listGroupLabels: 'group';
   listGroupMembers: 'group';
   listGroupMembersWithInherited: 'group';
+  listGroupMergeRequests: 'group';
   listGroupMilestones: 'group';
   listGroupProjects: 'group';
   listGroups: 'instance';
+  listMergeRequestCommits: 'project';
+  listMergeRequestDiffs: 'project';
+  listMergeRequestParticipants: 'project';
+  listMergeRequestVersions: 'project';
+  listMergeRequests: 'instance';
   listPersonalAccessTokens: 'instance';
   listProjectAccessTokens: 'project';
   listProjectCustomAttributes: 'instance';
@@ -95,6 +108,7 @@ export interface OperationSubjects {
   listProjectLabels: 'project';
   listProjectMembers: 'project';
   listProjectMembersWithInherited: 'project';
+  listProjectMergeRequests: 'project';
   listProjectMilestones: 'project';
   listProjectUploads: 'project';
   listProjects: 'instance';
@@ -108,6 +122,8 @@ export interface OperationSubjects {
   protectBranch: 'project';
   removeGroupMember: 'group';
   removeProjectMember: 'project';
+  resetMergeRequestSpentTime: 'project';
+  resetMergeRequestTimeEstimate: 'project';
   revokeCurrentPersonalAccessToken: 'instance';
   revokeGroupAccessToken: 'group';
   revokePersonalAccessToken: 'instance';
@@ -118,6 +134,7 @@ export interface OperationSubjects {
   rotateGroupAccessToken: 'group';
   rotatePersonalAccessToken: 'instance';
   rotateProjectAccessToken: 'project';
+  setMergeRequestTimeEstimate: 'project';
   setProjectCustomAttribute: 'instance';
   shareProjectWithGroup: 'project';
   startProjectHousekeeping: 'project';
@@ -130,6 +147,7 @@ export interface OperationSubjects {
   updateGroupLabelByName: 'group';
   updateGroupMember: 'group';
   updateGroupMilestone: 'group';
+  updateMergeRequest: 'project';
   updateProject: 'project';
   updateProjectLabel: 'project';
   updateProjectLabelByName: 'project';

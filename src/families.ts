@@ -21,6 +21,7 @@ import { gitManifest } from './git/manifest.js';
 import { groupsManifest } from './groups/manifest.js';
 import { labelsManifest } from './labels/manifest.js';
 import { membersManifest } from './members/manifest.js';
+import { mergeRequestsManifest } from './merge_requests/manifest.js';
 import { metadataManifest } from './metadata/manifest.js';
 import { milestonesManifest } from './milestones/manifest.js';
 import { namespacesManifest } from './namespaces/manifest.js';
@@ -43,6 +44,7 @@ export const families = [
   groupsManifest,
   labelsManifest,
   membersManifest,
+  mergeRequestsManifest,
   metadataManifest,
   milestonesManifest,
   namespacesManifest,

@@ -360,6 +360,43 @@ async function seed(api: Api, serverPid: number): Promise<Seeded> {
   };
 }
 
+/**
+ * Merge requests, written straight into the tables (the API would take minutes for this many):
+ * MERGE_REQUESTS_IN_PROJECT in the benchmark's project, a few in every other project; every seventh by
+ * the member, a third with an assignee, a quarter open, the rest closed or merged.
+ */
+const MERGE_REQUESTS_IN_PROJECT = Number(env.BENCH_MERGE_REQUESTS ?? 100_000);
+const MERGE_REQUESTS_ELSEWHERE = 5;
+
+function mergeRequestsSql(seeded: Seeded): string {
+  const project = seeded.project.id;
+  const member = seeded.member.id;
+  const columns = `iid, target_project_id, source_project_id, source_branch, target_branch, title, description,
+    state, author_id, merge_user_id, merged_at, closed_at, head_sha, merge_status, created_at, updated_at`;
+  const row = (projectSql: string) => `g, ${projectSql}, ${projectSql}, 'topic-' || g, 'main',
+    'Merge request ' || g, 'Changes ' || g || E'\n\n- [x] code\n- [ ] docs',
+    (ARRAY['opened', 'closed', 'merged', 'merged'])[1 + g % 4],
+    CASE WHEN g % 7 = 0 THEN ${member} ELSE u.ids[1 + g % array_length(u.ids, 1)] END,
+    CASE WHEN g % 4 >= 2 THEN u.ids[1 + (g * 3) % array_length(u.ids, 1)] END,
+    CASE WHEN g % 4 >= 2 THEN now() - g * interval '1 minute' END,
+    CASE WHEN g % 4 = 1 THEN now() - g * interval '1 minute' END,
+    md5(g::text) || '00000000', 'can_be_merged',
+    now() - g * interval '2 minutes', now() - g * interval '1 minute'`;
+  const users = `(SELECT array_agg(id ORDER BY id) AS ids FROM users WHERE username <> 'root') u`;
+  return `
+    INSERT INTO merge_requests (${columns})
+      SELECT ${row(String(project))} FROM generate_series(1, ${MERGE_REQUESTS_IN_PROJECT}) g, ${users};
+    INSERT INTO merge_requests (${columns})
+      SELECT ${row('p.id')} FROM projects p, generate_series(1, ${MERGE_REQUESTS_ELSEWHERE}) g, ${users}
+      WHERE p.id <> ${project};
+    INSERT INTO merge_request_assignees (merge_request_id, user_id)
+      SELECT mr.id, mr.merge_user_id FROM merge_requests mr WHERE mr.iid % 3 = 0 AND mr.merge_user_id IS NOT NULL;
+    INSERT INTO internal_ids (project_id, usage, last_value)
+      SELECT target_project_id, 'merge_requests', max(iid) FROM merge_requests GROUP BY target_project_id
+      ON CONFLICT (project_id, usage) DO UPDATE SET last_value = EXCLUDED.last_value;
+  `;
+}
+
 function gitPush(remote: string, repo: string, args: string[]): void {
   execFileSync('git', [`--git-dir=${repo}`, 'push', '--quiet', remote, ...args], {
     env: gitEnv(),
@@ -437,8 +474,9 @@ async function measure(
   return { open, max, cost, warmupStatus: first.status };
 }
 
-function endpoints(projectId: number, blobSha: string, compareFrom: string): Endpoint[] {
+function endpoints(projectId: number, blobSha: string, compareFrom: string, memberId = 0): Endpoint[] {
   const p = `/projects/${projectId}`;
+  const filtered = `${p}/merge_requests?state=opened&author_id=${memberId}`;
   const file = 'src/mod42/file042.ts';
   const listRefs = '%(refname) %(objectname) %(*objectname) %(creatordate:iso-strict) %(subject)';
   return [
@@ -450,6 +488,17 @@ function endpoints(projectId: number, blobSha: string, compareFrom: string): End
       floor: { kind: 'koa', path: '/projects?membership=true' },
     },
     { name: 'project get', path: p, floor: { kind: 'koa', path: p } },
+    {
+      name: 'merge requests (project)',
+      path: `${p}/merge_requests`,
+      floor: { kind: 'koa', path: `${p}/merge_requests` },
+    },
+    {
+      name: 'merge requests (all)',
+      path: '/merge_requests?scope=all',
+      floor: { kind: 'koa', path: '/merge_requests?scope=all' },
+    },
+    { name: 'merge requests (state+author)', path: filtered, floor: { kind: 'koa', path: filtered } },
     { name: 'tree, root', path: `${p}/repository/tree`, floor: { kind: 'git', args: ['ls-tree', 'main'] } },
     {
       name: 'tree, directory',
@@ -639,9 +688,9 @@ async function main(): Promise<void> {
     start = performance.now();
     if (database.kind === 'pglite') {
       await stopServer(server);
-      await withDatabase(database, dataDir, 'ANALYZE');
+      await withDatabase(database, dataDir, `${mergeRequestsSql(seeded)} ANALYZE`);
       server = await startServer(database, dataDir, rootToken, port);
-    } else await withDatabase(database, dataDir, 'ANALYZE');
+    } else await withDatabase(database, dataDir, `${mergeRequestsSql(seeded)} ANALYZE`);
     seeded.timings.analyze = Math.round(performance.now() - start);
     const seedingSeconds = (performance.now() - began) / 1000;
     log(`seeding done after ${seedingSeconds.toFixed(0)} s; measuring`);
@@ -668,7 +717,9 @@ async function main(): Promise<void> {
           .toString()
           .trim()
       : '';
-    const list = selected(endpoints(seeded.project.id, blobSha, tagName(DEFAULT_SHAPE.tags - 21)));
+    const list = selected(
+      endpoints(seeded.project.id, blobSha, tagName(DEFAULT_SHAPE.tags - 21), seeded.member.id),
+    );
 
     const rows: Row[] = [];
     for (const endpoint of list) {

@@ -11,26 +11,35 @@ import 'reflect-metadata';
 import crypto from 'node:crypto';
 import Koa from 'koa';
 import pg from 'pg';
-import { projectMembershipSql, whereProjectVisible } from '../../dist/src/core/abilities.js';
+import {
+  projectMembershipSql,
+  whereMergeRequestsReadable,
+  whereProjectVisible,
+} from '../../dist/src/core/abilities.js';
 
 const callerId = Number(process.env.BENCH_CALLER_ID);
 const caller = { user: { id: callerId, admin: false, external: false } };
 
-/** The visibility condition as whereProjectVisible adds it, with its named parameters made positional. */
-function visibilitySql() {
-  let captured;
+/**
+ * A condition as one of the abilities' functions adds it (`whereProjectVisible`, ...), its clauses
+ * joined with AND and its named parameters made positional.
+ */
+function visibilitySql(add = whereProjectVisible) {
+  const clauses = [];
+  const parameters = {};
   const recorder = {
-    andWhere(sql, parameters) {
-      captured = { sql, parameters };
+    andWhere(sql, params) {
+      clauses.push(`(${sql})`);
+      Object.assign(parameters, params ?? {});
       return recorder;
     },
   };
-  whereProjectVisible(recorder, caller, 'p', 'n');
-  const names = Object.keys(captured.parameters).sort((a, b) => b.length - a.length);
-  let sql = captured.sql;
+  add(recorder, caller, 'p', 'n');
+  const names = Object.keys(parameters).sort((a, b) => b.length - a.length);
+  let sql = clauses.join(' AND ');
   const values = [];
   for (const name of names) {
-    values.push(captured.parameters[name]);
+    values.push(parameters[name]);
     sql = sql.replaceAll(`:${name}`, `$${values.length}`);
   }
   return { sql, values };
@@ -41,7 +50,17 @@ const member = projectMembershipSql('p', 'n').replaceAll(':callerId', `$${visibl
 const select = `SELECT p.*, to_jsonb(n.*) AS namespace FROM projects p JOIN namespaces n ON n.id = p.namespace_id`;
 const live = 'p.marked_for_deletion_at IS NULL';
 const page = 'ORDER BY p.created_at DESC, p.id DESC LIMIT 20';
+const readable = visibilitySql(whereMergeRequestsReadable);
+const mrPage = 'ORDER BY mr.created_at DESC, mr.id DESC LIMIT 20';
+const mrInProject = `SELECT mr.* FROM merge_requests mr WHERE mr.target_project_id = $1`;
 const queries = {
+  mergeRequests: { sql: `${mrInProject} ${mrPage}` },
+  mergeRequestsFiltered: { sql: `${mrInProject} AND mr.state = $2 AND mr.author_id = $3 ${mrPage}` },
+  mergeRequestsAll: {
+    sql: `SELECT mr.* FROM merge_requests mr JOIN projects p ON p.id = mr.target_project_id
+      JOIN namespaces n ON n.id = p.namespace_id WHERE ${readable.sql} ${mrPage}`,
+    values: readable.values,
+  },
   list: { sql: `${select} WHERE ${visible.sql} AND ${live} ${page}`, values: visible.values },
   membership: {
     sql: `${select} WHERE ${visible.sql} AND ${member} AND ${live} ${page}`,
@@ -82,6 +101,17 @@ app.use(async (ctx) => {
     const rows = await db.query(queries.user.sql, [digest]);
     if (rows.length === 0) ctx.status = 401;
     else ctx.body = rows[0];
+  } else if (/^\/projects\/\d+\/merge_requests$/.test(ctx.path)) {
+    const projectId = Number(ctx.path.split('/')[2]);
+    ctx.body = ctx.query.author_id
+      ? await db.query(queries.mergeRequestsFiltered.sql, [
+          projectId,
+          ctx.query.state,
+          Number(ctx.query.author_id),
+        ])
+      : await db.query(queries.mergeRequests.sql, [projectId]);
+  } else if (ctx.path === '/merge_requests') {
+    ctx.body = await db.query(queries.mergeRequestsAll.sql, queries.mergeRequestsAll.values);
   } else if (ctx.path === '/projects') {
     const query = ctx.query.membership === 'true' ? queries.membership : queries.list;
     ctx.body = await db.query(query.sql, query.values);

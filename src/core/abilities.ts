@@ -25,6 +25,11 @@ const PROJECT_ABILITIES = {
   read_statistics: AccessLevel.Reporter,
   /** Opening merge requests in the project (`can_create_merge_request_in`). */
   create_merge_request_in: AccessLevel.Developer,
+  /** Reading merge requests: like code, open to whoever sees a public or internal project. */
+  read_merge_request: AccessLevel.Reporter,
+  /** Time tracking and the other changes GitLab's `admin_merge_request` covers. */
+  admin_merge_request: AccessLevel.Developer,
+  destroy_merge_request: AccessLevel.Owner,
   read_code: AccessLevel.Reporter,
   /** Forking reads the code; the project's `forking_access_level` refines it (`canUseForking`). */
   fork_project: AccessLevel.Reporter,
@@ -105,10 +110,10 @@ const READ_ONLY_WHEN_ARCHIVED = new Set<ProjectAbility>(['push_code', 'admin_lab
 
 export function canProject(caller: Caller, ability: ProjectAbility, subject: Subject): boolean {
   if (subject.archived && READ_ONLY_WHEN_ARCHIVED.has(ability)) return false;
-  // Public and internal code is readable (and forkable) by whoever may see the project; private code
-  // needs Reporter.
+  // Public and internal code is readable (and forkable) by whoever may see the project, and so are its
+  // merge requests; private code needs Reporter.
   if (
-    (ability === 'read_code' || ability === 'fork_project') &&
+    (ability === 'read_code' || ability === 'fork_project' || ability === 'read_merge_request') &&
     subject.visibilityLevel >= Visibility.internal
   )
     return canSee(caller, subject);
@@ -146,6 +151,19 @@ export const canAdminProject = (caller: Caller, accessLevel: number) =>
 
 export const canCreateMergeRequestIn = (caller: Caller, accessLevel: number) =>
   hasLevelFor(caller, 'create_merge_request_in', accessLevel);
+
+/** Editing a merge request: its author, or Developer and above (GitLab's `update_merge_request`). */
+export const canUpdateMergeRequest = (caller: Caller, accessLevel: number, authorId: number | null) =>
+  (caller.user !== null && caller.user.id === authorId) ||
+  hasLevelFor(caller, 'admin_merge_request', accessLevel);
+
+/** Pushing code (and merging into an unprotected branch): Developer and above, or an administrator. */
+export const canPushCode = (caller: Caller, accessLevel: number) =>
+  caller.user !== null && hasLevelFor(caller, 'push_code', accessLevel);
+
+/** Asking for a merge status recheck: Developer and above (`restrict_merge_status_recheck`). */
+export const canRecheckMergeStatus = (caller: Caller, accessLevel: number) =>
+  hasLevelFor(caller, 'admin_merge_request', accessLevel);
 
 /** Deleting a protected branch or tag: Maintainer and above, or an administrator. */
 export const canAdminProtectedRefs = (caller: Caller, accessLevel: number) =>
@@ -231,6 +249,34 @@ export function whereProjectVisible<T extends ObjectLiteral>(
   return query.andWhere(
     `(${projectAlias}.visibility_level >= :minimumVisible OR ${projectMembershipSql(projectAlias, namespaceAlias)})`,
     { minimumVisible: minimum, callerId: user.id },
+  );
+}
+
+/**
+ * Restricts a query joining projects (`projectAlias`, of namespace `namespaceAlias`) to those whose merge
+ * requests the caller may read: merge requests turned on, and `read_merge_request` (public and internal
+ * projects as they are visible, private ones from Reporter up).
+ */
+export function whereMergeRequestsReadable<T extends ObjectLiteral>(
+  query: SelectQueryBuilder<T>,
+  caller: Caller,
+  projectAlias: string,
+  namespaceAlias: string,
+): SelectQueryBuilder<T> {
+  query.andWhere(`COALESCE((${projectAlias}.settings->>'merge_requests_enabled')::boolean, true)`);
+  const user = caller.user;
+  if (!user)
+    return query.andWhere(`${projectAlias}.visibility_level = :publicLevel`, {
+      publicLevel: Visibility.public,
+    });
+  if (user.admin) return query;
+  return query.andWhere(
+    `(${projectAlias}.visibility_level >= :minimumVisible OR ${projectMembershipSql(projectAlias, namespaceAlias, true)})`,
+    {
+      minimumVisible: user.external ? Visibility.public : Visibility.internal,
+      callerId: user.id,
+      minAccess: PROJECT_ABILITIES.read_merge_request,
+    },
   );
 }
 

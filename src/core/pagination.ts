@@ -86,6 +86,40 @@ export function offsetHeaders(total: number, page: number, perPage: number, requ
 }
 
 /**
+ * GitLab leaves the totals out when a list has more than this many items: counting them all would cost
+ * more than the page.
+ */
+export const MAX_COUNTED_ITEMS = 10_000;
+
+/**
+ * Offset headers for a list counted only up to MAX_COUNTED_ITEMS: beyond, `total` is null and, as in
+ * GitLab, `X-Total`, `X-Total-Pages` and the `last` link are left out; `hasNext` says whether a next
+ * page exists.
+ */
+export function boundedOffsetHeaders(
+  total: number | null,
+  hasNext: boolean,
+  page: number,
+  perPage: number,
+  request: RequestInfo,
+): Record<string, string> {
+  if (total !== null) return offsetHeaders(total, page, perPage, request);
+  const at = (p: number) => requestUrl(request, { page: String(p), per_page: String(perPage) });
+  const links = [
+    ...(page > 1 ? [link(at(page - 1), 'prev')] : []),
+    ...(hasNext ? [link(at(page + 1), 'next')] : []),
+    link(at(1), 'first'),
+  ];
+  return {
+    'X-Per-Page': String(perPage),
+    'X-Page': String(page),
+    'X-Next-Page': hasNext ? String(page + 1) : '',
+    'X-Prev-Page': page > 1 ? String(page - 1) : '',
+    Link: links.join(', '),
+  };
+}
+
+/**
  * Keyset pagination: the query must already be filtered past the cursor and ordered. One extra row
  * tells whether there is a next page; `cursor` turns the last item into the next link's parameters.
  */

@@ -4,7 +4,13 @@
  * answers for both paths, so the rules cannot drift apart.
  */
 import type { DataSource } from 'typeorm';
-import { canAdminProtectedRefs, groupEntryAdmits, meetsAccessLevel, activeSql } from '../core/abilities.js';
+import {
+  activeSql,
+  canAdminProtectedRefs,
+  canPushCode,
+  groupEntryAdmits,
+  meetsAccessLevel,
+} from '../core/abilities.js';
 import type { Caller } from '../core/auth.js';
 import { AccessLevel } from '../core/access-level.js';
 import {
@@ -119,6 +125,14 @@ export class PushRules {
       for (const row of rows) groupLevels.set(Number(row.id), Number(row.level));
     }
     return { caller, accessLevel, groupLevels };
+  }
+
+  /** May the actor merge into `branch`: its protections' merge entries, or Developer and above when unprotected. */
+  async mayMerge(projectId: number, actor: PushActor, branch: string): Promise<boolean> {
+    const { branches } = await this.projectRules(projectId);
+    const rules = branches.filter((rule) => refPatternMatches(rule.name, branch));
+    if (rules.length === 0) return canPushCode(actor.caller, actor.accessLevel);
+    return rules.some((rule) => allows(rule, 'merge', actor));
   }
 
   /** A project's protected branch and tag rules with their entries, loaded once for a whole push. */

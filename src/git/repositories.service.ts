@@ -55,6 +55,11 @@ export class RepositoriesService {
     return this.storage.diskPath(view.project.repositoryStorage, view.project.id);
   }
 
+  /** A project's repository for work on the queue, where no caller resolved the project. */
+  gitOf(project: { id: number; repositoryStorage: string }): GitRepository {
+    return openGitRepository(this.storage.diskPath(project.repositoryStorage, project.id));
+  }
+
   /** The repository of a project the pipeline (or the caller) already resolved and authorized. */
   open(view: ProjectView): OpenRepository {
     return { view, git: openGitRepository(this.dir(view)) };

@@ -447,6 +447,67 @@ export class GitRepository {
     }
   }
 
+  /**
+   * Points `refs/merge-requests/<iid>/head` at `sha` (null removes it), as GitLab keeps it for every merge
+   * request. Not a push: these refs are the server's own, hidden from pushes (see smart-http).
+   */
+  async setMergeRequestRef(iid: number, sha: string | null): Promise<void> {
+    if (!Number.isSafeInteger(iid) || iid < 1) throw new Error(`not a merge request iid: ${iid}`);
+    const ref = `refs/merge-requests/${iid}/head`;
+    if (sha === null) {
+      await git(['update-ref', '-d', ref], { gitDir: this.dir });
+      return;
+    }
+    assertObjectId(sha);
+    await git(['update-ref', ref, sha], { gitDir: this.dir });
+  }
+
+  /**
+   * Whether `source` merges into `target` cleanly, without a worktree (`git merge-tree --write-tree`).
+   * `error` says why not: the conflicting paths, or unrelated histories.
+   */
+  async mergeConflicts(
+    target: string,
+    source: string,
+  ): Promise<{ conflicts: boolean; error: string | null }> {
+    assertObjectId(target);
+    assertObjectId(source);
+    const result = await git(
+      ['merge-tree', '--write-tree', '--no-messages', '--name-only', '--end-of-options', target, source],
+      { gitDir: this.dir, okCodes: [1, 128] },
+    );
+    if (result.code === 0) return { conflicts: false, error: null };
+    if (result.code === 128) return { conflicts: true, error: result.stderr.trim().split('\n')[0] ?? null };
+    // The first line is the tree; the conflicting paths follow.
+    const paths = result.stdout.toString('utf8').split('\n').slice(1).filter(Boolean);
+    return { conflicts: true, error: `Conflicts in ${[...new Set(paths)].join(', ')}` };
+  }
+
+  /** git's stable patch ID of the diff from `base` to `head`; null when they do not differ. */
+  async patchId(base: string, head: string): Promise<string | null> {
+    assertObjectId(base);
+    assertObjectId(head);
+    const diff = await git(
+      ['diff-tree', '-p', '--no-color', '--no-ext-diff', '--end-of-options', base, head],
+      {
+        gitDir: this.dir,
+      },
+    );
+    if (diff.stdout.length === 0) return null;
+    // patch-id reads a commit header before the patch; any id will do, only the first field is kept.
+    const input = Buffer.concat([Buffer.from(`commit ${head}\n`), diff.stdout]);
+    const output = await gitText(['patch-id', '--stable'], { gitDir: this.dir, input });
+    return output.split(' ')[0] || null;
+  }
+
+  /** How many commits `head` has that `base` has not (all of `head`'s when `base` is null). */
+  async countCommits(base: string | null, head: string): Promise<number> {
+    assertObjectId(head);
+    if (base) assertObjectId(base);
+    const range = base ? [head, `^${base}`] : [head];
+    return Number(await gitText(['rev-list', '--count', '--end-of-options', ...range], { gitDir: this.dir }));
+  }
+
   // ---- history ----
 
   log(query: LogQuery): Promise<GitCommit[]> {

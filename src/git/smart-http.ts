@@ -122,11 +122,18 @@ export function gitHttp(
     return { FORGE_HOOK_URL: `http://${host}:${socket.localPort}/-/internal/git`, FORGE_HOOK_SECRET: secret };
   }
 
+  /** The server's own refs (merge request heads) are neither shown to nor updated by a push, as in GitLab. */
+  const receiveConfig = (service: Service) =>
+    service === 'git-receive-pack' ? ['-c', 'receive.hideRefs=refs/merge-requests'] : [];
+
   async function advertise(ctx: Context, service: Service, dir: string, env: Record<string, string>) {
     const protocol = ctx.get('Git-Protocol');
-    const child = spawnGit([service.slice(4), '--stateless-rpc', '--advertise-refs', dir], {
-      env: { ...env, ...(protocol ? { GIT_PROTOCOL: protocol } : {}) },
-    });
+    const child = spawnGit(
+      [...receiveConfig(service), service.slice(4), '--stateless-rpc', '--advertise-refs', dir],
+      {
+        env: { ...env, ...(protocol ? { GIT_PROTOCOL: protocol } : {}) },
+      },
+    );
     child.stdin!.end();
     const body = new PassThrough();
     // Protocol v2 clients get the capabilities straight away, without the service announcement.
@@ -142,7 +149,7 @@ export function gitHttp(
 
   function run(ctx: Context, service: Service, dir: string, env: Record<string, string>) {
     const protocol = ctx.get('Git-Protocol');
-    const args = [service.slice(4), '--stateless-rpc', dir];
+    const args = [...receiveConfig(service), service.slice(4), '--stateless-rpc', dir];
     // git's own `gc --auto` after a push could prune objects that forks borrow: housekeeping, which
     // knows about lenders, runs on the queue after every push instead.
     if (service === 'git-receive-pack')

@@ -132,6 +132,10 @@ function pathValue(op: FuzzOperation, name: string, fixture: Fixture): string {
         return String(op.method === 'DELETE' ? milestones.doomedGroup : milestones.group);
       return String(op.method === 'DELETE' ? milestones.doomedProject : milestones.project);
     }
+    case 'merge_request_iid':
+      return String(op.method === 'DELETE' ? fixture.mergeRequest.doomedIid : fixture.mergeRequest.iid);
+    case 'version_id':
+      return String(fixture.mergeRequest.versionId);
   }
   const param = op.params.find((p) => p.in === 'path' && p.name === name);
   return String(param?.example ?? (param?.schema.enum as unknown[] | undefined)?.[0] ?? 'x');
@@ -159,6 +163,12 @@ function knownValue(op: FuzzOperation, name: string, fixture: Fixture, serial: n
       return fixture.group.id;
     case 'start_sha':
       return fixture.project.commitSha;
+    case 'source_branch':
+      return fixture.branch;
+    case 'target_branch':
+      return 'main';
+    case 'target_project_id':
+      return fixture.project.id;
     case 'start_project':
       return fixture.project.id;
     case 'tag_name':

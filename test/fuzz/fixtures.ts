@@ -34,6 +34,8 @@ export interface Fixture {
   doomedLabel: string;
   /** Milestone ids: the project's and the group's, and one of each that deletions may take. */
   milestones: { project: number; group: number; doomedProject: number; doomedGroup: number };
+  /** Merge request !1 (`branch` into main) with its first diff version, and !2 for deleteMergeRequest. */
+  mergeRequest: { iid: number; versionId: number; doomedIid: number };
   /** The bot tokens `self` operations authenticate with. */
   projectToken: { id: number; token: string };
   groupToken: { id: number; token: string };
@@ -172,6 +174,20 @@ export class FixtureMaker {
       doomedProject: await milestone(p, 'fuzz-doomed'),
       doomedGroup: await milestone(`/groups/${group.id}`, 'fuzz-group-doomed'),
     };
+    const mergeRequest = await this.call<{ iid: number }>('POST', `${p}/merge_requests`, {
+      source_branch: branch,
+      target_branch: 'main',
+      title: 'Fuzz',
+    });
+    const doomedMergeRequest = await this.call<{ iid: number }>('POST', `${p}/merge_requests`, {
+      source_branch: doomedBranch,
+      target_branch: 'main',
+      title: 'Doomed',
+    });
+    const [version] = await this.call<Array<{ id: number }>>(
+      'GET',
+      `${p}/merge_requests/${mergeRequest.iid}/versions`,
+    );
     const tree = await this.call<Array<{ name: string; id: string }>>('GET', `${p}/repository/tree`);
     const commits = await this.call<Array<{ id: string }>>('GET', `${p}/repository/commits?ref_name=main`);
     return {
@@ -195,6 +211,7 @@ export class FixtureMaker {
       doomedLabel,
       milestones,
       customAttribute: 'fuzzkey',
+      mergeRequest: { iid: mergeRequest.iid, versionId: version.id, doomedIid: doomedMergeRequest.iid },
       projectToken: { id: projectToken.id, token: projectToken.token },
       groupToken: { id: groupToken.id, token: groupToken.token },
       spareTokens,

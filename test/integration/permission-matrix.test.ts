@@ -73,6 +73,8 @@ interface ProjectFixture {
   tokenId: number;
   /** The milestone made with the fixture (its label is named `matrix`). */
   milestoneId: number;
+  /** Merge request !1 (feature into main) and its first diff version. */
+  mergeRequestVersion: number;
 }
 interface GroupFixture {
   id: number;
@@ -238,6 +240,39 @@ const CALLS: Record<string, (c: Case) => Call | Promise<Call>> = {
     await api('POST', `${project(c)}/protected_branches`, { name });
     return { path: { name } };
   },
+  // Merge requests: !1 of each fixture project; writes that consume one get their own
+  createMergeRequest: async (c) => {
+    if (c.expected !== 'allowed') return {};
+    const branch = unique('mr');
+    await api('POST', `${project(c)}/repository/branches`, { branch, ref: 'main' });
+    return { body: { source_branch: branch, target_branch: 'main', title: 'Matrix' } };
+  },
+  getMergeRequest: () => ({ path: { merge_request_iid: 1 } }),
+  updateMergeRequest: () => ({ path: { merge_request_iid: 1 }, body: { description: unique('mr') } }),
+  deleteMergeRequest: async (c) => {
+    if (c.expected !== 'allowed') return { path: { merge_request_iid: 1 } };
+    const branch = unique('mr');
+    await api('POST', `${project(c)}/repository/branches`, { branch, ref: 'main' });
+    const mr = await api('POST', `${project(c)}/merge_requests`, {
+      source_branch: branch,
+      target_branch: 'main',
+      title: 'Doomed',
+    });
+    return { path: { merge_request_iid: mr.iid as number } };
+  },
+  listMergeRequestCommits: () => ({ path: { merge_request_iid: 1 } }),
+  getMergeRequestChanges: () => ({ path: { merge_request_iid: 1 } }),
+  listMergeRequestDiffs: () => ({ path: { merge_request_iid: 1 } }),
+  listMergeRequestParticipants: () => ({ path: { merge_request_iid: 1 } }),
+  listMergeRequestVersions: () => ({ path: { merge_request_iid: 1 } }),
+  getMergeRequestVersion: (c) => ({
+    path: { merge_request_iid: 1, version_id: projectFixture(c).mergeRequestVersion },
+  }),
+  setMergeRequestTimeEstimate: () => ({ path: { merge_request_iid: 1 }, body: { duration: '1h' } }),
+  resetMergeRequestTimeEstimate: () => ({ path: { merge_request_iid: 1 } }),
+  addMergeRequestSpentTime: () => ({ path: { merge_request_iid: 1 }, body: { duration: '1m' } }),
+  resetMergeRequestSpentTime: () => ({ path: { merge_request_iid: 1 } }),
+  getMergeRequestTimeStats: () => ({ path: { merge_request_iid: 1 } }),
   // Projects
   createProject: () => ({ body: { path: unique('created') } }),
   updateProject: () => ({ body: { description: unique('description') } }),
@@ -460,6 +495,8 @@ const FINER_RULES: Record<string, (c: Case) => number | undefined> = {
   // Only a project or group bot rotates its own token: any human token answers 405 (before the subject).
   rotateCurrentProjectAccessToken: (c) => (c.user && c.caller !== 'blocked' ? 405 : undefined),
   rotateCurrentGroupAccessToken: (c) => (c.user && c.caller !== 'blocked' ? 405 : undefined),
+  // Editing a merge request: its author (the fixture's administrator) or Developer and above.
+  updateMergeRequest: refusedBelow(AccessLevel.Developer),
 };
 
 /**
@@ -653,6 +690,12 @@ beforeAll(async () => {
       await api('POST', `${p}/protected_tags`, { name: 'release-*' });
       await api('POST', `${p}/protected_branches`, { name: 'stable-*' });
       await api('PUT', `${p}/custom_attributes/cost_center`, { value: 'matrix' });
+      await api('POST', `${p}/merge_requests`, {
+        source_branch: 'feature',
+        target_branch: 'main',
+        title: 'Matrix',
+      });
+      const [version] = (await api('GET', `${p}/merge_requests/1/versions`)) as unknown as Json[];
       const tree = (await api('GET', `${p}/repository/tree`)) as unknown as Json[];
       const main = await api('GET', `${p}/repository/branches/main`);
       const token = await api('POST', `${p}/access_tokens`, {
@@ -669,6 +712,7 @@ beforeAll(async () => {
         head: (main.commit as Json).id as string,
         tokenId: token.id as number,
         milestoneId: milestone.id as number,
+        mergeRequestVersion: version.id as number,
       };
       const groupId = await freshGroup(visibility);
       const groupToken = await api('POST', `/groups/${groupId}/access_tokens`, {

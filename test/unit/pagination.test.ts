@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { offsetHeaders, perPageOf, requestUrl, type RequestInfo } from '../../src/core/pagination.js';
+import {
+  boundedOffsetHeaders,
+  offsetHeaders,
+  perPageOf,
+  requestUrl,
+  type RequestInfo,
+} from '../../src/core/pagination.js';
 
 const request: RequestInfo = {
   apiPath: '/projects',
@@ -60,5 +66,28 @@ describe('request URLs', () => {
     expect(requestUrl(request, { page: undefined, id_after: '7' })).toBe(
       'https://forge.example.com/api/v4/projects?search=a+b&per_page=10&id_after=7',
     );
+  });
+});
+
+describe('boundedOffsetHeaders', () => {
+  const request = { apiPath: '/projects/1/merge_requests', query: [], externalUrl: 'http://x' };
+
+  it('gives every header when the total is known', () => {
+    expect(boundedOffsetHeaders(42, true, 1, 20, request)['X-Total']).toBe('42');
+  });
+
+  it('leaves the totals and the last link out when the list was not counted', () => {
+    const headers = boundedOffsetHeaders(null, true, 2, 20, request);
+    expect(headers).toEqual({
+      'X-Per-Page': '20',
+      'X-Page': '2',
+      'X-Next-Page': '3',
+      'X-Prev-Page': '1',
+      Link:
+        '<http://x/api/v4/projects/1/merge_requests?page=1&per_page=20>; rel="prev", ' +
+        '<http://x/api/v4/projects/1/merge_requests?page=3&per_page=20>; rel="next", ' +
+        '<http://x/api/v4/projects/1/merge_requests?page=1&per_page=20>; rel="first"',
+    });
+    expect(boundedOffsetHeaders(null, false, 1, 20, request)['X-Next-Page']).toBe('');
   });
 });

@@ -1,0 +1,193 @@
+import type { components } from '../../generated/openapi.js';
+import { presentCommit } from '../commits/commit.presenter.js';
+import type { GitCommit } from '../git/repository.js';
+import type { DiffResult } from '../git/diffs.js';
+import { presentDiff } from '../repository/compare.presenter.js';
+import { presentUserSummary } from '../users/user.presenter.js';
+import { humanDuration } from './durations.js';
+import type { MergeRequest, MergeRequestDiff } from './merge-request.entity.js';
+import { taskCompletion } from './merge-request-text.js';
+import type {
+  MergeRequestDetailRecords,
+  MergeRequestProject,
+  MergeRequestRecords,
+} from './merge-requests.service.js';
+
+type Schemas = components['schemas'];
+export type MergeRequestJson = Schemas['MergeRequest'];
+export type MergeRequestSimpleJson = Schemas['MergeRequestSimple'];
+export type MergeRequestDetailJson = Schemas['MergeRequestDetail'];
+export type TimeStatsJson = Schemas['TimeStats'];
+export type MergeRequestVersionJson = Schemas['MergeRequestVersion'];
+
+const iso = (date: Date | null) => (date ? date.toISOString() : null);
+
+const webUrl = (project: MergeRequestProject, mr: MergeRequest, externalUrl: string) =>
+  `${externalUrl}/${project.fullPath}/-/merge_requests/${mr.iid}`;
+
+export function presentTimeStats(mr: MergeRequest): TimeStatsJson {
+  return {
+    time_estimate: mr.timeEstimate,
+    total_time_spent: mr.totalTimeSpent,
+    human_time_estimate: humanDuration(mr.timeEstimate),
+    human_total_time_spent: humanDuration(mr.totalTimeSpent),
+  };
+}
+
+/** GitLab's precedence: a pending check first, then not open, draft, conflict, rebase; else mergeable. */
+function detailedMergeStatus(
+  mr: MergeRequest,
+  project: MergeRequestProject,
+): MergeRequestJson['detailed_merge_status'] {
+  if (mr.state !== 'opened') return 'not_open';
+  if (mr.mergeStatus === 'unchecked' || mr.mergeStatus === 'checking') return mr.mergeStatus;
+  if (mr.draft) return 'draft_status';
+  if (mr.mergeStatus === 'cannot_be_merged') return 'conflict';
+  if (mr.diverged && project.mergeMethod !== 'merge') return 'need_rebase';
+  return 'mergeable';
+}
+
+function squashOnMerge(mr: MergeRequest, project: MergeRequestProject): boolean {
+  if (project.squashOption === 'always') return true;
+  if (project.squashOption === 'never') return false;
+  return mr.squash;
+}
+
+export function presentMergeRequestSimple(
+  mr: MergeRequest,
+  records: MergeRequestRecords,
+  externalUrl: string,
+): MergeRequestSimpleJson {
+  return {
+    id: mr.id,
+    iid: mr.iid,
+    project_id: mr.targetProjectId,
+    title: mr.title,
+    description: mr.description,
+    state: mr.state,
+    created_at: mr.createdAt.toISOString(),
+    updated_at: mr.updatedAt.toISOString(),
+    web_url: webUrl(records.projects.get(mr.targetProjectId)!, mr, externalUrl),
+  };
+}
+
+export function presentMergeRequest(
+  mr: MergeRequest,
+  records: MergeRequestRecords,
+  externalUrl: string,
+): MergeRequestJson {
+  const project = records.projects.get(mr.targetProjectId)!;
+  const user = (id: number | null) => {
+    const found = id === null ? undefined : records.users.get(id);
+    return found ? presentUserSummary(found, externalUrl) : null;
+  };
+  const users = (ids: number[] | undefined) =>
+    (ids ?? []).flatMap((id) => {
+      const found = records.users.get(id);
+      return found ? [presentUserSummary(found, externalUrl)] : [];
+    });
+  const assignees = users(records.assignees.get(mr.id));
+  const reference = `!${mr.iid}`;
+  return {
+    id: mr.id,
+    iid: mr.iid,
+    project_id: mr.targetProjectId,
+    title: mr.title,
+    description: mr.description,
+    state: mr.state,
+    created_at: mr.createdAt.toISOString(),
+    updated_at: mr.updatedAt.toISOString(),
+    merged_by: user(mr.mergeUserId),
+    merge_user: user(mr.mergeUserId),
+    merged_at: iso(mr.mergedAt),
+    merge_after: iso(mr.mergeAfter),
+    prepared_at: iso(mr.preparedAt),
+    closed_by: user(mr.closedById),
+    closed_at: iso(mr.closedAt),
+    target_branch: mr.targetBranch,
+    source_branch: mr.sourceBranch,
+    user_notes_count: 0,
+    upvotes: 0,
+    downvotes: 0,
+    author: user(mr.authorId),
+    assignees,
+    assignee: assignees[0] ?? null,
+    reviewers: users(records.reviewers.get(mr.id)),
+    source_project_id: mr.sourceProjectId,
+    target_project_id: mr.targetProjectId,
+    labels: [],
+    draft: mr.draft,
+    imported: false,
+    imported_from: 'none',
+    work_in_progress: mr.draft,
+    milestone: null,
+    merge_when_pipeline_succeeds: false,
+    merge_status: mr.mergeStatus,
+    detailed_merge_status: detailedMergeStatus(mr, project),
+    sha: mr.headSha,
+    merge_commit_sha: mr.mergeCommitSha,
+    squash_commit_sha: mr.squashCommitSha,
+    discussion_locked: mr.discussionLocked,
+    should_remove_source_branch: mr.shouldRemoveSourceBranch,
+    force_remove_source_branch: mr.forceRemoveSourceBranch,
+    allow_collaboration: mr.allowCollaboration,
+    allow_maintainer_to_push: mr.allowCollaboration,
+    reference,
+    references: { short: reference, relative: reference, full: `${project.fullPath}${reference}` },
+    web_url: webUrl(project, mr, externalUrl),
+    time_stats: presentTimeStats(mr),
+    squash: mr.squash,
+    squash_on_merge: squashOnMerge(mr, project),
+    task_completion_status: taskCompletion(mr.description),
+    has_conflicts: mr.mergeStatus === 'cannot_be_merged',
+    blocking_discussions_resolved: true,
+    approvals_before_merge: null,
+  };
+}
+
+export function presentMergeRequestDetail(
+  records: MergeRequestDetailRecords,
+  externalUrl: string,
+): MergeRequestDetailJson {
+  const mr = records.items[0];
+  const { diff, canMerge, firstContribution, divergedCommitsCount } = records.details;
+  return {
+    ...presentMergeRequest(mr, records, externalUrl),
+    subscribed: false,
+    changes_count: diff ? `${diff.realSize}${diff.state === 'overflow' ? '+' : ''}` : null,
+    merge_error: mr.mergeError,
+    diff_refs: diff
+      ? { base_sha: diff.baseCommitSha, head_sha: diff.headCommitSha, start_sha: diff.startCommitSha }
+      : null,
+    user: { can_merge: canMerge },
+    first_contribution: firstContribution,
+    diverged_commits_count: divergedCommitsCount,
+    rebase_in_progress: false,
+  };
+}
+
+export function presentDiffs(
+  result: Pick<DiffResult, 'diffs'> & { generated: Set<string> },
+  unidiff: boolean,
+) {
+  return result.diffs.map((diff) =>
+    presentDiff(diff, { unidiff, generated: result.generated.has(diff.newPath) }),
+  );
+}
+
+export function presentVersion(version: MergeRequestDiff): MergeRequestVersionJson {
+  return {
+    id: version.id,
+    head_commit_sha: version.headCommitSha,
+    base_commit_sha: version.baseCommitSha,
+    start_commit_sha: version.startCommitSha,
+    created_at: version.createdAt.toISOString(),
+    merge_request_id: version.mergeRequestId,
+    state: version.state,
+    real_size: String(version.realSize),
+    patch_id_sha: version.patchIdSha,
+  };
+}
+
+export const presentVersionCommits = (commits: GitCommit[], projectWebUrl: string) =>
+  commits.map((commit) => presentCommit(commit, projectWebUrl));

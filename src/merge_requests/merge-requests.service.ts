@@ -1,0 +1,781 @@
+import { In, type DataSource, type EntityManager, type SelectQueryBuilder } from 'typeorm';
+import type { components, operations } from '../../generated/openapi.js';
+import {
+  canProject,
+  canRecheckMergeStatus,
+  canUpdateMergeRequest,
+  projectAccessLevels,
+  projectSubject,
+  whereMergeRequestsReadable,
+} from '../core/abilities.js';
+import type { Caller } from '../core/auth.js';
+import { ApiError, badParameter, forbidden, recordNotFound, validationFailed } from '../core/errors.js';
+import type { CoreDeps, ServiceRegistry } from '../core/family.js';
+import {
+  boundedOffsetHeaders,
+  MAX_COUNTED_ITEMS,
+  offsetHeaders,
+  perPageOf,
+  type Page,
+  type RequestInfo,
+} from '../core/pagination.js';
+import { containing } from '../core/search.js';
+import { isUniqueViolation } from '../db/errors.js';
+import { nextInternalId } from '../db/internal-ids.js';
+import { EMPTY_TREE, type DiffResult } from '../git/diffs.js';
+import type { GitCommit } from '../git/repository.js';
+import type { GroupView } from '../groups/groups.service.js';
+import type { ProjectView } from '../projects/projects.service.js';
+import { projectSettings } from '../projects/project-settings.js';
+import { User } from '../users/user.entity.js';
+import { parseDuration } from './durations.js';
+import { MergeRequest, MergeRequestDiff } from './merge-request.entity.js';
+import type { MergeRequestVersions } from './merge-request-versions.js';
+import { isDraftTitle } from './merge-request-text.js';
+
+type ListQuery = NonNullable<operations['listProjectMergeRequests']['parameters']['query']>;
+export type ListMergeRequestsParams = ListQuery & { scope?: string; iids?: number[] };
+export type CreateMergeRequestParams = components['schemas']['MergeRequestCreate'];
+export type UpdateMergeRequestParams = components['schemas']['MergeRequestUpdate'];
+type PageParams = { page?: number; per_page?: number };
+
+/** The project a merge request belongs to, as its presentation needs it. */
+export interface MergeRequestProject {
+  id: number;
+  fullPath: string;
+  squashOption: string;
+  mergeMethod: string;
+}
+
+/** Merge requests with everything their presentation reads, loaded a page at a time. */
+export interface MergeRequestRecords {
+  items: MergeRequest[];
+  projects: Map<number, MergeRequestProject>;
+  users: Map<number, User>;
+  assignees: Map<number, number[]>;
+  reviewers: Map<number, number[]>;
+}
+
+/** What only the single read adds. */
+export interface MergeRequestDetails {
+  diff: MergeRequestDiff | null;
+  canMerge: boolean;
+  firstContribution: boolean;
+  divergedCommitsCount: number;
+}
+
+/** File diffs and which of their paths are generated files. */
+export interface VersionDiffs extends DiffResult {
+  generated: Set<string>;
+}
+
+export interface MergeRequestDetailRecords extends MergeRequestRecords {
+  details: MergeRequestDetails;
+}
+
+const UPDATE_KEYS = [
+  'allow_collaboration',
+  'allow_maintainer_to_push',
+  'assignee_id',
+  'assignee_ids',
+  'description',
+  'discussion_locked',
+  'merge_after',
+  'remove_source_branch',
+  'reviewer_ids',
+  'squash',
+  'state_event',
+  'target_branch',
+  'title',
+] as const;
+
+const ORDER_COLUMNS: Record<string, string> = {
+  created_at: 'mr.created_at',
+  updated_at: 'mr.updated_at',
+  title: 'mr.title',
+  merged_at: 'mr.merged_at',
+};
+
+const isNone = (value: unknown) => typeof value === 'string' && value.toLowerCase() === 'none';
+const isAny = (value: unknown) => typeof value === 'string' && value.toLowerCase() === 'any';
+
+/** Where a list looks: one project, the projects of a group, or the whole instance. */
+export type ListScope = { project: ProjectView } | { group: GroupView } | { instance: true };
+
+export class MergeRequestsService {
+  private readonly dataSource: DataSource;
+
+  constructor(
+    deps: CoreDeps,
+    private readonly services: Pick<ServiceRegistry, 'repositories' | 'mergeRequestVersions'>,
+  ) {
+    this.dataSource = deps.dataSource;
+  }
+
+  private get versions(): MergeRequestVersions {
+    return this.services.mergeRequestVersions;
+  }
+
+  /** Merge requests turned off in the project answer 403, as GitLab's `read_merge_request` does. */
+  assertEnabled(view: ProjectView): void {
+    if (!projectSettings(view.project.settings).merge_requests_enabled) throw forbidden();
+  }
+
+  // ---- lists ----
+
+  async list(
+    caller: Caller,
+    where: ListScope,
+    params: ListMergeRequestsParams,
+    request: RequestInfo,
+  ): Promise<Page<MergeRequest> & MergeRequestRecords> {
+    exclusive(params, 'author_id', 'author_username');
+    exclusive(params, 'merge_user_id', 'merge_user_username');
+    exclusive(params, 'reviewer_id', 'reviewer_username');
+    const query = this.dataSource.getRepository(MergeRequest).createQueryBuilder('mr');
+    if ('project' in where) {
+      // The pipeline authorized the project: no join to decide visibility.
+      this.assertEnabled(where.project);
+      query.where('mr.target_project_id = :projectId', { projectId: where.project.project.id });
+    } else {
+      query
+        .innerJoin('projects', 'p', 'p.id = mr.target_project_id')
+        .innerJoin('namespaces', 'n', 'n.id = p.namespace_id');
+      if ('group' in where)
+        query.where('n.traversal_ids @> ARRAY[:groupId]::int[]', { groupId: where.group.group.id });
+      whereMergeRequestsReadable(query, caller, 'p', 'n');
+    }
+    const scope = (params.scope ?? ('instance' in where ? 'created_by_me' : 'all')).replace(/-/g, '_');
+    const me = caller.user?.id ?? 0;
+    if (scope === 'created_by_me') query.andWhere('mr.author_id = :me', { me });
+    if (scope === 'assigned_to_me') query.andWhere(exists('merge_request_assignees', ':me'), { me });
+    if (scope === 'reviews_for_me') query.andWhere(exists('merge_request_reviewers', ':me'), { me });
+    applyFilters(query, params);
+
+    const perPage = perPageOf(params);
+    const page = Math.max(params.page ?? 1, 1);
+    const direction = params.sort === 'asc' ? 'ASC' : 'DESC';
+    const column = ORDER_COLUMNS[params.order_by ?? 'created_at'];
+    // Counted up to GitLab's limit only: beyond it the totals are left out (boundedOffsetHeaders).
+    const [countSql, countParams] = query
+      .clone()
+      .select('1', 'one')
+      .limit(MAX_COUNTED_ITEMS + 1)
+      .getQueryAndParameters();
+    const [{ counted }] = (await this.dataSource.query(
+      `SELECT count(*)::int AS counted FROM (${countSql}) s`,
+      countParams,
+    )) as Array<{ counted: number }>;
+    const total = counted > MAX_COUNTED_ITEMS ? null : counted;
+    const rows = await query
+      .orderBy(column, direction, column === 'mr.merged_at' ? 'NULLS LAST' : undefined)
+      .addOrderBy('mr.id', direction)
+      .offset((page - 1) * perPage)
+      .limit(perPage + 1)
+      .getMany();
+    const items = rows.slice(0, perPage);
+    const records = await this.related(this.dataSource.manager, items);
+    if (params.with_merge_status_recheck)
+      await this.recheck(caller, items, 'project' in where ? where.project : null);
+    return {
+      ...records,
+      headers: boundedOffsetHeaders(total, rows.length > perPage, page, perPage, request),
+    };
+  }
+
+  /** Queues checks for the caller's page, for those allowed to ask (Developer and above in each project). */
+  private async recheck(caller: Caller, items: MergeRequest[], view: ProjectView | null): Promise<void> {
+    const open = items.filter((mr) => mr.state === 'opened');
+    // Every project of the page in one query when the list spans projects.
+    const levels = view
+      ? null
+      : await projectAccessLevels(this.dataSource.manager, caller, [
+          ...new Set(open.map((mr) => mr.targetProjectId)),
+        ]);
+    const allowed = open.filter((mr) =>
+      canRecheckMergeStatus(caller, view ? view.accessLevel : (levels!.get(mr.targetProjectId)?.level ?? 0)),
+    );
+    if (allowed.length === 0) return;
+    await this.dataSource.transaction(async (tx) => {
+      for (const mr of allowed) {
+        await tx
+          .getRepository(MergeRequest)
+          .update({ id: mr.id, mergeStatus: 'can_be_merged' }, { mergeStatus: 'unchecked' });
+        await tx
+          .getRepository(MergeRequest)
+          .update({ id: mr.id, mergeStatus: 'cannot_be_merged' }, { mergeStatus: 'unchecked' });
+        await this.versions.requestCheck(tx, mr.id);
+      }
+    });
+  }
+
+  /** Projects, users, assignees and reviewers of a page: one query each, whatever the page's size. */
+  async related(manager: EntityManager, items: MergeRequest[]): Promise<MergeRequestRecords> {
+    const ids = items.map((mr) => mr.id);
+    const assignees = new Map<number, number[]>();
+    const reviewers = new Map<number, number[]>();
+    const userIds = new Set<number>();
+    for (const mr of items)
+      for (const id of [mr.authorId, mr.closedById, mr.mergeUserId]) if (id !== null) userIds.add(id);
+    if (ids.length > 0) {
+      const rows = (await manager.query(
+        `SELECT 'a' AS kind, merge_request_id, user_id FROM merge_request_assignees WHERE merge_request_id = ANY($1::int[])
+         UNION ALL
+         SELECT 'r' AS kind, merge_request_id, user_id FROM merge_request_reviewers WHERE merge_request_id = ANY($1::int[])
+         ORDER BY user_id`,
+        [ids],
+      )) as Array<{ kind: string; merge_request_id: number; user_id: number }>;
+      for (const row of rows) {
+        const map = row.kind === 'a' ? assignees : reviewers;
+        const list = map.get(row.merge_request_id) ?? [];
+        list.push(row.user_id);
+        map.set(row.merge_request_id, list);
+        userIds.add(row.user_id);
+      }
+    }
+    const users = new Map<number, User>();
+    if (userIds.size > 0)
+      for (const user of await manager.getRepository(User).findBy({ id: In([...userIds]) }))
+        users.set(user.id, user);
+    const projectIds = [...new Set(items.map((mr) => mr.targetProjectId))];
+    const projects = new Map<number, MergeRequestProject>();
+    if (projectIds.length > 0) {
+      const rows = (await manager.query(
+        `SELECT p.id, n.full_path || '/' || p.path AS full_path, p.settings FROM projects p
+         JOIN namespaces n ON n.id = p.namespace_id WHERE p.id = ANY($1::int[])`,
+        [projectIds],
+      )) as Array<{ id: number; full_path: string; settings: Record<string, unknown> }>;
+      for (const row of rows) {
+        const settings = projectSettings(row.settings ?? {});
+        projects.set(row.id, {
+          id: row.id,
+          fullPath: row.full_path,
+          squashOption: settings.squash_option,
+          mergeMethod: settings.merge_method,
+        });
+      }
+    }
+    return { items, projects, users, assignees, reviewers };
+  }
+
+  // ---- one merge request ----
+
+  /** The merge request `iid` of the project: 404 `Not found` when there is none. */
+  async find(
+    view: ProjectView,
+    iid: number,
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<MergeRequest> {
+    this.assertEnabled(view);
+    const mr = await manager.getRepository(MergeRequest).findOneBy({ targetProjectId: view.project.id, iid });
+    if (!mr) throw recordNotFound();
+    return mr;
+  }
+
+  async get(
+    caller: Caller,
+    view: ProjectView,
+    iid: number,
+    recheck = false,
+  ): Promise<MergeRequestDetailRecords> {
+    const mr = await this.find(view, iid);
+    if (recheck) await this.recheck(caller, [mr], view);
+    return this.detail(caller, view, mr.id);
+  }
+
+  private async detail(caller: Caller, view: ProjectView, id: number): Promise<MergeRequestDetailRecords> {
+    const mr = await this.dataSource.getRepository(MergeRequest).findOneByOrFail({ id });
+    const records = await this.related(this.dataSource.manager, [mr]);
+    const diff = (await this.versions.latest(this.dataSource.manager, [mr.id])).get(mr.id) ?? null;
+    const { git } = this.services.repositories.open(view);
+    let canMerge = false;
+    if (caller.user) {
+      const actor = await this.services.repositories.rules.actor(caller, view.accessLevel);
+      canMerge = await this.services.repositories.rules.mayMerge(view.project.id, actor, mr.targetBranch);
+    }
+    const [earlier] = (await this.dataSource.query(
+      `SELECT 1 FROM merge_requests WHERE target_project_id = $1 AND author_id = $2 AND state = 'merged'
+         AND id <> $3 AND ($4::timestamptz IS NULL OR merged_at < $4) LIMIT 1`,
+      [view.project.id, mr.authorId, mr.id, mr.mergedAt],
+    )) as unknown[];
+    let divergedCommitsCount = 0;
+    if (mr.state === 'opened' && diff) {
+      const target = await git.resolveCommit(`refs/heads/${mr.targetBranch}`);
+      if (target) divergedCommitsCount = await git.countCommits(diff.headCommitSha, target);
+    }
+    return {
+      ...records,
+      details: { diff, canMerge, firstContribution: !earlier, divergedCommitsCount },
+    };
+  }
+
+  // ---- writes ----
+
+  async create(
+    caller: Caller,
+    view: ProjectView,
+    params: CreateMergeRequestParams,
+  ): Promise<MergeRequestDetailRecords> {
+    this.assertEnabled(view);
+    if (params.target_project_id !== undefined && params.target_project_id !== view.project.id)
+      throw badParameter(
+        'target_project_id must be the project itself: merge requests between forks are not supported',
+      );
+    if (params.source_branch === params.target_branch)
+      throw new ApiError(422, { message: ["You can't use same project/branch for source and target"] });
+    const { git } = this.services.repositories.open(view);
+    const [source, target] = await Promise.all([
+      git.branch(params.source_branch),
+      git.branch(params.target_branch),
+    ]);
+    const missing: Record<string, string[]> = {};
+    if (!source) missing.source_branch = ['does not exist'];
+    if (!target) missing.target_branch = ['does not exist'];
+    if (!source || !target) throw validationFailed(missing);
+    await this.refuseDuplicate(view.project.id, params.source_branch, params.target_branch, null);
+    const assigneeIds = await this.readers(view, assigneesOf(params) ?? []);
+    const reviewerIds = await this.readers(view, params.reviewer_ids ?? []);
+    const version = await this.versions.compute(git, target.sha, source.sha);
+    const id = await this.dataSource
+      .transaction(async (tx) => {
+        const iid = await nextInternalId(tx, view.project.id, 'merge_requests');
+        const now = new Date();
+        const { identifiers } = await tx.getRepository(MergeRequest).insert({
+          iid,
+          targetProjectId: view.project.id,
+          sourceProjectId: view.project.id,
+          sourceBranch: params.source_branch,
+          targetBranch: params.target_branch,
+          title: params.title,
+          description: params.description ?? null,
+          authorId: caller.user?.id ?? null,
+          draft: isDraftTitle(params.title),
+          squash: params.squash ?? false,
+          shouldRemoveSourceBranch: params.remove_source_branch ?? null,
+          forceRemoveSourceBranch: params.remove_source_branch ?? false,
+          allowCollaboration: params.allow_collaboration ?? params.allow_maintainer_to_push ?? false,
+          mergeAfter: params.merge_after ? storableDate('merge_after', params.merge_after) : null,
+          preparedAt: now,
+          createdAt: now,
+          updatedAt: now,
+        });
+        const mergeRequestId = identifiers[0].id as number;
+        await setUsers(tx, 'merge_request_assignees', mergeRequestId, assigneeIds);
+        await setUsers(tx, 'merge_request_reviewers', mergeRequestId, reviewerIds);
+        await this.versions.store(tx, mergeRequestId, version);
+        return mergeRequestId;
+      })
+      .catch(async (err: unknown) => {
+        if (!isUniqueViolation(err)) throw err;
+        await this.refuseDuplicate(view.project.id, params.source_branch, params.target_branch, null);
+        throw lostRace();
+      });
+    const created = await this.dataSource.getRepository(MergeRequest).findOneByOrFail({ id });
+    await git.setMergeRequestRef(created.iid, source.sha);
+    return this.detail(caller, view, id);
+  }
+
+  /** 409 with GitLab's message when another open merge request has the same pair of branches. */
+  private async refuseDuplicate(projectId: number, source: string, target: string, except: number | null) {
+    const [row] = (await this.dataSource.query(
+      `SELECT iid FROM merge_requests WHERE source_project_id = $1 AND target_project_id = $1
+         AND source_branch = $2 AND target_branch = $3 AND state IN ('opened', 'locked')
+         AND ($4::int IS NULL OR id <> $4) LIMIT 1`,
+      [projectId, source, target, except],
+    )) as Array<{ iid: number }>;
+    if (row)
+      throw new ApiError(409, {
+        message: [`Another open merge request already exists for this source branch: !${row.iid}`],
+      });
+  }
+
+  /** Of the given users, those who may read the project's merge requests (others are left out, as GitLab does). */
+  private async readers(view: ProjectView, ids: number[]): Promise<number[]> {
+    const wanted = [...new Set(ids.filter((id) => id > 0))];
+    if (wanted.length === 0) return [];
+    const users = await this.dataSource.getRepository(User).findBy({ id: In(wanted) });
+    const allowed: number[] = [];
+    for (const user of users) {
+      if (user.state !== 'active') continue;
+      const caller: Caller = { user, token: null };
+      const subject = await projectSubject(this.dataSource.manager, caller, view.project);
+      if (canProject(caller, 'read_merge_request', subject)) allowed.push(user.id);
+    }
+    return allowed.sort((a, b) => a - b);
+  }
+
+  async update(
+    caller: Caller,
+    view: ProjectView,
+    iid: number,
+    params: UpdateMergeRequestParams,
+  ): Promise<MergeRequestDetailRecords> {
+    const mr = await this.find(view, iid);
+    if (!canUpdateMergeRequest(caller, view.accessLevel, mr.authorId)) throw forbidden();
+    if (!UPDATE_KEYS.some((key) => params[key] !== undefined))
+      throw badParameter(`${UPDATE_KEYS.join(', ')} are missing, at least one parameter must be provided`);
+    const { git } = this.services.repositories.open(view);
+    const targetBranch = params.target_branch ?? mr.targetBranch;
+    if (targetBranch !== mr.targetBranch) {
+      if (targetBranch === mr.sourceBranch)
+        throw new ApiError(422, { message: ["You can't use same project/branch for source and target"] });
+      if (!(await git.branch(targetBranch))) throw validationFailed({ target_branch: ['does not exist'] });
+    }
+    let state = mr.state;
+    if (params.state_event === 'close' && mr.state === 'opened') state = 'closed';
+    if (params.state_event === 'reopen' && mr.state === 'closed') state = 'opened';
+    if (state === 'opened' && (state !== mr.state || targetBranch !== mr.targetBranch))
+      await this.refuseDuplicate(view.project.id, mr.sourceBranch, targetBranch, mr.id);
+    const assignees = assigneesOf(params);
+    const assigneeIds = assignees === undefined ? undefined : await this.readers(view, assignees);
+    const reviewerIds =
+      params.reviewer_ids === undefined ? undefined : await this.readers(view, params.reviewer_ids);
+    // A new target, or a reopened merge request whose source moved meanwhile, gets a new version.
+    let version = null;
+    if (state === 'opened' && (targetBranch !== mr.targetBranch || state !== mr.state)) {
+      const [head, start] = await Promise.all([
+        git.resolveCommit(`refs/heads/${mr.sourceBranch}`),
+        git.resolveCommit(`refs/heads/${targetBranch}`),
+      ]);
+      if (head && start) version = await this.versions.compute(git, start, head);
+    }
+    const title = params.title ?? mr.title;
+    const now = new Date();
+    await this.dataSource
+      .transaction(async (tx) => {
+        await tx.query('SELECT 1 FROM merge_requests WHERE id = $1 FOR UPDATE', [mr.id]);
+        await tx.getRepository(MergeRequest).update(mr.id, {
+          title,
+          draft: isDraftTitle(title),
+          description: params.description ?? mr.description,
+          targetBranch,
+          state,
+          ...(state !== mr.state && state === 'closed'
+            ? { closedAt: now, closedById: caller.user?.id ?? null }
+            : {}),
+          ...(state !== mr.state && state === 'opened' ? { closedAt: null, closedById: null } : {}),
+          squash: params.squash ?? mr.squash,
+          shouldRemoveSourceBranch: params.remove_source_branch ?? mr.shouldRemoveSourceBranch,
+          discussionLocked: params.discussion_locked ?? mr.discussionLocked,
+          allowCollaboration:
+            params.allow_collaboration ?? params.allow_maintainer_to_push ?? mr.allowCollaboration,
+          mergeAfter:
+            params.merge_after === undefined
+              ? mr.mergeAfter
+              : params.merge_after === null
+                ? null
+                : storableDate('merge_after', params.merge_after),
+          updatedAt: now,
+        });
+        if (assigneeIds !== undefined)
+          await setUsers(tx, 'merge_request_assignees', mr.id, assigneeIds, true);
+        if (reviewerIds !== undefined)
+          await setUsers(tx, 'merge_request_reviewers', mr.id, reviewerIds, true);
+        if (version) await this.versions.store(tx, mr.id, version);
+      })
+      .catch(async (err: unknown) => {
+        if (!isUniqueViolation(err)) throw err;
+        await this.refuseDuplicate(view.project.id, mr.sourceBranch, targetBranch, mr.id);
+        throw lostRace();
+      });
+    if (version) await git.setMergeRequestRef(mr.iid, version.headCommitSha);
+    return this.detail(caller, view, mr.id);
+  }
+
+  async remove(view: ProjectView, iid: number): Promise<void> {
+    const mr = await this.find(view, iid);
+    await this.dataSource.getRepository(MergeRequest).delete(mr.id);
+    await this.services.repositories.open(view).git.setMergeRequestRef(mr.iid, null);
+  }
+
+  // ---- commits, diffs, versions, participants ----
+
+  private async latestDiff(mr: MergeRequest): Promise<MergeRequestDiff | null> {
+    return (await this.versions.latest(this.dataSource.manager, [mr.id])).get(mr.id) ?? null;
+  }
+
+  /** The commits of a version, newest first: from the merge base (excluded) to the head. */
+  private async versionCommits(
+    view: ProjectView,
+    diff: MergeRequestDiff | null,
+    skip: number,
+    count: number,
+  ): Promise<GitCommit[]> {
+    if (!diff || count <= 0) return [];
+    const range = diff.baseCommitSha ? `${diff.baseCommitSha}..${diff.headCommitSha}` : diff.headCommitSha;
+    return this.services.repositories.open(view).git.log({ revisions: [range], skip, maxCount: count });
+  }
+
+  async commits(
+    view: ProjectView,
+    iid: number,
+    params: PageParams,
+    request: RequestInfo,
+  ): Promise<Page<GitCommit>> {
+    const diff = await this.latestDiff(await this.find(view, iid));
+    const perPage = perPageOf(params);
+    const page = Math.max(params.page ?? 1, 1);
+    const items = await this.versionCommits(view, diff, (page - 1) * perPage, perPage);
+    return { items, headers: offsetHeaders(diff?.commitsCount ?? 0, page, perPage, request) };
+  }
+
+  /** A version's file diffs, with the paths that are generated at its head (as compare marks them). */
+  private async versionDiffs(view: ProjectView, diff: MergeRequestDiff | null): Promise<VersionDiffs> {
+    if (!diff) return { diffs: [], overflow: false, generated: new Set() };
+    const { git } = this.services.repositories.open(view);
+    const result = await git.diffs(diff.baseCommitSha ?? EMPTY_TREE, diff.headCommitSha);
+    const paths = result.diffs.filter((file) => !file.deletedFile).map((file) => file.newPath);
+    const generated =
+      paths.length > 0 ? await git.generatedPaths(diff.headCommitSha, paths) : new Set<string>();
+    return { ...result, generated };
+  }
+
+  async changes(
+    caller: Caller,
+    view: ProjectView,
+    iid: number,
+  ): Promise<MergeRequestDetailRecords & { changes: VersionDiffs }> {
+    const mr = await this.find(view, iid);
+    const detail = await this.detail(caller, view, mr.id);
+    return { ...detail, changes: await this.versionDiffs(view, detail.details.diff) };
+  }
+
+  async diffs(
+    view: ProjectView,
+    iid: number,
+    params: PageParams,
+    request: RequestInfo,
+  ): Promise<Page<DiffResult['diffs'][number]> & { generated: Set<string> }> {
+    const { diffs, generated } = await this.versionDiffs(
+      view,
+      await this.latestDiff(await this.find(view, iid)),
+    );
+    const perPage = perPageOf(params);
+    const page = Math.max(params.page ?? 1, 1);
+    return {
+      items: diffs.slice((page - 1) * perPage, page * perPage),
+      headers: offsetHeaders(diffs.length, page, perPage, request),
+      generated,
+    };
+  }
+
+  async participants(view: ProjectView, iid: number): Promise<User[]> {
+    const mr = await this.find(view, iid);
+    const records = await this.related(this.dataSource.manager, [mr]);
+    const ids = [
+      mr.authorId,
+      ...(records.assignees.get(mr.id) ?? []),
+      ...(records.reviewers.get(mr.id) ?? []),
+    ];
+    const seen = new Set<number>();
+    const users: User[] = [];
+    for (const id of ids) {
+      if (id === null || seen.has(id)) continue;
+      seen.add(id);
+      const user = records.users.get(id);
+      if (user) users.push(user);
+    }
+    return users;
+  }
+
+  async listVersions(
+    view: ProjectView,
+    iid: number,
+    params: PageParams,
+    request: RequestInfo,
+  ): Promise<Page<MergeRequestDiff>> {
+    const mr = await this.find(view, iid);
+    const perPage = perPageOf(params);
+    const page = Math.max(params.page ?? 1, 1);
+    const [items, total] = await this.dataSource.getRepository(MergeRequestDiff).findAndCount({
+      where: { mergeRequestId: mr.id },
+      order: { id: 'DESC' },
+      skip: (page - 1) * perPage,
+      take: perPage,
+    });
+    return { items, headers: offsetHeaders(total, page, perPage, request) };
+  }
+
+  async version(
+    view: ProjectView,
+    iid: number,
+    versionId: number,
+  ): Promise<{ version: MergeRequestDiff; commits: GitCommit[]; diffs: VersionDiffs }> {
+    const mr = await this.find(view, iid);
+    const version = await this.dataSource
+      .getRepository(MergeRequestDiff)
+      .findOneBy({ id: versionId, mergeRequestId: mr.id });
+    if (!version) throw recordNotFound();
+    const [commits, diffs] = await Promise.all([
+      this.versionCommits(view, version, 0, version.commitsCount),
+      this.versionDiffs(view, version),
+    ]);
+    return { version, commits, diffs };
+  }
+
+  // ---- time tracking ----
+
+  async timeStats(view: ProjectView, iid: number): Promise<MergeRequest> {
+    return this.find(view, iid);
+  }
+
+  async setTimeEstimate(view: ProjectView, iid: number, duration: string | null): Promise<MergeRequest> {
+    const seconds = duration === null ? 0 : parseDuration(duration);
+    if (seconds === null || seconds < 0) throw badParameter('duration is invalid');
+    return this.changeTime(view, iid, { timeEstimate: seconds });
+  }
+
+  async addSpentTime(view: ProjectView, iid: number, duration: string | null): Promise<MergeRequest> {
+    if (duration === null) return this.changeTime(view, iid, { totalTimeSpent: 0 });
+    const seconds = parseDuration(duration);
+    if (seconds === null) throw badParameter('duration is invalid');
+    const mr = await this.find(view, iid);
+    await this.dataSource.query(
+      `UPDATE merge_requests SET total_time_spent = LEAST(GREATEST(total_time_spent + $2::bigint, 0), 2147483647),
+         updated_at = now() WHERE id = $1`,
+      [mr.id, seconds],
+    );
+    return this.dataSource.getRepository(MergeRequest).findOneByOrFail({ id: mr.id });
+  }
+
+  private async changeTime(
+    view: ProjectView,
+    iid: number,
+    change: Partial<MergeRequest>,
+  ): Promise<MergeRequest> {
+    const mr = await this.find(view, iid);
+    await this.dataSource.getRepository(MergeRequest).update(mr.id, { ...change, updatedAt: new Date() });
+    return this.dataSource.getRepository(MergeRequest).findOneByOrFail({ id: mr.id });
+  }
+}
+
+/** The merge request that held the pair of branches was closed between the insert and the look-up. */
+const lostRace = () =>
+  new ApiError(409, { message: ['Another open merge request already exists for this source branch'] });
+
+/** A date-time parameter as PostgreSQL can store it (years 1 to 9999), else 400 naming the parameter. */
+function storableDate(name: string, value: string): Date {
+  const date = new Date(value);
+  const year = date.getUTCFullYear();
+  if (Number.isNaN(date.getTime()) || year < 1 || year > 9999) throw badParameter(`${name} is invalid`);
+  return date;
+}
+
+function exclusive(params: Record<string, unknown>, a: string, b: string): void {
+  if (params[a] !== undefined && params[b] !== undefined)
+    throw badParameter(`${a}, ${b} are mutually exclusive`);
+}
+
+function assigneesOf(params: { assignee_id?: number; assignee_ids?: number[] }): number[] | undefined {
+  if (params.assignee_ids !== undefined) return params.assignee_ids;
+  if (params.assignee_id !== undefined) return params.assignee_id === 0 ? [] : [params.assignee_id];
+  return undefined;
+}
+
+async function setUsers(
+  tx: EntityManager,
+  table: string,
+  mergeRequestId: number,
+  userIds: number[],
+  replace = false,
+) {
+  if (replace) await tx.query(`DELETE FROM ${table} WHERE merge_request_id = $1`, [mergeRequestId]);
+  if (userIds.length > 0)
+    await tx.query(
+      `INSERT INTO ${table} (merge_request_id, user_id) SELECT $1, unnest($2::int[]) ON CONFLICT DO NOTHING`,
+      [mergeRequestId, userIds],
+    );
+}
+
+/** SQL: the merge request has a row in `table` (assignees or reviewers) for the user `param` names. */
+const exists = (table: string, param: string) =>
+  `EXISTS (SELECT 1 FROM ${table} j WHERE j.merge_request_id = mr.id AND j.user_id = ${param})`;
+const existsAny = (table: string) => `EXISTS (SELECT 1 FROM ${table} j WHERE j.merge_request_id = mr.id)`;
+const userByName = (param: string) => `(SELECT u.id FROM users u WHERE lower(u.username) = lower(${param}))`;
+
+/** The seed's filters, each as SQL on `mr`. */
+function applyFilters(query: SelectQueryBuilder<MergeRequest>, params: ListMergeRequestsParams): void {
+  if (params.state && params.state !== 'all') query.andWhere('mr.state = :state', { state: params.state });
+  if (params.iids?.length) query.andWhere('mr.iid IN (:...iids)', { iids: params.iids });
+  if (params.author_id !== undefined)
+    query.andWhere('mr.author_id = :authorId', { authorId: params.author_id });
+  if (params.author_username !== undefined)
+    query.andWhere(`mr.author_id = ${userByName(':authorName')}`, { authorName: params.author_username });
+  const assignee = params.assignee_id;
+  if (isNone(assignee)) query.andWhere(`NOT ${existsAny('merge_request_assignees')}`);
+  else if (isAny(assignee)) query.andWhere(existsAny('merge_request_assignees'));
+  else if (assignee !== undefined)
+    query.andWhere(exists('merge_request_assignees', ':assigneeId'), { assigneeId: Number(assignee) });
+  const reviewer = params.reviewer_id ?? params.reviewer_username;
+  if (isNone(reviewer)) query.andWhere(`NOT ${existsAny('merge_request_reviewers')}`);
+  else if (isAny(reviewer)) query.andWhere(existsAny('merge_request_reviewers'));
+  else if (params.reviewer_id !== undefined)
+    query.andWhere(exists('merge_request_reviewers', ':reviewerId'), {
+      reviewerId: Number(params.reviewer_id),
+    });
+  else if (params.reviewer_username !== undefined)
+    query.andWhere(exists('merge_request_reviewers', userByName(':reviewerName')), {
+      reviewerName: params.reviewer_username,
+    });
+  if (params.merge_user_id !== undefined)
+    query.andWhere('mr.merge_user_id = :mergeUserId', { mergeUserId: params.merge_user_id });
+  if (params.merge_user_username !== undefined)
+    query.andWhere(`mr.merge_user_id = ${userByName(':mergeUserName')}`, {
+      mergeUserName: params.merge_user_username,
+    });
+  if (params.created_after)
+    query.andWhere('mr.created_at >= :createdAfter', {
+      createdAfter: storableDate('created_after', params.created_after),
+    });
+  if (params.created_before)
+    query.andWhere('mr.created_at <= :createdBefore', {
+      createdBefore: storableDate('created_before', params.created_before),
+    });
+  if (params.updated_after)
+    query.andWhere('mr.updated_at >= :updatedAfter', {
+      updatedAfter: storableDate('updated_after', params.updated_after),
+    });
+  if (params.updated_before)
+    query.andWhere('mr.updated_at <= :updatedBefore', {
+      updatedBefore: storableDate('updated_before', params.updated_before),
+    });
+  if (params.source_branch !== undefined)
+    query.andWhere('mr.source_branch = :sourceBranch', { sourceBranch: params.source_branch });
+  if (params.target_branch !== undefined)
+    query.andWhere('mr.target_branch = :targetBranch', { targetBranch: params.target_branch });
+  if (params.search) {
+    const fields = (params.in ?? 'title,description').split(',');
+    const clauses = fields.map((field) =>
+      field === 'title' ? 'mr.title ILIKE :term' : 'mr.description ILIKE :term',
+    );
+    query.andWhere(`(${clauses.join(' OR ')})`, { term: containing(params.search) });
+  }
+  if (params.wip === 'yes') query.andWhere('mr.draft');
+  if (params.wip === 'no') query.andWhere('NOT mr.draft');
+  const not = params.not ?? {};
+  if (not.author_id !== undefined)
+    query.andWhere('mr.author_id IS DISTINCT FROM :notAuthorId', { notAuthorId: not.author_id });
+  if (not.author_username !== undefined)
+    query.andWhere(`mr.author_id IS DISTINCT FROM ${userByName(':notAuthorName')}`, {
+      notAuthorName: not.author_username,
+    });
+  if (not.assignee_id !== undefined)
+    query.andWhere(`NOT ${exists('merge_request_assignees', ':notAssigneeId')}`, {
+      notAssigneeId: not.assignee_id,
+    });
+  if (not.assignee_username !== undefined)
+    query.andWhere(`NOT ${exists('merge_request_assignees', userByName(':notAssigneeName'))}`, {
+      notAssigneeName: not.assignee_username,
+    });
+  if (not.reviewer_id !== undefined)
+    query.andWhere(`NOT ${exists('merge_request_reviewers', ':notReviewerId')}`, {
+      notReviewerId: not.reviewer_id,
+    });
+  if (not.reviewer_username !== undefined)
+    query.andWhere(`NOT ${exists('merge_request_reviewers', userByName(':notReviewerName'))}`, {
+      notReviewerName: not.reviewer_username,
+    });
+  // No deployments exist yet, so nothing was deployed anywhere.
+  if (params.deployed_before || params.deployed_after || params.environment !== undefined)
+    query.andWhere('false');
+}
