@@ -1684,6 +1684,110 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{id}/merge_requests/{merge_request_iid}/notes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List the notes of a merge request
+         * @description Every note of the merge request: comments by users and the system notes forge-api writes when the
+         *     merge request changes (closed, reopened, retitled, marked draft or ready).
+         *
+         *     - **Who.** Whoever may read the merge request (`read_merge_request`).
+         *     - `order_by` `created_at` (the default) or `updated_at`; `sort` `desc` (the default) or `asc`; ties by id.
+         *     - Offset pagination in SQL: `page`, `per_page` (default 20, at most 100) and GitLab's headers.
+         */
+        get: operations["listMergeRequestNotes"];
+        put?: never;
+        /**
+         * Comment on a merge request
+         * @description Adds a note by the caller. A plain note is its own discussion (`type` null).
+         *
+         *     - **Who.** Any signed-in user who may read the merge request (`create_note`). When the merge request's
+         *       `discussion_locked` is true, only project members (and administrators) may comment, as GitLab's
+         *       lock does: others get 403.
+         *     - **Required:** `body` (400 `{"error": "body is missing"}`), at most 1,000,000 characters.
+         *     - `internal` (or its older name `confidential`) marks the note internal: only Reporter and higher
+         *       may write one (others get 403), and only they see it in lists and reads.
+         *     - Quick actions are not run: `commands_changes` is always `{}`.
+         */
+        post: operations["createMergeRequestNote"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/merge_requests/{merge_request_iid}/notes/{note_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                /**
+                 * @description The note's id.
+                 * @example 1
+                 */
+                note_id: components["parameters"]["NoteId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get one note of a merge request
+         * @description One note by its id. A note of another merge request (or none) answers 404
+         *     `{"message": "404 Note Not Found"}`.
+         *
+         *     - **Who.** Whoever may read the merge request.
+         */
+        get: operations["getMergeRequestNote"];
+        /**
+         * Edit a note of a merge request
+         * @description Replaces the note's `body` (400 `{"error": "body is missing"}` without it).
+         *
+         *     - **Who.** Only the note's author; others (administrators included) get 403, as GitLab's
+         *       `admin_note` on a note is its author's. System notes cannot be edited (403). On a locked discussion
+         *       only project members may edit.
+         *     - A missing note answers 404 `{"message": "404 Note Not Found"}`.
+         */
+        put: operations["updateMergeRequestNote"];
+        post?: never;
+        /**
+         * Delete a note of a merge request
+         * @description Removes the note. Answers 204 without a body.
+         *
+         *     - **Who.** The note's author, or Maintainer and higher (and administrators), as GitLab's
+         *       `admin_note`; others get 403. System notes cannot be deleted (403).
+         *     - A missing note answers 404 `{"message": "404 Note Not Found"}`.
+         */
+        delete: operations["deleteMergeRequestNote"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{id}/merge_requests/{merge_request_iid}/participants": {
         parameters: {
             query?: never;
@@ -4573,7 +4677,7 @@ export interface components {
         };
         /**
          * MergeRequest
-         * @description A merge request as the lists return it. Labels, milestones, notes and award emoji are not in forge-api yet: `labels` is always empty, `milestone` null, and `upvotes`, `downvotes` and `user_notes_count` 0. Forks do not exist yet, so `source_project_id` equals `target_project_id`.
+         * @description A merge request as the lists return it. Labels, milestones and award emoji are not in forge-api yet: `labels` is always empty, `milestone` null, and `upvotes` and `downvotes` 0. `user_notes_count` counts the notes users wrote (system notes are not counted). Forks do not exist yet, so `source_project_id` equals `target_project_id`.
          */
         MergeRequest: {
             /** @example false */
@@ -4749,7 +4853,7 @@ export interface components {
              */
             upvotes: number;
             /**
-             * @description Always 0 until forge-api has notes.
+             * @description The notes users wrote on the merge request; system notes are not counted.
              * @example 0
              */
             user_notes_count: number;
@@ -5065,6 +5169,53 @@ export interface components {
              * @example http://localhost:8080/groups/platform
              */
             web_url: string;
+        };
+        /**
+         * @description A note on a merge request. `type` is null for a plain note. `resolvable` is true for user notes on
+         *     merge requests; `resolved`, `resolved_by` and `resolved_at` follow the thread's state.
+         */
+        Note: {
+            attachment?: null;
+            author: components["schemas"]["UserSummary"];
+            body: string;
+            commands_changes: Record<string, never>;
+            confidential: boolean;
+            /** Format: date-time */
+            created_at: string;
+            id: number;
+            imported?: boolean;
+            imported_from?: string;
+            internal: boolean;
+            noteable_id: number;
+            noteable_iid: number;
+            /** @enum {string} */
+            noteable_type: "MergeRequest";
+            project_id: number;
+            resolvable: boolean;
+            resolved?: boolean;
+            /** Format: date-time */
+            resolved_at?: string | null;
+            resolved_by?: components["schemas"]["UserSummary"] | null;
+            system: boolean;
+            /** @enum {string|null} */
+            type: "DiscussionNote" | "DiffNote" | null;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        NoteCreate: {
+            /** @description The note's text (Markdown). */
+            body: string;
+            /**
+             * @deprecated
+             * @description The older name of `internal`.
+             */
+            confidential?: boolean;
+            /** @description An internal note, visible to Reporter and higher. */
+            internal?: boolean;
+        };
+        NoteUpdate: {
+            /** @description The note's new text. */
+            body: string;
         };
         /**
          * PersonalAccessToken
@@ -7536,6 +7687,11 @@ export interface components {
          */
         MergeRequestIid: number;
         /**
+         * @description The merge request's project-scoped internal ID (`iid`).
+         * @example 1
+         */
+        "MergeRequestIid-2": number;
+        /**
          * @description Only the merge requests with these internal IDs: `iids[]=1&iids[]=2`.
          * @example [
          *       1,
@@ -7647,6 +7803,11 @@ export interface components {
          * @example no
          */
         MergeRequestWip: "yes" | "no";
+        /**
+         * @description The note's id.
+         * @example 1
+         */
+        NoteId: number;
         /** @description Only groups where the caller is a direct Owner. Without a token the list is empty. */
         OwnedGroups: boolean;
         /** @description Page number for offset pagination (1-based). */
@@ -7936,6 +8097,9 @@ export type SchemaMergeRequestVersionDetail = components['schemas']['MergeReques
 export type SchemaMessage = components['schemas']['Message'];
 export type SchemaMetadata = components['schemas']['Metadata'];
 export type SchemaNamespaceSummary = components['schemas']['NamespaceSummary'];
+export type SchemaNote = components['schemas']['Note'];
+export type SchemaNoteCreate = components['schemas']['NoteCreate'];
+export type SchemaNoteUpdate = components['schemas']['NoteUpdate'];
 export type SchemaPersonalAccessToken = components['schemas']['PersonalAccessToken'];
 export type SchemaPersonalAccessTokenCreate = components['schemas']['PersonalAccessTokenCreate'];
 export type SchemaPersonalAccessTokenWithToken = components['schemas']['PersonalAccessTokenWithToken'];
@@ -8056,6 +8220,7 @@ export type ParameterMergeRequestDeployedAfter = components['parameters']['Merge
 export type ParameterMergeRequestDeployedBefore = components['parameters']['MergeRequestDeployedBefore'];
 export type ParameterMergeRequestEnvironment = components['parameters']['MergeRequestEnvironment'];
 export type ParameterMergeRequestIid = components['parameters']['MergeRequestIid'];
+export type ParameterMergeRequestIid_2 = components['parameters']['MergeRequestIid-2'];
 export type ParameterMergeRequestIids = components['parameters']['MergeRequestIids'];
 export type ParameterMergeRequestIn = components['parameters']['MergeRequestIn'];
 export type ParameterMergeRequestMergeUserId = components['parameters']['MergeRequestMergeUserId'];
@@ -8076,6 +8241,7 @@ export type ParameterMergeRequestUpdatedBefore = components['parameters']['Merge
 export type ParameterMergeRequestVersionId = components['parameters']['MergeRequestVersionId'];
 export type ParameterMergeRequestView = components['parameters']['MergeRequestView'];
 export type ParameterMergeRequestWip = components['parameters']['MergeRequestWip'];
+export type ParameterNoteId = components['parameters']['NoteId'];
 export type ParameterOwnedGroups = components['parameters']['OwnedGroups'];
 export type ParameterPage = components['parameters']['Page'];
 export type ParameterPagination = components['parameters']['Pagination'];
@@ -11808,6 +11974,272 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Diff"][];
                 };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listMergeRequestNotes: {
+        parameters: {
+            query?: {
+                /** @description What to sort by. */
+                order_by?: "created_at" | "updated_at";
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+                /** @description Sort direction. */
+                sort?: components["parameters"]["Sort"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of notes. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Note"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createMergeRequestNote: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "body": "Looks good to me."
+                 *     }
+                 */
+                "application/json": components["schemas"]["NoteCreate"];
+                /**
+                 * @example {
+                 *       "body": "Looks good to me."
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["NoteCreate"];
+                /**
+                 * @example {
+                 *       "body": "Looks good to me."
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["NoteCreate"];
+            };
+        };
+        responses: {
+            /** @description The new note. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Note"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getMergeRequestNote: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                /**
+                 * @description The note's id.
+                 * @example 1
+                 */
+                note_id: components["parameters"]["NoteId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The note. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Note"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateMergeRequestNote: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                /**
+                 * @description The note's id.
+                 * @example 1
+                 */
+                note_id: components["parameters"]["NoteId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "body": "Looks good to me, after the rename."
+                 *     }
+                 */
+                "application/json": components["schemas"]["NoteUpdate"];
+                /**
+                 * @example {
+                 *       "body": "Looks good to me, after the rename."
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["NoteUpdate"];
+                /**
+                 * @example {
+                 *       "body": "Looks good to me, after the rename."
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["NoteUpdate"];
+            };
+        };
+        responses: {
+            /** @description The note after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Note"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteMergeRequestNote: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                /**
+                 * @description The note's id.
+                 * @example 1
+                 */
+                note_id: components["parameters"]["NoteId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];

@@ -12,6 +12,7 @@ export interface OperationSubjects {
   createGroup: 'instance';
   createGroupAccessToken: 'group';
   createMergeRequest: 'project';
+  createMergeRequestNote: 'project';
   createProject: 'instance';
   createProjectAccessToken: 'project';
   createProtectedTag: 'project';
@@ -22,6 +23,7 @@ export interface OperationSubjects {
   deleteBranch: 'project';
   deleteGroup: 'group';
   deleteMergeRequest: 'project';
+  deleteMergeRequestNote: 'project';
   deleteMergedBranches: 'project';
   deleteProject: 'project';
   deleteProjectCustomAttribute: 'instance';
@@ -38,6 +40,7 @@ export interface OperationSubjects {
   getGroupMemberWithInherited: 'group';
   getMergeRequest: 'project';
   getMergeRequestChanges: 'project';
+  getMergeRequestNote: 'project';
   getMergeRequestTimeStats: 'project';
   getMergeRequestVersion: 'project';
   getMetadata: 'instance';
@@ -76,6 +79,7 @@ export interface OperationSubjects {
   listGroups: 'instance';
   listMergeRequestCommits: 'project';
   listMergeRequestDiffs: 'project';
+  listMergeRequestNotes: 'project';
   listMergeRequestParticipants: 'project';
   listMergeRequestVersions: 'project';
   listMergeRequests: 'instance';
@@ -119,6 +123,7 @@ export interface OperationSubjects {
   updateGroup: 'group';
   updateGroupMember: 'group';
   updateMergeRequest: 'project';
+  updateMergeRequestNote: 'project';
   updateProject: 'project';
   updateProjectMember: 'project';
   updateProtectedBranch: 'project';

@@ -23,6 +23,7 @@ import { membersManifest } from './members/manifest.js';
 import { mergeRequestsManifest } from './merge_requests/manifest.js';
 import { metadataManifest } from './metadata/manifest.js';
 import { namespacesManifest } from './namespaces/manifest.js';
+import { notesManifest } from './notes/manifest.js';
 import { projectsManifest } from './projects/manifest.js';
 import { protectedBranchesManifest } from './protected_branches/manifest.js';
 import { protectedTagsManifest } from './protected_tags/manifest.js';
@@ -43,6 +44,7 @@ export const families = [
   mergeRequestsManifest,
   metadataManifest,
   namespacesManifest,
+  notesManifest,
   projectsManifest,
   protectedBranchesManifest,
   protectedTagsManifest,

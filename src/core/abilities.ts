@@ -30,6 +30,12 @@ const PROJECT_ABILITIES = {
   /** Time tracking and the other changes GitLab's `admin_merge_request` covers. */
   admin_merge_request: AccessLevel.Developer,
   destroy_merge_request: AccessLevel.Owner,
+  /** Commenting on what the caller may read (merge requests): signed-in users, as reading allows. */
+  create_note: AccessLevel.Reporter,
+  /** Writing and reading internal notes. */
+  read_internal_note: AccessLevel.Reporter,
+  /** Deleting others' notes (GitLab's `admin_note` beyond a note's author). */
+  admin_note: AccessLevel.Maintainer,
   read_code: AccessLevel.Reporter,
   push_code: AccessLevel.Developer,
   admin_project: AccessLevel.Maintainer,
@@ -92,7 +98,7 @@ export function canProject(caller: Caller, ability: ProjectAbility, subject: Sub
   if (subject.archived && READ_ONLY_WHEN_ARCHIVED.has(ability)) return false;
   // Public and internal code is readable by whoever may see the project; private code needs Reporter.
   if (
-    (ability === 'read_code' || ability === 'read_merge_request') &&
+    (ability === 'read_code' || ability === 'read_merge_request' || ability === 'create_note') &&
     subject.visibilityLevel >= Visibility.internal
   )
     return canSee(caller, subject);
@@ -133,6 +139,25 @@ export const canCreateMergeRequestIn = (caller: Caller, accessLevel: number) =>
 export const canUpdateMergeRequest = (caller: Caller, accessLevel: number, authorId: number | null) =>
   (caller.user !== null && caller.user.id === authorId) ||
   hasLevelFor(caller, 'admin_merge_request', accessLevel);
+
+/**
+ * Commenting on a merge request whose discussion is locked: project members only (any role), or an
+ * administrator, as GitLab's lock allows.
+ */
+export const canCommentWhenLocked = (caller: Caller, accessLevel: number) =>
+  caller.user !== null && (isAdmin(caller) || isMemberLevel(accessLevel));
+
+/** Internal notes: Reporter and above, or an administrator. */
+export const canReadInternalNotes = (caller: Caller, accessLevel: number) =>
+  hasLevelFor(caller, 'read_internal_note', accessLevel);
+
+/** Editing a note: its author only. */
+export const canEditNote = (caller: Caller, authorId: number | null) =>
+  caller.user !== null && caller.user.id === authorId;
+
+/** Deleting a note: its author, or Maintainer and above, or an administrator. */
+export const canDeleteNote = (caller: Caller, accessLevel: number, authorId: number | null) =>
+  canEditNote(caller, authorId) || (caller.user !== null && hasLevelFor(caller, 'admin_note', accessLevel));
 
 /** Pushing code (and merging into an unprotected branch): Developer and above, or an administrator. */
 export const canPushCode = (caller: Caller, accessLevel: number) =>

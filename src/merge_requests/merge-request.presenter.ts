@@ -106,7 +106,7 @@ export function presentMergeRequest(
     closed_at: iso(mr.closedAt),
     target_branch: mr.targetBranch,
     source_branch: mr.sourceBranch,
-    user_notes_count: 0,
+    user_notes_count: records.userNotesCounts.get(mr.id) ?? 0,
     upvotes: 0,
     downvotes: 0,
     author: user(mr.authorId),

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { In, type DataSource, type EntityManager, type SelectQueryBuilder } from 'typeorm';
 import type { components, operations } from '../../generated/openapi.js';
 import {
@@ -10,6 +11,7 @@ import {
 } from '../core/abilities.js';
 import type { Caller } from '../core/auth.js';
 import { ApiError, badParameter, forbidden, recordNotFound, validationFailed } from '../core/errors.js';
+import type { Events } from '../core/events.js';
 import type { CoreDeps, ServiceRegistry } from '../core/family.js';
 import {
   boundedOffsetHeaders,
@@ -31,7 +33,8 @@ import { User } from '../users/user.entity.js';
 import { parseDuration } from './durations.js';
 import { MergeRequest, MergeRequestDiff } from './merge-request.entity.js';
 import type { MergeRequestVersions } from './merge-request-versions.js';
-import { isDraftTitle } from './merge-request-text.js';
+import { isDraftTitle, stripDraft } from './merge-request-text.js';
+import type { MergeRequestChanged } from './merge-requests.events.js';
 
 type ListQuery = NonNullable<operations['listProjectMergeRequests']['parameters']['query']>;
 export type ListMergeRequestsParams = ListQuery & { scope?: string; iids?: number[] };
@@ -54,6 +57,8 @@ export interface MergeRequestRecords {
   users: Map<number, User>;
   assignees: Map<number, number[]>;
   reviewers: Map<number, number[]>;
+  /** Notes written by users (not system notes), per merge request. */
+  userNotesCounts: Map<number, number>;
 }
 
 /** What only the single read adds. */
@@ -104,12 +109,14 @@ export type ListScope = { project: ProjectView } | { group: GroupView } | { inst
 
 export class MergeRequestsService {
   private readonly dataSource: DataSource;
+  private readonly events: Events;
 
   constructor(
     deps: CoreDeps,
     private readonly services: Pick<ServiceRegistry, 'repositories' | 'mergeRequestVersions'>,
   ) {
     this.dataSource = deps.dataSource;
+    this.events = deps.events;
   }
 
   private get versions(): MergeRequestVersions {
@@ -255,7 +262,16 @@ export class MergeRequestsService {
         });
       }
     }
-    return { items, projects, users, assignees, reviewers };
+    const userNotesCounts = new Map<number, number>();
+    if (ids.length > 0) {
+      const counts = (await manager.query(
+        `SELECT noteable_id, count(*)::int AS count FROM notes
+         WHERE noteable_id = ANY($1::int[]) AND NOT system GROUP BY noteable_id`,
+        [ids],
+      )) as Array<{ noteable_id: number; count: number }>;
+      for (const row of counts) userNotesCounts.set(row.noteable_id, row.count);
+    }
+    return { items, projects, users, assignees, reviewers, userNotesCounts };
   }
 
   // ---- one merge request ----
@@ -472,6 +488,15 @@ export class MergeRequestsService {
         if (reviewerIds !== undefined)
           await setUsers(tx, 'merge_request_reviewers', mr.id, reviewerIds, true);
         if (version) await this.versions.store(tx, mr.id, version);
+        const changes = changesOf(mr, { state, title, description: params.description, params });
+        if (Object.keys(changes).length > 0)
+          await this.events.publish(tx, 'merge_request.changed', {
+            mergeRequestId: mr.id,
+            changeId: randomUUID(),
+            actorId: caller.user?.id ?? null,
+            at: now.toISOString(),
+            changes,
+          });
       })
       .catch(async (err: unknown) => {
         if (isUniqueViolation(err))
@@ -666,6 +691,29 @@ function assigneesOf(params: { assignee_id?: number; assignee_ids?: number[] }):
   if (params.assignee_ids !== undefined) return params.assignee_ids;
   if (params.assignee_id !== undefined) return params.assignee_id === 0 ? [] : [params.assignee_id];
   return undefined;
+}
+
+/** What an update changes that a system note records. */
+function changesOf(
+  mr: MergeRequest,
+  next: {
+    state: MergeRequest['state'];
+    title: string;
+    description: string | null | undefined;
+    params: UpdateMergeRequestParams;
+  },
+): MergeRequestChanged['changes'] {
+  const changes: MergeRequestChanged['changes'] = {};
+  if (next.state !== mr.state) changes.state = next.state === 'closed' ? 'closed' : 'reopened';
+  if (next.title !== mr.title) {
+    const draft = isDraftTitle(next.title);
+    if (draft !== mr.draft) changes.draft = draft;
+    if (stripDraft(next.title) !== stripDraft(mr.title)) changes.title = { from: mr.title, to: next.title };
+  }
+  if (next.description !== undefined && next.description !== mr.description) changes.description = true;
+  const locked = next.params.discussion_locked;
+  if (locked !== undefined && locked !== (mr.discussionLocked ?? false)) changes.discussionLocked = locked;
+  return changes;
 }
 
 async function setUsers(

@@ -1,0 +1,305 @@
+/** Notes on merge requests: create, list, read, edit, delete; who may; system notes after updates. */
+import { describe, expect, it } from 'vitest';
+import { AccessLevel } from '../../src/core/access-level.js';
+import type { Project } from '../../src/projects/project.entity.js';
+import type { TestUser } from '../helpers/factories.js';
+import { useTestServer } from '../helpers/server.js';
+
+const server = useTestServer({ env: { FORGE_JOB_POLL: '0.5' } });
+
+type Json = Record<string, unknown>;
+
+interface World {
+  owner: TestUser;
+  project: Project;
+  maintainer: TestUser;
+  developer: TestUser;
+  reporter: TestUser;
+  guest: TestUser;
+  outsider: TestUser;
+  iid: number;
+  mrId: number;
+}
+
+/** A project (public unless told) with one open merge request by its Developer, and a member of each role. */
+async function world(visibility: 'public' | 'private' = 'public'): Promise<World> {
+  const owner = await server.factories.user();
+  const project = await server.factories.projectWithReadme({ owner, visibility });
+  const maintainer = await server.factories.memberOf(project, AccessLevel.Maintainer);
+  const developer = await server.factories.memberOf(project, AccessLevel.Developer);
+  const reporter = await server.factories.memberOf(project, AccessLevel.Reporter);
+  const guest = await server.factories.memberOf(project, AccessLevel.Guest);
+  const outsider = await server.factories.user();
+  const branch = await server.request('POST', `/projects/${project.id}/repository/commits`, {
+    token: developer.token,
+    json: {
+      branch: 'feature',
+      start_branch: 'main',
+      commit_message: 'Add a file',
+      actions: [{ action: 'create', file_path: 'new.txt', content: 'new\n' }],
+    },
+  });
+  expect(branch.status, branch.text).toBe(201);
+  const mr = await server.request('POST', `/projects/${project.id}/merge_requests`, {
+    token: developer.token,
+    json: { source_branch: 'feature', target_branch: 'main', title: 'Add a file' },
+  });
+  expect(mr.status, mr.text).toBe(201);
+  const body = mr.body as Json;
+  return {
+    owner,
+    project,
+    maintainer,
+    developer,
+    reporter,
+    guest,
+    outsider,
+    iid: body.iid as number,
+    mrId: body.id as number,
+  };
+}
+
+const notesPath = (w: World) => `/projects/${w.project.id}/merge_requests/${w.iid}/notes`;
+
+async function comment(w: World, user: TestUser, body: string, extra: Json = {}): Promise<Json> {
+  const res = await server.request('POST', notesPath(w), { token: user.token, json: { body, ...extra } });
+  expect(res.status, res.text).toBe(201);
+  return res.body as Json;
+}
+
+async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value)}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+describe('creating and reading notes', () => {
+  it('creates a note with GitLab fields, reads it back and counts it on the merge request', async () => {
+    const w = await world();
+    const note = await comment(w, w.reporter, 'Looks good to me.');
+    expect(note).toMatchObject({
+      type: null,
+      body: 'Looks good to me.',
+      author: { id: w.reporter.user.id, username: w.reporter.user.username },
+      system: false,
+      noteable_id: w.mrId,
+      noteable_type: 'MergeRequest',
+      noteable_iid: w.iid,
+      project_id: w.project.id,
+      resolvable: true,
+      resolved: false,
+      resolved_by: null,
+      resolved_at: null,
+      confidential: false,
+      internal: false,
+      commands_changes: {},
+    });
+    const got = await server.request('GET', `${notesPath(w)}/${note.id as number}`, {
+      token: w.outsider.token,
+    });
+    expect(got.status).toBe(200);
+    expect(got.body).toEqual(note);
+    const mr = await server.request('GET', `/projects/${w.project.id}/merge_requests/${w.iid}`, {
+      token: w.owner.token,
+    });
+    expect((mr.body as Json).user_notes_count).toBe(1);
+    const list = await server.request('GET', `/projects/${w.project.id}/merge_requests`, {
+      token: w.owner.token,
+    });
+    expect((list.body as Json[])[0].user_notes_count).toBe(1);
+  });
+
+  it.each([
+    ['no body', {}, 400, { error: 'body is missing' }],
+    ['an empty body', { body: '' }, 400, undefined],
+  ])('refuses %s', async (_, json, status, error) => {
+    const w = await world();
+    const res = await server.request('POST', notesPath(w), { token: w.developer.token, json });
+    expect(res.status).toBe(status);
+    if (error) expect(res.body).toEqual(error);
+  });
+
+  it('answers 404 Note Not Found for a note of another merge request or none', async () => {
+    const w = await world();
+    const other = await world();
+    const note = await comment(other, other.developer, 'elsewhere');
+    for (const id of [note.id as number, 2147483647]) {
+      const res = await server.request('GET', `${notesPath(w)}/${id}`, { token: w.owner.token });
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual({ message: '404 Note Not Found' });
+    }
+    const missingMr = await server.request('GET', `/projects/${w.project.id}/merge_requests/999/notes`, {
+      token: w.owner.token,
+    });
+    expect(missingMr.status).toBe(404);
+  });
+
+  it('sorts by created_at or updated_at in either direction, and paginates', async () => {
+    const w = await world();
+    const first = await comment(w, w.developer, 'first');
+    const second = await comment(w, w.developer, 'second');
+    const third = await comment(w, w.developer, 'third');
+    await server.request('PUT', `${notesPath(w)}/${first.id as number}`, {
+      token: w.developer.token,
+      json: { body: 'first, edited' },
+    });
+    const ids = async (query: string) =>
+      (
+        (await server.request('GET', `${notesPath(w)}?${query}`, { token: w.owner.token })).body as Json[]
+      ).map((n) => n.id);
+    const cases: Array<[string, unknown[]]> = [
+      ['', [third.id, second.id, first.id]],
+      ['sort=asc', [first.id, second.id, third.id]],
+      ['order_by=updated_at', [first.id, third.id, second.id]],
+      ['order_by=updated_at&sort=asc', [second.id, third.id, first.id]],
+    ];
+    for (const [query, expected] of cases) expect(await ids(query), query).toEqual(expected);
+    const page = await server.request('GET', `${notesPath(w)}?per_page=2&page=2&sort=asc`, {
+      token: w.owner.token,
+    });
+    expect((page.body as Json[]).map((n) => n.id)).toEqual([third.id]);
+    expect(page.headers.get('x-total')).toBe('3');
+    expect(page.headers.get('x-total-pages')).toBe('2');
+    expect(page.headers.get('x-prev-page')).toBe('1');
+  });
+});
+
+describe('who may write', () => {
+  it.each([
+    ['an outsider on a public project', 'outsider', false, 201],
+    ['a guest on a public project', 'guest', false, 201],
+    ['an outsider on a locked discussion', 'outsider', true, 403],
+    ['a guest on a locked discussion', 'guest', true, 201],
+    ['a developer on a locked discussion', 'developer', true, 201],
+  ] as const)('%s: %s', async (_, who, locked, status) => {
+    const w = await world();
+    if (locked) {
+      const lock = await server.request('PUT', `/projects/${w.project.id}/merge_requests/${w.iid}`, {
+        token: w.developer.token,
+        json: { discussion_locked: true },
+      });
+      expect(lock.status).toBe(200);
+    }
+    const res = await server.request('POST', notesPath(w), { token: w[who].token, json: { body: 'hi' } });
+    expect(res.status, res.text).toBe(status);
+  });
+
+  it('keeps internal notes to Reporter and above', async () => {
+    const w = await world();
+    const refused = await server.request('POST', notesPath(w), {
+      token: w.guest.token,
+      json: { body: 'secret', internal: true },
+    });
+    expect(refused.status).toBe(403);
+    const note = await comment(w, w.reporter, 'secret', { confidential: true });
+    expect(note).toMatchObject({ internal: true, confidential: true });
+    const path = `${notesPath(w)}/${note.id as number}`;
+    expect((await server.request('GET', path, { token: w.outsider.token })).status).toBe(404);
+    expect((await server.request('GET', path, { token: w.reporter.token })).status).toBe(200);
+    const seen = async (user: TestUser) =>
+      ((await server.request('GET', notesPath(w), { token: user.token })).body as Json[]).length;
+    expect(await seen(w.outsider)).toBe(0);
+    expect(await seen(w.maintainer)).toBe(1);
+  });
+
+  it.each([
+    ['the author edits', 'reporter', 'PUT', 200],
+    ['a maintainer edits', 'maintainer', 'PUT', 403],
+    ['the owner edits', 'owner', 'PUT', 403],
+    ['a developer deletes', 'developer', 'DELETE', 403],
+    ['the author deletes', 'reporter', 'DELETE', 204],
+    ['a maintainer deletes', 'maintainer', 'DELETE', 204],
+  ] as const)('%s: %s', async (_, who, method, status) => {
+    const w = await world();
+    const note = await comment(w, w.reporter, 'mine');
+    const res = await server.request(method, `${notesPath(w)}/${note.id as number}`, {
+      token: w[who].token,
+      ...(method === 'PUT' ? { json: { body: 'changed' } } : {}),
+    });
+    expect(res.status, res.text).toBe(status);
+    if (status === 200) expect(res.body).toMatchObject({ id: note.id, body: 'changed' });
+    if (status === 204) {
+      const gone = await server.request('GET', `${notesPath(w)}/${note.id as number}`, {
+        token: w.owner.token,
+      });
+      expect(gone.status).toBe(404);
+    }
+  });
+
+  it('requires a body to edit', async () => {
+    const w = await world();
+    const note = await comment(w, w.reporter, 'mine');
+    const res = await server.request('PUT', `${notesPath(w)}/${note.id as number}`, {
+      token: w.reporter.token,
+      json: {},
+    });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ error: 'body is missing' });
+  });
+
+  it('hides the notes of a private project from outsiders', async () => {
+    const w = await world('private');
+    const res = await server.request('GET', notesPath(w), { token: w.outsider.token });
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual({ message: '404 Project Not Found' });
+    const guest = await server.request('GET', notesPath(w), { token: w.guest.token });
+    expect(guest.status).toBe(403);
+  });
+});
+
+describe('system notes', () => {
+  it.each([
+    ['closing', { state_event: 'close' }, ['closed']],
+    ['retitling', { title: 'Add two files' }, ['changed title from **Add a file** to **Add two files**']],
+    ['marking draft', { title: 'Draft: Add a file' }, ['marked this merge request as **draft**']],
+    ['describing', { description: 'Why' }, ['changed the description']],
+    ['locking', { discussion_locked: true }, ['locked the discussion in this merge request']],
+  ])('records %s as a system note, not counted as a user note', async (_, json, bodies) => {
+    const w = await world();
+    const res = await server.request('PUT', `/projects/${w.project.id}/merge_requests/${w.iid}`, {
+      token: w.developer.token,
+      json,
+    });
+    expect(res.status, res.text).toBe(200);
+    const notes = await waitFor(
+      async () => (await server.request('GET', notesPath(w), { token: w.owner.token })).body as Json[],
+      (list) => list.length >= bodies.length,
+      'system notes',
+    );
+    expect(notes.map((n) => n.body)).toEqual(bodies);
+    expect(notes[0]).toMatchObject({ system: true, resolvable: false, author: { id: w.developer.user.id } });
+    expect(notes[0]).not.toHaveProperty('resolved');
+    const mr = await server.request('GET', `/projects/${w.project.id}/merge_requests/${w.iid}`, {
+      token: w.owner.token,
+    });
+    expect((mr.body as Json).user_notes_count).toBe(0);
+    const id = notes[0].id as number;
+    for (const method of ['PUT', 'DELETE'] as const) {
+      const write = await server.request(method, `${notesPath(w)}/${id}`, {
+        token: w.developer.token,
+        ...(method === 'PUT' ? { json: { body: 'x' } } : {}),
+      });
+      expect(write.status, method).toBe(403);
+    }
+  });
+
+  it('records reopening after closing, in order', async () => {
+    const w = await world();
+    for (const state_event of ['close', 'reopen'])
+      await server.request('PUT', `/projects/${w.project.id}/merge_requests/${w.iid}`, {
+        token: w.developer.token,
+        json: { state_event },
+      });
+    const notes = await waitFor(
+      async () =>
+        (await server.request('GET', `${notesPath(w)}?sort=asc`, { token: w.owner.token })).body as Json[],
+      (list) => list.length >= 2,
+      'system notes',
+    );
+    expect(notes.map((n) => n.body)).toEqual(['closed', 'reopened']);
+  });
+});
