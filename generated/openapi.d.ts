@@ -1684,6 +1684,191 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{id}/merge_requests/{merge_request_iid}/discussions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List the discussions of a merge request
+         * @description Every discussion of the merge request, oldest first: threads (`individual_note: false`) with their
+         *     notes, and plain notes and system notes, each its own discussion (`individual_note: true`).
+         *
+         *     - **Who.** Whoever may read the merge request. Internal notes are left out for callers below Reporter.
+         *     - Offset pagination in SQL over discussions: `page`, `per_page` (default 20, at most 100) and GitLab's
+         *       headers.
+         */
+        get: operations["listMergeRequestDiscussions"];
+        put?: never;
+        /**
+         * Start a thread on a merge request
+         * @description Starts a resolvable thread with one note (`type: DiscussionNote`).
+         *
+         *     - **Who.** As for notes (`create_note`; members only on a locked discussion).
+         *     - **Required:** `body` (400 `{"error": "body is missing"}`).
+         *     - `internal` (or `confidential`): as for notes, Reporter and higher.
+         */
+        post: operations["createMergeRequestDiscussion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/merge_requests/{merge_request_iid}/discussions/{discussion_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The discussion's id (40 hexadecimal characters).
+                 * @example 6a9c1750b37d513a43987b574953fceb50b03ce7
+                 */
+                discussion_id: components["parameters"]["DiscussionId"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get one discussion of a merge request
+         * @description One discussion with its notes, oldest first. An unknown id answers 404
+         *     `{"message": "404 Discussion Not Found"}`.
+         *
+         *     - **Who.** Whoever may read the merge request.
+         */
+        get: operations["getMergeRequestDiscussion"];
+        /**
+         * Resolve or unresolve a thread
+         * @description `resolved=true` resolves every note of the thread (`resolved_by` the caller, `resolved_at` now);
+         *     `resolved=false` unresolves them. A discussion that is not a thread (a plain or system note) answers
+         *     400 `{"message": "400 Bad request - Discussion is not resolvable"}`.
+         *
+         *     - **Who.** Developer and higher, or the merge request's author (GitLab's `resolve_note`); others 403.
+         *     - **Required:** `resolved` (400 `{"error": "resolved is missing"}`).
+         *     - With the project's `only_allow_merge_if_all_discussions_are_resolved`, an unresolved thread makes the
+         *       merge request's `detailed_merge_status` `discussions_not_resolved`; resolving the last one lifts it.
+         */
+        put: operations["resolveMergeRequestDiscussion"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/merge_requests/{merge_request_iid}/discussions/{discussion_id}/notes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The discussion's id (40 hexadecimal characters).
+                 * @example 6a9c1750b37d513a43987b574953fceb50b03ce7
+                 */
+                discussion_id: components["parameters"]["DiscussionId"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reply to a discussion
+         * @description Adds a note to the discussion. Replying to a plain note turns it into a thread (its note becomes a
+         *     `DiscussionNote`), as GitLab does. System notes take no replies: 400
+         *     `{"message": "400 Bad request - Discussion cannot be replied to"}`.
+         *
+         *     - **Who.** As for notes (`create_note`; members only on a locked discussion).
+         *     - **Required:** `body` (400 `{"error": "body is missing"}`).
+         *     - A reply to a resolved thread leaves it resolved only if the reply is resolved too: the new note is
+         *       unresolved, so the thread is unresolved again, as in GitLab.
+         */
+        post: operations["createMergeRequestDiscussionNote"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/merge_requests/{merge_request_iid}/discussions/{discussion_id}/notes/{note_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The discussion's id (40 hexadecimal characters).
+                 * @example 6a9c1750b37d513a43987b574953fceb50b03ce7
+                 */
+                discussion_id: components["parameters"]["DiscussionId"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                /**
+                 * @description The note's id.
+                 * @example 1
+                 */
+                note_id: components["parameters"]["NoteId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Edit or resolve a note of a discussion
+         * @description Sends exactly one of `body` (edits the note: its author only) or `resolved` (resolves or unresolves
+         *     this note: Developer and higher or the merge request's author). Both or neither answer 400
+         *     `{"error": "body, resolved are mutually exclusive"}` / `{"error": "body, resolved are missing, exactly one parameter must be provided"}`.
+         *     A note outside the discussion answers 404 `{"message": "404 Note Not Found"}`.
+         */
+        put: operations["updateMergeRequestDiscussionNote"];
+        post?: never;
+        /**
+         * Delete a note of a discussion
+         * @description Removes the note, as `DELETE …/notes/:note_id` does (its author, or Maintainer and higher). Answers 204.
+         */
+        delete: operations["deleteMergeRequestDiscussionNote"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{id}/merge_requests/{merge_request_iid}/notes": {
         parameters: {
             query?: never;
@@ -4169,6 +4354,22 @@ export interface components {
             /** @example ae1d9fb46aa2b07ee9836d49862ec4e2c46fbbba */
             start_sha: string | null;
         };
+        /** @description A thread of notes, or a single note (`individual_note`), under GitLab's 40-hex id. */
+        Discussion: {
+            id: string;
+            individual_note: boolean;
+            notes: components["schemas"]["Note"][];
+        };
+        DiscussionNoteUpdate: {
+            /** @description The note's new text (its author only). */
+            body?: string;
+            /** @description Resolves or unresolves this note. */
+            resolved?: boolean;
+        };
+        DiscussionResolve: {
+            /** @description True resolves the thread, false unresolves it. */
+            resolved: boolean;
+        };
         /**
          * Error
          * @description GitLab's error body. Parameter and routing errors carry `error` (a string); authentication, permission, lookup and conflict errors carry `message`, a string, or for record validation failures an object mapping each attribute to its list of messages. A token without the scope an operation needs gets `error: insufficient_scope` with `error_description` and `scope`.
@@ -4715,11 +4916,11 @@ export interface components {
             /** @example Loads the file on first use. */
             description: string | null;
             /**
-             * @description In GitLab's precedence: `unchecked` or `checking` while the check is pending, then `not_open` (closed or merged), `draft_status`, `conflict`, `need_rebase` (fast-forward merge method and the target head is not in the source), else `mergeable`. Discussions, pipelines and approvals do not exist yet in forge-api, so their statuses are never given.
+             * @description In GitLab's precedence: `unchecked` or `checking` while the check is pending, then `not_open` (closed or merged), `draft_status`, `conflict`, `need_rebase` (fast-forward merge method and the target head is not in the source), `discussions_not_resolved` (the project's `only_allow_merge_if_all_discussions_are_resolved` is on and a thread is unresolved; read live, so resolving the last thread lifts it at once), else `mergeable`. Pipelines and approvals do not exist yet in forge-api, so their statuses are never given.
              * @example mergeable
              * @enum {string}
              */
-            detailed_merge_status: "unchecked" | "checking" | "not_open" | "draft_status" | "conflict" | "need_rebase" | "mergeable";
+            detailed_merge_status: "unchecked" | "checking" | "not_open" | "draft_status" | "conflict" | "need_rebase" | "discussions_not_resolved" | "mergeable";
             /** @example null */
             discussion_locked: boolean | null;
             /**
@@ -5171,8 +5372,9 @@ export interface components {
             web_url: string;
         };
         /**
-         * @description A note on a merge request. `type` is null for a plain note. `resolvable` is true for user notes on
-         *     merge requests; `resolved`, `resolved_by` and `resolved_at` follow the thread's state.
+         * @description A note on a merge request. `type` is null for a plain note, `DiscussionNote` in a thread and
+         *     `DiffNote` on a line of the diff. As in GitLab, only thread and diff notes are `resolvable`;
+         *     `resolved`, `resolved_by` and `resolved_at` are given for those only.
          */
         Note: {
             attachment?: null;
@@ -7595,6 +7797,11 @@ export interface components {
          */
         CustomAttributeKey: string;
         /**
+         * @description The discussion's id (40 hexadecimal characters).
+         * @example 6a9c1750b37d513a43987b574953fceb50b03ce7
+         */
+        DiscussionId: string;
+        /**
          * @description The file's path in the repository, URL-encoded (`lib%2Fparser.rb`).
          * @example lib%2Fparser.rb
          */
@@ -8071,6 +8278,9 @@ export type SchemaCustomAttribute = components['schemas']['CustomAttribute'];
 export type SchemaCustomAttributeValue = components['schemas']['CustomAttributeValue'];
 export type SchemaDiff = components['schemas']['Diff'];
 export type SchemaDiffRefs = components['schemas']['DiffRefs'];
+export type SchemaDiscussion = components['schemas']['Discussion'];
+export type SchemaDiscussionNoteUpdate = components['schemas']['DiscussionNoteUpdate'];
+export type SchemaDiscussionResolve = components['schemas']['DiscussionResolve'];
 export type SchemaError = components['schemas']['Error'];
 export type SchemaFeatureAccessLevel = components['schemas']['FeatureAccessLevel'];
 export type SchemaGpgTagSignature = components['schemas']['GpgTagSignature'];
@@ -8199,6 +8409,7 @@ export type ParameterArchiveSha = components['parameters']['ArchiveSha'];
 export type ParameterBlobSha = components['parameters']['BlobSha'];
 export type ParameterBranchName = components['parameters']['BranchName'];
 export type ParameterCustomAttributeKey = components['parameters']['CustomAttributeKey'];
+export type ParameterDiscussionId = components['parameters']['DiscussionId'];
 export type ParameterFilePath = components['parameters']['FilePath'];
 export type ParameterGroupId = components['parameters']['GroupId'];
 export type ParameterGroupMinAccessLevel = components['parameters']['GroupMinAccessLevel'];
@@ -11974,6 +12185,408 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Diff"][];
                 };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listMergeRequestDiscussions: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of discussions. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Discussion"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createMergeRequestDiscussion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "body": "Should this parse lazily?"
+                 *     }
+                 */
+                "application/json": components["schemas"]["NoteCreate"];
+                /**
+                 * @example {
+                 *       "body": "Should this parse lazily?"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["NoteCreate"];
+                /**
+                 * @example {
+                 *       "body": "Should this parse lazily?"
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["NoteCreate"];
+            };
+        };
+        responses: {
+            /** @description The new discussion. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Discussion"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getMergeRequestDiscussion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The discussion's id (40 hexadecimal characters).
+                 * @example 6a9c1750b37d513a43987b574953fceb50b03ce7
+                 */
+                discussion_id: components["parameters"]["DiscussionId"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The discussion. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Discussion"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    resolveMergeRequestDiscussion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The discussion's id (40 hexadecimal characters).
+                 * @example 6a9c1750b37d513a43987b574953fceb50b03ce7
+                 */
+                discussion_id: components["parameters"]["DiscussionId"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "resolved": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["DiscussionResolve"];
+                /**
+                 * @example {
+                 *       "resolved": true
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["DiscussionResolve"];
+                /**
+                 * @example {
+                 *       "resolved": true
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["DiscussionResolve"];
+            };
+        };
+        responses: {
+            /** @description The discussion after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Discussion"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createMergeRequestDiscussionNote: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The discussion's id (40 hexadecimal characters).
+                 * @example 6a9c1750b37d513a43987b574953fceb50b03ce7
+                 */
+                discussion_id: components["parameters"]["DiscussionId"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "body": "Yes, on first use."
+                 *     }
+                 */
+                "application/json": components["schemas"]["NoteCreate"];
+                /**
+                 * @example {
+                 *       "body": "Yes, on first use."
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["NoteCreate"];
+                /**
+                 * @example {
+                 *       "body": "Yes, on first use."
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["NoteCreate"];
+            };
+        };
+        responses: {
+            /** @description The new note. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Note"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateMergeRequestDiscussionNote: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The discussion's id (40 hexadecimal characters).
+                 * @example 6a9c1750b37d513a43987b574953fceb50b03ce7
+                 */
+                discussion_id: components["parameters"]["DiscussionId"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                /**
+                 * @description The note's id.
+                 * @example 1
+                 */
+                note_id: components["parameters"]["NoteId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "body": "Yes, on first use, cached after."
+                 *     }
+                 */
+                "application/json": components["schemas"]["DiscussionNoteUpdate"];
+                /**
+                 * @example {
+                 *       "body": "Yes, on first use, cached after."
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["DiscussionNoteUpdate"];
+                /**
+                 * @example {
+                 *       "body": "Yes, on first use, cached after."
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["DiscussionNoteUpdate"];
+            };
+        };
+        responses: {
+            /** @description The note after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Note"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteMergeRequestDiscussionNote: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The discussion's id (40 hexadecimal characters).
+                 * @example 6a9c1750b37d513a43987b574953fceb50b03ce7
+                 */
+                discussion_id: components["parameters"]["DiscussionId"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                /**
+                 * @description The note's id.
+                 * @example 1
+                 */
+                note_id: components["parameters"]["NoteId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];

@@ -12,6 +12,8 @@ export interface OperationSubjects {
   createGroup: 'instance';
   createGroupAccessToken: 'group';
   createMergeRequest: 'project';
+  createMergeRequestDiscussion: 'project';
+  createMergeRequestDiscussionNote: 'project';
   createMergeRequestNote: 'project';
   createProject: 'instance';
   createProjectAccessToken: 'project';
@@ -23,6 +25,7 @@ export interface OperationSubjects {
   deleteBranch: 'project';
   deleteGroup: 'group';
   deleteMergeRequest: 'project';
+  deleteMergeRequestDiscussionNote: 'project';
   deleteMergeRequestNote: 'project';
   deleteMergedBranches: 'project';
   deleteProject: 'project';
@@ -40,6 +43,7 @@ export interface OperationSubjects {
   getGroupMemberWithInherited: 'group';
   getMergeRequest: 'project';
   getMergeRequestChanges: 'project';
+  getMergeRequestDiscussion: 'project';
   getMergeRequestNote: 'project';
   getMergeRequestTimeStats: 'project';
   getMergeRequestVersion: 'project';
@@ -79,6 +83,7 @@ export interface OperationSubjects {
   listGroups: 'instance';
   listMergeRequestCommits: 'project';
   listMergeRequestDiffs: 'project';
+  listMergeRequestDiscussions: 'project';
   listMergeRequestNotes: 'project';
   listMergeRequestParticipants: 'project';
   listMergeRequestVersions: 'project';
@@ -102,6 +107,7 @@ export interface OperationSubjects {
   removeProjectMember: 'project';
   resetMergeRequestSpentTime: 'project';
   resetMergeRequestTimeEstimate: 'project';
+  resolveMergeRequestDiscussion: 'project';
   revokeCurrentPersonalAccessToken: 'instance';
   revokeGroupAccessToken: 'group';
   revokePersonalAccessToken: 'instance';
@@ -123,6 +129,7 @@ export interface OperationSubjects {
   updateGroup: 'group';
   updateGroupMember: 'group';
   updateMergeRequest: 'project';
+  updateMergeRequestDiscussionNote: 'project';
   updateMergeRequestNote: 'project';
   updateProject: 'project';
   updateProjectMember: 'project';

@@ -34,6 +34,8 @@ const PROJECT_ABILITIES = {
   create_note: AccessLevel.Reporter,
   /** Writing and reading internal notes. */
   read_internal_note: AccessLevel.Reporter,
+  /** Resolving threads, beyond the merge request's author (GitLab's `resolve_note`). */
+  resolve_note: AccessLevel.Developer,
   /** Deleting others' notes (GitLab's `admin_note` beyond a note's author). */
   admin_note: AccessLevel.Maintainer,
   read_code: AccessLevel.Reporter,
@@ -158,6 +160,15 @@ export const canEditNote = (caller: Caller, authorId: number | null) =>
 /** Deleting a note: its author, or Maintainer and above, or an administrator. */
 export const canDeleteNote = (caller: Caller, accessLevel: number, authorId: number | null) =>
   canEditNote(caller, authorId) || (caller.user !== null && hasLevelFor(caller, 'admin_note', accessLevel));
+
+/** Resolving a thread: the merge request's author, or Developer and above, or an administrator. */
+export const canResolveDiscussion = (
+  caller: Caller,
+  accessLevel: number,
+  mergeRequestAuthorId: number | null,
+) =>
+  caller.user !== null &&
+  (caller.user.id === mergeRequestAuthorId || hasLevelFor(caller, 'resolve_note', accessLevel));
 
 /** Pushing code (and merging into an unprotected branch): Developer and above, or an administrator. */
 export const canPushCode = (caller: Caller, accessLevel: number) =>

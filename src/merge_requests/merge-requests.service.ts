@@ -48,6 +48,7 @@ export interface MergeRequestProject {
   fullPath: string;
   squashOption: string;
   mergeMethod: string;
+  onlyAllowMergeIfAllDiscussionsAreResolved: boolean;
 }
 
 /** Merge requests with everything their presentation reads, loaded a page at a time. */
@@ -59,6 +60,8 @@ export interface MergeRequestRecords {
   reviewers: Map<number, number[]>;
   /** Notes written by users (not system notes), per merge request. */
   userNotesCounts: Map<number, number>;
+  /** Merge requests with a thread not yet resolved. */
+  unresolvedDiscussions: Set<number>;
 }
 
 /** What only the single read adds. */
@@ -259,19 +262,27 @@ export class MergeRequestsService {
           fullPath: row.full_path,
           squashOption: settings.squash_option,
           mergeMethod: settings.merge_method,
+          onlyAllowMergeIfAllDiscussionsAreResolved:
+            settings.only_allow_merge_if_all_discussions_are_resolved,
         });
       }
     }
+    // User notes and unresolved threads (resolvable notes: not system, in a thread) in one query.
     const userNotesCounts = new Map<number, number>();
+    const unresolvedDiscussions = new Set<number>();
     if (ids.length > 0) {
       const counts = (await manager.query(
-        `SELECT noteable_id, count(*)::int AS count FROM notes
-         WHERE noteable_id = ANY($1::int[]) AND NOT system GROUP BY noteable_id`,
+        `SELECT noteable_id, count(*)::int AS count,
+           bool_or(type IS NOT NULL AND resolved_at IS NULL) AS unresolved
+         FROM notes WHERE noteable_id = ANY($1::int[]) AND NOT system GROUP BY noteable_id`,
         [ids],
-      )) as Array<{ noteable_id: number; count: number }>;
-      for (const row of counts) userNotesCounts.set(row.noteable_id, row.count);
+      )) as Array<{ noteable_id: number; count: number; unresolved: boolean }>;
+      for (const row of counts) {
+        userNotesCounts.set(row.noteable_id, row.count);
+        if (row.unresolved) unresolvedDiscussions.add(row.noteable_id);
+      }
     }
-    return { items, projects, users, assignees, reviewers, userNotesCounts };
+    return { items, projects, users, assignees, reviewers, userNotesCounts, unresolvedDiscussions };
   }
 
   // ---- one merge request ----

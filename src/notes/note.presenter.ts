@@ -2,9 +2,10 @@ import type { components } from '../../generated/openapi.js';
 import type { User } from '../users/user.entity.js';
 import { presentUserSummary, type UserSummaryJson } from '../users/user.presenter.js';
 import type { Note } from './note.entity.js';
-import type { NoteRecords } from './notes.service.js';
+import { isResolvable, type DiscussionRecords, type NoteRecords } from './notes.service.js';
 
 export type NoteJson = components['schemas']['Note'];
+export type DiscussionJson = components['schemas']['Discussion'];
 
 /** Who a note whose author was deleted belongs to, as GitLab's ghost user. */
 function ghost(externalUrl: string): UserSummaryJson {
@@ -24,8 +25,12 @@ const summary = (users: Map<number, User>, id: number | null, externalUrl: strin
   return user ? presentUserSummary(user, externalUrl) : null;
 };
 
-export function presentNote(note: Note, records: NoteRecords, externalUrl: string): NoteJson {
-  const resolvable = !note.system;
+export function presentNote(
+  note: Note,
+  records: Pick<NoteRecords, 'mergeRequest' | 'users'>,
+  externalUrl: string,
+): NoteJson {
+  const resolvable = isResolvable(note);
   return {
     id: note.id,
     type: note.type,
@@ -52,5 +57,17 @@ export function presentNote(note: Note, records: NoteRecords, externalUrl: strin
     imported: false,
     imported_from: 'none',
     commands_changes: {},
+  };
+}
+
+export function presentDiscussion(
+  discussion: DiscussionRecords['discussions'][number],
+  records: DiscussionRecords,
+  externalUrl: string,
+): DiscussionJson {
+  return {
+    id: discussion.id,
+    individual_note: discussion.notes.length === 1 && discussion.notes[0].type === null,
+    notes: discussion.notes.map((note) => presentNote(note, records, externalUrl)),
   };
 }

@@ -1,9 +1,15 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { In, type DataSource } from 'typeorm';
+import { In, type DataSource, type EntityManager } from 'typeorm';
 import type { operations } from '../../generated/openapi.js';
-import { canCommentWhenLocked, canDeleteNote, canEditNote, canReadInternalNotes } from '../core/abilities.js';
+import {
+  canCommentWhenLocked,
+  canDeleteNote,
+  canEditNote,
+  canReadInternalNotes,
+  canResolveDiscussion,
+} from '../core/abilities.js';
 import type { Caller } from '../core/auth.js';
-import { forbidden, notFound } from '../core/errors.js';
+import { ApiError, badParameter, forbidden, notFound } from '../core/errors.js';
 import type { CoreDeps, ServiceRegistry } from '../core/family.js';
 import { offsetHeaders, perPageOf, type RequestInfo } from '../core/pagination.js';
 import type { MergeRequest } from '../merge_requests/merge-request.entity.js';
@@ -13,6 +19,23 @@ import { Note } from './note.entity.js';
 import type { MergeRequestChanged } from '../merge_requests/merge-requests.events.js';
 
 type ListParams = NonNullable<operations['listMergeRequestNotes']['parameters']['query']>;
+type PageParams = { page?: number; per_page?: number };
+type CreateParams = { body: string; internal?: boolean; confidential?: boolean };
+
+/** One discussion: its id and its notes, oldest first. */
+export interface Discussion {
+  id: string;
+  notes: Note[];
+}
+
+/** Discussions with their merge request and the users they name. */
+export interface DiscussionRecords {
+  discussions: Discussion[];
+  mergeRequest: MergeRequest;
+  users: Map<number, User>;
+}
+
+const badRequest = (reason: string) => new ApiError(400, { message: `400 Bad request - ${reason}` });
 
 /** Notes with their merge request and the users they name, loaded a page at a time. */
 export interface NoteRecords {
@@ -71,34 +94,40 @@ export class NotesService {
     return { items: [note], mergeRequest, users: await this.users([note]) };
   }
 
-  async create(
+  async create(caller: Caller, view: ProjectView, iid: number, params: CreateParams): Promise<NoteRecords> {
+    const mergeRequest = await this.services.mergeRequests.find(view, iid);
+    const note = await this.insertNote(caller, view, mergeRequest, params, null, newDiscussionId());
+    return { items: [note], mergeRequest, users: await this.users([note]) };
+  }
+
+  /** A user's note, after the lock and internal-note rules. */
+  private async insertNote(
     caller: Caller,
     view: ProjectView,
-    iid: number,
-    params: { body: string; internal?: boolean; confidential?: boolean },
-  ): Promise<NoteRecords> {
-    const mergeRequest = await this.services.mergeRequests.find(view, iid);
+    mergeRequest: MergeRequest,
+    params: CreateParams,
+    type: Note['type'],
+    discussionId: string,
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<Note> {
     if (mergeRequest.discussionLocked && !canCommentWhenLocked(caller, view.accessLevel)) throw forbidden();
     const internal = params.internal ?? params.confidential ?? false;
     if (internal && !canReadInternalNotes(caller, view.accessLevel)) throw forbidden();
     const now = new Date();
-    const { identifiers } = await this.dataSource.getRepository(Note).insert({
+    const { identifiers } = await manager.getRepository(Note).insert({
       projectId: view.project.id,
       noteableType: 'MergeRequest',
       noteableId: mergeRequest.id,
       authorId: caller.user?.id ?? null,
       body: params.body,
       system: false,
-      type: null,
-      discussionId: newDiscussionId(),
+      type,
+      discussionId,
       internal,
       createdAt: now,
       updatedAt: now,
     });
-    const note = await this.dataSource
-      .getRepository(Note)
-      .findOneByOrFail({ id: identifiers[0].id as number });
-    return { items: [note], mergeRequest, users: await this.users([note]) };
+    return manager.getRepository(Note).findOneByOrFail({ id: identifiers[0].id as number });
   }
 
   async update(
@@ -122,6 +151,223 @@ export class NotesService {
     const note = await this.find(caller, view, mergeRequest, noteId);
     if (note.system || !canDeleteNote(caller, view.accessLevel, note.authorId)) throw forbidden();
     await this.dataSource.getRepository(Note).delete(note.id);
+  }
+
+  // ---- discussions ----
+
+  async listDiscussions(
+    caller: Caller,
+    view: ProjectView,
+    iid: number,
+    params: PageParams,
+    request: RequestInfo,
+  ): Promise<DiscussionRecords & { headers: Record<string, string> }> {
+    const mergeRequest = await this.services.mergeRequests.find(view, iid);
+    const perPage = perPageOf(params);
+    const page = Math.max(params.page ?? 1, 1);
+    const hideInternal = !canReadInternalNotes(caller, view.accessLevel);
+    const visible = hideInternal ? 'AND NOT internal' : '';
+    // A page of discussions in SQL, oldest first, with the count in the same round trip.
+    const rows = (await this.dataSource.query(
+      `SELECT discussion_id, count(*) OVER ()::int AS total FROM notes
+       WHERE noteable_id = $1 ${visible}
+       GROUP BY discussion_id ORDER BY min(created_at), min(id) LIMIT $2 OFFSET $3`,
+      [mergeRequest.id, perPage, (page - 1) * perPage],
+    )) as Array<{ discussion_id: string; total: number }>;
+    let total = rows[0]?.total;
+    if (total === undefined) {
+      const [row] = (await this.dataSource.query(
+        `SELECT count(DISTINCT discussion_id)::int AS total FROM notes WHERE noteable_id = $1 ${visible}`,
+        [mergeRequest.id],
+      )) as Array<{ total: number }>;
+      total = row.total;
+    }
+    const discussions = await this.discussionsOf(
+      mergeRequest,
+      rows.map((row) => row.discussion_id),
+      hideInternal,
+    );
+    return {
+      discussions,
+      mergeRequest,
+      users: await this.users(discussions.flatMap((d) => d.notes)),
+      headers: offsetHeaders(total, page, perPage, request),
+    };
+  }
+
+  async getDiscussion(
+    caller: Caller,
+    view: ProjectView,
+    iid: number,
+    discussionId: string,
+  ): Promise<DiscussionRecords> {
+    const mergeRequest = await this.services.mergeRequests.find(view, iid);
+    return this.discussionRecords(
+      mergeRequest,
+      await this.findDiscussion(caller, view, mergeRequest, discussionId),
+    );
+  }
+
+  async createDiscussion(
+    caller: Caller,
+    view: ProjectView,
+    iid: number,
+    params: CreateParams,
+  ): Promise<DiscussionRecords> {
+    const mergeRequest = await this.services.mergeRequests.find(view, iid);
+    const note = await this.insertNote(
+      caller,
+      view,
+      mergeRequest,
+      params,
+      'DiscussionNote',
+      newDiscussionId(),
+    );
+    return this.discussionRecords(mergeRequest, { id: note.discussionId, notes: [note] });
+  }
+
+  /** A reply; replying to a plain note makes it a thread, as GitLab does. */
+  async reply(
+    caller: Caller,
+    view: ProjectView,
+    iid: number,
+    discussionId: string,
+    params: CreateParams,
+  ): Promise<NoteRecords> {
+    const mergeRequest = await this.services.mergeRequests.find(view, iid);
+    const discussion = await this.findDiscussion(caller, view, mergeRequest, discussionId);
+    if (discussion.notes.some((note) => note.system)) throw badRequest('Discussion cannot be replied to');
+    const note = await this.dataSource.transaction(async (tx) => {
+      await tx.query(
+        `UPDATE notes SET type = 'DiscussionNote' WHERE discussion_id = $1 AND noteable_id = $2 AND type IS NULL`,
+        [discussion.id, mergeRequest.id],
+      );
+      const type = discussion.notes[0].type ?? 'DiscussionNote';
+      return this.insertNote(caller, view, mergeRequest, params, type, discussion.id, tx);
+    });
+    return { items: [note], mergeRequest, users: await this.users([note]) };
+  }
+
+  /** Resolves or unresolves every note of a thread. */
+  async resolveDiscussion(
+    caller: Caller,
+    view: ProjectView,
+    iid: number,
+    discussionId: string,
+    resolved: boolean,
+  ): Promise<DiscussionRecords> {
+    const mergeRequest = await this.services.mergeRequests.find(view, iid);
+    const discussion = await this.findDiscussion(caller, view, mergeRequest, discussionId);
+    if (!discussion.notes.some(isResolvable)) throw badRequest('Discussion is not resolvable');
+    if (!canResolveDiscussion(caller, view.accessLevel, mergeRequest.authorId)) throw forbidden();
+    await this.setResolved(
+      caller,
+      discussion.notes.filter(isResolvable).map((note) => note.id),
+      resolved,
+    );
+    return this.getDiscussion(caller, view, iid, discussion.id);
+  }
+
+  /** Exactly one of `body` (its author edits) or `resolved` (who may resolve the thread). */
+  async updateDiscussionNote(
+    caller: Caller,
+    view: ProjectView,
+    iid: number,
+    discussionId: string,
+    noteId: number,
+    params: { body?: string; resolved?: boolean },
+  ): Promise<NoteRecords> {
+    if (params.body !== undefined && params.resolved !== undefined)
+      throw badParameter('body, resolved are mutually exclusive');
+    if (params.body === undefined && params.resolved === undefined)
+      throw badParameter('body, resolved are missing, exactly one parameter must be provided');
+    const mergeRequest = await this.services.mergeRequests.find(view, iid);
+    const note = this.noteOf(await this.findDiscussion(caller, view, mergeRequest, discussionId), noteId);
+    if (params.body !== undefined) return this.update(caller, view, iid, note.id, params.body);
+    if (!isResolvable(note)) throw badRequest('Note is not resolvable');
+    if (!canResolveDiscussion(caller, view.accessLevel, mergeRequest.authorId)) throw forbidden();
+    await this.setResolved(caller, [note.id], params.resolved === true);
+    return this.get(caller, view, iid, note.id);
+  }
+
+  async removeDiscussionNote(
+    caller: Caller,
+    view: ProjectView,
+    iid: number,
+    discussionId: string,
+    noteId: number,
+  ): Promise<void> {
+    const mergeRequest = await this.services.mergeRequests.find(view, iid);
+    const note = this.noteOf(await this.findDiscussion(caller, view, mergeRequest, discussionId), noteId);
+    await this.remove(caller, view, iid, note.id);
+  }
+
+  private noteOf(discussion: Discussion, noteId: number): Note {
+    const note = discussion.notes.find((candidate) => candidate.id === noteId);
+    if (!note) throw notFound('Note');
+    return note;
+  }
+
+  private async setResolved(caller: Caller, noteIds: number[], resolved: boolean): Promise<void> {
+    if (noteIds.length === 0) return;
+    await this.dataSource
+      .getRepository(Note)
+      .update(
+        { id: In(noteIds) },
+        resolved
+          ? { resolvedAt: new Date(), resolvedById: caller.user?.id ?? null }
+          : { resolvedAt: null, resolvedById: null },
+      );
+  }
+
+  private async findDiscussion(
+    caller: Caller,
+    view: ProjectView,
+    mergeRequest: MergeRequest,
+    discussionId: string,
+  ): Promise<Discussion> {
+    const hideInternal = !canReadInternalNotes(caller, view.accessLevel);
+    const [discussion] = await this.discussionsOf(mergeRequest, [discussionId], hideInternal);
+    if (!discussion) throw notFound('Discussion');
+    return discussion;
+  }
+
+  /** The notes of the given discussions, in the order of `ids`: one query. */
+  private async discussionsOf(
+    mergeRequest: MergeRequest,
+    ids: string[],
+    hideInternal: boolean,
+  ): Promise<Discussion[]> {
+    if (ids.length === 0) return [];
+    const query = this.dataSource
+      .getRepository(Note)
+      .createQueryBuilder('n')
+      .where('n.noteable_id = :id', { id: mergeRequest.id })
+      .andWhere('n.discussion_id IN (:...ids)', { ids })
+      .orderBy('n.created_at', 'ASC')
+      .addOrderBy('n.id', 'ASC');
+    if (hideInternal) query.andWhere('NOT n.internal');
+    const byId = new Map<string, Note[]>();
+    for (const note of await query.getMany()) {
+      const list = byId.get(note.discussionId) ?? [];
+      list.push(note);
+      byId.set(note.discussionId, list);
+    }
+    return ids.flatMap((id) => {
+      const notes = byId.get(id);
+      return notes ? [{ id, notes }] : [];
+    });
+  }
+
+  private async discussionRecords(
+    mergeRequest: MergeRequest,
+    discussion: Discussion,
+  ): Promise<DiscussionRecords> {
+    return {
+      discussions: [discussion],
+      mergeRequest,
+      users: await this.users(discussion.notes),
+    };
   }
 
   /**
@@ -166,6 +412,9 @@ export class NotesService {
     return users;
   }
 }
+
+/** Thread and diff notes can be resolved; plain and system notes cannot. */
+export const isResolvable = (note: Note) => !note.system && note.type !== null;
 
 /** GitLab's wording of each change, keyed so that a retry finds the same note. */
 function systemNoteBodies(changes: MergeRequestChanged['changes']): Array<[string, string]> {

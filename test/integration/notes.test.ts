@@ -90,14 +90,12 @@ describe('creating and reading notes', () => {
       noteable_type: 'MergeRequest',
       noteable_iid: w.iid,
       project_id: w.project.id,
-      resolvable: true,
-      resolved: false,
-      resolved_by: null,
-      resolved_at: null,
+      resolvable: false,
       confidential: false,
       internal: false,
       commands_changes: {},
     });
+    expect(note).not.toHaveProperty('resolved');
     const got = await server.request('GET', `${notesPath(w)}/${note.id as number}`, {
       token: w.outsider.token,
     });
@@ -301,5 +299,254 @@ describe('system notes', () => {
       'system notes',
     );
     expect(notes.map((n) => n.body)).toEqual(['closed', 'reopened']);
+  });
+});
+
+const discussionsPath = (w: World) => `/projects/${w.project.id}/merge_requests/${w.iid}/discussions`;
+
+async function thread(w: World, user: TestUser, body: string): Promise<Json> {
+  const res = await server.request('POST', discussionsPath(w), { token: user.token, json: { body } });
+  expect(res.status, res.text).toBe(201);
+  return res.body as Json;
+}
+
+const mergeStatus = async (w: World) =>
+  (
+    (
+      await server.request('GET', `/projects/${w.project.id}/merge_requests/${w.iid}`, {
+        token: w.owner.token,
+      })
+    ).body as Json
+  ).detailed_merge_status;
+
+describe('discussions', () => {
+  it('starts a resolvable thread, replies to it and lists plain notes as individual discussions', async () => {
+    const w = await world();
+    const plain = await comment(w, w.reporter, 'plain');
+    const started = await thread(w, w.reporter, 'Should this parse lazily?');
+    expect(started.id).toMatch(/^[0-9a-f]{40}$/);
+    expect(started.individual_note).toBe(false);
+    expect((started.notes as Json[])[0]).toMatchObject({
+      type: 'DiscussionNote',
+      resolvable: true,
+      resolved: false,
+      resolved_by: null,
+    });
+    const reply = await server.request('POST', `${discussionsPath(w)}/${started.id as string}/notes`, {
+      token: w.outsider.token,
+      json: { body: 'Yes, on first use.' },
+    });
+    expect(reply.status, reply.text).toBe(201);
+    expect(reply.body).toMatchObject({ type: 'DiscussionNote', body: 'Yes, on first use.' });
+    const list = await server.request('GET', discussionsPath(w), { token: w.owner.token });
+    expect(list.status).toBe(200);
+    expect(list.headers.get('x-total')).toBe('2');
+    const discussions = list.body as Json[];
+    expect(discussions.map((d) => [d.individual_note, (d.notes as Json[]).map((n) => n.body)])).toEqual([
+      [true, ['plain']],
+      [false, ['Should this parse lazily?', 'Yes, on first use.']],
+    ]);
+    expect((discussions[0].notes as Json[])[0].id).toBe(plain.id);
+    const paged = await server.request('GET', `${discussionsPath(w)}?per_page=1&page=2`, {
+      token: w.owner.token,
+    });
+    expect((paged.body as Json[]).map((d) => d.id)).toEqual([started.id]);
+    const one = await server.request('GET', `${discussionsPath(w)}/${started.id as string}`, {
+      token: w.owner.token,
+    });
+    expect(one.body).toEqual(discussions[1]);
+  });
+
+  it('turns a plain note into a thread when replied to', async () => {
+    const w = await world();
+    await comment(w, w.reporter, 'plain');
+    const [discussion] = (await server.request('GET', discussionsPath(w), { token: w.owner.token }))
+      .body as Json[];
+    const reply = await server.request('POST', `${discussionsPath(w)}/${discussion.id as string}/notes`, {
+      token: w.developer.token,
+      json: { body: 'reply' },
+    });
+    expect(reply.status).toBe(201);
+    const after = (
+      await server.request('GET', `${discussionsPath(w)}/${discussion.id as string}`, {
+        token: w.owner.token,
+      })
+    ).body as Json;
+    expect(after.individual_note).toBe(false);
+    expect((after.notes as Json[]).map((n) => [n.type, n.resolvable])).toEqual([
+      ['DiscussionNote', true],
+      ['DiscussionNote', true],
+    ]);
+  });
+
+  it.each([
+    [
+      'an unknown discussion',
+      'GET',
+      '0123456789abcdef0123456789abcdef01234567',
+      undefined,
+      404,
+      { message: '404 Discussion Not Found' },
+    ],
+    ['a reply without body', 'POST', '{thread}/notes', {}, 400, { error: 'body is missing' }],
+    ['resolve without resolved', 'PUT', '{thread}', {}, 400, { error: 'resolved is missing' }],
+    [
+      'a note edit with both',
+      'PUT',
+      '{thread}/notes/{note}',
+      { body: 'x', resolved: true },
+      400,
+      { error: 'body, resolved are mutually exclusive' },
+    ],
+    [
+      'a note edit with neither',
+      'PUT',
+      '{thread}/notes/{note}',
+      {},
+      400,
+      { error: 'body, resolved are missing, exactly one parameter must be provided' },
+    ],
+    [
+      'a note of another discussion',
+      'PUT',
+      '{thread}/notes/{other}',
+      { body: 'x' },
+      404,
+      { message: '404 Note Not Found' },
+    ],
+    [
+      'resolving a plain note',
+      'PUT',
+      '{plain}',
+      { resolved: true },
+      400,
+      { message: '400 Bad request - Discussion is not resolvable' },
+    ],
+  ] as const)('refuses %s', async (_, method, path, json, status, error) => {
+    const w = await world();
+    const started = await thread(w, w.developer, 'thread');
+    const other = await thread(w, w.developer, 'other');
+    const plain = await comment(w, w.developer, 'plain');
+    const plainDiscussion = (
+      (await server.request('GET', discussionsPath(w), { token: w.owner.token })).body as Json[]
+    ).find((d) => (d.notes as Json[])[0].id === plain.id)!;
+    const resolved = path
+      .replace('{thread}', started.id as string)
+      .replace('{plain}', plainDiscussion.id as string)
+      .replace('{note}', String((started.notes as Json[])[0].id))
+      .replace('{other}', String((other.notes as Json[])[0].id));
+    const res = await server.request(method, `${discussionsPath(w)}/${resolved}`, {
+      token: w.developer.token,
+      ...(json ? { json } : {}),
+    });
+    expect(res.status, res.text).toBe(status);
+    expect(res.body).toEqual(error);
+  });
+
+  it.each([
+    ['the merge request author (a Developer)', 'developer', 200],
+    ['a Maintainer', 'maintainer', 200],
+    ['a Reporter', 'reporter', 403],
+    ['an outsider', 'outsider', 403],
+  ] as const)('lets %s resolve a thread', async (_, who, status) => {
+    const w = await world();
+    const started = await thread(w, w.reporter, 'thread');
+    const res = await server.request('PUT', `${discussionsPath(w)}/${started.id as string}`, {
+      token: w[who].token,
+      json: { resolved: true },
+    });
+    expect(res.status, res.text).toBe(status);
+    if (status === 200)
+      expect((res.body as Json).notes).toEqual([
+        expect.objectContaining({
+          resolved: true,
+          resolved_by: expect.objectContaining({ id: w[who].user.id }),
+        }),
+      ]);
+  });
+
+  it('resolves, unresolves and edits single notes of a thread, and deletes them', async () => {
+    const w = await world();
+    const started = await thread(w, w.reporter, 'thread');
+    const noteId = (started.notes as Json[])[0].id as number;
+    const notePath = `${discussionsPath(w)}/${started.id as string}/notes/${noteId}`;
+    const resolve = await server.request('PUT', notePath, {
+      token: w.developer.token,
+      json: { resolved: true },
+    });
+    expect(resolve.status, resolve.text).toBe(200);
+    expect(resolve.body).toMatchObject({ resolved: true, resolved_by: { id: w.developer.user.id } });
+    expect((resolve.body as Json).resolved_at).toEqual(expect.any(String));
+    const unresolve = await server.request('PUT', notePath, {
+      token: w.developer.token,
+      json: { resolved: false },
+    });
+    expect(unresolve.body).toMatchObject({ resolved: false, resolved_by: null, resolved_at: null });
+    const edit = await server.request('PUT', notePath, { token: w.reporter.token, json: { body: 'edited' } });
+    expect(edit.body).toMatchObject({ body: 'edited' });
+    const notAuthor = await server.request('PUT', notePath, {
+      token: w.developer.token,
+      json: { body: 'x' },
+    });
+    expect(notAuthor.status).toBe(403);
+    const remove = await server.request('DELETE', notePath, { token: w.reporter.token });
+    expect(remove.status).toBe(204);
+    const gone = await server.request('GET', `${discussionsPath(w)}/${started.id as string}`, {
+      token: w.owner.token,
+    });
+    expect(gone.status).toBe(404);
+  });
+
+  it('reports discussions_not_resolved while a thread is open, when the project requires it', async () => {
+    const w = await world();
+    const started = await thread(w, w.reporter, 'thread');
+    const mergeable = await waitFor(
+      () => mergeStatus(w),
+      (s) => s === 'mergeable',
+      'the merge status check',
+    );
+    expect(mergeable).toBe('mergeable');
+    const setting = await server.request('PUT', `/projects/${w.project.id}`, {
+      token: w.owner.token,
+      json: { only_allow_merge_if_all_discussions_are_resolved: true },
+    });
+    expect(setting.status, setting.text).toBe(200);
+    expect(await mergeStatus(w)).toBe('discussions_not_resolved');
+    const resolve = (resolved: boolean) =>
+      server.request('PUT', `${discussionsPath(w)}/${started.id as string}`, {
+        token: w.developer.token,
+        json: { resolved },
+      });
+    await resolve(true);
+    expect(await mergeStatus(w)).toBe('mergeable');
+    await resolve(false);
+    expect(await mergeStatus(w)).toBe('discussions_not_resolved');
+    // A reply is a new, unresolved note: resolving the thread covers it too.
+    await resolve(true);
+    await server.request('POST', `${discussionsPath(w)}/${started.id as string}/notes`, {
+      token: w.reporter.token,
+      json: { body: 'one more thing' },
+    });
+    expect(await mergeStatus(w)).toBe('discussions_not_resolved');
+  });
+
+  it('takes no replies to system notes', async () => {
+    const w = await world();
+    await server.request('PUT', `/projects/${w.project.id}/merge_requests/${w.iid}`, {
+      token: w.developer.token,
+      json: { state_event: 'close' },
+    });
+    const [system] = await waitFor(
+      async () => (await server.request('GET', discussionsPath(w), { token: w.owner.token })).body as Json[],
+      (list) => list.length > 0,
+      'the system note',
+    );
+    expect(system.individual_note).toBe(true);
+    const reply = await server.request('POST', `${discussionsPath(w)}/${system.id as string}/notes`, {
+      token: w.developer.token,
+      json: { body: 'why?' },
+    });
+    expect(reply.status).toBe(400);
+    expect(reply.body).toEqual({ message: '400 Bad request - Discussion cannot be replied to' });
   });
 });
