@@ -1715,7 +1715,16 @@ export interface paths {
         put?: never;
         /**
          * Start a thread on a merge request
-         * @description Starts a resolvable thread with one note (`type: DiscussionNote`).
+         * @description Starts a resolvable thread with one note (`type: DiscussionNote`), or with `position` a thread on a
+         *     line of the diff (`type: DiffNote`).
+         *
+         *     - **Diff positions** (`position_type: text` only; image and file positions are not supported yet):
+         *       `base_sha`, `start_sha` and `head_sha` must be the diff refs of one of the merge request's versions,
+         *       `new_path` (and `old_path`, which defaults to it) a file changed in that version, and `new_line`
+         *       (an added line), `old_line` (a removed line) or both (an unchanged line) a line shown in its diff.
+         *       Otherwise 400 `{"message": "400 Bad request - Note {:line_code=>[\"can't be blank\", \"must be a valid line code\"]}"}`,
+         *       as GitLab answers. The note keeps GitLab's line code: the SHA-1 of the new path, then `_old_new`
+         *       line numbers as the diff counts them. Replies to a diff thread are diff notes at the same position.
          *
          *     - **Who.** As for notes (`create_note`; members only on a locked discussion).
          *     - **Required:** `body` (400 `{"error": "body is missing"}`).
@@ -4342,6 +4351,30 @@ export interface components {
             /** @example false */
             renamed_file: boolean;
         };
+        DiffPosition: {
+            base_sha: string;
+            head_sha: string;
+            line_range?: null;
+            new_line: number | null;
+            new_path: string;
+            old_line: number | null;
+            old_path: string;
+            /** @enum {string} */
+            position_type: "text";
+            start_sha: string;
+        };
+        /** @description Where on the diff the thread starts. */
+        DiffPositionCreate: {
+            base_sha: string;
+            head_sha: string;
+            new_line?: number | null;
+            new_path: string;
+            old_line?: number | null;
+            old_path?: string;
+            /** @enum {string} */
+            position_type: "text";
+            start_sha: string;
+        };
         /**
          * DiffRefs
          * @description The commits of the latest diff version.
@@ -4359,6 +4392,18 @@ export interface components {
             id: string;
             individual_note: boolean;
             notes: components["schemas"]["Note"][];
+        };
+        DiscussionCreate: {
+            /** @description The first note's text (Markdown). */
+            body: string;
+            /**
+             * @deprecated
+             * @description The older name of `internal`.
+             */
+            confidential?: boolean;
+            /** @description An internal thread, visible to Reporter and higher. */
+            internal?: boolean;
+            position?: components["schemas"]["DiffPositionCreate"];
         };
         DiscussionNoteUpdate: {
             /** @description The note's new text (its author only). */
@@ -5392,6 +5437,7 @@ export interface components {
             noteable_iid: number;
             /** @enum {string} */
             noteable_type: "MergeRequest";
+            position?: components["schemas"]["DiffPosition"];
             project_id: number;
             resolvable: boolean;
             resolved?: boolean;
@@ -8277,8 +8323,11 @@ export type SchemaCurrentUserPersonalAccessTokenCreate = components['schemas']['
 export type SchemaCustomAttribute = components['schemas']['CustomAttribute'];
 export type SchemaCustomAttributeValue = components['schemas']['CustomAttributeValue'];
 export type SchemaDiff = components['schemas']['Diff'];
+export type SchemaDiffPosition = components['schemas']['DiffPosition'];
+export type SchemaDiffPositionCreate = components['schemas']['DiffPositionCreate'];
 export type SchemaDiffRefs = components['schemas']['DiffRefs'];
 export type SchemaDiscussion = components['schemas']['Discussion'];
+export type SchemaDiscussionCreate = components['schemas']['DiscussionCreate'];
 export type SchemaDiscussionNoteUpdate = components['schemas']['DiscussionNoteUpdate'];
 export type SchemaDiscussionResolve = components['schemas']['DiscussionResolve'];
 export type SchemaError = components['schemas']['Error'];
@@ -12272,19 +12321,19 @@ export interface operations {
                  *       "body": "Should this parse lazily?"
                  *     }
                  */
-                "application/json": components["schemas"]["NoteCreate"];
+                "application/json": components["schemas"]["DiscussionCreate"];
                 /**
                  * @example {
                  *       "body": "Should this parse lazily?"
                  *     }
                  */
-                "application/x-www-form-urlencoded": components["schemas"]["NoteCreate"];
+                "application/x-www-form-urlencoded": components["schemas"]["DiscussionCreate"];
                 /**
                  * @example {
                  *       "body": "Should this parse lazily?"
                  *     }
                  */
-                "multipart/form-data": components["schemas"]["NoteCreate"];
+                "multipart/form-data": components["schemas"]["DiscussionCreate"];
             };
         };
         responses: {

@@ -2,6 +2,18 @@ import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
 
 export type NoteType = 'DiscussionNote' | 'DiffNote';
 
+/** A text position on a merge request's diff, as GitLab stores it. */
+export interface DiffPosition {
+  position_type: 'text';
+  base_sha: string;
+  start_sha: string;
+  head_sha: string;
+  old_path: string;
+  new_path: string;
+  old_line: number | null;
+  new_line: number | null;
+}
+
 /** A comment on a merge request, by a user or by forge-api (`system`). */
 @Entity({ name: 'notes' })
 export class Note {
@@ -34,6 +46,12 @@ export class Note {
 
   @Column({ type: 'boolean', default: false })
   internal: boolean;
+
+  @Column({ type: 'jsonb', nullable: true })
+  position: DiffPosition | null;
+
+  @Column({ type: 'varchar', length: 100, name: 'line_code', nullable: true })
+  lineCode: string | null;
 
   @Column({ type: 'timestamptz', name: 'resolved_at', nullable: true })
   resolvedAt: Date | null;

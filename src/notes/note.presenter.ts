@@ -57,6 +57,9 @@ export function presentNote(
     imported: false,
     imported_from: 'none',
     commands_changes: {},
+    ...(note.type === 'DiffNote' && note.position
+      ? { position: { ...note.position, line_range: null } }
+      : {}),
   };
 }
 

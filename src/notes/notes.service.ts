@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { In, type DataSource, type EntityManager } from 'typeorm';
-import type { operations } from '../../generated/openapi.js';
+import type { components, operations } from '../../generated/openapi.js';
 import {
   canCommentWhenLocked,
   canDeleteNote,
@@ -15,12 +15,17 @@ import { offsetHeaders, perPageOf, type RequestInfo } from '../core/pagination.j
 import type { MergeRequest } from '../merge_requests/merge-request.entity.js';
 import type { ProjectView } from '../projects/projects.service.js';
 import { User } from '../users/user.entity.js';
-import { Note } from './note.entity.js';
+import { MergeRequestDiff } from '../merge_requests/merge-request.entity.js';
+import { positionLineCode } from './diff-position.js';
+import { Note, type DiffPosition } from './note.entity.js';
 import type { MergeRequestChanged } from '../merge_requests/merge-requests.events.js';
 
 type ListParams = NonNullable<operations['listMergeRequestNotes']['parameters']['query']>;
 type PageParams = { page?: number; per_page?: number };
 type CreateParams = { body: string; internal?: boolean; confidential?: boolean };
+type PositionParams = NonNullable<components['schemas']['DiscussionCreate']['position']>;
+/** Where a diff note sits, as stored. */
+type Placement = { position: DiffPosition; lineCode: string };
 
 /** One discussion: its id and its notes, oldest first. */
 export interface Discussion {
@@ -109,6 +114,7 @@ export class NotesService {
     type: Note['type'],
     discussionId: string,
     manager: EntityManager = this.dataSource.manager,
+    placement: Placement | null = null,
   ): Promise<Note> {
     if (mergeRequest.discussionLocked && !canCommentWhenLocked(caller, view.accessLevel)) throw forbidden();
     const internal = params.internal ?? params.confidential ?? false;
@@ -124,6 +130,8 @@ export class NotesService {
       type,
       discussionId,
       internal,
+      position: placement?.position ?? null,
+      lineCode: placement?.lineCode ?? null,
       createdAt: now,
       updatedAt: now,
     });
@@ -212,16 +220,19 @@ export class NotesService {
     caller: Caller,
     view: ProjectView,
     iid: number,
-    params: CreateParams,
+    params: CreateParams & { position?: PositionParams },
   ): Promise<DiscussionRecords> {
     const mergeRequest = await this.services.mergeRequests.find(view, iid);
+    const placement = params.position ? await this.place(view, mergeRequest, params.position) : null;
     const note = await this.insertNote(
       caller,
       view,
       mergeRequest,
       params,
-      'DiscussionNote',
+      placement ? 'DiffNote' : 'DiscussionNote',
       newDiscussionId(),
+      this.dataSource.manager,
+      placement,
     );
     return this.discussionRecords(mergeRequest, { id: note.discussionId, notes: [note] });
   }
@@ -242,8 +253,11 @@ export class NotesService {
         `UPDATE notes SET type = 'DiscussionNote' WHERE discussion_id = $1 AND noteable_id = $2 AND type IS NULL`,
         [discussion.id, mergeRequest.id],
       );
-      const type = discussion.notes[0].type ?? 'DiscussionNote';
-      return this.insertNote(caller, view, mergeRequest, params, type, discussion.id, tx);
+      const [first] = discussion.notes;
+      const type = first.type ?? 'DiscussionNote';
+      const placement =
+        first.position && first.lineCode ? { position: first.position, lineCode: first.lineCode } : null;
+      return this.insertNote(caller, view, mergeRequest, params, type, discussion.id, tx, placement);
     });
     return { items: [note], mergeRequest, users: await this.users([note]) };
   }
@@ -300,6 +314,45 @@ export class NotesService {
     const mergeRequest = await this.services.mergeRequests.find(view, iid);
     const note = this.noteOf(await this.findDiscussion(caller, view, mergeRequest, discussionId), noteId);
     await this.remove(caller, view, iid, note.id);
+  }
+
+  /**
+   * A text position checked against the merge request's versions: their diff refs, the file's diff and
+   * the line on it. GitLab's answer when any of it does not hold is a blank line code.
+   */
+  private async place(
+    view: ProjectView,
+    mergeRequest: MergeRequest,
+    position: PositionParams,
+  ): Promise<Placement> {
+    const invalid = () => badRequest(`Note {:line_code=>["can't be blank", "must be a valid line code"]}`);
+    const version = await this.dataSource.getRepository(MergeRequestDiff).findOneBy({
+      mergeRequestId: mergeRequest.id,
+      headCommitSha: position.head_sha,
+      startCommitSha: position.start_sha,
+      baseCommitSha: position.base_sha,
+    });
+    if (!version) throw invalid();
+    const { diffs } = await this.services.mergeRequests.version(view, mergeRequest.iid, version.id);
+    const oldPath = position.old_path ?? position.new_path;
+    const file = diffs.diffs.find(
+      (entry) => entry.newPath === position.new_path && entry.oldPath === oldPath,
+    );
+    const code = file ? positionLineCode(file, position.old_line, position.new_line) : null;
+    if (!code) throw invalid();
+    return {
+      lineCode: code,
+      position: {
+        position_type: 'text',
+        base_sha: position.base_sha,
+        start_sha: position.start_sha,
+        head_sha: position.head_sha,
+        old_path: oldPath,
+        new_path: position.new_path,
+        old_line: position.old_line ?? null,
+        new_line: position.new_line ?? null,
+      },
+    };
   }
 
   private noteOf(discussion: Discussion, noteId: number): Note {

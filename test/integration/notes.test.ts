@@ -1,4 +1,5 @@
 /** Notes on merge requests: create, list, read, edit, delete; who may; system notes after updates. */
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { AccessLevel } from '../../src/core/access-level.js';
 import type { Project } from '../../src/projects/project.entity.js';
@@ -548,5 +549,106 @@ describe('discussions', () => {
     });
     expect(reply.status).toBe(400);
     expect(reply.body).toEqual({ message: '400 Bad request - Discussion cannot be replied to' });
+  });
+});
+
+describe('diff notes', () => {
+  /** A merge request !2 that changes lib.txt from a/b/c to a/B/c/d, and its diff refs. */
+  async function diffWorld() {
+    const w = await world();
+    // main is protected: its owner commits there.
+    const commit = (branch: string, action: string, content: string, from?: string) =>
+      server.request('POST', `/projects/${w.project.id}/repository/commits`, {
+        token: w.owner.token,
+        json: {
+          branch,
+          ...(from ? { start_branch: from } : {}),
+          commit_message: 'lib',
+          actions: [{ action, file_path: 'lib.txt', content }],
+        },
+      });
+    expect((await commit('main', 'create', 'a\nb\nc\n')).status).toBe(201);
+    expect((await commit('lib', 'update', 'a\nB\nc\nd\n', 'main')).status).toBe(201);
+    const mr = await server.request('POST', `/projects/${w.project.id}/merge_requests`, {
+      token: w.developer.token,
+      json: { source_branch: 'lib', target_branch: 'main', title: 'Change lib' },
+    });
+    expect(mr.status, mr.text).toBe(201);
+    const refs = (mr.body as Json).diff_refs as Record<string, string>;
+    const path = `/projects/${w.project.id}/merge_requests/${(mr.body as Json).iid as number}/discussions`;
+    return { w, refs, path };
+  }
+
+  const sha1 = (text: string) => createHash('sha1').update(text).digest('hex');
+
+  it.each([
+    ['an added line', { new_line: 2 }, 201, `${sha1('lib.txt')}_3_2`],
+    ['a removed line', { old_line: 2 }, 201, `${sha1('lib.txt')}_2_2`],
+    ['an unchanged line', { old_line: 3, new_line: 3 }, 201, `${sha1('lib.txt')}_3_3`],
+    ['a line the diff does not show', { new_line: 40 }, 400, undefined],
+    ['an unchanged line given as added', { new_line: 3 }, 400, undefined],
+    ['a file the merge request does not change', { new_path: 'README.md', new_line: 1 }, 400, undefined],
+    ['diff refs of no version', { head_sha: '0'.repeat(40), new_line: 2 }, 400, undefined],
+  ])('places a diff note on %s', async (_, extra, status, code) => {
+    const { refs, path, w } = await diffWorld();
+    const position = {
+      position_type: 'text',
+      base_sha: refs.base_sha,
+      start_sha: refs.start_sha,
+      head_sha: refs.head_sha,
+      new_path: 'lib.txt',
+      ...extra,
+    };
+    const res = await server.request('POST', path, {
+      token: w.reporter.token,
+      json: { body: 'Here', position },
+    });
+    expect(res.status, res.text).toBe(status);
+    if (status === 400) {
+      expect(res.body).toEqual({
+        message: `400 Bad request - Note {:line_code=>["can't be blank", "must be a valid line code"]}`,
+      });
+      return;
+    }
+    const [note] = (res.body as Json).notes as Json[];
+    expect(note).toMatchObject({
+      type: 'DiffNote',
+      resolvable: true,
+      position: {
+        position_type: 'text',
+        old_path: 'lib.txt',
+        new_path: 'lib.txt',
+        old_line: (extra as Json).old_line ?? null,
+        new_line: (extra as Json).new_line ?? null,
+        head_sha: refs.head_sha,
+      },
+    });
+    // The line code is GitLab's; it is stored, not part of the note's API shape.
+    const [row] = (await server.dataSource.query('SELECT line_code FROM notes WHERE id = $1', [
+      note.id,
+    ])) as Array<{ line_code: string }>;
+    expect(row.line_code).toBe(code);
+    const reply = await server.request('POST', `${path}/${(res.body as Json).id as string}/notes`, {
+      token: w.developer.token,
+      json: { body: 'Agreed' },
+    });
+    expect(reply.body).toMatchObject({ type: 'DiffNote', position: note.position });
+  });
+
+  it('takes the position in bracket notation, as python-gitlab and gitbeaker send it', async () => {
+    const { refs, path, w } = await diffWorld();
+    const form = {
+      body: 'Here',
+      'position[position_type]': 'text',
+      'position[base_sha]': refs.base_sha,
+      'position[start_sha]': refs.start_sha,
+      'position[head_sha]': refs.head_sha,
+      'position[new_path]': 'lib.txt',
+      'position[old_path]': 'lib.txt',
+      'position[new_line]': '4',
+    };
+    const res = await server.request('POST', path, { token: w.reporter.token, form });
+    expect(res.status, res.text).toBe(201);
+    expect(((res.body as Json).notes as Json[])[0]).toMatchObject({ position: { new_line: 4 } });
   });
 });

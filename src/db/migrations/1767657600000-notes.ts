@@ -17,6 +17,9 @@ export class Notes1767657600000 implements MigrationInterface {
         type varchar(32) CHECK (type IN ('DiscussionNote', 'DiffNote')),
         discussion_id char(40) NOT NULL,
         internal boolean NOT NULL DEFAULT false,
+        -- Diff notes: where on the diff (GitLab's position hash) and the line's code.
+        position jsonb,
+        line_code varchar(100),
         resolved_at timestamptz,
         resolved_by_id integer REFERENCES users (id) ON DELETE SET NULL,
         created_at timestamptz NOT NULL DEFAULT now(),
