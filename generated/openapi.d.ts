@@ -1899,7 +1899,8 @@ export interface paths {
         /**
          * List the notes of a merge request
          * @description Every note of the merge request: comments by users and the system notes forge-api writes when the
-         *     merge request changes (closed, reopened, retitled, marked draft or ready).
+         *     merge request changes (closed, reopened, retitled, marked draft or ready, described, locked, assignees
+         *     and reviewers changed).
          *
          *     - **Who.** Whoever may read the merge request (`read_merge_request`).
          *     - `order_by` `created_at` (the default) or `updated_at`; `sort` `desc` (the default) or `asc`; ties by id.

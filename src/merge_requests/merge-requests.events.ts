@@ -25,6 +25,8 @@ export interface MergeRequestChanged {
     draft?: boolean;
     description?: boolean;
     discussionLocked?: boolean;
+    assignees?: { added: number[]; removed: number[] };
+    reviewers?: { added: number[]; removed: number[] };
   };
 }
 

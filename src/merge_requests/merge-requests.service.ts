@@ -494,12 +494,26 @@ export class MergeRequestsService {
                 : storableDate('merge_after', params.merge_after),
           updatedAt: now,
         });
-        if (assigneeIds !== undefined)
+        // The users before the change, read under the row lock, for the system notes.
+        const people: MergeRequestChanged['changes'] = {};
+        if (assigneeIds !== undefined) {
+          people.assignees = moved(await usersOf(tx, 'merge_request_assignees', mr.id), assigneeIds);
           await setUsers(tx, 'merge_request_assignees', mr.id, assigneeIds, true);
-        if (reviewerIds !== undefined)
+        }
+        if (reviewerIds !== undefined) {
+          people.reviewers = moved(await usersOf(tx, 'merge_request_reviewers', mr.id), reviewerIds);
           await setUsers(tx, 'merge_request_reviewers', mr.id, reviewerIds, true);
+        }
         if (version) await this.versions.store(tx, mr.id, version);
-        const changes = changesOf(mr, { state, title, description: params.description, params });
+        const changes = {
+          ...changesOf(mr, { state, title, description: params.description, params }),
+          ...(people.assignees?.added.length || people.assignees?.removed.length
+            ? { assignees: people.assignees }
+            : {}),
+          ...(people.reviewers?.added.length || people.reviewers?.removed.length
+            ? { reviewers: people.reviewers }
+            : {}),
+        };
         if (Object.keys(changes).length > 0)
           await this.events.publish(tx, 'merge_request.changed', {
             mergeRequestId: mr.id,
@@ -726,6 +740,19 @@ function changesOf(
   if (locked !== undefined && locked !== (mr.discussionLocked ?? false)) changes.discussionLocked = locked;
   return changes;
 }
+
+async function usersOf(tx: EntityManager, table: string, mergeRequestId: number): Promise<number[]> {
+  const rows = (await tx.query(`SELECT user_id FROM ${table} WHERE merge_request_id = $1`, [
+    mergeRequestId,
+  ])) as Array<{ user_id: number }>;
+  return rows.map((row) => row.user_id);
+}
+
+/** Who a change of a user list adds and removes. */
+const moved = (before: number[], after: number[]) => ({
+  added: after.filter((id) => !before.includes(id)),
+  removed: before.filter((id) => !after.includes(id)),
+});
 
 async function setUsers(
   tx: EntityManager,

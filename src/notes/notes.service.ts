@@ -434,7 +434,13 @@ export class NotesService {
     )) as Array<{ id: number; target_project_id: number }>;
     if (!mr) return;
     const at = new Date(event.at);
-    for (const [kind, body] of systemNoteBodies(event.changes)) {
+    const { assignees, reviewers } = event.changes;
+    const ids = [assignees, reviewers].flatMap((list) => [...(list?.added ?? []), ...(list?.removed ?? [])]);
+    const names = new Map<number, string>();
+    if (ids.length > 0)
+      for (const user of await this.dataSource.getRepository(User).findBy({ id: In(ids) }))
+        names.set(user.id, `@${user.username}`);
+    for (const [kind, body] of systemNoteBodies(event.changes, names)) {
       const discussionId = createHash('sha1').update(`${event.changeId}:${kind}`).digest('hex');
       await this.dataSource.query(
         `INSERT INTO notes (project_id, noteable_type, noteable_id, author_id, body, system, discussion_id,
@@ -470,8 +476,19 @@ export class NotesService {
 export const isResolvable = (note: Note) => !note.system && note.type !== null;
 
 /** GitLab's wording of each change, keyed so that a retry finds the same note. */
-function systemNoteBodies(changes: MergeRequestChanged['changes']): Array<[string, string]> {
+function systemNoteBodies(
+  changes: MergeRequestChanged['changes'],
+  names: Map<number, string>,
+): Array<[string, string]> {
   const bodies: Array<[string, string]> = [];
+  const list = (ids: number[]) => ids.flatMap((id) => names.get(id) ?? []).join(', ');
+  const people = (key: string, ids: number[] | undefined, verb: string) => {
+    if (ids?.length && list(ids)) bodies.push([key, `${verb} ${list(ids)}`]);
+  };
+  people('assigned', changes.assignees?.added, 'assigned to');
+  people('unassigned', changes.assignees?.removed, 'unassigned');
+  people('review_requested', changes.reviewers?.added, 'requested review from');
+  people('review_removed', changes.reviewers?.removed, 'removed review request for');
   if (changes.state) bodies.push(['state', changes.state]);
   if (changes.title)
     bodies.push(['title', `changed title from **${changes.title.from}** to **${changes.title.to}**`]);

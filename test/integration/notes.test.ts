@@ -286,6 +286,33 @@ describe('system notes', () => {
     }
   });
 
+  it('records assignee and reviewer changes with their usernames', async () => {
+    const w = await world();
+    const update = (json: Json) =>
+      server.request('PUT', `/projects/${w.project.id}/merge_requests/${w.iid}`, {
+        token: w.developer.token,
+        json,
+      });
+    expect(
+      (await update({ assignee_ids: [w.reporter.user.id], reviewer_ids: [w.maintainer.user.id] })).status,
+    ).toBe(200);
+    expect((await update({ assignee_ids: [w.developer.user.id], reviewer_ids: [] })).status).toBe(200);
+    const notes = await waitFor(
+      async () =>
+        (await server.request('GET', `${notesPath(w)}?sort=asc`, { token: w.owner.token })).body as Json[],
+      (list) => list.length >= 5,
+      'system notes',
+    );
+    const at = (user: TestUser) => `@${user.user.username}`;
+    expect(notes.map((n) => n.body)).toEqual([
+      `assigned to ${at(w.reporter)}`,
+      `requested review from ${at(w.maintainer)}`,
+      `assigned to ${at(w.developer)}`,
+      `unassigned ${at(w.reporter)}`,
+      `removed review request for ${at(w.maintainer)}`,
+    ]);
+  });
+
   it('records reopening after closing, in order', async () => {
     const w = await world();
     for (const state_event of ['close', 'reopen'])
