@@ -2110,6 +2110,305 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{id}/merge_requests/{merge_request_iid}/discussions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List the discussions of a merge request
+         * @description Every discussion of the merge request, oldest first: threads (`individual_note: false`) with their
+         *     notes, and plain notes and system notes, each its own discussion (`individual_note: true`).
+         *
+         *     - **Who.** Whoever may read the merge request. Internal notes are left out for callers below Reporter.
+         *     - Offset pagination in SQL over discussions: `page`, `per_page` (default 20, at most 100) and GitLab's
+         *       headers.
+         */
+        get: operations["listMergeRequestDiscussions"];
+        put?: never;
+        /**
+         * Start a thread on a merge request
+         * @description Starts a resolvable thread with one note (`type: DiscussionNote`), or with `position` a thread on a
+         *     line of the diff (`type: DiffNote`).
+         *
+         *     - **Diff positions** (`position_type: text` only; image and file positions are not supported yet):
+         *       `base_sha`, `start_sha` and `head_sha` must be the diff refs of one of the merge request's versions,
+         *       `new_path` (and `old_path`, which defaults to it) a file changed in that version, and `new_line`
+         *       (an added line), `old_line` (a removed line) or both (an unchanged line) a line shown in its diff.
+         *       Otherwise 400 `{"message": "400 Bad request - Note {:line_code=>[\"can't be blank\", \"must be a valid line code\"]}"}`,
+         *       as GitLab answers. The note keeps GitLab's line code: the SHA-1 of the new path, then `_old_new`
+         *       line numbers as the diff counts them. Replies to a diff thread are diff notes at the same position.
+         *
+         *     - **Who.** As for notes (`create_note`; members only on a locked discussion).
+         *     - **Required:** `body` (400 `{"error": "body is missing"}`).
+         *     - `internal` (or `confidential`): as for notes, Reporter and higher.
+         */
+        post: operations["createMergeRequestDiscussion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/merge_requests/{merge_request_iid}/discussions/{discussion_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The discussion's id (40 hexadecimal characters).
+                 * @example 6a9c1750b37d513a43987b574953fceb50b03ce7
+                 */
+                discussion_id: components["parameters"]["DiscussionId"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get one discussion of a merge request
+         * @description One discussion with its notes, oldest first. An unknown id answers 404
+         *     `{"message": "404 Discussion Not Found"}`.
+         *
+         *     - **Who.** Whoever may read the merge request.
+         */
+        get: operations["getMergeRequestDiscussion"];
+        /**
+         * Resolve or unresolve a thread
+         * @description `resolved=true` resolves every note of the thread (`resolved_by` the caller, `resolved_at` now);
+         *     `resolved=false` unresolves them. A discussion that is not a thread (a plain or system note) answers
+         *     400 `{"message": "400 Bad request - Discussion is not resolvable"}`.
+         *
+         *     - **Who.** Developer and higher, or the merge request's author (GitLab's `resolve_note`); others 403.
+         *     - **Required:** `resolved` (400 `{"error": "resolved is missing"}`).
+         *     - With the project's `only_allow_merge_if_all_discussions_are_resolved`, an unresolved thread makes the
+         *       merge request's `detailed_merge_status` `discussions_not_resolved`; resolving the last one lifts it.
+         */
+        put: operations["resolveMergeRequestDiscussion"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/merge_requests/{merge_request_iid}/discussions/{discussion_id}/notes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The discussion's id (40 hexadecimal characters).
+                 * @example 6a9c1750b37d513a43987b574953fceb50b03ce7
+                 */
+                discussion_id: components["parameters"]["DiscussionId"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reply to a discussion
+         * @description Adds a note to the discussion. Replying to a plain note turns it into a thread (its note becomes a
+         *     `DiscussionNote`), as GitLab does. System notes take no replies: 400
+         *     `{"message": "400 Bad request - Discussion cannot be replied to"}`.
+         *
+         *     - **Who.** As for notes (`create_note`; members only on a locked discussion).
+         *     - **Required:** `body` (400 `{"error": "body is missing"}`).
+         *     - A reply to a resolved thread leaves it resolved only if the reply is resolved too: the new note is
+         *       unresolved, so the thread is unresolved again, as in GitLab.
+         */
+        post: operations["createMergeRequestDiscussionNote"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/merge_requests/{merge_request_iid}/discussions/{discussion_id}/notes/{note_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The discussion's id (40 hexadecimal characters).
+                 * @example 6a9c1750b37d513a43987b574953fceb50b03ce7
+                 */
+                discussion_id: components["parameters"]["DiscussionId"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                /**
+                 * @description The note's id.
+                 * @example 1
+                 */
+                note_id: components["parameters"]["NoteId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Edit or resolve a note of a discussion
+         * @description Sends exactly one of `body` (edits the note: its author only) or `resolved` (resolves or unresolves
+         *     this note: Developer and higher or the merge request's author). Both or neither answer 400
+         *     `{"error": "body, resolved are mutually exclusive"}` / `{"error": "body, resolved are missing, exactly one parameter must be provided"}`.
+         *     A note outside the discussion answers 404 `{"message": "404 Note Not Found"}`.
+         */
+        put: operations["updateMergeRequestDiscussionNote"];
+        post?: never;
+        /**
+         * Delete a note of a discussion
+         * @description Removes the note, as `DELETE …/notes/:note_id` does (its author, or Maintainer and higher). Answers 204.
+         */
+        delete: operations["deleteMergeRequestDiscussionNote"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/merge_requests/{merge_request_iid}/notes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List the notes of a merge request
+         * @description Every note of the merge request: comments by users and the system notes forge-api writes when the
+         *     merge request changes (closed, reopened, retitled, marked draft or ready, described, locked, assignees
+         *     and reviewers changed).
+         *
+         *     - **Who.** Whoever may read the merge request (`read_merge_request`).
+         *     - `order_by` `created_at` (the default) or `updated_at`; `sort` `desc` (the default) or `asc`; ties by id.
+         *     - Offset pagination in SQL: `page`, `per_page` (default 20, at most 100) and GitLab's headers.
+         */
+        get: operations["listMergeRequestNotes"];
+        put?: never;
+        /**
+         * Comment on a merge request
+         * @description Adds a note by the caller. A plain note is its own discussion (`type` null).
+         *
+         *     - **Who.** Any signed-in user who may read the merge request (`create_note`). When the merge request's
+         *       `discussion_locked` is true, only project members (and administrators) may comment, as GitLab's
+         *       lock does: others get 403.
+         *     - **Required:** `body` (400 `{"error": "body is missing"}`), at most 1,000,000 characters.
+         *     - `internal` (or its older name `confidential`) marks the note internal: only Reporter and higher
+         *       may write one (others get 403), and only they see it in lists and reads.
+         *     - Quick actions are not run: `commands_changes` is always `{}`.
+         */
+        post: operations["createMergeRequestNote"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/merge_requests/{merge_request_iid}/notes/{note_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                /**
+                 * @description The note's id.
+                 * @example 1
+                 */
+                note_id: components["parameters"]["NoteId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get one note of a merge request
+         * @description One note by its id. A note of another merge request (or none) answers 404
+         *     `{"message": "404 Note Not Found"}`.
+         *
+         *     - **Who.** Whoever may read the merge request.
+         */
+        get: operations["getMergeRequestNote"];
+        /**
+         * Edit a note of a merge request
+         * @description Replaces the note's `body` (400 `{"error": "body is missing"}` without it).
+         *
+         *     - **Who.** Only the note's author; others (administrators included) get 403, as GitLab's
+         *       `admin_note` on a note is its author's. System notes cannot be edited (403). On a locked discussion
+         *       only project members may edit.
+         *     - A missing note answers 404 `{"message": "404 Note Not Found"}`.
+         */
+        put: operations["updateMergeRequestNote"];
+        post?: never;
+        /**
+         * Delete a note of a merge request
+         * @description Removes the note. Answers 204 without a body.
+         *
+         *     - **Who.** The note's author, or Maintainer and higher (and administrators), as GitLab's
+         *       `admin_note`; others get 403. System notes cannot be deleted (403).
+         *     - A missing note answers 404 `{"message": "404 Note Not Found"}`.
+         */
+        delete: operations["deleteMergeRequestNote"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{id}/merge_requests/{merge_request_iid}/participants": {
         parameters: {
             query?: never;
@@ -4680,6 +4979,30 @@ export interface components {
             /** @example false */
             renamed_file: boolean;
         };
+        DiffPosition: {
+            base_sha: string;
+            head_sha: string;
+            line_range?: null;
+            new_line: number | null;
+            new_path: string;
+            old_line: number | null;
+            old_path: string;
+            /** @enum {string} */
+            position_type: "text";
+            start_sha: string;
+        };
+        /** @description Where on the diff the thread starts. */
+        DiffPositionCreate: {
+            base_sha: string;
+            head_sha: string;
+            new_line?: number | null;
+            new_path: string;
+            old_line?: number | null;
+            old_path?: string;
+            /** @enum {string} */
+            position_type: "text";
+            start_sha: string;
+        };
         /**
          * DiffRefs
          * @description The commits of the latest diff version.
@@ -4691,6 +5014,34 @@ export interface components {
             head_sha: string | null;
             /** @example ae1d9fb46aa2b07ee9836d49862ec4e2c46fbbba */
             start_sha: string | null;
+        };
+        /** @description A thread of notes, or a single note (`individual_note`), under GitLab's 40-hex id. */
+        Discussion: {
+            id: string;
+            individual_note: boolean;
+            notes: components["schemas"]["Note"][];
+        };
+        DiscussionCreate: {
+            /** @description The first note's text (Markdown). */
+            body: string;
+            /**
+             * @deprecated
+             * @description The older name of `internal`.
+             */
+            confidential?: boolean;
+            /** @description An internal thread, visible to Reporter and higher. */
+            internal?: boolean;
+            position?: components["schemas"]["DiffPositionCreate"];
+        };
+        DiscussionNoteUpdate: {
+            /** @description The note's new text (its author only). */
+            body?: string;
+            /** @description Resolves or unresolves this note. */
+            resolved?: boolean;
+        };
+        DiscussionResolve: {
+            /** @description True resolves the thread, false unresolves it. */
+            resolved: boolean;
         };
         /**
          * Error
@@ -5302,7 +5653,7 @@ export interface components {
         };
         /**
          * MergeRequest
-         * @description A merge request as the lists return it. Labels, milestones, notes and award emoji are not in forge-api yet: `labels` is always empty, `milestone` null, and `upvotes`, `downvotes` and `user_notes_count` 0. Forks do not exist yet, so `source_project_id` equals `target_project_id`.
+         * @description A merge request as the lists return it. Labels, milestones and award emoji are not in forge-api yet: `labels` is always empty, `milestone` null, and `upvotes` and `downvotes` 0. `user_notes_count` counts the notes users wrote (system notes are not counted). Forks do not exist yet, so `source_project_id` equals `target_project_id`.
          */
         MergeRequest: {
             /** @example false */
@@ -5340,11 +5691,11 @@ export interface components {
             /** @example Loads the file on first use. */
             description: string | null;
             /**
-             * @description In GitLab's precedence: `unchecked` or `checking` while the check is pending, then `not_open` (closed or merged), `draft_status`, `conflict`, `need_rebase` (fast-forward merge method and the target head is not in the source), else `mergeable`. Discussions, pipelines and approvals do not exist yet in forge-api, so their statuses are never given.
+             * @description In GitLab's precedence: `unchecked` or `checking` while the check is pending, then `not_open` (closed or merged), `draft_status`, `conflict`, `need_rebase` (fast-forward merge method and the target head is not in the source), `discussions_not_resolved` (the project's `only_allow_merge_if_all_discussions_are_resolved` is on and a thread is unresolved; read live, so resolving the last thread lifts it at once), else `mergeable`. Pipelines and approvals do not exist yet in forge-api, so their statuses are never given.
              * @example mergeable
              * @enum {string}
              */
-            detailed_merge_status: "unchecked" | "checking" | "not_open" | "draft_status" | "conflict" | "need_rebase" | "mergeable";
+            detailed_merge_status: "unchecked" | "checking" | "not_open" | "draft_status" | "conflict" | "need_rebase" | "discussions_not_resolved" | "mergeable";
             /** @example null */
             discussion_locked: boolean | null;
             /**
@@ -5478,7 +5829,7 @@ export interface components {
              */
             upvotes: number;
             /**
-             * @description Always 0 until forge-api has notes.
+             * @description The notes users wrote on the merge request; system notes are not counted.
              * @example 0
              */
             user_notes_count: number;
@@ -5901,6 +6252,55 @@ export interface components {
              * @example http://localhost:8080/groups/platform
              */
             web_url: string;
+        };
+        /**
+         * @description A note on a merge request. `type` is null for a plain note, `DiscussionNote` in a thread and
+         *     `DiffNote` on a line of the diff. As in GitLab, only thread and diff notes are `resolvable`;
+         *     `resolved`, `resolved_by` and `resolved_at` are given for those only.
+         */
+        Note: {
+            attachment?: null;
+            author: components["schemas"]["UserSummary"];
+            body: string;
+            commands_changes: Record<string, never>;
+            confidential: boolean;
+            /** Format: date-time */
+            created_at: string;
+            id: number;
+            imported?: boolean;
+            imported_from?: string;
+            internal: boolean;
+            noteable_id: number;
+            noteable_iid: number;
+            /** @enum {string} */
+            noteable_type: "MergeRequest";
+            position?: components["schemas"]["DiffPosition"];
+            project_id: number;
+            resolvable: boolean;
+            resolved?: boolean;
+            /** Format: date-time */
+            resolved_at?: string | null;
+            resolved_by?: components["schemas"]["UserSummary"] | null;
+            system: boolean;
+            /** @enum {string|null} */
+            type: "DiscussionNote" | "DiffNote" | null;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        NoteCreate: {
+            /** @description The note's text (Markdown). */
+            body: string;
+            /**
+             * @deprecated
+             * @description The older name of `internal`.
+             */
+            confidential?: boolean;
+            /** @description An internal note, visible to Reporter and higher. */
+            internal?: boolean;
+        };
+        NoteUpdate: {
+            /** @description The note's new text. */
+            body: string;
         };
         /**
          * PersonalAccessToken
@@ -8437,6 +8837,11 @@ export interface components {
          */
         CustomAttributeKey: string;
         /**
+         * @description The discussion's id (40 hexadecimal characters).
+         * @example 6a9c1750b37d513a43987b574953fceb50b03ce7
+         */
+        DiscussionId: string;
+        /**
          * @description The file's path in the repository, URL-encoded (`lib%2Fparser.rb`).
          * @example lib%2Fparser.rb
          */
@@ -8537,6 +8942,11 @@ export interface components {
          * @example 1
          */
         MergeRequestIid: number;
+        /**
+         * @description The merge request's project-scoped internal ID (`iid`).
+         * @example 1
+         */
+        "MergeRequestIid-2": number;
         /**
          * @description Only the merge requests with these internal IDs: `iids[]=1&iids[]=2`.
          * @example [
@@ -8654,6 +9064,11 @@ export interface components {
          * @example 12
          */
         MilestoneId: number;
+        /**
+         * @description The note's id.
+         * @example 1
+         */
+        NoteId: number;
         /** @description `false` adds the labels of the projects the caller can see in the groups listed. */
         OnlyGroupLabels: boolean;
         /** @description Only groups where the caller is a direct Owner. Without a token the list is empty. */
@@ -8925,7 +9340,13 @@ export type SchemaCurrentUserPersonalAccessTokenCreate = components['schemas']['
 export type SchemaCustomAttribute = components['schemas']['CustomAttribute'];
 export type SchemaCustomAttributeValue = components['schemas']['CustomAttributeValue'];
 export type SchemaDiff = components['schemas']['Diff'];
+export type SchemaDiffPosition = components['schemas']['DiffPosition'];
+export type SchemaDiffPositionCreate = components['schemas']['DiffPositionCreate'];
 export type SchemaDiffRefs = components['schemas']['DiffRefs'];
+export type SchemaDiscussion = components['schemas']['Discussion'];
+export type SchemaDiscussionCreate = components['schemas']['DiscussionCreate'];
+export type SchemaDiscussionNoteUpdate = components['schemas']['DiscussionNoteUpdate'];
+export type SchemaDiscussionResolve = components['schemas']['DiscussionResolve'];
 export type SchemaError = components['schemas']['Error'];
 export type SchemaFeatureAccessLevel = components['schemas']['FeatureAccessLevel'];
 export type SchemaGpgTagSignature = components['schemas']['GpgTagSignature'];
@@ -8962,6 +9383,9 @@ export type SchemaMilestone = components['schemas']['Milestone'];
 export type SchemaMilestoneCreate = components['schemas']['MilestoneCreate'];
 export type SchemaMilestoneUpdate = components['schemas']['MilestoneUpdate'];
 export type SchemaNamespaceSummary = components['schemas']['NamespaceSummary'];
+export type SchemaNote = components['schemas']['Note'];
+export type SchemaNoteCreate = components['schemas']['NoteCreate'];
+export type SchemaNoteUpdate = components['schemas']['NoteUpdate'];
 export type SchemaPersonalAccessToken = components['schemas']['PersonalAccessToken'];
 export type SchemaPersonalAccessTokenCreate = components['schemas']['PersonalAccessTokenCreate'];
 export type SchemaPersonalAccessTokenWithToken = components['schemas']['PersonalAccessTokenWithToken'];
@@ -9069,6 +9493,7 @@ export type ParameterArchiveSha = components['parameters']['ArchiveSha'];
 export type ParameterBlobSha = components['parameters']['BlobSha'];
 export type ParameterBranchName = components['parameters']['BranchName'];
 export type ParameterCustomAttributeKey = components['parameters']['CustomAttributeKey'];
+export type ParameterDiscussionId = components['parameters']['DiscussionId'];
 export type ParameterFilePath = components['parameters']['FilePath'];
 export type ParameterGroupId = components['parameters']['GroupId'];
 export type ParameterGroupMinAccessLevel = components['parameters']['GroupMinAccessLevel'];
@@ -9093,6 +9518,7 @@ export type ParameterMergeRequestDeployedAfter = components['parameters']['Merge
 export type ParameterMergeRequestDeployedBefore = components['parameters']['MergeRequestDeployedBefore'];
 export type ParameterMergeRequestEnvironment = components['parameters']['MergeRequestEnvironment'];
 export type ParameterMergeRequestIid = components['parameters']['MergeRequestIid'];
+export type ParameterMergeRequestIid_2 = components['parameters']['MergeRequestIid-2'];
 export type ParameterMergeRequestIids = components['parameters']['MergeRequestIids'];
 export type ParameterMergeRequestIn = components['parameters']['MergeRequestIn'];
 export type ParameterMergeRequestMergeUserId = components['parameters']['MergeRequestMergeUserId'];
@@ -9114,6 +9540,7 @@ export type ParameterMergeRequestVersionId = components['parameters']['MergeRequ
 export type ParameterMergeRequestView = components['parameters']['MergeRequestView'];
 export type ParameterMergeRequestWip = components['parameters']['MergeRequestWip'];
 export type ParameterMilestoneId = components['parameters']['MilestoneId'];
+export type ParameterNoteId = components['parameters']['NoteId'];
 export type ParameterOnlyGroupLabels = components['parameters']['OnlyGroupLabels'];
 export type ParameterOwnedGroups = components['parameters']['OwnedGroups'];
 export type ParameterPage = components['parameters']['Page'];
@@ -13961,6 +14388,674 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Diff"][];
                 };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listMergeRequestDiscussions: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of discussions. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Discussion"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createMergeRequestDiscussion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "body": "Should this parse lazily?"
+                 *     }
+                 */
+                "application/json": components["schemas"]["DiscussionCreate"];
+                /**
+                 * @example {
+                 *       "body": "Should this parse lazily?"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["DiscussionCreate"];
+                /**
+                 * @example {
+                 *       "body": "Should this parse lazily?"
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["DiscussionCreate"];
+            };
+        };
+        responses: {
+            /** @description The new discussion. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Discussion"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getMergeRequestDiscussion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The discussion's id (40 hexadecimal characters).
+                 * @example 6a9c1750b37d513a43987b574953fceb50b03ce7
+                 */
+                discussion_id: components["parameters"]["DiscussionId"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The discussion. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Discussion"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    resolveMergeRequestDiscussion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The discussion's id (40 hexadecimal characters).
+                 * @example 6a9c1750b37d513a43987b574953fceb50b03ce7
+                 */
+                discussion_id: components["parameters"]["DiscussionId"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "resolved": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["DiscussionResolve"];
+                /**
+                 * @example {
+                 *       "resolved": true
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["DiscussionResolve"];
+                /**
+                 * @example {
+                 *       "resolved": true
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["DiscussionResolve"];
+            };
+        };
+        responses: {
+            /** @description The discussion after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Discussion"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createMergeRequestDiscussionNote: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The discussion's id (40 hexadecimal characters).
+                 * @example 6a9c1750b37d513a43987b574953fceb50b03ce7
+                 */
+                discussion_id: components["parameters"]["DiscussionId"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "body": "Yes, on first use."
+                 *     }
+                 */
+                "application/json": components["schemas"]["NoteCreate"];
+                /**
+                 * @example {
+                 *       "body": "Yes, on first use."
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["NoteCreate"];
+                /**
+                 * @example {
+                 *       "body": "Yes, on first use."
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["NoteCreate"];
+            };
+        };
+        responses: {
+            /** @description The new note. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Note"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateMergeRequestDiscussionNote: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The discussion's id (40 hexadecimal characters).
+                 * @example 6a9c1750b37d513a43987b574953fceb50b03ce7
+                 */
+                discussion_id: components["parameters"]["DiscussionId"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                /**
+                 * @description The note's id.
+                 * @example 1
+                 */
+                note_id: components["parameters"]["NoteId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "body": "Yes, on first use, cached after."
+                 *     }
+                 */
+                "application/json": components["schemas"]["DiscussionNoteUpdate"];
+                /**
+                 * @example {
+                 *       "body": "Yes, on first use, cached after."
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["DiscussionNoteUpdate"];
+                /**
+                 * @example {
+                 *       "body": "Yes, on first use, cached after."
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["DiscussionNoteUpdate"];
+            };
+        };
+        responses: {
+            /** @description The note after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Note"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteMergeRequestDiscussionNote: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The discussion's id (40 hexadecimal characters).
+                 * @example 6a9c1750b37d513a43987b574953fceb50b03ce7
+                 */
+                discussion_id: components["parameters"]["DiscussionId"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                /**
+                 * @description The note's id.
+                 * @example 1
+                 */
+                note_id: components["parameters"]["NoteId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listMergeRequestNotes: {
+        parameters: {
+            query?: {
+                /** @description What to sort by. */
+                order_by?: "created_at" | "updated_at";
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+                /** @description Sort direction. */
+                sort?: components["parameters"]["Sort"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of notes. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Note"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createMergeRequestNote: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "body": "Looks good to me."
+                 *     }
+                 */
+                "application/json": components["schemas"]["NoteCreate"];
+                /**
+                 * @example {
+                 *       "body": "Looks good to me."
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["NoteCreate"];
+                /**
+                 * @example {
+                 *       "body": "Looks good to me."
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["NoteCreate"];
+            };
+        };
+        responses: {
+            /** @description The new note. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Note"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getMergeRequestNote: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                /**
+                 * @description The note's id.
+                 * @example 1
+                 */
+                note_id: components["parameters"]["NoteId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The note. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Note"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateMergeRequestNote: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                /**
+                 * @description The note's id.
+                 * @example 1
+                 */
+                note_id: components["parameters"]["NoteId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "body": "Looks good to me, after the rename."
+                 *     }
+                 */
+                "application/json": components["schemas"]["NoteUpdate"];
+                /**
+                 * @example {
+                 *       "body": "Looks good to me, after the rename."
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["NoteUpdate"];
+                /**
+                 * @example {
+                 *       "body": "Looks good to me, after the rename."
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["NoteUpdate"];
+            };
+        };
+        responses: {
+            /** @description The note after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Note"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteMergeRequestNote: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                /**
+                 * @description The note's id.
+                 * @example 1
+                 */
+                note_id: components["parameters"]["NoteId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];

@@ -14,6 +14,9 @@ export interface OperationSubjects {
   createGroupLabel: 'group';
   createGroupMilestone: 'group';
   createMergeRequest: 'project';
+  createMergeRequestDiscussion: 'project';
+  createMergeRequestDiscussionNote: 'project';
+  createMergeRequestNote: 'project';
   createProject: 'instance';
   createProjectAccessToken: 'project';
   createProjectForkRelation: 'instance';
@@ -30,6 +33,8 @@ export interface OperationSubjects {
   deleteGroupLabel: 'group';
   deleteGroupMilestone: 'group';
   deleteMergeRequest: 'project';
+  deleteMergeRequestDiscussionNote: 'project';
+  deleteMergeRequestNote: 'project';
   deleteMergedBranches: 'project';
   deleteProject: 'project';
   deleteProjectCustomAttribute: 'instance';
@@ -54,6 +59,8 @@ export interface OperationSubjects {
   getGroupMilestone: 'group';
   getMergeRequest: 'project';
   getMergeRequestChanges: 'project';
+  getMergeRequestDiscussion: 'project';
+  getMergeRequestNote: 'project';
   getMergeRequestTimeStats: 'project';
   getMergeRequestVersion: 'project';
   getMetadata: 'instance';
@@ -98,6 +105,8 @@ export interface OperationSubjects {
   listGroups: 'instance';
   listMergeRequestCommits: 'project';
   listMergeRequestDiffs: 'project';
+  listMergeRequestDiscussions: 'project';
+  listMergeRequestNotes: 'project';
   listMergeRequestParticipants: 'project';
   listMergeRequestVersions: 'project';
   listMergeRequests: 'instance';
@@ -124,6 +133,7 @@ export interface OperationSubjects {
   removeProjectMember: 'project';
   resetMergeRequestSpentTime: 'project';
   resetMergeRequestTimeEstimate: 'project';
+  resolveMergeRequestDiscussion: 'project';
   revokeCurrentPersonalAccessToken: 'instance';
   revokeGroupAccessToken: 'group';
   revokePersonalAccessToken: 'instance';
@@ -148,6 +158,8 @@ export interface OperationSubjects {
   updateGroupMember: 'group';
   updateGroupMilestone: 'group';
   updateMergeRequest: 'project';
+  updateMergeRequestDiscussionNote: 'project';
+  updateMergeRequestNote: 'project';
   updateProject: 'project';
   updateProjectLabel: 'project';
   updateProjectLabelByName: 'project';

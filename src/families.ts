@@ -25,6 +25,7 @@ import { mergeRequestsManifest } from './merge_requests/manifest.js';
 import { metadataManifest } from './metadata/manifest.js';
 import { milestonesManifest } from './milestones/manifest.js';
 import { namespacesManifest } from './namespaces/manifest.js';
+import { notesManifest } from './notes/manifest.js';
 import { projectsManifest } from './projects/manifest.js';
 import { protectedBranchesManifest } from './protected_branches/manifest.js';
 import { protectedTagsManifest } from './protected_tags/manifest.js';
@@ -48,6 +49,7 @@ export const families = [
   metadataManifest,
   milestonesManifest,
   namespacesManifest,
+  notesManifest,
   projectsManifest,
   protectedBranchesManifest,
   protectedTagsManifest,

@@ -30,6 +30,14 @@ const PROJECT_ABILITIES = {
   /** Time tracking and the other changes GitLab's `admin_merge_request` covers. */
   admin_merge_request: AccessLevel.Developer,
   destroy_merge_request: AccessLevel.Owner,
+  /** Commenting on what the caller may read (merge requests): signed-in users, as reading allows. */
+  create_note: AccessLevel.Reporter,
+  /** Writing and reading internal notes. */
+  read_internal_note: AccessLevel.Reporter,
+  /** Resolving threads, beyond the merge request's author (GitLab's `resolve_note`). */
+  resolve_note: AccessLevel.Developer,
+  /** Deleting others' notes (GitLab's `admin_note` beyond a note's author). */
+  admin_note: AccessLevel.Maintainer,
   read_code: AccessLevel.Reporter,
   /** Forking reads the code; the project's `forking_access_level` refines it (`canUseForking`). */
   fork_project: AccessLevel.Reporter,
@@ -111,9 +119,12 @@ const READ_ONLY_WHEN_ARCHIVED = new Set<ProjectAbility>(['push_code', 'admin_lab
 export function canProject(caller: Caller, ability: ProjectAbility, subject: Subject): boolean {
   if (subject.archived && READ_ONLY_WHEN_ARCHIVED.has(ability)) return false;
   // Public and internal code is readable (and forkable) by whoever may see the project, and so are its
-  // merge requests; private code needs Reporter.
+  // merge requests and their comments; private code needs Reporter.
   if (
-    (ability === 'read_code' || ability === 'fork_project' || ability === 'read_merge_request') &&
+    (ability === 'read_code' ||
+      ability === 'fork_project' ||
+      ability === 'read_merge_request' ||
+      ability === 'create_note') &&
     subject.visibilityLevel >= Visibility.internal
   )
     return canSee(caller, subject);
@@ -156,6 +167,34 @@ export const canCreateMergeRequestIn = (caller: Caller, accessLevel: number) =>
 export const canUpdateMergeRequest = (caller: Caller, accessLevel: number, authorId: number | null) =>
   (caller.user !== null && caller.user.id === authorId) ||
   hasLevelFor(caller, 'admin_merge_request', accessLevel);
+
+/**
+ * Commenting on a merge request whose discussion is locked: project members only (any role), or an
+ * administrator, as GitLab's lock allows.
+ */
+export const canCommentWhenLocked = (caller: Caller, accessLevel: number) =>
+  caller.user !== null && (isAdmin(caller) || isMemberLevel(accessLevel));
+
+/** Internal notes: Reporter and above, or an administrator. */
+export const canReadInternalNotes = (caller: Caller, accessLevel: number) =>
+  hasLevelFor(caller, 'read_internal_note', accessLevel);
+
+/** Editing a note: its author only. */
+export const canEditNote = (caller: Caller, authorId: number | null) =>
+  caller.user !== null && caller.user.id === authorId;
+
+/** Deleting a note: its author, or Maintainer and above, or an administrator. */
+export const canDeleteNote = (caller: Caller, accessLevel: number, authorId: number | null) =>
+  canEditNote(caller, authorId) || (caller.user !== null && hasLevelFor(caller, 'admin_note', accessLevel));
+
+/** Resolving a thread: the merge request's author, or Developer and above, or an administrator. */
+export const canResolveDiscussion = (
+  caller: Caller,
+  accessLevel: number,
+  mergeRequestAuthorId: number | null,
+) =>
+  caller.user !== null &&
+  (caller.user.id === mergeRequestAuthorId || hasLevelFor(caller, 'resolve_note', accessLevel));
 
 /** Pushing code (and merging into an unprotected branch): Developer and above, or an administrator. */
 export const canPushCode = (caller: Caller, accessLevel: number) =>

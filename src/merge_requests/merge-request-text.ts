@@ -5,6 +5,9 @@ const DRAFT_PREFIX = /^\s*(?:\[draft\]|\(draft\)|draft:|draft\s-\s)/i;
 
 export const isDraftTitle = (title: string) => DRAFT_PREFIX.test(title);
 
+/** The title without its draft prefix: marking draft or ready is not a title change. */
+export const stripDraft = (title: string) => title.replace(DRAFT_PREFIX, '').trim();
+
 /** Task list items: `- [ ]`, `* [x]`, `+ [X]`, `1. [ ]` at the start of a line. */
 const TASK = /^[ \t]*(?:[-*+]|\d+[.)])[ \t]+\[([ xX])\](?=[ \t]|$)/gm;
 

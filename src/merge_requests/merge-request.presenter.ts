@@ -34,16 +34,23 @@ export function presentTimeStats(mr: MergeRequest): TimeStatsJson {
   };
 }
 
-/** GitLab's precedence: a pending check first, then not open, draft, conflict, rebase; else mergeable. */
+/**
+ * GitLab's precedence: a pending check first, then not open, draft, conflict, rebase, unresolved threads
+ * (when the project requires them resolved); else mergeable. Threads are read live, so resolving one
+ * shows at once.
+ */
 function detailedMergeStatus(
   mr: MergeRequest,
   project: MergeRequestProject,
+  unresolvedDiscussions: boolean,
 ): MergeRequestJson['detailed_merge_status'] {
   if (mr.state !== 'opened') return 'not_open';
   if (mr.mergeStatus === 'unchecked' || mr.mergeStatus === 'checking') return mr.mergeStatus;
   if (mr.draft) return 'draft_status';
   if (mr.mergeStatus === 'cannot_be_merged') return 'conflict';
   if (mr.diverged && project.mergeMethod !== 'merge') return 'need_rebase';
+  if (unresolvedDiscussions && project.onlyAllowMergeIfAllDiscussionsAreResolved)
+    return 'discussions_not_resolved';
   return 'mergeable';
 }
 
@@ -106,7 +113,7 @@ export function presentMergeRequest(
     closed_at: iso(mr.closedAt),
     target_branch: mr.targetBranch,
     source_branch: mr.sourceBranch,
-    user_notes_count: 0,
+    user_notes_count: records.userNotesCounts.get(mr.id) ?? 0,
     upvotes: 0,
     downvotes: 0,
     author: user(mr.authorId),
@@ -123,7 +130,7 @@ export function presentMergeRequest(
     milestone: null,
     merge_when_pipeline_succeeds: false,
     merge_status: mr.mergeStatus,
-    detailed_merge_status: detailedMergeStatus(mr, project),
+    detailed_merge_status: detailedMergeStatus(mr, project, records.unresolvedDiscussions.has(mr.id)),
     sha: mr.headSha,
     merge_commit_sha: mr.mergeCommitSha,
     squash_commit_sha: mr.squashCommitSha,

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { In, type DataSource, type EntityManager, type SelectQueryBuilder } from 'typeorm';
 import type { components, operations } from '../../generated/openapi.js';
 import {
@@ -10,6 +11,7 @@ import {
 } from '../core/abilities.js';
 import type { Caller } from '../core/auth.js';
 import { ApiError, badParameter, forbidden, recordNotFound, validationFailed } from '../core/errors.js';
+import type { Events } from '../core/events.js';
 import type { CoreDeps, ServiceRegistry } from '../core/family.js';
 import {
   boundedOffsetHeaders,
@@ -31,7 +33,8 @@ import { User } from '../users/user.entity.js';
 import { parseDuration } from './durations.js';
 import { MergeRequest, MergeRequestDiff } from './merge-request.entity.js';
 import type { MergeRequestVersions } from './merge-request-versions.js';
-import { isDraftTitle } from './merge-request-text.js';
+import { isDraftTitle, stripDraft } from './merge-request-text.js';
+import type { MergeRequestChanged } from './merge-requests.events.js';
 
 type ListQuery = NonNullable<operations['listProjectMergeRequests']['parameters']['query']>;
 export type ListMergeRequestsParams = ListQuery & { scope?: string; iids?: number[] };
@@ -45,6 +48,7 @@ export interface MergeRequestProject {
   fullPath: string;
   squashOption: string;
   mergeMethod: string;
+  onlyAllowMergeIfAllDiscussionsAreResolved: boolean;
 }
 
 /** Merge requests with everything their presentation reads, loaded a page at a time. */
@@ -54,6 +58,10 @@ export interface MergeRequestRecords {
   users: Map<number, User>;
   assignees: Map<number, number[]>;
   reviewers: Map<number, number[]>;
+  /** Notes written by users (not system notes), per merge request. */
+  userNotesCounts: Map<number, number>;
+  /** Merge requests with a thread not yet resolved. */
+  unresolvedDiscussions: Set<number>;
 }
 
 /** What only the single read adds. */
@@ -104,12 +112,14 @@ export type ListScope = { project: ProjectView } | { group: GroupView } | { inst
 
 export class MergeRequestsService {
   private readonly dataSource: DataSource;
+  private readonly events: Events;
 
   constructor(
     deps: CoreDeps,
     private readonly services: Pick<ServiceRegistry, 'repositories' | 'mergeRequestVersions'>,
   ) {
     this.dataSource = deps.dataSource;
+    this.events = deps.events;
   }
 
   private get versions(): MergeRequestVersions {
@@ -252,10 +262,27 @@ export class MergeRequestsService {
           fullPath: row.full_path,
           squashOption: settings.squash_option,
           mergeMethod: settings.merge_method,
+          onlyAllowMergeIfAllDiscussionsAreResolved:
+            settings.only_allow_merge_if_all_discussions_are_resolved,
         });
       }
     }
-    return { items, projects, users, assignees, reviewers };
+    // User notes and unresolved threads (resolvable notes: not system, in a thread) in one query.
+    const userNotesCounts = new Map<number, number>();
+    const unresolvedDiscussions = new Set<number>();
+    if (ids.length > 0) {
+      const counts = (await manager.query(
+        `SELECT noteable_id, count(*)::int AS count,
+           bool_or(type IS NOT NULL AND resolved_at IS NULL) AS unresolved
+         FROM notes WHERE noteable_id = ANY($1::int[]) AND NOT system GROUP BY noteable_id`,
+        [ids],
+      )) as Array<{ noteable_id: number; count: number; unresolved: boolean }>;
+      for (const row of counts) {
+        userNotesCounts.set(row.noteable_id, row.count);
+        if (row.unresolved) unresolvedDiscussions.add(row.noteable_id);
+      }
+    }
+    return { items, projects, users, assignees, reviewers, userNotesCounts, unresolvedDiscussions };
   }
 
   // ---- one merge request ----
@@ -467,11 +494,34 @@ export class MergeRequestsService {
                 : storableDate('merge_after', params.merge_after),
           updatedAt: now,
         });
-        if (assigneeIds !== undefined)
+        // The users before the change, read under the row lock, for the system notes.
+        const people: MergeRequestChanged['changes'] = {};
+        if (assigneeIds !== undefined) {
+          people.assignees = moved(await usersOf(tx, 'merge_request_assignees', mr.id), assigneeIds);
           await setUsers(tx, 'merge_request_assignees', mr.id, assigneeIds, true);
-        if (reviewerIds !== undefined)
+        }
+        if (reviewerIds !== undefined) {
+          people.reviewers = moved(await usersOf(tx, 'merge_request_reviewers', mr.id), reviewerIds);
           await setUsers(tx, 'merge_request_reviewers', mr.id, reviewerIds, true);
+        }
         if (version) await this.versions.store(tx, mr.id, version);
+        const changes = {
+          ...changesOf(mr, { state, title, description: params.description, params }),
+          ...(people.assignees?.added.length || people.assignees?.removed.length
+            ? { assignees: people.assignees }
+            : {}),
+          ...(people.reviewers?.added.length || people.reviewers?.removed.length
+            ? { reviewers: people.reviewers }
+            : {}),
+        };
+        if (Object.keys(changes).length > 0)
+          await this.events.publish(tx, 'merge_request.changed', {
+            mergeRequestId: mr.id,
+            changeId: randomUUID(),
+            actorId: caller.user?.id ?? null,
+            at: now.toISOString(),
+            changes,
+          });
       })
       .catch(async (err: unknown) => {
         if (!isUniqueViolation(err)) throw err;
@@ -671,6 +721,42 @@ function assigneesOf(params: { assignee_id?: number; assignee_ids?: number[] }):
   if (params.assignee_id !== undefined) return params.assignee_id === 0 ? [] : [params.assignee_id];
   return undefined;
 }
+
+/** What an update changes that a system note records. */
+function changesOf(
+  mr: MergeRequest,
+  next: {
+    state: MergeRequest['state'];
+    title: string;
+    description: string | null | undefined;
+    params: UpdateMergeRequestParams;
+  },
+): MergeRequestChanged['changes'] {
+  const changes: MergeRequestChanged['changes'] = {};
+  if (next.state !== mr.state) changes.state = next.state === 'closed' ? 'closed' : 'reopened';
+  if (next.title !== mr.title) {
+    const draft = isDraftTitle(next.title);
+    if (draft !== mr.draft) changes.draft = draft;
+    if (stripDraft(next.title) !== stripDraft(mr.title)) changes.title = { from: mr.title, to: next.title };
+  }
+  if (next.description !== undefined && next.description !== mr.description) changes.description = true;
+  const locked = next.params.discussion_locked;
+  if (locked !== undefined && locked !== (mr.discussionLocked ?? false)) changes.discussionLocked = locked;
+  return changes;
+}
+
+async function usersOf(tx: EntityManager, table: string, mergeRequestId: number): Promise<number[]> {
+  const rows = (await tx.query(`SELECT user_id FROM ${table} WHERE merge_request_id = $1`, [
+    mergeRequestId,
+  ])) as Array<{ user_id: number }>;
+  return rows.map((row) => row.user_id);
+}
+
+/** Who a change of a user list adds and removes. */
+const moved = (before: number[], after: number[]) => ({
+  added: after.filter((id) => !before.includes(id)),
+  removed: before.filter((id) => !after.includes(id)),
+});
 
 async function setUsers(
   tx: EntityManager,

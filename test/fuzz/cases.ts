@@ -133,7 +133,20 @@ function pathValue(op: FuzzOperation, name: string, fixture: Fixture): string {
       return String(op.method === 'DELETE' ? milestones.doomedProject : milestones.project);
     }
     case 'merge_request_iid':
-      return String(op.method === 'DELETE' ? fixture.mergeRequest.doomedIid : fixture.mergeRequest.iid);
+      // Deleting a note leaves its merge request; only deleteMergeRequest takes the doomed one.
+      return String(
+        op.method === 'DELETE' && !op.path.includes('/notes/')
+          ? fixture.mergeRequest.doomedIid
+          : fixture.mergeRequest.iid,
+      );
+    case 'discussion_id':
+      return fixture.notes.discussionId;
+    case 'note_id': {
+      const inThread = op.path.includes('/discussions/');
+      if (op.method === 'DELETE')
+        return String(inThread ? fixture.notes.doomedThreadNoteId : fixture.notes.doomedNoteId);
+      return String(inThread ? fixture.notes.threadNoteId : fixture.notes.noteId);
+    }
     case 'version_id':
       return String(fixture.mergeRequest.versionId);
   }

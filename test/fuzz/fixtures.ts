@@ -36,6 +36,14 @@ export interface Fixture {
   milestones: { project: number; group: number; doomedProject: number; doomedGroup: number };
   /** Merge request !1 (`branch` into main) with its first diff version, and !2 for deleteMergeRequest. */
   mergeRequest: { iid: number; versionId: number; doomedIid: number };
+  /** Notes on !1: a plain note, a thread with two notes, and a note of each for the deletions. */
+  notes: {
+    noteId: number;
+    doomedNoteId: number;
+    discussionId: string;
+    threadNoteId: number;
+    doomedThreadNoteId: number;
+  };
   /** The bot tokens `self` operations authenticate with. */
   projectToken: { id: number; token: string };
   groupToken: { id: number; token: string };
@@ -188,6 +196,19 @@ export class FixtureMaker {
       'GET',
       `${p}/merge_requests/${mergeRequest.iid}/versions`,
     );
+    const notesPath = `${p}/merge_requests/${mergeRequest.iid}/notes`;
+    const note = await this.call<{ id: number }>('POST', notesPath, { body: 'Fuzz' });
+    const doomedNote = await this.call<{ id: number }>('POST', notesPath, { body: 'Doomed' });
+    const thread = await this.call<{ id: string; notes: Array<{ id: number }> }>(
+      'POST',
+      `${p}/merge_requests/${mergeRequest.iid}/discussions`,
+      { body: 'Fuzz' },
+    );
+    const doomedReply = await this.call<{ id: number }>(
+      'POST',
+      `${p}/merge_requests/${mergeRequest.iid}/discussions/${thread.id}/notes`,
+      { body: 'Doomed' },
+    );
     const tree = await this.call<Array<{ name: string; id: string }>>('GET', `${p}/repository/tree`);
     const commits = await this.call<Array<{ id: string }>>('GET', `${p}/repository/commits?ref_name=main`);
     return {
@@ -212,6 +233,13 @@ export class FixtureMaker {
       milestones,
       customAttribute: 'fuzzkey',
       mergeRequest: { iid: mergeRequest.iid, versionId: version.id, doomedIid: doomedMergeRequest.iid },
+      notes: {
+        noteId: note.id,
+        doomedNoteId: doomedNote.id,
+        discussionId: thread.id,
+        threadNoteId: thread.notes[0].id,
+        doomedThreadNoteId: doomedReply.id,
+      },
       projectToken: { id: projectToken.id, token: projectToken.token },
       groupToken: { id: groupToken.id, token: groupToken.token },
       spareTokens,

@@ -75,6 +75,11 @@ interface ProjectFixture {
   milestoneId: number;
   /** Merge request !1 (feature into main) and its first diff version. */
   mergeRequestVersion: number;
+  /** A note by the administrator on merge request !1. */
+  noteId: number;
+  /** A thread by the administrator on merge request !1, and its first note. */
+  discussionId: string;
+  threadNoteId: number;
 }
 interface GroupFixture {
   id: number;
@@ -273,6 +278,51 @@ const CALLS: Record<string, (c: Case) => Call | Promise<Call>> = {
   addMergeRequestSpentTime: () => ({ path: { merge_request_iid: 1 }, body: { duration: '1m' } }),
   resetMergeRequestSpentTime: () => ({ path: { merge_request_iid: 1 } }),
   getMergeRequestTimeStats: () => ({ path: { merge_request_iid: 1 } }),
+  // Notes: the administrator's note on !1; a deletion that goes through gets a note of its own
+  listMergeRequestNotes: () => ({ path: { merge_request_iid: 1 } }),
+  createMergeRequestNote: () => ({ path: { merge_request_iid: 1 }, body: { body: unique('note') } }),
+  getMergeRequestNote: (c) => ({ path: { merge_request_iid: 1, note_id: projectFixture(c).noteId } }),
+  updateMergeRequestNote: (c) => ({
+    path: { merge_request_iid: 1, note_id: projectFixture(c).noteId },
+    body: { body: unique('note') },
+  }),
+  deleteMergeRequestNote: async (c) => {
+    if (c.expected !== 'allowed')
+      return { path: { merge_request_iid: 1, note_id: projectFixture(c).noteId } };
+    const note = await api('POST', `${project(c)}/merge_requests/1/notes`, { body: 'Doomed' });
+    return { path: { merge_request_iid: 1, note_id: note.id as number } };
+  },
+  listMergeRequestDiscussions: () => ({ path: { merge_request_iid: 1 } }),
+  createMergeRequestDiscussion: () => ({ path: { merge_request_iid: 1 }, body: { body: unique('thread') } }),
+  getMergeRequestDiscussion: (c) => ({
+    path: { merge_request_iid: 1, discussion_id: projectFixture(c).discussionId },
+  }),
+  resolveMergeRequestDiscussion: (c) => ({
+    path: { merge_request_iid: 1, discussion_id: projectFixture(c).discussionId },
+    body: { resolved: true },
+  }),
+  createMergeRequestDiscussionNote: (c) => ({
+    path: { merge_request_iid: 1, discussion_id: projectFixture(c).discussionId },
+    body: { body: unique('reply') },
+  }),
+  updateMergeRequestDiscussionNote: (c) => ({
+    path: {
+      merge_request_iid: 1,
+      discussion_id: projectFixture(c).discussionId,
+      note_id: projectFixture(c).threadNoteId,
+    },
+    body: { body: unique('note') },
+  }),
+  deleteMergeRequestDiscussionNote: async (c) => {
+    const fixture = projectFixture(c);
+    if (c.expected !== 'allowed')
+      return {
+        path: { merge_request_iid: 1, discussion_id: fixture.discussionId, note_id: fixture.threadNoteId },
+      };
+    const doomed = await api('POST', `${project(c)}/merge_requests/1/discussions`, { body: 'Doomed' });
+    const [note] = doomed.notes as Json[];
+    return { path: { merge_request_iid: 1, discussion_id: doomed.id as string, note_id: note.id as number } };
+  },
   // Projects
   createProject: () => ({ body: { path: unique('created') } }),
   updateProject: () => ({ body: { description: unique('description') } }),
@@ -497,6 +547,14 @@ const FINER_RULES: Record<string, (c: Case) => number | undefined> = {
   rotateCurrentGroupAccessToken: (c) => (c.user && c.caller !== 'blocked' ? 405 : undefined),
   // Editing a merge request: its author (the fixture's administrator) or Developer and above.
   updateMergeRequest: refusedBelow(AccessLevel.Developer),
+  // A note is edited by its author only (the fixture's administrator); deleted by its author or Maintainer+.
+  updateMergeRequestNote: (c) => (c.expected === 'allowed' && c.caller !== 'admin' ? 403 : undefined),
+  deleteMergeRequestNote: refusedBelow(AccessLevel.Maintainer),
+  updateMergeRequestDiscussionNote: (c) =>
+    c.expected === 'allowed' && c.caller !== 'admin' ? 403 : undefined,
+  deleteMergeRequestDiscussionNote: refusedBelow(AccessLevel.Maintainer),
+  // Resolving a thread: the merge request's author (the fixture's administrator) or Developer and above.
+  resolveMergeRequestDiscussion: refusedBelow(AccessLevel.Developer),
 };
 
 /**
@@ -696,6 +754,8 @@ beforeAll(async () => {
         title: 'Matrix',
       });
       const [version] = (await api('GET', `${p}/merge_requests/1/versions`)) as unknown as Json[];
+      const note = await api('POST', `${p}/merge_requests/1/notes`, { body: 'Matrix' });
+      const discussion = await api('POST', `${p}/merge_requests/1/discussions`, { body: 'Matrix' });
       const tree = (await api('GET', `${p}/repository/tree`)) as unknown as Json[];
       const main = await api('GET', `${p}/repository/branches/main`);
       const token = await api('POST', `${p}/access_tokens`, {
@@ -713,6 +773,9 @@ beforeAll(async () => {
         tokenId: token.id as number,
         milestoneId: milestone.id as number,
         mergeRequestVersion: version.id as number,
+        noteId: note.id as number,
+        discussionId: discussion.id as string,
+        threadNoteId: ((discussion.notes as Json[])[0] as Json).id as number,
       };
       const groupId = await freshGroup(visibility);
       const groupToken = await api('POST', `/groups/${groupId}/access_tokens`, {

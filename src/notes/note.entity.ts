@@ -1,0 +1,67 @@
+import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
+
+export type NoteType = 'DiscussionNote' | 'DiffNote';
+
+/** A text position on a merge request's diff, as GitLab stores it. */
+export interface DiffPosition {
+  position_type: 'text';
+  base_sha: string;
+  start_sha: string;
+  head_sha: string;
+  old_path: string;
+  new_path: string;
+  old_line: number | null;
+  new_line: number | null;
+}
+
+/** A comment on a merge request, by a user or by forge-api (`system`). */
+@Entity({ name: 'notes' })
+export class Note {
+  @PrimaryGeneratedColumn({ type: 'integer' })
+  id: number;
+
+  @Column({ type: 'integer', name: 'project_id' })
+  projectId: number;
+
+  @Column({ type: 'varchar', length: 32, name: 'noteable_type' })
+  noteableType: 'MergeRequest';
+
+  @Column({ type: 'integer', name: 'noteable_id' })
+  noteableId: number;
+
+  @Column({ type: 'integer', name: 'author_id', nullable: true })
+  authorId: number | null;
+
+  @Column({ type: 'text' })
+  body: string;
+
+  @Column({ type: 'boolean', default: false })
+  system: boolean;
+
+  @Column({ type: 'varchar', length: 32, nullable: true })
+  type: NoteType | null;
+
+  @Column({ type: 'char', length: 40, name: 'discussion_id' })
+  discussionId: string;
+
+  @Column({ type: 'boolean', default: false })
+  internal: boolean;
+
+  @Column({ type: 'jsonb', nullable: true })
+  position: DiffPosition | null;
+
+  @Column({ type: 'varchar', length: 100, name: 'line_code', nullable: true })
+  lineCode: string | null;
+
+  @Column({ type: 'timestamptz', name: 'resolved_at', nullable: true })
+  resolvedAt: Date | null;
+
+  @Column({ type: 'integer', name: 'resolved_by_id', nullable: true })
+  resolvedById: number | null;
+
+  @Column({ type: 'timestamptz', name: 'created_at' })
+  createdAt: Date;
+
+  @Column({ type: 'timestamptz', name: 'updated_at' })
+  updatedAt: Date;
+}

@@ -1,0 +1,509 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { In, type DataSource, type EntityManager } from 'typeorm';
+import type { components, operations } from '../../generated/openapi.js';
+import {
+  canCommentWhenLocked,
+  canDeleteNote,
+  canEditNote,
+  canReadInternalNotes,
+  canResolveDiscussion,
+} from '../core/abilities.js';
+import type { Caller } from '../core/auth.js';
+import { ApiError, badParameter, forbidden, notFound } from '../core/errors.js';
+import type { CoreDeps, ServiceRegistry } from '../core/family.js';
+import { offsetHeaders, perPageOf, type RequestInfo } from '../core/pagination.js';
+import type { MergeRequest } from '../merge_requests/merge-request.entity.js';
+import type { ProjectView } from '../projects/projects.service.js';
+import { User } from '../users/user.entity.js';
+import { MergeRequestDiff } from '../merge_requests/merge-request.entity.js';
+import { positionLineCode } from './diff-position.js';
+import { Note, type DiffPosition } from './note.entity.js';
+import type { MergeRequestChanged } from '../merge_requests/merge-requests.events.js';
+
+type ListParams = NonNullable<operations['listMergeRequestNotes']['parameters']['query']>;
+type PageParams = { page?: number; per_page?: number };
+type CreateParams = { body: string; internal?: boolean; confidential?: boolean };
+type PositionParams = NonNullable<components['schemas']['DiscussionCreate']['position']>;
+/** Where a diff note sits, as stored. */
+type Placement = { position: DiffPosition; lineCode: string };
+
+/** One discussion: its id and its notes, oldest first. */
+export interface Discussion {
+  id: string;
+  notes: Note[];
+}
+
+/** Discussions with their merge request and the users they name. */
+export interface DiscussionRecords {
+  discussions: Discussion[];
+  mergeRequest: MergeRequest;
+  users: Map<number, User>;
+}
+
+const badRequest = (reason: string) => new ApiError(400, { message: `400 Bad request - ${reason}` });
+
+/** Notes with their merge request and the users they name, loaded a page at a time. */
+export interface NoteRecords {
+  items: Note[];
+  mergeRequest: MergeRequest;
+  users: Map<number, User>;
+}
+
+/** GitLab's discussion ids: 40 hex characters. */
+const newDiscussionId = () => randomBytes(20).toString('hex');
+
+export class NotesService {
+  private readonly dataSource: DataSource;
+
+  constructor(
+    deps: CoreDeps,
+    private readonly services: Pick<ServiceRegistry, 'mergeRequests'>,
+  ) {
+    this.dataSource = deps.dataSource;
+  }
+
+  async list(
+    caller: Caller,
+    view: ProjectView,
+    iid: number,
+    params: ListParams,
+    request: RequestInfo,
+  ): Promise<NoteRecords & { headers: Record<string, string> }> {
+    const mergeRequest = await this.services.mergeRequests.find(view, iid);
+    const perPage = perPageOf(params);
+    const page = Math.max(params.page ?? 1, 1);
+    const column = params.order_by === 'updated_at' ? 'n.updated_at' : 'n.created_at';
+    const direction = params.sort === 'asc' ? 'ASC' : 'DESC';
+    const query = this.dataSource
+      .getRepository(Note)
+      .createQueryBuilder('n')
+      .where('n.noteable_id = :id', { id: mergeRequest.id });
+    if (!canReadInternalNotes(caller, view.accessLevel)) query.andWhere('NOT n.internal');
+    const [items, total] = await query
+      .orderBy(column, direction)
+      .addOrderBy('n.id', direction)
+      .skip((page - 1) * perPage)
+      .take(perPage)
+      .getManyAndCount();
+    return {
+      items,
+      mergeRequest,
+      users: await this.users(items),
+      headers: offsetHeaders(total, page, perPage, request),
+    };
+  }
+
+  async get(caller: Caller, view: ProjectView, iid: number, noteId: number): Promise<NoteRecords> {
+    const mergeRequest = await this.services.mergeRequests.find(view, iid);
+    const note = await this.find(caller, view, mergeRequest, noteId);
+    return { items: [note], mergeRequest, users: await this.users([note]) };
+  }
+
+  async create(caller: Caller, view: ProjectView, iid: number, params: CreateParams): Promise<NoteRecords> {
+    const mergeRequest = await this.services.mergeRequests.find(view, iid);
+    const note = await this.insertNote(caller, view, mergeRequest, params, null, newDiscussionId());
+    return { items: [note], mergeRequest, users: await this.users([note]) };
+  }
+
+  /** A user's note, after the lock and internal-note rules. */
+  private async insertNote(
+    caller: Caller,
+    view: ProjectView,
+    mergeRequest: MergeRequest,
+    params: CreateParams,
+    type: Note['type'],
+    discussionId: string,
+    manager: EntityManager = this.dataSource.manager,
+    placement: Placement | null = null,
+  ): Promise<Note> {
+    if (mergeRequest.discussionLocked && !canCommentWhenLocked(caller, view.accessLevel)) throw forbidden();
+    const internal = params.internal ?? params.confidential ?? false;
+    if (internal && !canReadInternalNotes(caller, view.accessLevel)) throw forbidden();
+    const now = new Date();
+    const { identifiers } = await manager.getRepository(Note).insert({
+      projectId: view.project.id,
+      noteableType: 'MergeRequest',
+      noteableId: mergeRequest.id,
+      authorId: caller.user?.id ?? null,
+      body: params.body,
+      system: false,
+      type,
+      discussionId,
+      internal,
+      position: placement?.position ?? null,
+      lineCode: placement?.lineCode ?? null,
+      createdAt: now,
+      updatedAt: now,
+    });
+    return manager.getRepository(Note).findOneByOrFail({ id: identifiers[0].id as number });
+  }
+
+  async update(
+    caller: Caller,
+    view: ProjectView,
+    iid: number,
+    noteId: number,
+    body: string,
+  ): Promise<NoteRecords> {
+    const mergeRequest = await this.services.mergeRequests.find(view, iid);
+    const note = await this.find(caller, view, mergeRequest, noteId);
+    if (note.system || !canEditNote(caller, note.authorId)) throw forbidden();
+    if (mergeRequest.discussionLocked && !canCommentWhenLocked(caller, view.accessLevel)) throw forbidden();
+    await this.dataSource.getRepository(Note).update(note.id, { body, updatedAt: new Date() });
+    const updated = await this.dataSource.getRepository(Note).findOneByOrFail({ id: note.id });
+    return { items: [updated], mergeRequest, users: await this.users([updated]) };
+  }
+
+  async remove(caller: Caller, view: ProjectView, iid: number, noteId: number): Promise<void> {
+    const mergeRequest = await this.services.mergeRequests.find(view, iid);
+    const note = await this.find(caller, view, mergeRequest, noteId);
+    if (note.system || !canDeleteNote(caller, view.accessLevel, note.authorId)) throw forbidden();
+    await this.dataSource.getRepository(Note).delete(note.id);
+  }
+
+  // ---- discussions ----
+
+  async listDiscussions(
+    caller: Caller,
+    view: ProjectView,
+    iid: number,
+    params: PageParams,
+    request: RequestInfo,
+  ): Promise<DiscussionRecords & { headers: Record<string, string> }> {
+    const mergeRequest = await this.services.mergeRequests.find(view, iid);
+    const perPage = perPageOf(params);
+    const page = Math.max(params.page ?? 1, 1);
+    const hideInternal = !canReadInternalNotes(caller, view.accessLevel);
+    const visible = hideInternal ? 'AND NOT internal' : '';
+    // A page of discussions in SQL, oldest first, with the count in the same round trip.
+    const rows = (await this.dataSource.query(
+      `SELECT discussion_id, count(*) OVER ()::int AS total FROM notes
+       WHERE noteable_id = $1 ${visible}
+       GROUP BY discussion_id ORDER BY min(created_at), min(id) LIMIT $2 OFFSET $3`,
+      [mergeRequest.id, perPage, (page - 1) * perPage],
+    )) as Array<{ discussion_id: string; total: number }>;
+    let total = rows[0]?.total;
+    if (total === undefined) {
+      const [row] = (await this.dataSource.query(
+        `SELECT count(DISTINCT discussion_id)::int AS total FROM notes WHERE noteable_id = $1 ${visible}`,
+        [mergeRequest.id],
+      )) as Array<{ total: number }>;
+      total = row.total;
+    }
+    const discussions = await this.discussionsOf(
+      mergeRequest,
+      rows.map((row) => row.discussion_id),
+      hideInternal,
+    );
+    return {
+      discussions,
+      mergeRequest,
+      users: await this.users(discussions.flatMap((d) => d.notes)),
+      headers: offsetHeaders(total, page, perPage, request),
+    };
+  }
+
+  async getDiscussion(
+    caller: Caller,
+    view: ProjectView,
+    iid: number,
+    discussionId: string,
+  ): Promise<DiscussionRecords> {
+    const mergeRequest = await this.services.mergeRequests.find(view, iid);
+    return this.discussionRecords(
+      mergeRequest,
+      await this.findDiscussion(caller, view, mergeRequest, discussionId),
+    );
+  }
+
+  async createDiscussion(
+    caller: Caller,
+    view: ProjectView,
+    iid: number,
+    params: CreateParams & { position?: PositionParams },
+  ): Promise<DiscussionRecords> {
+    const mergeRequest = await this.services.mergeRequests.find(view, iid);
+    const placement = params.position ? await this.place(view, mergeRequest, params.position) : null;
+    const note = await this.insertNote(
+      caller,
+      view,
+      mergeRequest,
+      params,
+      placement ? 'DiffNote' : 'DiscussionNote',
+      newDiscussionId(),
+      this.dataSource.manager,
+      placement,
+    );
+    return this.discussionRecords(mergeRequest, { id: note.discussionId, notes: [note] });
+  }
+
+  /** A reply; replying to a plain note makes it a thread, as GitLab does. */
+  async reply(
+    caller: Caller,
+    view: ProjectView,
+    iid: number,
+    discussionId: string,
+    params: CreateParams,
+  ): Promise<NoteRecords> {
+    const mergeRequest = await this.services.mergeRequests.find(view, iid);
+    const discussion = await this.findDiscussion(caller, view, mergeRequest, discussionId);
+    if (discussion.notes.some((note) => note.system)) throw badRequest('Discussion cannot be replied to');
+    const note = await this.dataSource.transaction(async (tx) => {
+      await tx.query(
+        `UPDATE notes SET type = 'DiscussionNote' WHERE discussion_id = $1 AND noteable_id = $2 AND type IS NULL`,
+        [discussion.id, mergeRequest.id],
+      );
+      const [first] = discussion.notes;
+      const type = first.type ?? 'DiscussionNote';
+      const placement =
+        first.position && first.lineCode ? { position: first.position, lineCode: first.lineCode } : null;
+      return this.insertNote(caller, view, mergeRequest, params, type, discussion.id, tx, placement);
+    });
+    return { items: [note], mergeRequest, users: await this.users([note]) };
+  }
+
+  /** Resolves or unresolves every note of a thread. */
+  async resolveDiscussion(
+    caller: Caller,
+    view: ProjectView,
+    iid: number,
+    discussionId: string,
+    resolved: boolean,
+  ): Promise<DiscussionRecords> {
+    const mergeRequest = await this.services.mergeRequests.find(view, iid);
+    const discussion = await this.findDiscussion(caller, view, mergeRequest, discussionId);
+    if (!discussion.notes.some(isResolvable)) throw badRequest('Discussion is not resolvable');
+    if (!canResolveDiscussion(caller, view.accessLevel, mergeRequest.authorId)) throw forbidden();
+    await this.setResolved(
+      caller,
+      discussion.notes.filter(isResolvable).map((note) => note.id),
+      resolved,
+    );
+    return this.getDiscussion(caller, view, iid, discussion.id);
+  }
+
+  /** Exactly one of `body` (its author edits) or `resolved` (who may resolve the thread). */
+  async updateDiscussionNote(
+    caller: Caller,
+    view: ProjectView,
+    iid: number,
+    discussionId: string,
+    noteId: number,
+    params: { body?: string; resolved?: boolean },
+  ): Promise<NoteRecords> {
+    if (params.body !== undefined && params.resolved !== undefined)
+      throw badParameter('body, resolved are mutually exclusive');
+    if (params.body === undefined && params.resolved === undefined)
+      throw badParameter('body, resolved are missing, exactly one parameter must be provided');
+    const mergeRequest = await this.services.mergeRequests.find(view, iid);
+    const note = this.noteOf(await this.findDiscussion(caller, view, mergeRequest, discussionId), noteId);
+    if (params.body !== undefined) return this.update(caller, view, iid, note.id, params.body);
+    if (!isResolvable(note)) throw badRequest('Note is not resolvable');
+    if (!canResolveDiscussion(caller, view.accessLevel, mergeRequest.authorId)) throw forbidden();
+    await this.setResolved(caller, [note.id], params.resolved === true);
+    return this.get(caller, view, iid, note.id);
+  }
+
+  async removeDiscussionNote(
+    caller: Caller,
+    view: ProjectView,
+    iid: number,
+    discussionId: string,
+    noteId: number,
+  ): Promise<void> {
+    const mergeRequest = await this.services.mergeRequests.find(view, iid);
+    const note = this.noteOf(await this.findDiscussion(caller, view, mergeRequest, discussionId), noteId);
+    await this.remove(caller, view, iid, note.id);
+  }
+
+  /**
+   * A text position checked against the merge request's versions: their diff refs, the file's diff and
+   * the line on it. GitLab's answer when any of it does not hold is a blank line code.
+   */
+  private async place(
+    view: ProjectView,
+    mergeRequest: MergeRequest,
+    position: PositionParams,
+  ): Promise<Placement> {
+    const invalid = () => badRequest(`Note {:line_code=>["can't be blank", "must be a valid line code"]}`);
+    const version = await this.dataSource.getRepository(MergeRequestDiff).findOneBy({
+      mergeRequestId: mergeRequest.id,
+      headCommitSha: position.head_sha,
+      startCommitSha: position.start_sha,
+      baseCommitSha: position.base_sha,
+    });
+    if (!version) throw invalid();
+    const { diffs } = await this.services.mergeRequests.version(view, mergeRequest.iid, version.id);
+    const oldPath = position.old_path ?? position.new_path;
+    const file = diffs.diffs.find(
+      (entry) => entry.newPath === position.new_path && entry.oldPath === oldPath,
+    );
+    const code = file ? positionLineCode(file, position.old_line, position.new_line) : null;
+    if (!code) throw invalid();
+    return {
+      lineCode: code,
+      position: {
+        position_type: 'text',
+        base_sha: position.base_sha,
+        start_sha: position.start_sha,
+        head_sha: position.head_sha,
+        old_path: oldPath,
+        new_path: position.new_path,
+        old_line: position.old_line ?? null,
+        new_line: position.new_line ?? null,
+      },
+    };
+  }
+
+  private noteOf(discussion: Discussion, noteId: number): Note {
+    const note = discussion.notes.find((candidate) => candidate.id === noteId);
+    if (!note) throw notFound('Note');
+    return note;
+  }
+
+  private async setResolved(caller: Caller, noteIds: number[], resolved: boolean): Promise<void> {
+    if (noteIds.length === 0) return;
+    await this.dataSource
+      .getRepository(Note)
+      .update(
+        { id: In(noteIds) },
+        resolved
+          ? { resolvedAt: new Date(), resolvedById: caller.user?.id ?? null }
+          : { resolvedAt: null, resolvedById: null },
+      );
+  }
+
+  private async findDiscussion(
+    caller: Caller,
+    view: ProjectView,
+    mergeRequest: MergeRequest,
+    discussionId: string,
+  ): Promise<Discussion> {
+    const hideInternal = !canReadInternalNotes(caller, view.accessLevel);
+    const [discussion] = await this.discussionsOf(mergeRequest, [discussionId], hideInternal);
+    if (!discussion) throw notFound('Discussion');
+    return discussion;
+  }
+
+  /** The notes of the given discussions, in the order of `ids`: one query. */
+  private async discussionsOf(
+    mergeRequest: MergeRequest,
+    ids: string[],
+    hideInternal: boolean,
+  ): Promise<Discussion[]> {
+    if (ids.length === 0) return [];
+    const query = this.dataSource
+      .getRepository(Note)
+      .createQueryBuilder('n')
+      .where('n.noteable_id = :id', { id: mergeRequest.id })
+      .andWhere('n.discussion_id IN (:...ids)', { ids })
+      .orderBy('n.created_at', 'ASC')
+      .addOrderBy('n.id', 'ASC');
+    if (hideInternal) query.andWhere('NOT n.internal');
+    const byId = new Map<string, Note[]>();
+    for (const note of await query.getMany()) {
+      const list = byId.get(note.discussionId) ?? [];
+      list.push(note);
+      byId.set(note.discussionId, list);
+    }
+    return ids.flatMap((id) => {
+      const notes = byId.get(id);
+      return notes ? [{ id, notes }] : [];
+    });
+  }
+
+  private async discussionRecords(
+    mergeRequest: MergeRequest,
+    discussion: Discussion,
+  ): Promise<DiscussionRecords> {
+    return {
+      discussions: [discussion],
+      mergeRequest,
+      users: await this.users(discussion.notes),
+    };
+  }
+
+  /**
+   * The system notes of one merge request update, written once however often the job runs: each note's
+   * discussion id derives from the update's id, and the partial unique index refuses a second copy.
+   */
+  async writeSystemNotes(event: MergeRequestChanged): Promise<void> {
+    const [mr] = (await this.dataSource.query(
+      'SELECT id, target_project_id FROM merge_requests WHERE id = $1',
+      [event.mergeRequestId],
+    )) as Array<{ id: number; target_project_id: number }>;
+    if (!mr) return;
+    const at = new Date(event.at);
+    const { assignees, reviewers } = event.changes;
+    const ids = [assignees, reviewers].flatMap((list) => [...(list?.added ?? []), ...(list?.removed ?? [])]);
+    const names = new Map<number, string>();
+    if (ids.length > 0)
+      for (const user of await this.dataSource.getRepository(User).findBy({ id: In(ids) }))
+        names.set(user.id, `@${user.username}`);
+    for (const [kind, body] of systemNoteBodies(event.changes, names)) {
+      const discussionId = createHash('sha1').update(`${event.changeId}:${kind}`).digest('hex');
+      await this.dataSource.query(
+        `INSERT INTO notes (project_id, noteable_type, noteable_id, author_id, body, system, discussion_id,
+           created_at, updated_at)
+         VALUES ($1, 'MergeRequest', $2, $3, $4, true, $5, $6, $6)
+         ON CONFLICT (discussion_id) WHERE system DO NOTHING`,
+        [mr.target_project_id, mr.id, event.actorId, body, discussionId, at],
+      );
+    }
+  }
+
+  private async find(caller: Caller, view: ProjectView, mergeRequest: MergeRequest, noteId: number) {
+    const note = await this.dataSource
+      .getRepository(Note)
+      .findOneBy({ id: noteId, noteableId: mergeRequest.id });
+    if (!note || (note.internal && !canReadInternalNotes(caller, view.accessLevel))) throw notFound('Note');
+    return note;
+  }
+
+  private async users(notes: Note[]): Promise<Map<number, User>> {
+    const ids = new Set<number>();
+    for (const note of notes)
+      for (const id of [note.authorId, note.resolvedById]) if (id !== null) ids.add(id);
+    const users = new Map<number, User>();
+    if (ids.size > 0)
+      for (const user of await this.dataSource.getRepository(User).findBy({ id: In([...ids]) }))
+        users.set(user.id, user);
+    return users;
+  }
+}
+
+/** Thread and diff notes can be resolved; plain and system notes cannot. */
+export const isResolvable = (note: Note) => !note.system && note.type !== null;
+
+/** GitLab's wording of each change, keyed so that a retry finds the same note. */
+function systemNoteBodies(
+  changes: MergeRequestChanged['changes'],
+  names: Map<number, string>,
+): Array<[string, string]> {
+  const bodies: Array<[string, string]> = [];
+  const list = (ids: number[]) => ids.flatMap((id) => names.get(id) ?? []).join(', ');
+  const people = (key: string, ids: number[] | undefined, verb: string) => {
+    if (ids?.length && list(ids)) bodies.push([key, `${verb} ${list(ids)}`]);
+  };
+  people('assigned', changes.assignees?.added, 'assigned to');
+  people('unassigned', changes.assignees?.removed, 'unassigned');
+  people('review_requested', changes.reviewers?.added, 'requested review from');
+  people('review_removed', changes.reviewers?.removed, 'removed review request for');
+  if (changes.state) bodies.push(['state', changes.state]);
+  if (changes.title)
+    bodies.push(['title', `changed title from **${changes.title.from}** to **${changes.title.to}**`]);
+  if (changes.draft !== undefined)
+    bodies.push([
+      'draft',
+      changes.draft ? 'marked this merge request as **draft**' : 'marked this merge request as **ready**',
+    ]);
+  if (changes.description) bodies.push(['description', 'changed the description']);
+  if (changes.discussionLocked !== undefined)
+    bodies.push([
+      'lock',
+      changes.discussionLocked
+        ? 'locked the discussion in this merge request'
+        : 'unlocked the discussion in this merge request',
+    ]);
+  return bodies;
+}
