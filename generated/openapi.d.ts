@@ -1968,7 +1968,7 @@ export interface paths {
         /**
          * Update a merge request
          * @description Changes what is sent. Sending none of the attributes below answers 400
-         *     `{"error": "allow_collaboration, ..., title are missing, at least one parameter must be provided"}`.
+         *     `{"error": "add_labels, allow_collaboration, ..., title are missing, at least one parameter must be provided"}`.
          *
          *     - **Who.** The author, or Developer or higher; others get 403.
          *     - `title`, `description`, `target_branch` (must exist: 400 `{"message": {"target_branch": ["does not exist"]}}`;

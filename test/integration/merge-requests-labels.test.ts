@@ -123,6 +123,16 @@ describe('setting labels and a milestone', () => {
       expect((await edit(w, mr.iid, json)).labels, JSON.stringify(json)).toEqual(labels);
     expect((await edit(w, mr.iid, { milestone_id: m.id })).milestone).toMatchObject({ id: m.id, iid: 1 });
     expect((await edit(w, mr.iid, { milestone_id: 0 })).milestone).toBeNull();
+    const empty = await call(
+      'PUT',
+      `/projects/${w.project.id}/merge_requests/${mr.iid}`,
+      w.developer.token,
+      {},
+    );
+    expect(empty.status).toBe(400);
+    expect((empty.body as Json).error).toMatch(
+      /^add_labels, allow_collaboration, .*milestone_id, remove_labels/,
+    );
   });
 
   it('drops a milestone the project cannot use, as GitLab does', async () => {
