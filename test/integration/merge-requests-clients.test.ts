@@ -55,7 +55,7 @@ describe('@gitbeaker/rest', () => {
     expect(labelled.labels).toEqual(['Backend', 'bug', 'ui']);
     const trimmed = await api.MergeRequests.edit(w.project.id, 1, { removeLabels: 'bug' });
     expect(trimmed.labels).toEqual(['Backend', 'ui']);
-    const byLabel = await api.MergeRequests.all({ projectId: w.project.id, labels: 'ui', state: 'all' });
+    const byLabel = await api.MergeRequests.all({ projectId: w.project.id, labels: 'ui', state: 'closed' });
     expect(byLabel.map((mr) => mr.iid)).toEqual([1]);
     const notByLabel = await api.MergeRequests.all({ projectId: w.project.id, not: { labels: 'ui' } });
     expect(notByLabel).toEqual([]);
