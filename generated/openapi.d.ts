@@ -5408,7 +5408,7 @@ export interface components {
             /** @example none */
             imported_from: string;
             /**
-             * @description The label names, sorted by name; with `with_labels_details=true`, each label as an object.
+             * @description The label names, sorted by name as GitLab sorts them (byte order: capitals first); with `with_labels_details=true`, each label as an object in the same order.
              * @example [
              *       "bug"
              *     ]
