@@ -609,15 +609,21 @@ export interface paths {
          *     - **Filters** (all optional, combined with AND): `state`, `author_id` or `author_username`, `assignee_id`
          *       (`None`, `Any`), `reviewer_id` or `reviewer_username` (`None`, `Any`), `merge_user_id` or
          *       `merge_user_username`, `created_after`/`created_before`, `updated_after`/`updated_before`,
-         *       `source_branch`, `target_branch`, `search` with `in`, `wip`, and `not[...]`.
+         *       `source_branch`, `target_branch`, `search` with `in`, `wip`, `labels`, `milestone`, and `not[...]`.
+         *     - **Labels.** `labels` is a comma-separated list of names (case ignored) the merge request must all carry;
+         *       `None` for no label, `Any` for at least one. `not[labels]` leaves out those carrying any of the names.
+         *       `with_labels_details=true` returns each label as an object instead of its name.
+         *     - **Milestone.** `milestone` is a milestone title; `None` for none, `Any` for any; `Started` for an
+         *       active milestone that has started and is not past its due date; `Upcoming` for the active milestone of
+         *       its project or group whose due date is the next one after today. `not[milestone]` leaves out a title.
          *     - **Mutually exclusive pairs** answer 400 `{"error": "author_id, author_username are mutually exclusive"}`
          *       (and likewise for `merge_user_id, merge_user_username` and `reviewer_id, reviewer_username`).
          *     - `deployed_before`, `deployed_after` and `environment` match nothing until forge-api has deployments.
          *     - `order_by` (`created_at` default, `updated_at`, `title`, `merged_at`) and `sort` (`desc` default).
          *     - `view=simple` returns the short shape. `with_merge_status_recheck=true` queues a merge status check of the
          *       merge requests on the page (Developer or higher), without waiting for it.
-         *     - Not yet in forge-api (they come with labels, milestones, award emoji and approvals): `labels`,
-         *       `milestone`, `with_labels_details`, `my_reaction_emoji`, `approved_by_ids`, `approver_ids`, `approved`.
+         *     - Not yet in forge-api (they come with award emoji and approvals): `my_reaction_emoji`, `approved_by_ids`,
+         *       `approver_ids`, `approved`.
          *     - Offset pagination in SQL: `page`, `per_page` (default 20, at most 100) and GitLab's headers. As in
          *       GitLab, when more than 10,000 merge requests match, `X-Total`, `X-Total-Pages` and the `last` link are
          *       left out (counting them would cost more than the page); `X-Next-Page` and `rel="next"` remain.
@@ -798,15 +804,21 @@ export interface paths {
          *     - **Filters** (all optional, combined with AND): `state`, `author_id` or `author_username`, `assignee_id`
          *       (`None`, `Any`), `reviewer_id` or `reviewer_username` (`None`, `Any`), `merge_user_id` or
          *       `merge_user_username`, `created_after`/`created_before`, `updated_after`/`updated_before`,
-         *       `source_branch`, `target_branch`, `search` with `in`, `wip`, and `not[...]`.
+         *       `source_branch`, `target_branch`, `search` with `in`, `wip`, `labels`, `milestone`, and `not[...]`.
+         *     - **Labels.** `labels` is a comma-separated list of names (case ignored) the merge request must all carry;
+         *       `None` for no label, `Any` for at least one. `not[labels]` leaves out those carrying any of the names.
+         *       `with_labels_details=true` returns each label as an object instead of its name.
+         *     - **Milestone.** `milestone` is a milestone title; `None` for none, `Any` for any; `Started` for an
+         *       active milestone that has started and is not past its due date; `Upcoming` for the active milestone of
+         *       its project or group whose due date is the next one after today. `not[milestone]` leaves out a title.
          *     - **Mutually exclusive pairs** answer 400 `{"error": "author_id, author_username are mutually exclusive"}`
          *       (and likewise for `merge_user_id, merge_user_username` and `reviewer_id, reviewer_username`).
          *     - `deployed_before`, `deployed_after` and `environment` match nothing until forge-api has deployments.
          *     - `order_by` (`created_at` default, `updated_at`, `title`, `merged_at`) and `sort` (`desc` default).
          *     - `view=simple` returns the short shape. `with_merge_status_recheck=true` queues a merge status check of the
          *       merge requests on the page (Developer or higher), without waiting for it.
-         *     - Not yet in forge-api (they come with labels, milestones, award emoji and approvals): `labels`,
-         *       `milestone`, `with_labels_details`, `my_reaction_emoji`, `approved_by_ids`, `approver_ids`, `approved`.
+         *     - Not yet in forge-api (they come with award emoji and approvals): `my_reaction_emoji`, `approved_by_ids`,
+         *       `approver_ids`, `approved`.
          *     - Offset pagination in SQL: `page`, `per_page` (default 20, at most 100) and GitLab's headers. As in
          *       GitLab, when more than 10,000 merge requests match, `X-Total`, `X-Total-Pages` and the `last` link are
          *       left out (counting them would cost more than the page); `X-Next-Page` and `rel="next"` remain.
@@ -1871,15 +1883,21 @@ export interface paths {
          *     - **Filters** (all optional, combined with AND): `state`, `author_id` or `author_username`, `assignee_id`
          *       (`None`, `Any`), `reviewer_id` or `reviewer_username` (`None`, `Any`), `merge_user_id` or
          *       `merge_user_username`, `created_after`/`created_before`, `updated_after`/`updated_before`,
-         *       `source_branch`, `target_branch`, `search` with `in`, `wip`, and `not[...]`.
+         *       `source_branch`, `target_branch`, `search` with `in`, `wip`, `labels`, `milestone`, and `not[...]`.
+         *     - **Labels.** `labels` is a comma-separated list of names (case ignored) the merge request must all carry;
+         *       `None` for no label, `Any` for at least one. `not[labels]` leaves out those carrying any of the names.
+         *       `with_labels_details=true` returns each label as an object instead of its name.
+         *     - **Milestone.** `milestone` is a milestone title; `None` for none, `Any` for any; `Started` for an
+         *       active milestone that has started and is not past its due date; `Upcoming` for the active milestone of
+         *       its project or group whose due date is the next one after today. `not[milestone]` leaves out a title.
          *     - **Mutually exclusive pairs** answer 400 `{"error": "author_id, author_username are mutually exclusive"}`
          *       (and likewise for `merge_user_id, merge_user_username` and `reviewer_id, reviewer_username`).
          *     - `deployed_before`, `deployed_after` and `environment` match nothing until forge-api has deployments.
          *     - `order_by` (`created_at` default, `updated_at`, `title`, `merged_at`) and `sort` (`desc` default).
          *     - `view=simple` returns the short shape. `with_merge_status_recheck=true` queues a merge status check of the
          *       merge requests on the page (Developer or higher), without waiting for it.
-         *     - Not yet in forge-api (they come with labels, milestones, award emoji and approvals): `labels`,
-         *       `milestone`, `with_labels_details`, `my_reaction_emoji`, `approved_by_ids`, `approver_ids`, `approved`.
+         *     - Not yet in forge-api (they come with award emoji and approvals): `my_reaction_emoji`, `approved_by_ids`,
+         *       `approver_ids`, `approved`.
          *     - Offset pagination in SQL: `page`, `per_page` (default 20, at most 100) and GitLab's headers. As in
          *       GitLab, when more than 10,000 merge requests match, `X-Total`, `X-Total-Pages` and the `last` link are
          *       left out (counting them would cost more than the page); `X-Next-Page` and `rel="next"` remain.
@@ -1904,7 +1922,12 @@ export interface paths {
          *     - A title starting with `Draft:`, `[Draft]`, `(Draft)` or `Draft -` (any case) makes a draft.
          *     - `assignee_id` or `assignee_ids`, `reviewer_ids`: users who can read the project's merge requests;
          *       others are left out, as GitLab does. `description`, `squash`, `remove_source_branch`,
-         *       `allow_collaboration`, `merge_after` are stored. Labels and milestones are not in forge-api yet.
+         *       `allow_collaboration`, `merge_after` are stored.
+         *     - `labels`: comma-separated names (or a list). Each names a label of the project or of its group and
+         *       ancestor groups (exact name first, else ignoring case); a name found nowhere becomes a new project
+         *       label (colour `#6699cc`), as GitLab does.
+         *     - `milestone_id`: a milestone of the project or of its group and ancestor groups. Any other id, like
+         *       `0`, leaves the merge request without a milestone: GitLab ignores a milestone the project cannot use.
          *     - The first diff version is made at once; `merge_status` starts `unchecked` and a check is queued;
          *       `refs/merge-requests/:iid/head` points at the source branch's head.
          */
@@ -1945,13 +1968,19 @@ export interface paths {
         /**
          * Update a merge request
          * @description Changes what is sent. Sending none of the attributes below answers 400
-         *     `{"error": "allow_collaboration, ..., title are missing, at least one parameter must be provided"}`.
+         *     `{"error": "add_labels, allow_collaboration, ..., title are missing, at least one parameter must be provided"}`.
          *
          *     - **Who.** The author, or Developer or higher; others get 403.
          *     - `title`, `description`, `target_branch` (must exist: 400 `{"message": {"target_branch": ["does not exist"]}}`;
          *       an open merge request for the new pair answers 409), `state_event` (`close`, `reopen`), `assignee_id` /
          *       `assignee_ids` (`0` or an empty list unassigns), `reviewer_ids`, `squash`, `remove_source_branch`,
          *       `discussion_locked`, `allow_collaboration`, `merge_after` (`null` clears it).
+         *     - **Labels.** `labels` replaces the labels (an empty string removes them all); `add_labels` adds,
+         *       `remove_labels` removes (applied in that order, after `labels`). Names are comma-separated (or a list),
+         *       matched as on create; names unknown to `labels` and `add_labels` become new project labels, unknown
+         *       names in `remove_labels` are ignored.
+         *     - **Milestone.** `milestone_id` sets a milestone of the project or of its group and ancestor groups;
+         *       `0`, `null` or a milestone the project cannot use removes it (GitLab ignores unusable milestones).
          *     - **Draft** follows the title prefix (`Draft:`, `[Draft]`, `(Draft)`, `Draft -`).
          *     - **State.** `close` closes an open merge request (`closed_at`, `closed_by`); `reopen` reopens a closed
          *       one, refused with 409 when another open merge request has the same branches. A transition that does not
@@ -5653,7 +5682,7 @@ export interface components {
         };
         /**
          * MergeRequest
-         * @description A merge request as the lists return it. Labels, milestones and award emoji are not in forge-api yet: `labels` is always empty, `milestone` null, and `upvotes` and `downvotes` 0. `user_notes_count` counts the notes users wrote (system notes are not counted). Forks do not exist yet, so `source_project_id` equals `target_project_id`.
+         * @description A merge request as the lists return it. Award emoji are not in forge-api yet: `upvotes` and `downvotes` are 0. `user_notes_count` counts the notes users wrote (system notes are not counted). Merge requests from forks are not offered yet, so `source_project_id` equals `target_project_id`.
          */
         MergeRequest: {
             /** @example false */
@@ -5730,10 +5759,12 @@ export interface components {
             /** @example none */
             imported_from: string;
             /**
-             * @description Always empty until forge-api has labels.
-             * @example []
+             * @description The label names, sorted by name as GitLab sorts them (byte order: capitals first); with `with_labels_details=true`, each label as an object in the same order.
+             * @example [
+             *       "bug"
+             *     ]
              */
-            labels: string[];
+            labels: (string | components["schemas"]["LabelBasic"])[];
             /**
              * Format: date-time
              * @description Not to be merged before this time.
@@ -5759,11 +5790,8 @@ export interface components {
             merged_at: string | null;
             /** @description Deprecated (use `merge_user`); the same user. */
             merged_by: components["schemas"]["UserOrNull"];
-            /**
-             * @description Always null until forge-api has milestones.
-             * @example null
-             */
-            milestone: null;
+            /** @description The milestone, or null. */
+            milestone: components["schemas"]["Milestone"] | null;
             /**
              * Format: date-time
              * @description When the first diff version was ready (at creation in forge-api).
@@ -5876,10 +5904,20 @@ export interface components {
             /** @example Loads the file on first use. */
             description?: string;
             /**
+             * @description Comma-separated label names, or a list of names; unknown names become project labels.
+             * @example bug,backend
+             */
+            labels?: string | string[];
+            /**
              * Format: date-time
              * @example 2026-04-01T08:00:00Z
              */
             merge_after?: string;
+            /**
+             * @description A milestone of the project or its ancestor groups; `0` or null for none.
+             * @example 3
+             */
+            milestone_id?: number | null;
             /** @example true */
             remove_source_branch?: boolean;
             /**
@@ -5984,6 +6022,11 @@ export interface components {
         };
         /** MergeRequestUpdate */
         MergeRequestUpdate: {
+            /**
+             * @description Label names to add, comma-separated or a list; unknown names become project labels.
+             * @example backend
+             */
+            add_labels?: string | string[];
             /** @example false */
             allow_collaboration?: boolean;
             /**
@@ -6008,11 +6051,26 @@ export interface components {
             /** @example true */
             discussion_locked?: boolean;
             /**
+             * @description Comma-separated label names, or a list of names; unknown names become project labels.
+             * @example bug,backend
+             */
+            labels?: string | string[];
+            /**
              * Format: date-time
              * @description Not to be merged before this time; null clears it.
              * @example 2026-04-01T08:00:00Z
              */
             merge_after?: string | null;
+            /**
+             * @description A milestone of the project or its ancestor groups; `0` or null for none.
+             * @example 3
+             */
+            milestone_id?: number | null;
+            /**
+             * @description Label names to remove, comma-separated or a list.
+             * @example bug
+             */
+            remove_labels?: string | string[];
             /** @example true */
             remove_source_branch?: boolean;
             /**
@@ -8961,6 +9019,11 @@ export interface components {
          */
         MergeRequestIn: "title" | "description" | "title,description" | "description,title";
         /**
+         * @description Comma-separated label names (case ignored) the merge request must all carry; `None` for those without a label, `Any` for those with at least one.
+         * @example bug,backend
+         */
+        MergeRequestLabels: string;
+        /**
          * @description Only merge requests merged by this user. Mutually exclusive with `merge_user_username`.
          * @example 5
          */
@@ -8971,7 +9034,12 @@ export interface components {
          */
         MergeRequestMergeUserUsername: string;
         /**
-         * @description Leaves out merge requests matching these: `not[author_id]`, `not[author_username]`, `not[assignee_id]`, `not[assignee_username]`, `not[reviewer_id]`, `not[reviewer_username]`.
+         * @description Only merge requests with the milestone of this title; `None` for those without one, `Any` for those with one, `Started` and `Upcoming` as described above.
+         * @example v1.0
+         */
+        MergeRequestMilestone: string;
+        /**
+         * @description Leaves out merge requests matching these: `not[author_id]`, `not[author_username]`, `not[assignee_id]`, `not[assignee_username]`, `not[reviewer_id]`, `not[reviewer_username]`, `not[labels]` (carrying any of these comma-separated names, case ignored), `not[milestone]` (a milestone title).
          * @example {
          *       "author_id": 5
          *     }
@@ -8981,6 +9049,8 @@ export interface components {
             assignee_username?: string;
             author_id?: number;
             author_username?: string;
+            labels?: string;
+            milestone?: string;
             reviewer_id?: number;
             reviewer_username?: string;
         };
@@ -9059,6 +9129,11 @@ export interface components {
          * @example no
          */
         MergeRequestWip: "yes" | "no";
+        /**
+         * @description `true` returns each label as an object (id, name, color, description, text colour) instead of its name.
+         * @example true
+         */
+        MergeRequestWithLabelsDetails: boolean;
         /**
          * @description The milestone's global id (not its iid).
          * @example 12
@@ -9521,8 +9596,10 @@ export type ParameterMergeRequestIid = components['parameters']['MergeRequestIid
 export type ParameterMergeRequestIid_2 = components['parameters']['MergeRequestIid-2'];
 export type ParameterMergeRequestIids = components['parameters']['MergeRequestIids'];
 export type ParameterMergeRequestIn = components['parameters']['MergeRequestIn'];
+export type ParameterMergeRequestLabels = components['parameters']['MergeRequestLabels'];
 export type ParameterMergeRequestMergeUserId = components['parameters']['MergeRequestMergeUserId'];
 export type ParameterMergeRequestMergeUserUsername = components['parameters']['MergeRequestMergeUserUsername'];
+export type ParameterMergeRequestMilestone = components['parameters']['MergeRequestMilestone'];
 export type ParameterMergeRequestNot = components['parameters']['MergeRequestNot'];
 export type ParameterMergeRequestOrderBy = components['parameters']['MergeRequestOrderBy'];
 export type ParameterMergeRequestRecheck = components['parameters']['MergeRequestRecheck'];
@@ -9539,6 +9616,7 @@ export type ParameterMergeRequestUpdatedBefore = components['parameters']['Merge
 export type ParameterMergeRequestVersionId = components['parameters']['MergeRequestVersionId'];
 export type ParameterMergeRequestView = components['parameters']['MergeRequestView'];
 export type ParameterMergeRequestWip = components['parameters']['MergeRequestWip'];
+export type ParameterMergeRequestWithLabelsDetails = components['parameters']['MergeRequestWithLabelsDetails'];
 export type ParameterMilestoneId = components['parameters']['MilestoneId'];
 export type ParameterNoteId = components['parameters']['NoteId'];
 export type ParameterOnlyGroupLabels = components['parameters']['OnlyGroupLabels'];
@@ -10951,6 +11029,11 @@ export interface operations {
                  */
                 in?: components["parameters"]["MergeRequestIn"];
                 /**
+                 * @description Comma-separated label names (case ignored) the merge request must all carry; `None` for those without a label, `Any` for those with at least one.
+                 * @example bug,backend
+                 */
+                labels?: components["parameters"]["MergeRequestLabels"];
+                /**
                  * @description Only merge requests merged by this user. Mutually exclusive with `merge_user_username`.
                  * @example 5
                  */
@@ -10961,7 +11044,12 @@ export interface operations {
                  */
                 merge_user_username?: components["parameters"]["MergeRequestMergeUserUsername"];
                 /**
-                 * @description Leaves out merge requests matching these: `not[author_id]`, `not[author_username]`, `not[assignee_id]`, `not[assignee_username]`, `not[reviewer_id]`, `not[reviewer_username]`.
+                 * @description Only merge requests with the milestone of this title; `None` for those without one, `Any` for those with one, `Started` and `Upcoming` as described above.
+                 * @example v1.0
+                 */
+                milestone?: components["parameters"]["MergeRequestMilestone"];
+                /**
+                 * @description Leaves out merge requests matching these: `not[author_id]`, `not[author_username]`, `not[assignee_id]`, `not[assignee_username]`, `not[reviewer_id]`, `not[reviewer_username]`, `not[labels]` (carrying any of these comma-separated names, case ignored), `not[milestone]` (a milestone title).
                  * @example {
                  *       "author_id": 5
                  *     }
@@ -11036,6 +11124,11 @@ export interface operations {
                  * @example no
                  */
                 wip?: components["parameters"]["MergeRequestWip"];
+                /**
+                 * @description `true` returns each label as an object (id, name, color, description, text colour) instead of its name.
+                 * @example true
+                 */
+                with_labels_details?: components["parameters"]["MergeRequestWithLabelsDetails"];
                 /**
                  * @description Asks for an asynchronous recomputation of `merge_status` of the merge requests returned (for callers below Developer it is ignored, as GitLab does with `restrict_merge_status_recheck`). The answer does not wait for it.
                  * @example true
@@ -11597,6 +11690,11 @@ export interface operations {
                  */
                 in?: components["parameters"]["MergeRequestIn"];
                 /**
+                 * @description Comma-separated label names (case ignored) the merge request must all carry; `None` for those without a label, `Any` for those with at least one.
+                 * @example bug,backend
+                 */
+                labels?: components["parameters"]["MergeRequestLabels"];
+                /**
                  * @description Only merge requests merged by this user. Mutually exclusive with `merge_user_username`.
                  * @example 5
                  */
@@ -11607,7 +11705,12 @@ export interface operations {
                  */
                 merge_user_username?: components["parameters"]["MergeRequestMergeUserUsername"];
                 /**
-                 * @description Leaves out merge requests matching these: `not[author_id]`, `not[author_username]`, `not[assignee_id]`, `not[assignee_username]`, `not[reviewer_id]`, `not[reviewer_username]`.
+                 * @description Only merge requests with the milestone of this title; `None` for those without one, `Any` for those with one, `Started` and `Upcoming` as described above.
+                 * @example v1.0
+                 */
+                milestone?: components["parameters"]["MergeRequestMilestone"];
+                /**
+                 * @description Leaves out merge requests matching these: `not[author_id]`, `not[author_username]`, `not[assignee_id]`, `not[assignee_username]`, `not[reviewer_id]`, `not[reviewer_username]`, `not[labels]` (carrying any of these comma-separated names, case ignored), `not[milestone]` (a milestone title).
                  * @example {
                  *       "author_id": 5
                  *     }
@@ -11682,6 +11785,11 @@ export interface operations {
                  * @example no
                  */
                 wip?: components["parameters"]["MergeRequestWip"];
+                /**
+                 * @description `true` returns each label as an object (id, name, color, description, text colour) instead of its name.
+                 * @example true
+                 */
+                with_labels_details?: components["parameters"]["MergeRequestWithLabelsDetails"];
                 /**
                  * @description Asks for an asynchronous recomputation of `merge_status` of the merge requests returned (for callers below Developer it is ignored, as GitLab does with `restrict_merge_status_recheck`). The answer does not wait for it.
                  * @example true
@@ -13840,6 +13948,11 @@ export interface operations {
                  */
                 in?: components["parameters"]["MergeRequestIn"];
                 /**
+                 * @description Comma-separated label names (case ignored) the merge request must all carry; `None` for those without a label, `Any` for those with at least one.
+                 * @example bug,backend
+                 */
+                labels?: components["parameters"]["MergeRequestLabels"];
+                /**
                  * @description Only merge requests merged by this user. Mutually exclusive with `merge_user_username`.
                  * @example 5
                  */
@@ -13850,7 +13963,12 @@ export interface operations {
                  */
                 merge_user_username?: components["parameters"]["MergeRequestMergeUserUsername"];
                 /**
-                 * @description Leaves out merge requests matching these: `not[author_id]`, `not[author_username]`, `not[assignee_id]`, `not[assignee_username]`, `not[reviewer_id]`, `not[reviewer_username]`.
+                 * @description Only merge requests with the milestone of this title; `None` for those without one, `Any` for those with one, `Started` and `Upcoming` as described above.
+                 * @example v1.0
+                 */
+                milestone?: components["parameters"]["MergeRequestMilestone"];
+                /**
+                 * @description Leaves out merge requests matching these: `not[author_id]`, `not[author_username]`, `not[assignee_id]`, `not[assignee_username]`, `not[reviewer_id]`, `not[reviewer_username]`, `not[labels]` (carrying any of these comma-separated names, case ignored), `not[milestone]` (a milestone title).
                  * @example {
                  *       "author_id": 5
                  *     }
@@ -13925,6 +14043,11 @@ export interface operations {
                  * @example no
                  */
                 wip?: components["parameters"]["MergeRequestWip"];
+                /**
+                 * @description `true` returns each label as an object (id, name, color, description, text colour) instead of its name.
+                 * @example true
+                 */
+                with_labels_details?: components["parameters"]["MergeRequestWithLabelsDetails"];
                 /**
                  * @description Asks for an asynchronous recomputation of `merge_status` of the merge requests returned (for callers below Developer it is ignored, as GitLab does with `restrict_merge_status_recheck`). The answer does not wait for it.
                  * @example true

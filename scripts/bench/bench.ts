@@ -363,7 +363,8 @@ async function seed(api: Api, serverPid: number): Promise<Seeded> {
 /**
  * Merge requests, written straight into the tables (the API would take minutes for this many):
  * MERGE_REQUESTS_IN_PROJECT in the benchmark's project, a few in every other project; every seventh by
- * the member, a third with an assignee, a quarter open, the rest closed or merged.
+ * the member, a third with an assignee, a quarter open, the rest closed or merged; in the benchmark's
+ * project every fifth has the label `bug`, every second `backend`.
  */
 const MERGE_REQUESTS_IN_PROJECT = Number(env.BENCH_MERGE_REQUESTS ?? 100_000);
 const MERGE_REQUESTS_ELSEWHERE = 5;
@@ -391,6 +392,11 @@ function mergeRequestsSql(seeded: Seeded): string {
       WHERE p.id <> ${project};
     INSERT INTO merge_request_assignees (merge_request_id, user_id)
       SELECT mr.id, mr.merge_user_id FROM merge_requests mr WHERE mr.iid % 3 = 0 AND mr.merge_user_id IS NOT NULL;
+    INSERT INTO labels (title, color, project_id) VALUES ('bug', '#d9534f', ${project}), ('backend', '#6699cc', ${project});
+    INSERT INTO merge_request_labels (merge_request_id, label_id)
+      SELECT mr.id, l.id FROM merge_requests mr JOIN labels l ON l.project_id = mr.target_project_id
+      WHERE mr.target_project_id = ${project}
+        AND ((l.title = 'bug' AND mr.iid % 5 = 0) OR (l.title = 'backend' AND mr.iid % 2 = 0));
     INSERT INTO internal_ids (project_id, usage, last_value)
       SELECT target_project_id, 'merge_requests', max(iid) FROM merge_requests GROUP BY target_project_id
       ON CONFLICT (project_id, usage) DO UPDATE SET last_value = EXCLUDED.last_value;
@@ -477,6 +483,7 @@ async function measure(
 function endpoints(projectId: number, blobSha: string, compareFrom: string, memberId = 0): Endpoint[] {
   const p = `/projects/${projectId}`;
   const filtered = `${p}/merge_requests?state=opened&author_id=${memberId}`;
+  const labelled = `${p}/merge_requests?labels=bug&state=opened&author_id=${memberId}`;
   const file = 'src/mod42/file042.ts';
   const listRefs = '%(refname) %(objectname) %(*objectname) %(creatordate:iso-strict) %(subject)';
   return [
@@ -499,6 +506,11 @@ function endpoints(projectId: number, blobSha: string, compareFrom: string, memb
       floor: { kind: 'koa', path: '/merge_requests?scope=all' },
     },
     { name: 'merge requests (state+author)', path: filtered, floor: { kind: 'koa', path: filtered } },
+    {
+      name: 'merge requests (labels+state+author)',
+      path: labelled,
+      floor: { kind: 'koa', path: labelled },
+    },
     { name: 'tree, root', path: `${p}/repository/tree`, floor: { kind: 'git', args: ['ls-tree', 'main'] } },
     {
       name: 'tree, directory',

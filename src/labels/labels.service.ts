@@ -53,6 +53,8 @@ export type LabelCounter = (
 ) => Promise<Map<number, number>>;
 
 const MAX_DESCRIPTION_BYTES = 512 * 1024;
+/** The colour GitLab gives labels it creates on the fly. */
+const DEFAULT_COLOR = '#6699cc';
 const UPDATE_FIELDS = ['new_name', 'color', 'description', 'priority'] as const;
 const GROUP_UPDATE_FIELDS = ['new_name', 'color', 'description'] as const;
 
@@ -62,6 +64,7 @@ const GROUP_UPDATE_FIELDS = ['new_name', 'color', 'description'] as const;
  *
  * For other families (merge requests):
  * - `availableToProject(projectId, names)`: the labels a project may use, by name, ignoring case.
+ * - `findOrCreateForProject(projectId, names, tx)`: those labels, creating the missing ones in the project.
  * - `byIds(ids)`: labels by id, for presenting them (`presentLabelBasic`).
  * - `countOpenMergeRequestsWith(counter)`: the hook behind `open_merge_requests_count`.
  */
@@ -97,6 +100,41 @@ export class LabelsService {
       .orderBy('l.title', 'ASC')
       .addOrderBy('l.id', 'ASC')
       .getMany();
+  }
+
+  /**
+   * One label per name for project `projectId`: an available label of that exact name, else one whose
+   * name matches ignoring case, else a new project label in GitLab's default colour (GitLab's
+   * find-or-create for issuables). Names are trimmed; blank ones are skipped.
+   */
+  async findOrCreateForProject(
+    projectId: number,
+    names: readonly string[],
+    manager: EntityManager,
+  ): Promise<Label[]> {
+    const titles = [...new Set(names.map(cleanTitle).filter((title) => title !== ''))];
+    const errors = Object.assign({}, ...titles.map(titleErrors)) as Record<string, string[]>;
+    if (Object.keys(errors).length > 0) throw validationFailed(errors);
+    const pick = (found: Label[], title: string) =>
+      found.find((label) => label.title === title) ??
+      found.find((label) => label.title.toLowerCase() === title.toLowerCase());
+    let found = await this.availableToProject(projectId, titles, manager);
+    const missing = titles.filter((title) => !pick(found, title));
+    if (missing.length > 0) {
+      // A concurrent creation of the same name wins; the look-up below then finds it.
+      await manager.query(
+        `INSERT INTO labels (title, color, project_id) SELECT unnest($1::text[]), $2, $3
+         ON CONFLICT (project_id, title) WHERE project_id IS NOT NULL DO NOTHING`,
+        [missing, DEFAULT_COLOR, projectId],
+      );
+      found = await this.availableToProject(projectId, titles, manager);
+    }
+    const labels = new Map<number, Label>();
+    for (const title of titles) {
+      const label = pick(found, title);
+      if (label) labels.set(label.id, label);
+    }
+    return [...labels.values()];
   }
 
   /** Labels by id, in one query (any order). */

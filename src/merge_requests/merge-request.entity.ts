@@ -36,6 +36,9 @@ export class MergeRequest {
   @Column({ type: 'integer', name: 'author_id', nullable: true })
   authorId: number | null;
 
+  @Column({ type: 'integer', name: 'milestone_id', nullable: true })
+  milestoneId: number | null;
+
   @Column({ type: 'boolean', default: false })
   draft: boolean;
 

@@ -2,6 +2,8 @@ import type { components } from '../../generated/openapi.js';
 import { presentCommit } from '../commits/commit.presenter.js';
 import type { GitCommit } from '../git/repository.js';
 import type { DiffResult } from '../git/diffs.js';
+import { presentLabelBasic } from '../labels/label.presenter.js';
+import { presentMilestone } from '../milestones/milestone.presenter.js';
 import { presentDiff } from '../repository/compare.presenter.js';
 import { presentUserSummary } from '../users/user.presenter.js';
 import { humanDuration } from './durations.js';
@@ -58,6 +60,11 @@ function squashOnMerge(mr: MergeRequest, project: MergeRequestProject): boolean 
   if (project.squashOption === 'always') return true;
   if (project.squashOption === 'never') return false;
   return mr.squash;
+}
+
+function milestoneOf(mr: MergeRequest, records: MergeRequestRecords, externalUrl: string) {
+  const record = mr.milestoneId === null ? undefined : records.milestones.get(mr.milestoneId);
+  return record ? presentMilestone(record, externalUrl) : null;
 }
 
 export function presentMergeRequestSimple(
@@ -122,12 +129,14 @@ export function presentMergeRequest(
     reviewers: users(records.reviewers.get(mr.id)),
     source_project_id: mr.sourceProjectId,
     target_project_id: mr.targetProjectId,
-    labels: [],
+    labels: (records.labels.get(mr.id) ?? []).map((label) =>
+      records.withLabelsDetails ? presentLabelBasic(label) : label.title,
+    ),
     draft: mr.draft,
     imported: false,
     imported_from: 'none',
     work_in_progress: mr.draft,
-    milestone: null,
+    milestone: milestoneOf(mr, records, externalUrl),
     merge_when_pipeline_succeeds: false,
     merge_status: mr.mergeStatus,
     detailed_merge_status: detailedMergeStatus(mr, project, records.unresolvedDiscussions.has(mr.id)),

@@ -27,10 +27,14 @@ import { nextInternalId } from '../db/internal-ids.js';
 import { EMPTY_TREE, type DiffResult } from '../git/diffs.js';
 import type { GitCommit } from '../git/repository.js';
 import type { GroupView } from '../groups/groups.service.js';
+import type { Label } from '../labels/label.entity.js';
+import type { LabelCountScope } from '../labels/labels.service.js';
+import type { MilestoneRecord } from '../milestones/milestones.service.js';
 import type { ProjectView } from '../projects/projects.service.js';
 import { projectSettings } from '../projects/project-settings.js';
 import { User } from '../users/user.entity.js';
 import { parseDuration } from './durations.js';
+import { Milestone } from '../milestones/milestone.entity.js';
 import { MergeRequest, MergeRequestDiff } from './merge-request.entity.js';
 import type { MergeRequestVersions } from './merge-request-versions.js';
 import { isDraftTitle, stripDraft } from './merge-request-text.js';
@@ -62,6 +66,12 @@ export interface MergeRequestRecords {
   userNotesCounts: Map<number, number>;
   /** Merge requests with a thread not yet resolved. */
   unresolvedDiscussions: Set<number>;
+  /** Each merge request's labels, sorted by name. */
+  labels: Map<number, Label[]>;
+  /** Milestones by id. */
+  milestones: Map<number, MilestoneRecord>;
+  /** Labels as objects rather than names (`with_labels_details=true`). */
+  withLabelsDetails?: boolean;
 }
 
 /** What only the single read adds. */
@@ -82,13 +92,17 @@ export interface MergeRequestDetailRecords extends MergeRequestRecords {
 }
 
 const UPDATE_KEYS = [
+  'add_labels',
   'allow_collaboration',
   'allow_maintainer_to_push',
   'assignee_id',
   'assignee_ids',
   'description',
   'discussion_locked',
+  'labels',
   'merge_after',
+  'milestone_id',
+  'remove_labels',
   'remove_source_branch',
   'reviewer_ids',
   'squash',
@@ -116,10 +130,40 @@ export class MergeRequestsService {
 
   constructor(
     deps: CoreDeps,
-    private readonly services: Pick<ServiceRegistry, 'repositories' | 'mergeRequestVersions'>,
+    private readonly services: Pick<
+      ServiceRegistry,
+      'repositories' | 'mergeRequestVersions' | 'labels' | 'milestones'
+    >,
   ) {
     this.dataSource = deps.dataSource;
     this.events = deps.events;
+    services.labels.countOpenMergeRequestsWith((caller, labelIds, scope) =>
+      this.countOpenWithLabels(caller, labelIds, scope),
+    );
+  }
+
+  /** Open merge requests per label, over the projects of `scope` whose merge requests the caller may read. */
+  private async countOpenWithLabels(
+    caller: Caller,
+    labelIds: number[],
+    scope: LabelCountScope,
+  ): Promise<Map<number, number>> {
+    const query = this.dataSource
+      .createQueryBuilder()
+      .select('mrl.label_id', 'label_id')
+      .addSelect('count(*)::int', 'count')
+      .from('merge_request_labels', 'mrl')
+      .innerJoin('merge_requests', 'mr', 'mr.id = mrl.merge_request_id')
+      .innerJoin('projects', 'p', 'p.id = mr.target_project_id')
+      .innerJoin('namespaces', 'n', 'n.id = p.namespace_id')
+      .where('mrl.label_id = ANY(:labelIds::int[])', { labelIds })
+      .andWhere(`mr.state = 'opened'`)
+      .groupBy('mrl.label_id');
+    if ('projectId' in scope) query.andWhere('mr.target_project_id = :projectId', scope);
+    else query.andWhere('n.traversal_ids @> ARRAY[:groupId]::int[]', scope);
+    whereMergeRequestsReadable(query, caller, 'p', 'n');
+    const rows = await query.getRawMany<{ label_id: number; count: number }>();
+    return new Map(rows.map((row) => [Number(row.label_id), Number(row.count)]));
   }
 
   private get versions(): MergeRequestVersions {
@@ -185,6 +229,7 @@ export class MergeRequestsService {
       .getMany();
     const items = rows.slice(0, perPage);
     const records = await this.related(this.dataSource.manager, items);
+    records.withLabelsDetails = params.with_labels_details === true;
     if (params.with_merge_status_recheck)
       await this.recheck(caller, items, 'project' in where ? where.project : null);
     return {
@@ -282,7 +327,45 @@ export class MergeRequestsService {
         if (row.unresolved) unresolvedDiscussions.add(row.noteable_id);
       }
     }
-    return { items, projects, users, assignees, reviewers, userNotesCounts, unresolvedDiscussions };
+    const labels = new Map<number, Label[]>();
+    if (ids.length > 0) {
+      const rows = (await manager.query(
+        `SELECT mrl.merge_request_id, l.id FROM merge_request_labels mrl JOIN labels l ON l.id = mrl.label_id
+         WHERE mrl.merge_request_id = ANY($1::int[]) ORDER BY l.title COLLATE "C", l.id`,
+        [ids],
+      )) as Array<{ merge_request_id: number; id: number }>;
+      const byId = new Map(
+        (await this.services.labels.byIds([...new Set(rows.map((row) => row.id))], manager)).map((label) => [
+          label.id,
+          label,
+        ]),
+      );
+      for (const row of rows) {
+        const label = byId.get(row.id);
+        if (!label) continue;
+        labels.set(row.merge_request_id, [...(labels.get(row.merge_request_id) ?? []), label]);
+      }
+    }
+    const milestoneIds = [
+      ...new Set(items.flatMap((mr) => (mr.milestoneId === null ? [] : [mr.milestoneId]))),
+    ];
+    const milestones = new Map<number, MilestoneRecord>();
+    if (milestoneIds.length > 0) {
+      const found = await manager.getRepository(Milestone).findBy({ id: In(milestoneIds) });
+      for (const record of await this.services.milestones.records(found, manager))
+        milestones.set(record.milestone.id, record);
+    }
+    return {
+      items,
+      projects,
+      users,
+      assignees,
+      reviewers,
+      userNotesCounts,
+      unresolvedDiscussions,
+      labels,
+      milestones,
+    };
   }
 
   // ---- one merge request ----
@@ -362,6 +445,7 @@ export class MergeRequestsService {
     await this.refuseDuplicate(view.project.id, params.source_branch, params.target_branch, null);
     const assigneeIds = await this.readers(view, assigneesOf(params) ?? []);
     const reviewerIds = await this.readers(view, params.reviewer_ids ?? []);
+    const milestoneId = await this.usableMilestone(view, params.milestone_id);
     const version = await this.versions.compute(git, target.sha, source.sha);
     const id = await this.dataSource
       .transaction(async (tx) => {
@@ -382,6 +466,7 @@ export class MergeRequestsService {
           forceRemoveSourceBranch: params.remove_source_branch ?? false,
           allowCollaboration: params.allow_collaboration ?? params.allow_maintainer_to_push ?? false,
           mergeAfter: params.merge_after ? storableDate('merge_after', params.merge_after) : null,
+          milestoneId: milestoneId ?? null,
           preparedAt: now,
           createdAt: now,
           updatedAt: now,
@@ -389,6 +474,13 @@ export class MergeRequestsService {
         const mergeRequestId = identifiers[0].id as number;
         await setUsers(tx, 'merge_request_assignees', mergeRequestId, assigneeIds);
         await setUsers(tx, 'merge_request_reviewers', mergeRequestId, reviewerIds);
+        const labelNames = namesOf(params.labels);
+        if (labelNames?.length)
+          await this.setLabels(
+            tx,
+            mergeRequestId,
+            await this.services.labels.findOrCreateForProject(view.project.id, labelNames, tx),
+          );
         await this.versions.store(tx, mergeRequestId, version);
         return mergeRequestId;
       })
@@ -457,6 +549,7 @@ export class MergeRequestsService {
     const assigneeIds = assignees === undefined ? undefined : await this.readers(view, assignees);
     const reviewerIds =
       params.reviewer_ids === undefined ? undefined : await this.readers(view, params.reviewer_ids);
+    const milestoneId = await this.usableMilestone(view, params.milestone_id);
     // A new target, or a reopened merge request whose source moved meanwhile, gets a new version.
     let version = null;
     if (state === 'opened' && (targetBranch !== mr.targetBranch || state !== mr.state)) {
@@ -492,8 +585,10 @@ export class MergeRequestsService {
               : params.merge_after === null
                 ? null
                 : storableDate('merge_after', params.merge_after),
+          ...(milestoneId !== undefined ? { milestoneId } : {}),
           updatedAt: now,
         });
+        await this.changeLabels(tx, view, mr.id, params);
         // The users before the change, read under the row lock, for the system notes.
         const people: MergeRequestChanged['changes'] = {};
         if (assigneeIds !== undefined) {
@@ -530,6 +625,59 @@ export class MergeRequestsService {
       });
     if (version) await git.setMergeRequestRef(mr.iid, version.headCommitSha);
     return this.detail(caller, view, mr.id);
+  }
+
+  /**
+   * The milestone id to store: undefined when not given, null for `0`, null or one the project cannot use
+   * (GitLab drops a milestone that is not its project's or an ancestor group's).
+   */
+  private async usableMilestone(
+    view: ProjectView,
+    milestoneId: number | null | undefined,
+  ): Promise<number | null | undefined> {
+    if (milestoneId === undefined) return undefined;
+    if (milestoneId === null || milestoneId === 0) return null;
+    const milestone = await this.services.milestones.availableToProject(view.project.id, { id: milestoneId });
+    return milestone?.id ?? null;
+  }
+
+  /** `labels` replaces, then `add_labels` adds and `remove_labels` removes, as GitLab combines them. */
+  private async changeLabels(
+    tx: EntityManager,
+    view: ProjectView,
+    mergeRequestId: number,
+    params: UpdateMergeRequestParams,
+  ): Promise<void> {
+    const replace = namesOf(params.labels);
+    const add = namesOf(params.add_labels);
+    const remove = namesOf(params.remove_labels);
+    if (replace === undefined && add === undefined && remove === undefined) return;
+    const labels = this.services.labels;
+    const rows = (await tx.query('SELECT label_id FROM merge_request_labels WHERE merge_request_id = $1', [
+      mergeRequestId,
+    ])) as Array<{ label_id: number }>;
+    let ids = new Set(rows.map((row) => Number(row.label_id)));
+    if (replace !== undefined)
+      ids = new Set((await labels.findOrCreateForProject(view.project.id, replace, tx)).map((l) => l.id));
+    if (add?.length)
+      for (const label of await labels.findOrCreateForProject(view.project.id, add, tx)) ids.add(label.id);
+    if (remove?.length)
+      for (const label of await labels.availableToProject(view.project.id, remove, tx)) ids.delete(label.id);
+    await tx.query('DELETE FROM merge_request_labels WHERE merge_request_id = $1', [mergeRequestId]);
+    await this.setLabels(
+      tx,
+      mergeRequestId,
+      [...ids].map((id) => ({ id })),
+    );
+  }
+
+  private async setLabels(tx: EntityManager, mergeRequestId: number, labels: Array<{ id: number }>) {
+    if (labels.length === 0) return;
+    await tx.query(
+      `INSERT INTO merge_request_labels (merge_request_id, label_id) SELECT $1, unnest($2::int[])
+       ON CONFLICT DO NOTHING`,
+      [mergeRequestId, labels.map((label) => label.id)],
+    );
   }
 
   async remove(view: ProjectView, iid: number): Promise<void> {
@@ -711,6 +859,13 @@ function storableDate(name: string, value: string): Date {
   return date;
 }
 
+/** Label names from a comma-separated string or a list; undefined when not given. */
+function namesOf(value: string | string[] | undefined | null): string[] | undefined {
+  if (value === undefined || value === null) return undefined;
+  const parts = Array.isArray(value) ? value.flatMap((name) => name.split(',')) : value.split(',');
+  return parts.map((name) => name.trim()).filter((name) => name !== '');
+}
+
 function exclusive(params: Record<string, unknown>, a: string, b: string): void {
   if (params[a] !== undefined && params[b] !== undefined)
     throw badParameter(`${a}, ${b} are mutually exclusive`);
@@ -861,7 +1016,66 @@ function applyFilters(query: SelectQueryBuilder<MergeRequest>, params: ListMerge
     query.andWhere(`NOT ${exists('merge_request_reviewers', userByName(':notReviewerName'))}`, {
       notReviewerName: not.reviewer_username,
     });
+  applyLabelFilters(query, params.labels, not.labels);
+  applyMilestoneFilters(query, params.milestone, not.milestone);
   // No deployments exist yet, so nothing was deployed anywhere.
   if (params.deployed_before || params.deployed_after || params.environment !== undefined)
     query.andWhere('false');
+}
+
+/** SQL: the merge request carries a label named `param` (lowercased), whatever its case. */
+const hasLabel = (param: string) =>
+  `EXISTS (SELECT 1 FROM merge_request_labels mrl JOIN labels l ON l.id = mrl.label_id
+    WHERE mrl.merge_request_id = mr.id AND lower(l.title) = ${param})`;
+
+function applyLabelFilters(
+  query: SelectQueryBuilder<MergeRequest>,
+  labels: string | undefined,
+  notLabels: string | undefined,
+): void {
+  if (isNone(labels)) query.andWhere(`NOT ${existsAny('merge_request_labels')}`);
+  else if (isAny(labels)) query.andWhere(existsAny('merge_request_labels'));
+  else
+    (namesOf(labels) ?? []).forEach((name, index) =>
+      query.andWhere(hasLabel(`:label${index}`), { [`label${index}`]: name.toLowerCase() }),
+    );
+  const excluded = namesOf(notLabels) ?? [];
+  if (excluded.length > 0)
+    query.andWhere(
+      `NOT EXISTS (SELECT 1 FROM merge_request_labels mrl JOIN labels l ON l.id = mrl.label_id
+        WHERE mrl.merge_request_id = mr.id AND lower(l.title) = ANY(:notLabels::text[]))`,
+      { notLabels: excluded.map((name) => name.toLowerCase()) },
+    );
+}
+
+/** Milestones that have started and are not past due; the next one due of each project or group. */
+const STARTED = `SELECT m.id FROM milestones m WHERE m.state = 'active' AND m.start_date <= CURRENT_DATE
+  AND (m.due_date IS NULL OR m.due_date >= CURRENT_DATE)`;
+const UPCOMING = `SELECT m.id FROM milestones m WHERE m.state = 'active' AND m.due_date > CURRENT_DATE
+  AND NOT EXISTS (SELECT 1 FROM milestones o WHERE o.state = 'active' AND o.due_date > CURRENT_DATE
+    AND o.due_date < m.due_date AND o.project_id IS NOT DISTINCT FROM m.project_id
+    AND o.group_id IS NOT DISTINCT FROM m.group_id)`;
+
+function applyMilestoneFilters(
+  query: SelectQueryBuilder<MergeRequest>,
+  milestone: string | undefined,
+  notMilestone: string | undefined,
+): void {
+  if (milestone !== undefined) {
+    const keyword = milestone.toLowerCase();
+    if (keyword === 'none') query.andWhere('mr.milestone_id IS NULL');
+    else if (keyword === 'any') query.andWhere('mr.milestone_id IS NOT NULL');
+    else if (keyword === 'started') query.andWhere(`mr.milestone_id IN (${STARTED})`);
+    else if (keyword === 'upcoming') query.andWhere(`mr.milestone_id IN (${UPCOMING})`);
+    else
+      query.andWhere('mr.milestone_id IN (SELECT m.id FROM milestones m WHERE m.title = :milestoneTitle)', {
+        milestoneTitle: milestone,
+      });
+  }
+  if (notMilestone !== undefined)
+    query.andWhere(
+      `(mr.milestone_id IS NULL OR mr.milestone_id NOT IN
+        (SELECT m.id FROM milestones m WHERE m.title = :notMilestoneTitle))`,
+      { notMilestoneTitle: notMilestone },
+    );
 }

@@ -63,6 +63,14 @@ duplicate = error_of(
 missing = error_of(
     lambda: project.mergerequests.create({"source_branch": "py/none", "target_branch": "main", "title": "None"})
 )
+# Labels (unknown names are created) and a milestone, then the list filters on them.
+milestone = project.milestones.create({"title": "py-v1"})
+fetched.labels = ["bug", "parser"]
+fetched.milestone_id = milestone.id
+fetched.save()
+labelled = [fetched.labels, fetched.milestone["title"]]
+by_labels = [m.iid for m in project.mergerequests.list(labels=["BUG", "parser"], milestone="py-v1", get_all=True)]
+without = [m.iid for m in project.mergerequests.list(labels=["None"], get_all=True)]
 fetched.state_event = "close"
 fetched.save()
 closed = project.mergerequests.get(mr.iid).state
@@ -71,6 +79,9 @@ print(
         {
             "created": created,
             "after_save": after_save,
+            "labelled": labelled,
+            "by_labels": by_labels,
+            "without": without,
             "listed": listed,
             "by_author": by_author,
             "by_iids": by_iids,

@@ -48,6 +48,17 @@ describe('@gitbeaker/rest', () => {
       stateEvent: 'close',
     });
     expect(edited).toMatchObject({ draft: true, state: 'closed' });
+    const labelled = await api.MergeRequests.edit(w.project.id, 1, {
+      labels: 'bug',
+      addLabels: 'ui,Backend',
+    });
+    expect(labelled.labels).toEqual(['Backend', 'bug', 'ui']);
+    const trimmed = await api.MergeRequests.edit(w.project.id, 1, { removeLabels: 'bug' });
+    expect(trimmed.labels).toEqual(['Backend', 'ui']);
+    const byLabel = await api.MergeRequests.all({ projectId: w.project.id, labels: 'ui', state: 'closed' });
+    expect(byLabel.map((mr) => mr.iid)).toEqual([1]);
+    const notByLabel = await api.MergeRequests.all({ projectId: w.project.id, not: { labels: 'ui' } });
+    expect(notByLabel).toEqual([]);
     await expect(api.MergeRequests.create(w.project.id, 'gb/none', 'main', 'Nothing')).rejects.toMatchObject(
       status(400),
     );
@@ -68,6 +79,9 @@ describe('python-gitlab', () => {
     expect(JSON.parse(stdout.trim())).toEqual({
       created: [1, 'opened', false, '!1', w.reporter.user.id],
       after_save: ['Draft: Add the parser', true, true],
+      labelled: [['bug', 'parser'], 'py-v1'],
+      by_labels: [1],
+      without: [],
       listed: [1],
       by_author: [1],
       by_iids: [1],
