@@ -439,6 +439,32 @@ export class ProjectsService {
     faultPoint('project-delete:retired');
   }
 
+  /** The new project as its creator sees it, with `project.created` published in the creation's transaction. */
+  private async announceCreated(
+    tx: EntityManager,
+    caller: Caller,
+    userId: number,
+    projectId: number,
+  ): Promise<ProjectView> {
+    const created = (await this.baseQuery(tx)
+      .where('p.id = :id', { id: projectId })
+      .getOneOrFail()) as ProjectView['project'];
+    const access = await projectAccess(tx, caller, created);
+    await this.events.publish(tx, 'project.created', {
+      projectId: created.id,
+      userId,
+      fullPath: `${created.namespace.fullPath}/${created.path}`,
+    });
+    faultPoint('project-create:placed');
+    return {
+      project: created,
+      accessLevel: access.level,
+      projectAccess: access.project,
+      groupAccess: access.group,
+      showStatistics: false,
+    };
+  }
+
   /** The custom attributes of many projects in one query, ordered by key. */
   async customAttributes(projectIds: number[]): Promise<Map<number, ProjectCustomAttribute[]>> {
     const byProject = new Map<number, ProjectCustomAttribute[]>();
@@ -714,23 +740,7 @@ export class ProjectsService {
         placed = { storage: project.repositoryStorage, projectId: project.id };
         if (readme !== undefined)
           await writeRepositoryState(tx, project.id, await openGitRepository(dir).state(branch));
-        const created = (await this.baseQuery(tx)
-          .where('p.id = :id', { id: project.id })
-          .getOneOrFail()) as ProjectView['project'];
-        const access = await projectAccess(tx, caller, created);
-        await this.events.publish(tx, 'project.created', {
-          projectId: created.id,
-          userId: user.id,
-          fullPath: `${created.namespace.fullPath}/${created.path}`,
-        });
-        faultPoint('project-create:placed');
-        return {
-          project: created,
-          accessLevel: access.level,
-          projectAccess: access.project,
-          groupAccess: access.group,
-          showStatistics: false,
-        };
+        return this.announceCreated(tx, caller, user.id, project.id);
       });
       return view;
     } catch (err) {
@@ -828,22 +838,8 @@ export class ProjectsService {
         );
         placed = { storage, projectId: project.id };
         await writeRepositoryState(tx, project.id, await openGitRepository(dir).state(defaultBranch));
-        const created = (await this.baseQuery(tx)
-          .where('p.id = :id', { id: project.id })
-          .getOneOrFail()) as ProjectView['project'];
-        const access = await projectAccess(tx, caller, created);
-        await this.events.publish(tx, 'project.created', {
-          projectId: created.id,
-          userId: user.id,
-          fullPath: `${created.namespace.fullPath}/${created.path}`,
-        });
-        faultPoint('project-create:placed');
         return {
-          project: created,
-          accessLevel: access.level,
-          projectAccess: access.project,
-          groupAccess: access.group,
-          showStatistics: false,
+          ...(await this.announceCreated(tx, caller, user.id, project.id)),
           forkedFrom: {
             ...source,
             project: { ...source.project, forksCount: source.project.forksCount + 1 },
