@@ -1906,19 +1906,33 @@ export interface paths {
         put?: never;
         /**
          * Create a merge request
-         * @description Opens a merge request from `source_branch` into `target_branch` of the project. Its `iid` is the
-         *     project's next merge request number.
+         * @description Opens a merge request from `source_branch` of the project (the source) into `target_branch` of the
+         *     target project. The merge request belongs to the target: its `iid` is the target's next merge request
+         *     number and its `web_url` is in the target.
          *
-         *     - **Who.** Developer or higher (`create_merge_request_in`); with the project's merge requests turned off,
-         *       403.
+         *     - **Who.** Developer or higher in the source (`create_merge_request_from`); with the source's merge
+         *       requests turned off, 403.
+         *     - **Target** (GitLab's `find_target_project`): `target_project_id` when the caller may open merge
+         *       requests there (`create_merge_request_in`: whoever reads a public or internal project's code, Reporter
+         *       or higher in a private one, merge requests turned on). Otherwise, as in GitLab, the source's default
+         *       target: for a fork, its upstream, unless the fork sets `mr_default_target_self`, the upstream is more
+         *       visible than the fork, or the caller may not open merge requests in it; else the project itself.
+         *       A target outside the source's fork network answers 422
+         *       `{"message": ["Source project is not a fork of the target project"]}`.
          *     - **Required:** `source_branch`, `target_branch`, `title` (400 `{"error": "title is missing"}` and alike).
-         *     - **Refusals, as GitLab words them:** a branch that does not exist answers 400
-         *       `{"message": {"source_branch": ["does not exist"]}}` (or `target_branch`); the same branch as source and
-         *       target 422 `{"message": ["You can't use same project/branch for source and target"]}`; an open merge
-         *       request for the same pair of branches 409
+         *     - **Refusals, as GitLab words them:** a branch that does not exist (the source branch in the source, the
+         *       target branch in the target) answers 400 `{"message": {"source_branch": ["does not exist"]}}` (or
+         *       `target_branch`); the same branch as source and target of one project 422
+         *       `{"message": ["You can't use same project/branch for source and target"]}`; an open merge request for
+         *       the same source project and branch into the same target project and branch 409
          *       `{"message": ["Another open merge request already exists for this source branch: !1"]}`.
-         *     - **Forks** do not exist in forge-api yet: a `target_project_id` other than the project answers 400
-         *       `{"error": "target_project_id must be the project itself: merge requests between forks are not supported"}`.
+         *     - **From a fork**, the source branch's head is fetched into the target's repository, where the versions,
+         *       diffs and commits are read and `refs/merge-requests/:iid/head` points at it. Later pushes to the fork's
+         *       branch give the merge request new versions the same way.
+         *     - `allow_collaboration` (or `allow_maintainer_to_push`) is kept only for a merge request from a fork,
+         *       both projects public or internal, a source branch the fork does not protect, and a caller who may push
+         *       to the fork, as GitLab filters it. While the merge request is open, whoever may merge into its target
+         *       branch may then push to (not create or delete) the source branch, by git or through the commits API.
          *     - A title starting with `Draft:`, `[Draft]`, `(Draft)` or `Draft -` (any case) makes a draft.
          *     - `assignee_id` or `assignee_ids`, `reviewer_ids`: users who can read the project's merge requests;
          *       others are left out, as GitLab does. `description`, `squash`, `remove_source_branch`,
@@ -1974,7 +1988,7 @@ export interface paths {
          *     - `title`, `description`, `target_branch` (must exist: 400 `{"message": {"target_branch": ["does not exist"]}}`;
          *       an open merge request for the new pair answers 409), `state_event` (`close`, `reopen`), `assignee_id` /
          *       `assignee_ids` (`0` or an empty list unassigns), `reviewer_ids`, `squash`, `remove_source_branch`,
-         *       `discussion_locked`, `allow_collaboration`, `merge_after` (`null` clears it).
+         *       `discussion_locked`, `allow_collaboration` (kept only as on create), `merge_after` (`null` clears it).
          *     - **Labels.** `labels` replaces the labels (an empty string removes them all); `add_labels` adds,
          *       `remove_labels` removes (applied in that order, after `labels`). Names are comma-separated (or a list),
          *       matched as on create; names unknown to `labels` and `add_labels` become new project labels, unknown
@@ -5682,16 +5696,19 @@ export interface components {
         };
         /**
          * MergeRequest
-         * @description A merge request as the lists return it. Award emoji are not in forge-api yet: `upvotes` and `downvotes` are 0. `user_notes_count` counts the notes users wrote (system notes are not counted). Merge requests from forks are not offered yet, so `source_project_id` equals `target_project_id`.
+         * @description A merge request as the lists return it. Award emoji are not in forge-api yet: `upvotes` and `downvotes` are 0. `user_notes_count` counts the notes users wrote (system notes are not counted). A merge request belongs to its target project (`project_id`, `target_project_id`, `web_url`, `references`); `source_project_id` names the fork it comes from, or the same project. `allow_collaboration` and `allow_maintainer_to_push` are only present for merge requests from forks, as in GitLab.
          */
         MergeRequest: {
-            /** @example false */
-            allow_collaboration: boolean;
             /**
-             * @description Deprecated name of `allow_collaboration`.
+             * @description Merge requests from forks only: members of the target project who may merge into the target branch may push to the source branch. True only while both projects are public or internal and the fork does not protect the source branch (GitLab's `collaborative_push_possible?`).
              * @example false
              */
-            allow_maintainer_to_push: boolean;
+            allow_collaboration?: boolean;
+            /**
+             * @description Deprecated name of `allow_collaboration`; merge requests from forks only.
+             * @example false
+             */
+            allow_maintainer_to_push?: boolean;
             /**
              * @description Deprecated; always null.
              * @example null
@@ -5933,7 +5950,7 @@ export interface components {
             /** @example main */
             target_branch: string;
             /**
-             * @description Must be the project itself (no forks yet).
+             * @description The project to merge into: the project itself or another project of its fork network. Left out, GitLab's default target (the upstream of a fork, see the operation).
              * @example 42
              */
             target_project_id?: number;

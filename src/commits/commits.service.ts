@@ -60,9 +60,14 @@ export class CommitsService {
 
   /** May the caller push to `branch` (which may not exist yet)? GitLab's `can_push_to_branch?`. */
   async canPushToBranch(caller: Caller, repo: OpenRepository, branch: string): Promise<boolean> {
-    if (!canProject(caller, 'push_code', this.services.projects.subject(repo.view))) return false;
     const rules = this.services.repositories.rules;
     const actor = await rules.actor(caller, repo.view.accessLevel);
+    if (!canProject(caller, 'push_code', this.services.projects.subject(repo.view))) {
+      // A collaborator on a merge request from this fork may push to its source branch only.
+      if (repo.view.project.archived) return false;
+      actor.collaborationBranches = await rules.collaborationBranches(repo.view.project.id, caller, branch);
+      if (!actor.collaborationBranches.has(branch)) return false;
+    }
     const tip = await branchTip(repo.git, branch);
     const reason = await rules.refusal(repo.view.project, actor, {
       ref: `refs/heads/${branch}`,

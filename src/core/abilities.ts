@@ -23,8 +23,13 @@ const PROJECT_ABILITIES = {
   read_project: AccessLevel.NoAccess,
   read_project_member: AccessLevel.NoAccess,
   read_statistics: AccessLevel.Reporter,
-  /** Opening merge requests in the project (`can_create_merge_request_in`). */
-  create_merge_request_in: AccessLevel.Developer,
+  /**
+   * Being the target of a merge request (`can_create_merge_request_in`): GitLab's guest access with
+   * download rights, so whoever reads a public or internal project's code, or Reporter and above.
+   */
+  create_merge_request_in: AccessLevel.Reporter,
+  /** Opening a merge request from the project's branches (GitLab's `create_merge_request_from`). */
+  create_merge_request_from: AccessLevel.Developer,
   /** Reading merge requests: like code, open to whoever sees a public or internal project. */
   read_merge_request: AccessLevel.Reporter,
   /** Time tracking and the other changes GitLab's `admin_merge_request` covers. */
@@ -128,7 +133,10 @@ export function canProject(caller: Caller, ability: ProjectAbility, subject: Sub
     subject.visibilityLevel >= Visibility.internal
   )
     return canSee(caller, subject);
-  if (ability === 'upload_file' && subject.visibilityLevel >= Visibility.internal)
+  if (
+    (ability === 'upload_file' || ability === 'create_merge_request_in') &&
+    subject.visibilityLevel >= Visibility.internal
+  )
     return caller.user !== null && canSee(caller, subject);
   return canWith(caller, subject, PROJECT_ABILITIES[ability]);
 }
@@ -195,6 +203,31 @@ export const canResolveDiscussion = (
 ) =>
   caller.user !== null &&
   (caller.user.id === mergeRequestAuthorId || hasLevelFor(caller, 'resolve_note', accessLevel));
+
+/**
+ * GitLab's collaboration on a fork's merge request (`branch_allows_collaboration?`): one who may merge
+ * into the target branch may push to the source branch of an open merge request from a fork that allows
+ * it, while both projects are public or internal and the source branch is unprotected in the fork
+ * (`collaborative_push_possible?`). The facts come from the push rules, which read them.
+ */
+export const canPushAsCollaborator = (
+  caller: Caller,
+  mr: {
+    open: boolean;
+    allowCollaboration: boolean;
+    sourceVisibility: number;
+    targetVisibility: number;
+    sourceBranchProtected: boolean;
+    mayMergeTarget: boolean;
+  },
+) =>
+  caller.user !== null &&
+  mr.open &&
+  mr.allowCollaboration &&
+  mr.sourceVisibility > Visibility.private &&
+  mr.targetVisibility > Visibility.private &&
+  !mr.sourceBranchProtected &&
+  mr.mayMergeTarget;
 
 /** Pushing code (and merging into an unprotected branch): Developer and above, or an administrator. */
 export const canPushCode = (caller: Caller, accessLevel: number) =>

@@ -7,9 +7,11 @@ import type { DataSource } from 'typeorm';
 import {
   activeSql,
   canAdminProtectedRefs,
+  canPushAsCollaborator,
   canPushCode,
   groupEntryAdmits,
   meetsAccessLevel,
+  projectAccessLevels,
 } from '../core/abilities.js';
 import type { Caller } from '../core/auth.js';
 import { AccessLevel } from '../core/access-level.js';
@@ -46,6 +48,11 @@ export interface PushActor {
   accessLevel: number;
   /** The caller's access level in each group they belong to, directly or through an ancestor. */
   groupLevels: Map<number, number>;
+  /**
+   * Set for one who may not push code to the project but collaborates on merge requests from it: the
+   * only branches they may update (`PushRules.collaborationBranches`).
+   */
+  collaborationBranches?: Set<string>;
 }
 
 /** The project a change is made in, as far as the rules care. */
@@ -80,6 +87,7 @@ const allows = (rule: ProtectedBranch, action: ProtectedBranchAction, actor: Pus
   (rule.accessLevels ?? []).some((entry) => entry.action === action && entryAllows(entry, actor));
 
 export const MESSAGES = {
+  pushCode: 'You are not allowed to push code to this project.',
   push: 'You are not allowed to push code to protected branches on this project.',
   force: 'You are not allowed to force push code to a protected branch on this project.',
   deleteDefaultBranch: 'The default branch of a project cannot be deleted.',
@@ -135,6 +143,61 @@ export class PushRules {
     return rules.some((rule) => allows(rule, 'merge', actor));
   }
 
+  /**
+   * The branches of `projectId` (a fork) the caller may push to as a collaborator on open merge requests
+   * from them into other projects (`canPushAsCollaborator`); only `branch` when given.
+   */
+  async collaborationBranches(projectId: number, caller: Caller, branch?: string): Promise<Set<string>> {
+    const found = new Set<string>();
+    if (!caller.user) return found;
+    const rows = (await this.dataSource.query(
+      `SELECT mr.source_branch, mr.target_project_id, mr.target_branch,
+         s.visibility_level AS source_visibility, t.visibility_level AS target_visibility
+       FROM merge_requests mr
+       JOIN projects s ON s.id = mr.source_project_id
+       JOIN projects t ON t.id = mr.target_project_id
+       WHERE mr.source_project_id = $1 AND mr.target_project_id <> $1 AND mr.state = 'opened'
+         AND mr.allow_collaboration AND ($2::text IS NULL OR mr.source_branch = $2)`,
+      [projectId, branch ?? null],
+    )) as Array<{
+      source_branch: string;
+      target_project_id: number;
+      target_branch: string;
+      source_visibility: number;
+      target_visibility: number;
+    }>;
+    if (rows.length === 0) return found;
+    const [{ branches: sourceRules }, levels, { groupLevels }] = await Promise.all([
+      this.projectRules(projectId),
+      projectAccessLevels(
+        this.dataSource.manager,
+        caller,
+        rows.map((row) => row.target_project_id),
+      ),
+      this.actor(caller, 0),
+    ]);
+    for (const row of rows) {
+      if (found.has(row.source_branch)) continue;
+      const actor = { caller, accessLevel: levels.get(row.target_project_id)?.level ?? 0, groupLevels };
+      const allowed = canPushAsCollaborator(caller, {
+        open: true,
+        allowCollaboration: true,
+        sourceVisibility: Number(row.source_visibility),
+        targetVisibility: Number(row.target_visibility),
+        sourceBranchProtected: sourceRules.some((rule) => refPatternMatches(rule.name, row.source_branch)),
+        mayMergeTarget: await this.mayMerge(row.target_project_id, actor, row.target_branch),
+      });
+      if (allowed) found.add(row.source_branch);
+    }
+    return found;
+  }
+
+  /** Whether a rule protects `branch` in the project. */
+  async isProtectedBranch(projectId: number, branch: string): Promise<boolean> {
+    const { branches } = await this.projectRules(projectId);
+    return branches.some((rule) => refPatternMatches(rule.name, branch));
+  }
+
   /** A project's protected branch and tag rules with their entries, loaded once for a whole push. */
   async projectRules(projectId: number): Promise<ProjectRules> {
     const [branches, tags] = await Promise.all([
@@ -164,6 +227,12 @@ export class PushRules {
     const creating = change.oldSha === ZERO_SHA;
     const deleting = change.newSha === ZERO_SHA;
     const maintainer = canAdminProtectedRefs(actor.caller, actor.accessLevel);
+    // A collaborator updates the source branches they were let into, nothing else.
+    if (actor.collaborationBranches) {
+      const heads = change.ref.startsWith('refs/heads/');
+      if (!heads || creating || deleting || !actor.collaborationBranches.has(change.ref.slice(11)))
+        return MESSAGES.pushCode;
+    }
     if (change.ref.startsWith('refs/heads/')) {
       const branch = change.ref.slice('refs/heads/'.length);
       if (deleting && branch === project.defaultBranch) return MESSAGES.deleteDefaultBranch;

@@ -463,6 +463,33 @@ export class GitRepository {
   }
 
   /**
+   * Brings commit `sha` and its history from another repository of the fork network (a merge request's
+   * source project) into this one, as GitLab fetches a fork's source branch into the target. Objects
+   * already here (or borrowed through alternates) are not copied. The commit is asked for by id, so a
+   * branch moving meanwhile cannot hand over another head.
+   */
+  async fetchCommit(sourceDir: string, sha: string): Promise<void> {
+    assertObjectId(sha);
+    if ((await this.resolveCommit(sha)) === sha) return;
+    await git(
+      [
+        // Read by the local upload-pack too: it serves a commit that no ref advertises by name.
+        '-c',
+        'uploadpack.allowAnySHA1InWant=true',
+        'fetch',
+        '--quiet',
+        '--no-tags',
+        '--no-write-fetch-head',
+        '--no-auto-gc',
+        '--',
+        sourceDir,
+        sha,
+      ],
+      { gitDir: this.dir },
+    );
+  }
+
+  /**
    * Whether `source` merges into `target` cleanly, without a worktree (`git merge-tree --write-tree`).
    * `error` says why not: the conflicting paths, or unrelated histories.
    */

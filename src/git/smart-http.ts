@@ -96,9 +96,14 @@ export function gitHttp(
       );
     }
     const subject = services.projects.subject(view);
+    let collaborationBranches: Set<string> | undefined;
     if (pushing) {
       if (!caller.user) throw new GitHttpError(401, 'HTTP Basic: Access denied', true);
-      if (!canProject(caller, 'push_code', subject)) {
+      // One who may not push code may still push to a fork's branches they collaborate on.
+      if (!canProject(caller, 'push_code', subject) && !view.project.archived)
+        if (canProject(caller, 'read_code', subject))
+          collaborationBranches = await rules.collaborationBranches(view.project.id, caller);
+      if (!canProject(caller, 'push_code', subject) && !collaborationBranches?.size) {
         throw new GitHttpError(
           403,
           view.project.archived
@@ -110,7 +115,7 @@ export function gitHttp(
       if (!caller.user) throw new GitHttpError(401, 'HTTP Basic: Access denied', true);
       throw new GitHttpError(403, 'You are not allowed to download code from this project.');
     }
-    return { caller, view, dir: services.repositories.dir(view) };
+    return { caller, view, dir: services.repositories.dir(view), collaborationBranches };
   }
 
   function hookEnv(ctx: Context, session: PushSession): Record<string, string> {
@@ -203,10 +208,15 @@ export function gitHttp(
       return;
     }
     try {
-      const { caller, view, dir } = await authorize(ctx, decodeURIComponent(fullPath), service);
+      const { caller, view, dir, collaborationBranches } = await authorize(
+        ctx,
+        decodeURIComponent(fullPath),
+        service,
+      );
       let env: Record<string, string> = {};
       if (service === 'git-receive-pack' && action !== 'info/refs') {
-        env = hookEnv(ctx, { view, actor: await rules.actor(caller, view.accessLevel) });
+        const actor = await rules.actor(caller, view.accessLevel);
+        env = hookEnv(ctx, { view, actor: { ...actor, collaborationBranches } });
       }
       if (action === 'info/refs') await advertise(ctx, service, dir, env);
       else run(ctx, service, dir, env);

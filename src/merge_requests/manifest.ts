@@ -27,7 +27,7 @@ export const mergeRequestsManifest = defineFamily({
     ),
     defineService(
       'mergeRequests',
-      ['repositories', 'mergeRequestVersions', 'labels', 'milestones'],
+      ['repositories', 'mergeRequestVersions', 'labels', 'milestones', 'projects'],
       (core, deps) => new MergeRequestsService(core, deps),
     ),
   ],

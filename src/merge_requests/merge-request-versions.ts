@@ -103,38 +103,70 @@ export class MergeRequestVersions {
 
   /**
    * After a push: a moved source branch gives its open merge requests a new version and head ref; a moved
-   * target branch makes them unchecked, and merged when the push brought in their head. Safe to repeat.
+   * target branch makes them unchecked, and merged when the push brought in their head. A fork's source
+   * branch moves merge requests in other projects of its fork network: their head is fetched into the
+   * target's repository first. Safe to repeat.
    */
   async refreshAfterPush(event: RefsUpdated): Promise<void> {
     const branches = event.changes.filter((change) => change.ref.startsWith(HEADS));
     if (branches.length === 0) return;
     const project = await this.project(event.projectId);
     if (!project) return;
-    const git = this.repositories.gitOf({ id: project.id, repositoryStorage: project.repository_storage });
+    const git = this.gitOf(project);
     const names = branches.map((change) => change.ref.slice(HEADS.length));
     const open = await this.dataSource
       .getRepository(MergeRequest)
       .createQueryBuilder('mr')
-      .where('mr.target_project_id = :projectId', { projectId: project.id })
-      .andWhere("mr.state = 'opened'")
-      .andWhere('(mr.source_branch IN (:...names) OR mr.target_branch IN (:...names))', { names })
+      .where("mr.state = 'opened'")
+      .andWhere(
+        `((mr.source_project_id = :projectId AND mr.source_branch IN (:...names))
+          OR (mr.target_project_id = :projectId AND mr.target_branch IN (:...names)))`,
+        { projectId: project.id, names },
+      )
       .getMany();
     for (const mr of open) {
-      const sourceMoved = names.includes(mr.sourceBranch);
-      const targetChange = branches.find((change) => change.ref === `${HEADS}${mr.targetBranch}`);
-      if (sourceMoved) await this.followSource(git, mr);
+      const sourceMoved = mr.sourceProjectId === project.id && names.includes(mr.sourceBranch);
+      const targetChange =
+        mr.targetProjectId === project.id
+          ? branches.find((change) => change.ref === `${HEADS}${mr.targetBranch}`)
+          : undefined;
+      if (sourceMoved) {
+        const target = mr.targetProjectId === project.id ? project : await this.project(mr.targetProjectId);
+        if (target) await this.followSource(git, this.gitOf(target), mr);
+      }
       if (targetChange) await this.followTarget(git, mr.id, targetChange, event.userId);
     }
   }
 
-  /** A new version when the source head is no longer the latest version's head. */
-  private async followSource(git: GitRepository, mr: MergeRequest): Promise<void> {
+  private gitOf(project: ProjectRow): GitRepository {
+    return this.repositories.gitOf({ id: project.id, repositoryStorage: project.repository_storage });
+  }
+
+  /**
+   * The source head of a merge request, read in the source project's repository and present in the
+   * target's (fetched there when the source is a fork); null when either branch is gone.
+   */
+  async heads(
+    source: GitRepository,
+    target: GitRepository,
+    sourceBranch: string,
+    targetBranch: string,
+  ): Promise<{ head: string; start: string } | null> {
     const [head, start] = await Promise.all([
-      git.resolveCommit(`${HEADS}${mr.sourceBranch}`),
-      git.resolveCommit(`${HEADS}${mr.targetBranch}`),
+      source.resolveCommit(`${HEADS}${sourceBranch}`),
+      target.resolveCommit(`${HEADS}${targetBranch}`),
     ]);
+    if (!head || !start) return null;
+    if (source.dir !== target.dir) await target.fetchCommit(source.dir, head);
+    return { head, start };
+  }
+
+  /** A new version when the source head is no longer the latest version's head. */
+  private async followSource(source: GitRepository, git: GitRepository, mr: MergeRequest): Promise<void> {
     // A deleted branch leaves the merge request as it was, as GitLab does.
-    if (!head || !start) return;
+    const found = await this.heads(source, git, mr.sourceBranch, mr.targetBranch);
+    if (!found) return;
+    const { head, start } = found;
     const version = await this.compute(git, start, head);
     await this.dataSource.transaction(async (tx) => {
       const [row] = (await tx.query(`SELECT state FROM merge_requests WHERE id = $1 FOR UPDATE`, [
@@ -198,7 +230,7 @@ export class MergeRequestVersions {
     if (!mr || mr.state !== 'opened' || !mr.headSha) return;
     const project = await this.project(mr.targetProjectId);
     if (!project) return;
-    const git = this.repositories.gitOf({ id: project.id, repositoryStorage: project.repository_storage });
+    const git = this.gitOf(project);
     await this.dataSource.query(
       `UPDATE merge_requests SET merge_status = 'checking' WHERE id = $1 AND head_sha = $2`,
       [mr.id, mr.headSha],

@@ -146,8 +146,13 @@ export function presentMergeRequest(
     discussion_locked: mr.discussionLocked,
     should_remove_source_branch: mr.shouldRemoveSourceBranch,
     force_remove_source_branch: mr.forceRemoveSourceBranch,
-    allow_collaboration: mr.allowCollaboration,
-    allow_maintainer_to_push: mr.allowCollaboration,
+    // Only merge requests from forks say whether they allow collaboration, as GitLab's entity does.
+    ...(records.collaboration.has(mr.id)
+      ? {
+          allow_collaboration: records.collaboration.get(mr.id)!,
+          allow_maintainer_to_push: records.collaboration.get(mr.id)!,
+        }
+      : {}),
     reference,
     references: { short: reference, relative: reference, full: `${project.fullPath}${reference}` },
     web_url: webUrl(project, mr, externalUrl),

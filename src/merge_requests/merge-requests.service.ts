@@ -5,8 +5,10 @@ import {
   canProject,
   canRecheckMergeStatus,
   canUpdateMergeRequest,
+  projectAccess,
   projectAccessLevels,
   projectSubject,
+  Visibility,
   whereMergeRequestsReadable,
 } from '../core/abilities.js';
 import type { Caller } from '../core/auth.js';
@@ -25,7 +27,7 @@ import { containing } from '../core/search.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { nextInternalId } from '../db/internal-ids.js';
 import { EMPTY_TREE, type DiffResult } from '../git/diffs.js';
-import type { GitCommit } from '../git/repository.js';
+import type { GitCommit, GitRepository } from '../git/repository.js';
 import type { GroupView } from '../groups/groups.service.js';
 import type { Label } from '../labels/label.entity.js';
 import type { LabelCountScope } from '../labels/labels.service.js';
@@ -70,6 +72,11 @@ export interface MergeRequestRecords {
   labels: Map<number, Label[]>;
   /** Milestones by id. */
   milestones: Map<number, MilestoneRecord>;
+  /**
+   * Merge requests from forks, each with whether collaboration is allowed now (GitLab's
+   * `allow_collaboration`, which also asks `collaborative_push_possible?`); others are left out.
+   */
+  collaboration: Map<number, boolean>;
   /** Labels as objects rather than names (`with_labels_details=true`). */
   withLabelsDetails?: boolean;
 }
@@ -132,7 +139,7 @@ export class MergeRequestsService {
     deps: CoreDeps,
     private readonly services: Pick<
       ServiceRegistry,
-      'repositories' | 'mergeRequestVersions' | 'labels' | 'milestones'
+      'repositories' | 'mergeRequestVersions' | 'labels' | 'milestones' | 'projects'
     >,
   ) {
     this.dataSource = deps.dataSource;
@@ -365,6 +372,7 @@ export class MergeRequestsService {
       unresolvedDiscussions,
       labels,
       milestones,
+      collaboration: await collaborationOf(manager, items),
     };
   }
 
@@ -421,39 +429,51 @@ export class MergeRequestsService {
 
   // ---- writes ----
 
+  /**
+   * Opens a merge request from a branch of `view` (the source) into a branch of the target project: the
+   * project itself, or another project of its fork network (`target_project_id`), chosen as GitLab's
+   * BuildService does. It belongs to the target, which numbers it and holds its head ref.
+   */
   async create(
     caller: Caller,
     view: ProjectView,
     params: CreateMergeRequestParams,
   ): Promise<MergeRequestDetailRecords> {
     this.assertEnabled(view);
-    if (params.target_project_id !== undefined && params.target_project_id !== view.project.id)
-      throw badParameter(
-        'target_project_id must be the project itself: merge requests between forks are not supported',
-      );
-    if (params.source_branch === params.target_branch)
+    const target = await this.targetOf(caller, view, params.target_project_id);
+    const crossProject = target.project.id !== view.project.id;
+    if (crossProject && !(await this.inForkNetwork(view.project.id, target.project.id)))
+      throw new ApiError(422, { message: ['Source project is not a fork of the target project'] });
+    if (!crossProject && params.source_branch === params.target_branch)
       throw new ApiError(422, { message: ["You can't use same project/branch for source and target"] });
-    const { git } = this.services.repositories.open(view);
-    const [source, target] = await Promise.all([
-      git.branch(params.source_branch),
+    const sourceGit = this.services.repositories.open(view).git;
+    const { git } = this.services.repositories.open(target);
+    const [source, targetBranch] = await Promise.all([
+      sourceGit.branch(params.source_branch),
       git.branch(params.target_branch),
     ]);
     const missing: Record<string, string[]> = {};
     if (!source) missing.source_branch = ['does not exist'];
-    if (!target) missing.target_branch = ['does not exist'];
-    if (!source || !target) throw validationFailed(missing);
-    await this.refuseDuplicate(view.project.id, params.source_branch, params.target_branch, null);
-    const assigneeIds = await this.readers(view, assigneesOf(params) ?? []);
-    const reviewerIds = await this.readers(view, params.reviewer_ids ?? []);
-    const milestoneId = await this.usableMilestone(view, params.milestone_id);
-    const version = await this.versions.compute(git, target.sha, source.sha);
+    if (!targetBranch) missing.target_branch = ['does not exist'];
+    if (!source || !targetBranch) throw validationFailed(missing);
+    const pair = { sourceProjectId: view.project.id, targetProjectId: target.project.id };
+    await this.refuseDuplicate(pair, params.source_branch, params.target_branch, null);
+    const assigneeIds = await this.readers(target, assigneesOf(params) ?? []);
+    const reviewerIds = await this.readers(target, params.reviewer_ids ?? []);
+    const milestoneId = await this.usableMilestone(target, params.milestone_id);
+    const allowCollaboration =
+      (params.allow_collaboration ?? params.allow_maintainer_to_push ?? false) &&
+      (await this.mayAllowCollaboration(caller, { ...pair, sourceBranch: params.source_branch }));
+    // The target's repository gets the fork's commits before anything reads them there.
+    if (crossProject) await git.fetchCommit(sourceGit.dir, source.sha);
+    const version = await this.versions.compute(git, targetBranch.sha, source.sha);
     const id = await this.dataSource
       .transaction(async (tx) => {
-        const iid = await nextInternalId(tx, view.project.id, 'merge_requests');
+        const iid = await nextInternalId(tx, target.project.id, 'merge_requests');
         const now = new Date();
         const { identifiers } = await tx.getRepository(MergeRequest).insert({
           iid,
-          targetProjectId: view.project.id,
+          targetProjectId: target.project.id,
           sourceProjectId: view.project.id,
           sourceBranch: params.source_branch,
           targetBranch: params.target_branch,
@@ -464,7 +484,7 @@ export class MergeRequestsService {
           squash: params.squash ?? false,
           shouldRemoveSourceBranch: params.remove_source_branch ?? null,
           forceRemoveSourceBranch: params.remove_source_branch ?? false,
-          allowCollaboration: params.allow_collaboration ?? params.allow_maintainer_to_push ?? false,
+          allowCollaboration,
           mergeAfter: params.merge_after ? storableDate('merge_after', params.merge_after) : null,
           milestoneId: milestoneId ?? null,
           preparedAt: now,
@@ -479,28 +499,112 @@ export class MergeRequestsService {
           await this.setLabels(
             tx,
             mergeRequestId,
-            await this.services.labels.findOrCreateForProject(view.project.id, labelNames, tx),
+            await this.services.labels.findOrCreateForProject(target.project.id, labelNames, tx),
           );
         await this.versions.store(tx, mergeRequestId, version);
         return mergeRequestId;
       })
       .catch(async (err: unknown) => {
         if (!isUniqueViolation(err)) throw err;
-        await this.refuseDuplicate(view.project.id, params.source_branch, params.target_branch, null);
+        await this.refuseDuplicate(pair, params.source_branch, params.target_branch, null);
         throw lostRace();
       });
     const created = await this.dataSource.getRepository(MergeRequest).findOneByOrFail({ id });
     await git.setMergeRequestRef(created.iid, source.sha);
-    return this.detail(caller, view, id);
+    return this.detail(caller, target, id);
+  }
+
+  /**
+   * GitLab's `find_target_project`: `target_project_id` when the caller may open merge requests there,
+   * else the source's default target (its upstream, unless `mr_default_target_self` is set, the upstream
+   * is more visible than the fork, or the caller may not open merge requests there), else the source.
+   */
+  private async targetOf(caller: Caller, source: ProjectView, targetId: number | undefined) {
+    if (targetId === source.project.id) return source;
+    if (targetId !== undefined) {
+      const named = await this.visibleProject(caller, targetId);
+      if (named && this.mayCreateIn(caller, named)) return named;
+    }
+    const upstreamId = source.project.forkedFromProjectId;
+    if (upstreamId === null || projectSettings(source.project.settings).mr_default_target_self) return source;
+    const upstream = await this.visibleProject(caller, upstreamId);
+    if (
+      upstream &&
+      upstream.project.visibilityLevel <= source.project.visibilityLevel &&
+      this.mayCreateIn(caller, upstream)
+    )
+      return upstream;
+    return source;
+  }
+
+  private async visibleProject(caller: Caller, id: number): Promise<ProjectView | null> {
+    try {
+      return await this.services.projects.find(caller, id);
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404) return null;
+      throw err;
+    }
+  }
+
+  private mayCreateIn(caller: Caller, view: ProjectView): boolean {
+    return (
+      projectSettings(view.project.settings).merge_requests_enabled &&
+      canProject(caller, 'create_merge_request_in', this.services.projects.subject(view))
+    );
+  }
+
+  /** Both projects descend from the same root through their fork relations (GitLab's fork network). */
+  private async inForkNetwork(a: number, b: number): Promise<boolean> {
+    const [row] = (await this.dataSource.query(
+      `WITH RECURSIVE up(start, id, parent, depth) AS (
+         SELECT p.id, p.id, p.forked_from_project_id, 0 FROM projects p WHERE p.id = ANY($1::int[])
+         UNION ALL
+         SELECT up.start, p.id, p.forked_from_project_id, up.depth + 1 FROM up
+         JOIN projects p ON p.id = up.parent WHERE up.depth < 100)
+       SELECT count(DISTINCT id)::int AS roots FROM up WHERE parent IS NULL OR depth = 100`,
+      [[a, b]],
+    )) as Array<{ roots: number }>;
+    return row.roots === 1;
+  }
+
+  /**
+   * GitLab's `can_allow_collaboration?`: a merge request between two projects, both public or internal,
+   * from a branch the fork does not protect, set by one who may push to the source project.
+   */
+  private async mayAllowCollaboration(
+    caller: Caller,
+    mr: { sourceProjectId: number; targetProjectId: number; sourceBranch: string },
+  ): Promise<boolean> {
+    if (mr.sourceProjectId === mr.targetProjectId || !caller.user) return false;
+    const rows = (await this.dataSource.query(
+      'SELECT id, visibility_level, archived FROM projects WHERE id = ANY($1::int[])',
+      [[mr.sourceProjectId, mr.targetProjectId]],
+    )) as Array<{ id: number; visibility_level: number; archived: boolean }>;
+    if (rows.length !== 2 || rows.some((row) => Number(row.visibility_level) <= Visibility.private))
+      return false;
+    const source = rows.find((row) => Number(row.id) === mr.sourceProjectId)!;
+    const access = await projectAccess(this.dataSource.manager, caller, { id: mr.sourceProjectId });
+    const subject = {
+      visibilityLevel: Number(source.visibility_level),
+      accessLevel: access.level,
+      archived: source.archived,
+    };
+    if (!canProject(caller, 'push_code', subject)) return false;
+    return !(await this.services.repositories.rules.isProtectedBranch(mr.sourceProjectId, mr.sourceBranch));
   }
 
   /** 409 with GitLab's message when another open merge request has the same pair of branches. */
-  private async refuseDuplicate(projectId: number, source: string, target: string, except: number | null) {
+  private async refuseDuplicate(
+    pair: { sourceProjectId: number; targetProjectId: number },
+    source: string,
+    target: string,
+    except: number | null,
+  ) {
     const [row] = (await this.dataSource.query(
-      `SELECT iid FROM merge_requests WHERE source_project_id = $1 AND target_project_id = $1
+      `SELECT iid FROM merge_requests WHERE source_project_id = $1 AND target_project_id = $5
          AND source_branch = $2 AND target_branch = $3 AND state IN ('opened', 'locked')
          AND ($4::int IS NULL OR id <> $4) LIMIT 1`,
-      [projectId, source, target, except],
+      [pair.sourceProjectId, source, target, except, pair.targetProjectId],
     )) as Array<{ iid: number }>;
     if (row)
       throw new ApiError(409, {
@@ -536,7 +640,7 @@ export class MergeRequestsService {
     const { git } = this.services.repositories.open(view);
     const targetBranch = params.target_branch ?? mr.targetBranch;
     if (targetBranch !== mr.targetBranch) {
-      if (targetBranch === mr.sourceBranch)
+      if (targetBranch === mr.sourceBranch && mr.sourceProjectId === mr.targetProjectId)
         throw new ApiError(422, { message: ["You can't use same project/branch for source and target"] });
       if (!(await git.branch(targetBranch))) throw validationFailed({ target_branch: ['does not exist'] });
     }
@@ -544,7 +648,7 @@ export class MergeRequestsService {
     if (params.state_event === 'close' && mr.state === 'opened') state = 'closed';
     if (params.state_event === 'reopen' && mr.state === 'closed') state = 'opened';
     if (state === 'opened' && (state !== mr.state || targetBranch !== mr.targetBranch))
-      await this.refuseDuplicate(view.project.id, mr.sourceBranch, targetBranch, mr.id);
+      await this.refuseDuplicate(mr, mr.sourceBranch, targetBranch, mr.id);
     const assignees = assigneesOf(params);
     const assigneeIds = assignees === undefined ? undefined : await this.readers(view, assignees);
     const reviewerIds =
@@ -553,12 +657,15 @@ export class MergeRequestsService {
     // A new target, or a reopened merge request whose source moved meanwhile, gets a new version.
     let version = null;
     if (state === 'opened' && (targetBranch !== mr.targetBranch || state !== mr.state)) {
-      const [head, start] = await Promise.all([
-        git.resolveCommit(`refs/heads/${mr.sourceBranch}`),
-        git.resolveCommit(`refs/heads/${targetBranch}`),
-      ]);
-      if (head && start) version = await this.versions.compute(git, start, head);
+      const found = await this.versions.heads(await this.sourceGit(mr, view), git, mr.sourceBranch, targetBranch);
+      if (found) version = await this.versions.compute(git, found.start, found.head);
     }
+    const wantsCollaboration = params.allow_collaboration ?? params.allow_maintainer_to_push;
+    // Dropped, as GitLab filters it, unless the caller may allow it.
+    const allowCollaboration =
+      wantsCollaboration === undefined
+        ? mr.allowCollaboration
+        : wantsCollaboration && (await this.mayAllowCollaboration(caller, mr));
     const title = params.title ?? mr.title;
     const now = new Date();
     await this.dataSource
@@ -577,8 +684,7 @@ export class MergeRequestsService {
           squash: params.squash ?? mr.squash,
           shouldRemoveSourceBranch: params.remove_source_branch ?? mr.shouldRemoveSourceBranch,
           discussionLocked: params.discussion_locked ?? mr.discussionLocked,
-          allowCollaboration:
-            params.allow_collaboration ?? params.allow_maintainer_to_push ?? mr.allowCollaboration,
+          allowCollaboration,
           mergeAfter:
             params.merge_after === undefined
               ? mr.mergeAfter
@@ -620,11 +726,21 @@ export class MergeRequestsService {
       })
       .catch(async (err: unknown) => {
         if (!isUniqueViolation(err)) throw err;
-        await this.refuseDuplicate(view.project.id, mr.sourceBranch, targetBranch, mr.id);
+        await this.refuseDuplicate(mr, mr.sourceBranch, targetBranch, mr.id);
         throw lostRace();
       });
     if (version) await git.setMergeRequestRef(mr.iid, version.headCommitSha);
     return this.detail(caller, view, mr.id);
+  }
+
+  /** The repository of a merge request's source project (the target's own for one within a project). */
+  private async sourceGit(mr: MergeRequest, target: ProjectView): Promise<GitRepository> {
+    if (mr.sourceProjectId === target.project.id) return this.services.repositories.open(target).git;
+    const [row] = (await this.dataSource.query('SELECT repository_storage FROM projects WHERE id = $1', [
+      mr.sourceProjectId,
+    ])) as Array<{ repository_storage: string }>;
+    if (!row) throw recordNotFound();
+    return this.services.repositories.gitOf({ id: mr.sourceProjectId, repositoryStorage: row.repository_storage });
   }
 
   /**
@@ -845,6 +961,27 @@ export class MergeRequestsService {
     await this.dataSource.getRepository(MergeRequest).update(mr.id, { ...change, updatedAt: new Date() });
     return this.dataSource.getRepository(MergeRequest).findOneByOrFail({ id: mr.id });
   }
+}
+
+/**
+ * For the merge requests from forks: stored `allow_collaboration`, while both projects are public or
+ * internal and the fork does not protect the source branch. One query for a page.
+ */
+async function collaborationOf(manager: EntityManager, items: MergeRequest[]): Promise<Map<number, boolean>> {
+  const forks = items.filter((mr) => mr.sourceProjectId !== mr.targetProjectId);
+  if (forks.length === 0) return new Map();
+  const rows = (await manager.query(
+    `SELECT mr.id, mr.allow_collaboration AND s.visibility_level > 0 AND t.visibility_level > 0
+       AND NOT EXISTS (SELECT 1 FROM protected_branches pb WHERE pb.project_id = mr.source_project_id
+         AND mr.source_branch LIKE replace(replace(replace(replace(pb.name, '\\', '\\\\'), '%', '\\%'),
+           '_', '\\_'), '*', '%')) AS allowed
+     FROM merge_requests mr
+     JOIN projects s ON s.id = mr.source_project_id
+     JOIN projects t ON t.id = mr.target_project_id
+     WHERE mr.id = ANY($1::int[])`,
+    [forks.map((mr) => mr.id)],
+  )) as Array<{ id: number; allowed: boolean }>;
+  return new Map(rows.map((row) => [Number(row.id), row.allowed]));
 }
 
 /** The merge request that held the pair of branches was closed between the insert and the look-up. */
