@@ -174,6 +174,16 @@ describe('creating a merge request from a fork', () => {
     });
     expect(res.status, res.text).toBe(201);
     expect(res.body).toMatchObject({ project_id: w.upstream.id, source_project_id: w.fork.id });
+    // A target_project_id naming no project the caller may use falls back to that default, as in GitLab.
+    await committed(w.contributor.token, w.fork.id, 'topic2', 'topic2.txt', 'main');
+    const unknown = await createMr(w.contributor.token, w.fork.id, {
+      source_branch: 'topic2',
+      target_branch: 'main',
+      target_project_id: 2147483647,
+      title: 'Unknown target',
+    });
+    expect(unknown.status, unknown.text).toBe(201);
+    expect(unknown.body).toMatchObject({ project_id: w.upstream.id, iid: 2 });
 
     const own = await world({ forkJson: { mr_default_target_self: true } });
     await committed(own.contributor.token, own.fork.id, 'topic', 'topic.txt', 'main');
@@ -296,7 +306,12 @@ describe('pushes to the fork', () => {
 
 describe('allow_collaboration', () => {
   /** Clones the fork as `user`, commits on `feature`, pushes; the push's result. */
-  async function pushToFork(w: Awaited<ReturnType<typeof world>>, user: TestUser, name: string, ref = 'feature') {
+  async function pushToFork(
+    w: Awaited<ReturnType<typeof world>>,
+    user: TestUser,
+    name: string,
+    ref = 'feature',
+  ) {
     const repo = `${work}/${name}`;
     const url = remoteUrl(server.url, w.fork.path_with_namespace, user.token);
     expect((await gitCli(['clone', '-q', '-b', 'feature', url, repo])).ok).toBe(true);
@@ -344,9 +359,11 @@ describe('allow_collaboration', () => {
     expect(newBranch.status).toBe(403);
 
     // The pushes moved the merge request along.
-    const head = (await server.request('GET', `/projects/${w.fork.id}/repository/branches/feature`, {
-      token: w.owner.token,
-    })).body as { commit: { id: string } };
+    const head = (
+      await server.request('GET', `/projects/${w.fork.id}/repository/branches/feature`, {
+        token: w.owner.token,
+      })
+    ).body as { commit: { id: string } };
     await waitFor(
       async () => (await server.request('GET', base, { token: w.owner.token })).body as Json,
       (m) => m.sha === head.commit.id,
