@@ -657,7 +657,12 @@ export class MergeRequestsService {
     // A new target, or a reopened merge request whose source moved meanwhile, gets a new version.
     let version = null;
     if (state === 'opened' && (targetBranch !== mr.targetBranch || state !== mr.state)) {
-      const found = await this.versions.heads(await this.sourceGit(mr, view), git, mr.sourceBranch, targetBranch);
+      const found = await this.versions.heads(
+        await this.sourceGit(mr, view),
+        git,
+        mr.sourceBranch,
+        targetBranch,
+      );
       if (found) version = await this.versions.compute(git, found.start, found.head);
     }
     const wantsCollaboration = params.allow_collaboration ?? params.allow_maintainer_to_push;
@@ -740,7 +745,10 @@ export class MergeRequestsService {
       mr.sourceProjectId,
     ])) as Array<{ repository_storage: string }>;
     if (!row) throw recordNotFound();
-    return this.services.repositories.gitOf({ id: mr.sourceProjectId, repositoryStorage: row.repository_storage });
+    return this.services.repositories.gitOf({
+      id: mr.sourceProjectId,
+      repositoryStorage: row.repository_storage,
+    });
   }
 
   /**
