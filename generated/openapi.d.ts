@@ -1933,6 +1933,10 @@ export interface paths {
          *       both projects public or internal, a source branch the fork does not protect, and a caller who may push
          *       to the fork, as GitLab filters it. While the merge request is open, whoever may merge into its target
          *       branch may then push to (not create or delete) the source branch, by git or through the commits API.
+         *     - **When the fork leaves** its network (`DELETE /projects/:id/fork`, or its deletion), its open merge
+         *       requests into other projects, and theirs into it, are closed, as GitLab's unlinking closes them (no
+         *       system note is written). A deleted fork's merge requests stay in their targets with
+         *       `source_project_id: null`, their commits and diffs still readable, and cannot be reopened.
          *     - A title starting with `Draft:`, `[Draft]`, `(Draft)` or `Draft -` (any case) makes a draft.
          *     - `assignee_id` or `assignee_ids`, `reviewer_ids`: users who can read the project's merge requests;
          *       others are left out, as GitLab does. `description`, `squash`, `remove_source_branch`,
@@ -5839,8 +5843,11 @@ export interface components {
             should_remove_source_branch: boolean | null;
             /** @example feature */
             source_branch: string;
-            /** @example 42 */
-            source_project_id: number;
+            /**
+             * @description The project the source branch is in: the project itself, or a fork. Null once that fork was deleted; its open merge requests were closed then, as GitLab closes them when a fork leaves its network.
+             * @example 42
+             */
+            source_project_id: number | null;
             /** @example false */
             squash: boolean;
             /** @example null */

@@ -15,8 +15,9 @@ export class MergeRequest {
   @Column({ type: 'integer', name: 'target_project_id' })
   targetProjectId: number;
 
-  @Column({ type: 'integer', name: 'source_project_id' })
-  sourceProjectId: number;
+  /** Null once the fork it came from is deleted (the merge request stays, closed, in its target). */
+  @Column({ type: 'integer', name: 'source_project_id', nullable: true })
+  sourceProjectId: number | null;
 
   @Column({ type: 'varchar', length: 255, name: 'source_branch' })
   sourceBranch: string;

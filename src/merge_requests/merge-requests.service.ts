@@ -573,9 +573,10 @@ export class MergeRequestsService {
    */
   private async mayAllowCollaboration(
     caller: Caller,
-    mr: { sourceProjectId: number; targetProjectId: number; sourceBranch: string },
+    mr: { sourceProjectId: number | null; targetProjectId: number; sourceBranch: string },
   ): Promise<boolean> {
-    if (mr.sourceProjectId === mr.targetProjectId || !caller.user) return false;
+    if (mr.sourceProjectId === null || mr.sourceProjectId === mr.targetProjectId || !caller.user)
+      return false;
     const rows = (await this.dataSource.query(
       'SELECT id, visibility_level, archived FROM projects WHERE id = ANY($1::int[])',
       [[mr.sourceProjectId, mr.targetProjectId]],
@@ -595,7 +596,7 @@ export class MergeRequestsService {
 
   /** 409 with GitLab's message when another open merge request has the same pair of branches. */
   private async refuseDuplicate(
-    pair: { sourceProjectId: number; targetProjectId: number },
+    pair: { sourceProjectId: number | null; targetProjectId: number },
     source: string,
     target: string,
     except: number | null,
@@ -646,7 +647,9 @@ export class MergeRequestsService {
     }
     let state = mr.state;
     if (params.state_event === 'close' && mr.state === 'opened') state = 'closed';
-    if (params.state_event === 'reopen' && mr.state === 'closed') state = 'opened';
+    // One whose fork is gone cannot be reopened (GitLab's `reopenable?`).
+    if (params.state_event === 'reopen' && mr.state === 'closed' && mr.sourceProjectId !== null)
+      state = 'opened';
     if (state === 'opened' && (state !== mr.state || targetBranch !== mr.targetBranch))
       await this.refuseDuplicate(mr, mr.sourceBranch, targetBranch, mr.id);
     const assignees = assigneesOf(params);
@@ -656,9 +659,10 @@ export class MergeRequestsService {
     const milestoneId = await this.usableMilestone(view, params.milestone_id);
     // A new target, or a reopened merge request whose source moved meanwhile, gets a new version.
     let version = null;
-    if (state === 'opened' && (targetBranch !== mr.targetBranch || state !== mr.state)) {
+    const sourceId = mr.sourceProjectId;
+    if (state === 'opened' && sourceId !== null && (targetBranch !== mr.targetBranch || state !== mr.state)) {
       const found = await this.versions.heads(
-        await this.sourceGit(mr, view),
+        await this.sourceGit(sourceId, view),
         git,
         mr.sourceBranch,
         targetBranch,
@@ -739,14 +743,14 @@ export class MergeRequestsService {
   }
 
   /** The repository of a merge request's source project (the target's own for one within a project). */
-  private async sourceGit(mr: MergeRequest, target: ProjectView): Promise<GitRepository> {
-    if (mr.sourceProjectId === target.project.id) return this.services.repositories.open(target).git;
+  private async sourceGit(sourceProjectId: number, target: ProjectView): Promise<GitRepository> {
+    if (sourceProjectId === target.project.id) return this.services.repositories.open(target).git;
     const [row] = (await this.dataSource.query('SELECT repository_storage FROM projects WHERE id = $1', [
-      mr.sourceProjectId,
+      sourceProjectId,
     ])) as Array<{ repository_storage: string }>;
     if (!row) throw recordNotFound();
     return this.services.repositories.gitOf({
-      id: mr.sourceProjectId,
+      id: sourceProjectId,
       repositoryStorage: row.repository_storage,
     });
   }
@@ -979,12 +983,12 @@ async function collaborationOf(manager: EntityManager, items: MergeRequest[]): P
   const forks = items.filter((mr) => mr.sourceProjectId !== mr.targetProjectId);
   if (forks.length === 0) return new Map();
   const rows = (await manager.query(
-    `SELECT mr.id, mr.allow_collaboration AND s.visibility_level > 0 AND t.visibility_level > 0
+    `SELECT mr.id, COALESCE(mr.allow_collaboration AND s.visibility_level > 0 AND t.visibility_level > 0
        AND NOT EXISTS (SELECT 1 FROM protected_branches pb WHERE pb.project_id = mr.source_project_id
          AND mr.source_branch LIKE replace(replace(replace(replace(pb.name, '\\', '\\\\'), '%', '\\%'),
-           '_', '\\_'), '*', '%')) AS allowed
+           '_', '\\_'), '*', '%')), false) AS allowed
      FROM merge_requests mr
-     JOIN projects s ON s.id = mr.source_project_id
+     LEFT JOIN projects s ON s.id = mr.source_project_id
      JOIN projects t ON t.id = mr.target_project_id
      WHERE mr.id = ANY($1::int[])`,
     [forks.map((mr) => mr.id)],

@@ -386,3 +386,36 @@ describe('allow_collaboration', () => {
     expect(mr).toMatchObject({ allow_collaboration: false, source_project_id: w.fork.id });
   });
 });
+
+describe('when the fork leaves', () => {
+  it('closes its open merge requests on unlinking, keeps them with no source when deleted', async () => {
+    const w = await world();
+    await forkMr(w);
+    const base = `/projects/${w.upstream.id}/merge_requests/1`;
+    const unlinked = await server.request('DELETE', `/projects/${w.fork.id}/fork`, {
+      token: w.contributor.token,
+    });
+    expect(unlinked.status).toBe(204);
+    const closed = (await server.request('GET', base, { token: w.owner.token })).body as Json;
+    expect(closed).toMatchObject({ state: 'closed', source_project_id: w.fork.id });
+
+    const other = await world();
+    const { sha } = await forkMr(other);
+    const otherBase = `/projects/${other.upstream.id}/merge_requests/1`;
+    const deleted = await server.request('DELETE', `/projects/${other.fork.id}`, {
+      token: other.contributor.token,
+    });
+    expect(deleted.status).toBe(202);
+    const kept = (await server.request('GET', otherBase, { token: other.owner.token })).body as Json;
+    expect(kept).toMatchObject({ state: 'closed', source_project_id: null, sha });
+    // Its commits stay readable in the upstream, and it cannot be reopened.
+    const commits = await server.request('GET', `${otherBase}/commits`, { token: other.owner.token });
+    expect((commits.body as Json[]).map((c) => c.id)).toEqual([sha]);
+    const reopened = await server.request('PUT', otherBase, {
+      token: other.owner.token,
+      json: { state_event: 'reopen' },
+    });
+    expect(reopened.status).toBe(200);
+    expect(reopened.body).toMatchObject({ state: 'closed' });
+  });
+});
