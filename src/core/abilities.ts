@@ -116,10 +116,16 @@ function canWith(caller: Caller, subject: Subject, needed: number): boolean {
 }
 
 /**
- * An archived project is read-only: its content (code, labels, milestones) cannot change, though its
- * settings and members can.
+ * An archived project is read-only: its content (code, labels, milestones, new merge requests from or
+ * into it) cannot change, though its settings and members can.
  */
-const READ_ONLY_WHEN_ARCHIVED = new Set<ProjectAbility>(['push_code', 'admin_label', 'admin_milestone']);
+const READ_ONLY_WHEN_ARCHIVED = new Set<ProjectAbility>([
+  'push_code',
+  'admin_label',
+  'admin_milestone',
+  'create_merge_request_from',
+  'create_merge_request_in',
+]);
 
 export function canProject(caller: Caller, ability: ProjectAbility, subject: Subject): boolean {
   if (subject.archived && READ_ONLY_WHEN_ARCHIVED.has(ability)) return false;

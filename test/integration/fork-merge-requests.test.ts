@@ -265,6 +265,34 @@ describe('creating a merge request from a fork', () => {
   });
 });
 
+describe('archived projects', () => {
+  it('open no merge requests from an archived fork; an archived upstream is no target', async () => {
+    const w = await world();
+    await committed(w.contributor.token, w.fork.id, 'feature', 'feature.txt', 'main');
+    const archived = await server.request('POST', `/projects/${w.upstream.id}/archive`, {
+      token: w.owner.token,
+    });
+    expect(archived.status).toBe(201);
+    // GitLab falls back to the source itself when the named target is refused.
+    const fallback = await createMr(w.contributor.token, w.fork.id, {
+      source_branch: 'feature',
+      target_branch: 'main',
+      target_project_id: w.upstream.id,
+      title: 'Into an archived upstream',
+    });
+    expect(fallback.status, fallback.text).toBe(201);
+    expect(fallback.body).toMatchObject({ project_id: w.fork.id });
+    await server.request('POST', `/projects/${w.fork.id}/archive`, { token: w.contributor.token });
+    const refused = await createMr(w.contributor.token, w.fork.id, {
+      source_branch: 'feature',
+      target_branch: 'main',
+      target_project_id: w.fork.id,
+      title: 'From an archived fork',
+    });
+    expect(refused.status).toBe(403);
+  });
+});
+
 describe('pushes to the fork', () => {
   it('give the upstream merge request a new version and move its head ref', async () => {
     const w = await world();
