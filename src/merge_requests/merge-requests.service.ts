@@ -672,9 +672,9 @@ export class MergeRequestsService {
     const wantsCollaboration = params.allow_collaboration ?? params.allow_maintainer_to_push;
     // Dropped, as GitLab filters it, unless the caller may allow it.
     const allowCollaboration =
-      wantsCollaboration === undefined
-        ? mr.allowCollaboration
-        : wantsCollaboration && (await this.mayAllowCollaboration(caller, mr));
+      wantsCollaboration !== undefined && (await this.mayAllowCollaboration(caller, mr))
+        ? wantsCollaboration
+        : mr.allowCollaboration;
     const title = params.title ?? mr.title;
     const now = new Date();
     await this.dataSource

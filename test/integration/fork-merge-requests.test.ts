@@ -398,6 +398,13 @@ describe('allow_collaboration', () => {
       'the version of the collaborators push',
     );
 
+    // One who may not allow it cannot take it back either: the parameter is dropped, as in GitLab.
+    const takeBack = await server.request('PUT', base, {
+      token: w.owner.token,
+      json: { allow_collaboration: false },
+    });
+    expect(takeBack.body).toMatchObject({ allow_collaboration: true });
+
     // Closed, the merge request lets nobody in.
     const closed = await server.request('PUT', base, {
       token: w.owner.token,
