@@ -472,20 +472,17 @@ export class GitRepository {
     assertObjectId(sha);
     if ((await this.resolveCommit(sha)) === sha) return;
     await git(
-      [
-        // Read by the local upload-pack too: it serves a commit that no ref advertises by name.
-        '-c',
-        'uploadpack.allowAnySHA1InWant=true',
-        'fetch',
-        '--quiet',
-        '--no-tags',
-        '--no-write-fetch-head',
-        '--no-auto-gc',
-        '--',
-        sourceDir,
-        sha,
-      ],
-      { gitDir: this.dir },
+      ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--no-auto-gc', '--', sourceDir, sha],
+      {
+        gitDir: this.dir,
+        // Configuration in the environment reaches the local upload-pack too: it serves a commit that no ref
+        // advertises by name.
+        env: {
+          GIT_CONFIG_COUNT: '1',
+          GIT_CONFIG_KEY_0: 'uploadpack.allowAnySHA1InWant',
+          GIT_CONFIG_VALUE_0: 'true',
+        },
+      },
     );
   }
 

@@ -215,3 +215,38 @@ describe('repository state after a push', () => {
     expect(Number(stats.commit_count)).toBe(2);
   });
 });
+
+describe('GitRepository.fetchCommit', () => {
+  it('brings a commit that no ref names any more from another repository, by its id only', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'forge-fetch-commit-'));
+    try {
+      const [sourceDir, targetDir] = [path.join(dir, 'source.git'), path.join(dir, 'target.git')];
+      await gitText(['init', '-q', '--bare', sourceDir]);
+      await gitText(['init', '-q', '--bare', targetDir]);
+      const env = {
+        GIT_AUTHOR_NAME: 'A',
+        GIT_AUTHOR_EMAIL: 'a@example.com',
+        GIT_COMMITTER_NAME: 'A',
+        GIT_COMMITTER_EMAIL: 'a@example.com',
+      };
+      const tree = await gitText(['mktree'], { gitDir: sourceDir, input: '' });
+      const first = await gitText(['commit-tree', '-m', 'first', tree], { gitDir: sourceDir, env });
+      const second = await gitText(['commit-tree', '-p', first, '-m', 'second', tree], {
+        gitDir: sourceDir,
+        env,
+      });
+      // The branch moved on: only `first` is named by a ref, `second` by nothing.
+      await gitText(['update-ref', 'refs/heads/feature', first], { gitDir: sourceDir });
+      const target = openGitRepository(targetDir);
+      expect(await target.resolveCommit(second)).toBeNull();
+      await target.fetchCommit(sourceDir, second);
+      expect(await target.resolveCommit(second)).toBe(second);
+      expect(await target.isAncestor(first, second)).toBe(true);
+      // Fetched objects name no ref of the target.
+      expect(await target.refs()).toEqual([]);
+      await expect(target.fetchCommit(sourceDir, 'e'.repeat(40))).rejects.toThrow(/git fetch failed/);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
