@@ -60,6 +60,7 @@ export interface OperationSubjects {
   getMergeRequest: 'project';
   getMergeRequestChanges: 'project';
   getMergeRequestDiscussion: 'project';
+  getMergeRequestMergeRef: 'project';
   getMergeRequestNote: 'project';
   getMergeRequestTimeStats: 'project';
   getMergeRequestVersion: 'project';
@@ -128,7 +129,9 @@ export interface OperationSubjects {
   listRepositoryTree: 'project';
   listSubgroups: 'group';
   listUsers: 'instance';
+  mergeMergeRequest: 'project';
   protectBranch: 'project';
+  rebaseMergeRequest: 'project';
   removeGroupMember: 'group';
   removeProjectMember: 'project';
   resetMergeRequestSpentTime: 'project';

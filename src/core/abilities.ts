@@ -30,6 +30,8 @@ const PROJECT_ABILITIES = {
   /** Time tracking and the other changes GitLab's `admin_merge_request` covers. */
   admin_merge_request: AccessLevel.Developer,
   destroy_merge_request: AccessLevel.Owner,
+  /** Merging a merge request: Developer and above; the target branch's protection refines it (merge levels). */
+  merge_merge_request: AccessLevel.Developer,
   /** Commenting on what the caller may read (merge requests): signed-in users, as reading allows. */
   create_note: AccessLevel.Reporter,
   /** Writing and reading internal notes. */
@@ -114,7 +116,12 @@ function canWith(caller: Caller, subject: Subject, needed: number): boolean {
  * An archived project is read-only: its content (code, labels, milestones) cannot change, though its
  * settings and members can.
  */
-const READ_ONLY_WHEN_ARCHIVED = new Set<ProjectAbility>(['push_code', 'admin_label', 'admin_milestone']);
+const READ_ONLY_WHEN_ARCHIVED = new Set<ProjectAbility>([
+  'push_code',
+  'merge_merge_request',
+  'admin_label',
+  'admin_milestone',
+]);
 
 export function canProject(caller: Caller, ability: ProjectAbility, subject: Subject): boolean {
   if (subject.archived && READ_ONLY_WHEN_ARCHIVED.has(ability)) return false;

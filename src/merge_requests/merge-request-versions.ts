@@ -128,7 +128,7 @@ export class MergeRequestVersions {
   }
 
   /** A new version when the source head is no longer the latest version's head. */
-  private async followSource(git: GitRepository, mr: MergeRequest): Promise<void> {
+  async followSource(git: GitRepository, mr: MergeRequest): Promise<void> {
     const [head, start] = await Promise.all([
       git.resolveCommit(`${HEADS}${mr.sourceBranch}`),
       git.resolveCommit(`${HEADS}${mr.targetBranch}`),

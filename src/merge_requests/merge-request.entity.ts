@@ -81,6 +81,10 @@ export class MergeRequest {
   @Column({ type: 'varchar', length: 64, name: 'squash_commit_sha', nullable: true })
   squashCommitSha: string | null;
 
+  /** A rebase is queued or running. */
+  @Column({ type: 'boolean', name: 'rebase_in_progress', default: false })
+  rebaseInProgress: boolean;
+
   /** The source branch's head as last seen (GitLab's `sha`). */
   @Column({ type: 'varchar', length: 64, name: 'head_sha', nullable: true })
   headSha: string | null;

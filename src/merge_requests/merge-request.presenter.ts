@@ -178,7 +178,7 @@ export function presentMergeRequestDetail(
     user: { can_merge: canMerge },
     first_contribution: firstContribution,
     diverged_commits_count: divergedCommitsCount,
-    rebase_in_progress: false,
+    rebase_in_progress: mr.rebaseInProgress,
   };
 }
 
