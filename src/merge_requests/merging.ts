@@ -404,6 +404,8 @@ export class MergeRequestMerging {
     const change = { ref, oldSha: head, newSha: result.sha, forced: true };
     if (!(await sourceGit.applyRefUpdates([change]))) return failed;
     await this.services.repositories.recordPush(sourceRow, userId, [change], 'api');
+    // The new head shows before `rebase_in_progress` clears, so whoever waited for it merges the right head.
+    await this.services.mergeRequestVersions.followSource(targetGit, mr);
     return null;
   }
 }

@@ -278,6 +278,10 @@ const CALLS: Record<string, (c: Case) => Call | Promise<Call>> = {
   addMergeRequestSpentTime: () => ({ path: { merge_request_iid: 1 }, body: { duration: '1m' } }),
   resetMergeRequestSpentTime: () => ({ path: { merge_request_iid: 1 } }),
   getMergeRequestTimeStats: () => ({ path: { merge_request_iid: 1 } }),
+  // A merge that passes authorization stops at the stale sha (409), so !1 stays open for the others.
+  mergeMergeRequest: () => ({ path: { merge_request_iid: 1 }, body: { sha: '0'.repeat(40) } }),
+  getMergeRequestMergeRef: () => ({ path: { merge_request_iid: 1 } }),
+  rebaseMergeRequest: () => ({ path: { merge_request_iid: 1 }, body: {} }),
   // Notes: the administrator's note on !1; a deletion that goes through gets a note of its own
   listMergeRequestNotes: () => ({ path: { merge_request_iid: 1 } }),
   createMergeRequestNote: () => ({ path: { merge_request_iid: 1 }, body: { body: unique('note') } }),
@@ -547,6 +551,8 @@ const FINER_RULES: Record<string, (c: Case) => number | undefined> = {
   rotateCurrentGroupAccessToken: (c) => (c.user && c.caller !== 'blocked' ? 405 : undefined),
   // Editing a merge request: its author (the fixture's administrator) or Developer and above.
   updateMergeRequest: refusedBelow(AccessLevel.Developer),
+  // The fixture's main is protected with Maintainers merging: a Developer may not merge into it.
+  mergeMergeRequest: refusedBelow(AccessLevel.Maintainer, 401),
   // A note is edited by its author only (the fixture's administrator); deleted by its author or Maintainer+.
   updateMergeRequestNote: (c) => (c.expected === 'allowed' && c.caller !== 'admin' ? 403 : undefined),
   deleteMergeRequestNote: refusedBelow(AccessLevel.Maintainer),
