@@ -2036,6 +2036,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{id}/merge_requests/{merge_request_iid}/cancel_merge_when_pipeline_succeeds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel the automatic merge
+         * @description Cancels the automatic merge set with `PUT …/merge` and `auto_merge`: `merge_when_pipeline_succeeds`
+         *     becomes false and `merge_user` null.
+         *
+         *     - **Who.** Whoever may merge into the target branch, or the user who set the automatic merge; others
+         *       get 401 `{"message": "401 Unauthorized"}`.
+         *     - A merge request that is merged or closed answers 405 `{"message": "405 Method Not Allowed"}`; an open one
+         *       without an automatic merge answers 406 `{"message": "Can't cancel the automatic merge"}`.
+         */
+        post: operations["cancelMergeRequestAutoMerge"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{id}/merge_requests/{merge_request_iid}/changes": {
         parameters: {
             query?: never;
@@ -2385,8 +2422,13 @@ export interface paths {
          *     - `should_remove_source_branch` (or `remove_source_branch` given at creation) removes the source branch
          *       on the queue after the merge, if it still points at the merged head, is not protected and not the
          *       default branch, and the merger may push to it.
-         *     - `auto_merge` (formerly `merge_when_pipeline_succeeds`): with no pipelines there is nothing to wait for,
-         *       so a mergeable merge request merges now and any other is refused as above.
+         *     - **Automatic merge.** With `auto_merge` (formerly `merge_when_pipeline_succeeds`), a merge request that
+         *       waits only for checks that can pass later (draft, unresolved threads, `merge_after`, a required
+         *       pipeline) is not refused: the answer is the open merge request with `merge_when_pipeline_succeeds: true`
+         *       and `merge_user` the caller. It merges on the queue, as that user and with these parameters, once the
+         *       checks pass (after an update, a resolved thread, a merge status check, or at `merge_after`). A new
+         *       head before then, conflicts, or the user losing the right to merge cancel it. Without pending checks it
+         *       merges now. A merge request with conflicts or needing a rebase is refused as above.
          *     - A push that arrives while the merge runs makes it answer 409; the target branch never moves halfway.
          */
         put: operations["mergeMergeRequest"];
@@ -5931,7 +5973,10 @@ export interface components {
             merge_status: "unchecked" | "checking" | "can_be_merged" | "cannot_be_merged" | "cannot_be_merged_recheck";
             /** @description Who merged it; a push that brought the source's commits into the target counts. */
             merge_user: components["schemas"]["UserOrNull"];
-            /** @example false */
+            /**
+             * @description An automatic merge is set (`PUT …/merge` with `auto_merge`); `merge_user` set it.
+             * @example false
+             */
             merge_when_pipeline_succeeds: boolean;
             /**
              * Format: date-time
@@ -6137,7 +6182,7 @@ export interface components {
         /** MergeRequestMerge */
         MergeRequestMerge: {
             /**
-             * @description Merge when the checks pass. Without pipelines nothing waits, so it merges now or is refused.
+             * @description Merge when the pending checks pass, rather than refusing while they are pending.
              * @example false
              */
             auto_merge?: boolean;
@@ -14580,6 +14625,47 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    cancelMergeRequestAutoMerge: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The merge request without its automatic merge. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MergeRequestDetail"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            406: components["responses"]["NotAcceptable"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];

@@ -5,6 +5,7 @@ export interface OperationSubjects {
   addProjectMember: 'project';
   archiveProject: 'project';
   blockUser: 'instance';
+  cancelMergeRequestAutoMerge: 'project';
   compareRepositoryRefs: 'project';
   createBranch: 'project';
   createCommit: 'project';

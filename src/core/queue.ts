@@ -161,13 +161,14 @@ export class Queue {
     this.boss.on('error', onError);
     // Jobs enqueued in a transaction start when it commits, as Sidekiq picks jobs up at once, rather than
     // at the next poll; a rollback leaves nothing to start.
-    const queue = this;
+    const wake = (runner: QueryRunner) => {
+      if (takeSent(runner, this.sent)) this.notify();
+    };
+    const forget = (runner: QueryRunner) => takeSent(runner, this.sent);
     dataSource.subscribers.push({
-      afterTransactionCommit(event) {
-        if (takeSent(event.queryRunner, queue.sent)) queue.notify();
-      },
-      afterTransactionRollback(event) {
-        takeSent(event.queryRunner, queue.sent);
+      afterTransactionCommit: (event) => wake(event.queryRunner),
+      afterTransactionRollback: (event) => {
+        forget(event.queryRunner);
       },
     } satisfies EntitySubscriberInterface);
   }
@@ -217,8 +218,11 @@ export class Queue {
   }
 
   /** Enqueues a job in the caller's transaction: it exists only if that transaction commits. */
-  async send(manager: EntityManager, name: string, data: object): Promise<void> {
-    const id = await this.boss.send(name, data, { db: transactionDb(manager, this.sent) });
+  async send(manager: EntityManager, name: string, data: object, startAfter?: Date): Promise<void> {
+    const id = await this.boss.send(name, data, {
+      db: transactionDb(manager, this.sent),
+      ...(startAfter ? { startAfter } : {}),
+    });
     if (!id) throw new Error(`queue "${name}" is not declared`);
   }
 

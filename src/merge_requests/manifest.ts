@@ -59,6 +59,17 @@ export const mergeRequestsManifest = defineFamily({
       handle: ({ mergeRequestId, userId, removeSourceBranchAt }) =>
         mergeRequestMerging.afterMerge(mergeRequestId, userId, removeSourceBranchAt),
     }),
+    // An automatic merge is tried whenever something that can hold it back may have changed.
+    defineSubscriber({
+      event: 'merge_request.auto_merge_check',
+      name: 'merge_requests.auto_merge',
+      handle: ({ mergeRequestId }) => mergeRequestMerging.tryAutoMerge(mergeRequestId),
+    }),
+    defineSubscriber({
+      event: 'merge_request.changed',
+      name: 'merge_requests.auto_merge_after_change',
+      handle: ({ mergeRequestId }) => mergeRequestMerging.tryAutoMerge(mergeRequestId),
+    }),
     defineSubscriber({
       event: 'merge_request.rebase_requested',
       name: 'merge_requests.rebase',

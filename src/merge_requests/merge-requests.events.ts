@@ -25,6 +25,8 @@ export interface MergeRequestChanged {
     draft?: boolean;
     description?: boolean;
     discussionLocked?: boolean;
+    /** `merge_after` changed (no system note; an automatic merge may now go through). */
+    mergeAfter?: boolean;
     assignees?: { added: number[]; removed: number[] };
     reviewers?: { added: number[]; removed: number[] };
   };
@@ -50,8 +52,14 @@ export interface MergeRequestRebaseRequested {
   userId: number;
 }
 
+/** A merge request with an automatic merge may have become mergeable: try it. */
+export interface AutoMergeCheck {
+  mergeRequestId: number;
+}
+
 declare module '../core/events.js' {
   interface EventCatalog {
+    'merge_request.auto_merge_check': AutoMergeCheck;
     'merge_request.merged': MergeRequestMerged;
     'merge_request.rebase_requested': MergeRequestRebaseRequested;
   }

@@ -179,6 +179,15 @@ export const mergeRequestsHandlers = defineHandlers({
     return { status: 202, body: { rebase_in_progress: queued } };
   },
 
+  async cancelMergeRequestAutoMerge({ params, subject, caller, services, request }) {
+    const records = await services.mergeRequestMerging.cancelAutoMerge(
+      caller,
+      subject,
+      params.merge_request_iid,
+    );
+    return { status: 201, body: presentMergeRequestDetail(records, request.externalUrl) };
+  },
+
   async getMergeRequestTimeStats({ params, subject, services }) {
     return {
       status: 200,

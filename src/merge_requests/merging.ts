@@ -4,7 +4,7 @@
  * database transactions; the target branch moves through the push rules as a merge.
  */
 import { randomUUID } from 'node:crypto';
-import type { DataSource } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import { canPushCode } from '../core/abilities.js';
 import type { Caller } from '../core/auth.js';
 import { ApiError, conflict, forbidden, methodNotAllowed, unauthorized } from '../core/errors.js';
@@ -17,7 +17,7 @@ import type { ProjectView } from '../projects/projects.service.js';
 import { projectSettings, type ProjectSettings } from '../projects/project-settings.js';
 import { User } from '../users/user.entity.js';
 import { mergeCommitMessage, squashCommitMessage, type MessageFacts } from './commit-messages.js';
-import { MergeRequest } from './merge-request.entity.js';
+import { MergeRequest, type AutoMergeParams } from './merge-request.entity.js';
 import type { MergeRequestDetailRecords } from './merge-requests.service.js';
 
 const HEADS = 'refs/heads/';
@@ -28,6 +28,8 @@ export interface MergeParams {
   squash?: boolean;
   should_remove_source_branch?: boolean;
   sha?: string;
+  auto_merge?: boolean;
+  merge_when_pipeline_succeeds?: boolean;
 }
 
 const branchCannotBeMerged = () => new ApiError(406, { message: 'Branch cannot be merged' });
@@ -126,18 +128,23 @@ export class MergeRequestMerging {
     const settings = projectSettings(view.project.settings);
     const { git } = repository;
     let mr = await this.dataSource.getRepository(MergeRequest).findOneByOrFail({ id });
-    if (mr.state !== 'opened' || mr.draft) throw methodNotAllowed();
+    if (mr.state !== 'opened') throw methodNotAllowed();
     const target = await git.resolveCommit(`${HEADS}${mr.targetBranch}`);
     const current = await this.currentHead(repository, mr);
     if (!target || !current?.headSha) throw methodNotAllowed();
     mr = current;
     const head = current.headSha;
     const records = await this.services.mergeRequests.related(this.dataSource.manager, [mr]);
-    // There are no pipelines yet, so a project that needs a successful one merges nothing.
-    if (settings.only_allow_merge_if_pipeline_succeeds) throw methodNotAllowed();
-    if (settings.only_allow_merge_if_all_discussions_are_resolved && records.unresolvedDiscussions.has(mr.id))
-      throw methodNotAllowed();
-    if (mr.mergeAfter && mr.mergeAfter.getTime() > Date.now()) throw methodNotAllowed();
+    // Checks that can pass later, which an automatic merge waits for. There are no pipelines yet, so a
+    // project that needs a successful one merges nothing now.
+    const pending =
+      mr.draft ||
+      settings.only_allow_merge_if_pipeline_succeeds ||
+      (settings.only_allow_merge_if_all_discussions_are_resolved &&
+        records.unresolvedDiscussions.has(mr.id)) ||
+      (mr.mergeAfter !== null && mr.mergeAfter.getTime() > Date.now());
+    const auto = params.auto_merge === true || params.merge_when_pipeline_succeeds === true;
+    if (pending && !auto) throw methodNotAllowed();
     const fastForward = await git.isAncestor(target, head);
     if (settings.merge_method !== 'merge' && !fastForward) throw methodNotAllowed();
     if (!fastForward && !(await git.mergedTree(target, head))) {
@@ -149,6 +156,10 @@ export class MergeRequestMerging {
     }
     if (params.sha !== undefined && params.sha !== head)
       throw conflict(`SHA does not match HEAD of source branch: ${head}`);
+    if (pending) {
+      await this.setAutoMerge(caller, mr, head, params);
+      return;
+    }
 
     const merger = caller.user!;
     const author = (await this.user(mr.authorId)) ?? merger;
@@ -245,6 +256,8 @@ export class MergeRequestMerging {
           : {}),
         mergeStatus: 'can_be_merged',
         mergeError: null,
+        autoMerge: false,
+        mergeParams: null,
       });
       await this.events.publish(tx, 'merge_request.changed', {
         mergeRequestId: mr.id,
@@ -259,6 +272,95 @@ export class MergeRequestMerging {
         removeSourceBranchAt: removeSource ? head : null,
       });
     });
+  }
+
+  /**
+   * Sets the automatic merge: the merge request merges as `caller`, with these parameters, when the checks
+   * that are pending pass; a new head before then cancels it. Tries at `merge_after`, if that is pending.
+   */
+  private async setAutoMerge(caller: Caller, mr: MergeRequest, head: string, params: MergeParams) {
+    const mergeParams: AutoMergeParams = {
+      sha: head,
+      ...(params.merge_commit_message !== undefined
+        ? { merge_commit_message: params.merge_commit_message }
+        : {}),
+      ...(params.squash_commit_message !== undefined
+        ? { squash_commit_message: params.squash_commit_message }
+        : {}),
+      ...(params.squash !== undefined ? { squash: params.squash } : {}),
+      ...(params.should_remove_source_branch !== undefined
+        ? { should_remove_source_branch: params.should_remove_source_branch }
+        : {}),
+    };
+    await this.dataSource.transaction(async (tx) => {
+      await tx.getRepository(MergeRequest).update(mr.id, {
+        autoMerge: true,
+        mergeParams,
+        mergeUserId: caller.user!.id,
+        updatedAt: new Date(),
+      });
+      await this.scheduleAutoMerge(tx, mr);
+    });
+  }
+
+  private async scheduleAutoMerge(tx: EntityManager, mr: MergeRequest): Promise<void> {
+    const later = mr.mergeAfter && mr.mergeAfter.getTime() > Date.now() ? mr.mergeAfter : undefined;
+    if (later)
+      await this.events.publish(
+        tx,
+        'merge_request.auto_merge_check',
+        { mergeRequestId: mr.id },
+        { startAfter: later },
+      );
+  }
+
+  /**
+   * The queued attempt of an automatic merge, after anything that may have let it through: merges as the
+   * user who set it, waits while checks are pending, and gives up (clearing it) when the head moved, the
+   * branch conflicts, or the user may no longer merge.
+   */
+  async tryAutoMerge(mergeRequestId: number): Promise<void> {
+    const mr = await this.dataSource.getRepository(MergeRequest).findOneBy({ id: mergeRequestId });
+    if (!mr || !mr.autoMerge || mr.state !== 'opened' || !mr.mergeParams) return;
+    const user = await this.user(mr.mergeUserId);
+    const caller: Caller = { user: user?.state === 'active' ? user : null, token: null };
+    const view = caller.user
+      ? await this.services.projects.find(caller, mr.targetProjectId).catch(() => null)
+      : null;
+    if (!view) return this.clearAutoMerge(mr.id);
+    try {
+      await this.merge(caller, view, mr.iid, mr.mergeParams);
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      if (err.status === 405) {
+        // Still waiting; a later `merge_after` is tried when it comes.
+        await this.dataSource.transaction((tx) => this.scheduleAutoMerge(tx, mr));
+        return;
+      }
+      await this.clearAutoMerge(mr.id);
+    }
+  }
+
+  private async clearAutoMerge(mergeRequestId: number): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE merge_requests SET merge_when_pipeline_succeeds = false, merge_params = NULL, merge_user_id = NULL
+       WHERE id = $1 AND state = 'opened'`,
+      [mergeRequestId],
+    );
+  }
+
+  /** `POST …/cancel_merge_when_pipeline_succeeds`: 405 when no longer open, 406 without an automatic merge. */
+  async cancelAutoMerge(caller: Caller, view: ProjectView, iid: number): Promise<MergeRequestDetailRecords> {
+    const mr = await this.services.mergeRequests.find(view, iid);
+    const rules = this.services.repositories.rules;
+    const actor = await rules.actor(caller, view.accessLevel);
+    // GitLab's `can_cancel_auto_merge?`: whoever may merge, or the user who set it.
+    const setter = mr.autoMerge && mr.mergeUserId === caller.user?.id;
+    if (!setter && !(await rules.mayMerge(view.project.id, actor, mr.targetBranch))) throw unauthorized();
+    if (mr.state !== 'opened') throw methodNotAllowed();
+    if (!mr.autoMerge) throw new ApiError(406, { message: "Can't cancel the automatic merge" });
+    await this.clearAutoMerge(mr.id);
+    return this.services.mergeRequests.get(caller, view, iid);
   }
 
   /**

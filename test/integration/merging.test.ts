@@ -488,3 +488,125 @@ describe('rebase', () => {
     expect(developer.body).toEqual({ message: '403 Forbidden - Cannot push to source branch' });
   });
 });
+
+describe('automatic merge', () => {
+  const setAuto = (w: Awaited<ReturnType<typeof world>>, json: Json = {}) =>
+    merge(w.owner, w.project, 1, { auto_merge: true, ...json });
+
+  it('waits for a draft to become ready, then merges as the user who set it', async () => {
+    const w = await world();
+    await commitFile(w.developer, w.project, 'feature', 'a.txt', 'a\n', { from: 'main' });
+    const before = await branchHead(w.owner, w.project, 'main');
+    await openMr(w.developer, w.project, 'feature', { title: 'Draft: Add a' });
+    const res = await setAuto(w, { should_remove_source_branch: true });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toMatchObject({
+      state: 'opened',
+      merge_when_pipeline_succeeds: true,
+      merge_user: { id: w.owner.user.id },
+      merged_by: null,
+    });
+    expect(await branchHead(w.owner, w.project, 'main')).toBe(before);
+
+    await server.request('PUT', `/projects/${w.project.id}/merge_requests/1`, {
+      token: w.developer.token,
+      json: { title: 'Add a' },
+    });
+    const merged = await waitFor(
+      () => getMr(w.owner, w.project, 1),
+      (mr) => mr.state === 'merged',
+      'the automatic merge',
+    );
+    expect(merged).toMatchObject({ merged_by: { id: w.owner.user.id }, merge_when_pipeline_succeeds: false });
+    expect((await commit(w.owner, w.project, 'main')).parent_ids).toEqual([before, merged.sha]);
+    await waitFor(
+      () =>
+        server.request('GET', `/projects/${w.project.id}/repository/branches/feature`, {
+          token: w.owner.token,
+        }),
+      (branch) => branch.status === 404,
+      'the source branch to go',
+    );
+  });
+
+  it('merges when the last thread is resolved, where threads must be resolved', async () => {
+    const w = await world({ only_allow_merge_if_all_discussions_are_resolved: true });
+    await commitFile(w.developer, w.project, 'feature', 'a.txt', 'a\n', { from: 'main' });
+    await openMr(w.developer, w.project, 'feature');
+    const thread = await server.request('POST', `/projects/${w.project.id}/merge_requests/1/discussions`, {
+      token: w.owner.token,
+      json: { body: 'Why?' },
+    });
+    expect((await setAuto(w)).status).toBe(200);
+    await server.request(
+      'PUT',
+      `/projects/${w.project.id}/merge_requests/1/discussions/${(thread.body as Json).id as string}`,
+      {
+        token: w.developer.token,
+        json: { resolved: true },
+      },
+    );
+    await waitFor(
+      () => getMr(w.owner, w.project, 1),
+      (mr) => mr.state === 'merged',
+      'the automatic merge',
+    );
+  });
+
+  it('merges at merge_after', async () => {
+    const w = await world();
+    await commitFile(w.developer, w.project, 'feature', 'a.txt', 'a\n', { from: 'main' });
+    const at = new Date(Date.now() + 3000);
+    await openMr(w.developer, w.project, 'feature', { merge_after: at.toISOString() });
+    expect((await setAuto(w)).status).toBe(200);
+    const merged = await waitFor(
+      () => getMr(w.owner, w.project, 1),
+      (mr) => mr.state === 'merged',
+      'the merge at merge_after',
+    );
+    expect(Date.parse(merged.merged_at as string)).toBeGreaterThanOrEqual(at.getTime() - 1000);
+  });
+
+  it('is cancelled by a new head, and by the cancel endpoint', async () => {
+    const w = await world();
+    await commitFile(w.developer, w.project, 'feature', 'a.txt', 'a\n', { from: 'main' });
+    await openMr(w.developer, w.project, 'feature', { title: 'Draft: wait' });
+    const cancel = (user: TestUser) =>
+      server.request(
+        'POST',
+        `/projects/${w.project.id}/merge_requests/1/cancel_merge_when_pipeline_succeeds`,
+        {
+          token: user.token,
+        },
+      );
+    const none = await cancel(w.owner);
+    expect(none.status).toBe(406);
+    expect(none.body).toEqual({ message: "Can't cancel the automatic merge" });
+
+    expect((await setAuto(w)).status).toBe(200);
+    expect((await cancel(w.developer)).status).toBe(401);
+    const cancelled = await cancel(w.owner);
+    expect(cancelled.status, cancelled.text).toBe(201);
+    expect(cancelled.body).toMatchObject({ merge_when_pipeline_succeeds: false, merge_user: null });
+
+    // Set again, then a push: the automatic merge was for the old head, so it is dropped, not merged.
+    expect((await setAuto(w)).status).toBe(200);
+    await commitFile(w.developer, w.project, 'feature', 'b.txt', 'b\n');
+    await server.request('PUT', `/projects/${w.project.id}/merge_requests/1`, {
+      token: w.developer.token,
+      json: { title: 'Ready' },
+    });
+    const dropped = await waitFor(
+      () => getMr(w.owner, w.project, 1),
+      (mr) => mr.merge_when_pipeline_succeeds === false,
+      'the automatic merge to be dropped',
+    );
+    expect(dropped.state).toBe('opened');
+
+    await server.request('PUT', `/projects/${w.project.id}/merge_requests/1`, {
+      token: w.owner.token,
+      json: { state_event: 'close' },
+    });
+    expect((await cancel(w.owner)).status).toBe(405);
+  });
+});

@@ -282,6 +282,7 @@ const CALLS: Record<string, (c: Case) => Call | Promise<Call>> = {
   mergeMergeRequest: () => ({ path: { merge_request_iid: 1 }, body: { sha: '0'.repeat(40) } }),
   getMergeRequestMergeRef: () => ({ path: { merge_request_iid: 1 } }),
   rebaseMergeRequest: () => ({ path: { merge_request_iid: 1 }, body: {} }),
+  cancelMergeRequestAutoMerge: () => ({ path: { merge_request_iid: 1 } }),
   // Notes: the administrator's note on !1; a deletion that goes through gets a note of its own
   listMergeRequestNotes: () => ({ path: { merge_request_iid: 1 } }),
   createMergeRequestNote: () => ({ path: { merge_request_iid: 1 }, body: { body: unique('note') } }),
@@ -553,6 +554,7 @@ const FINER_RULES: Record<string, (c: Case) => number | undefined> = {
   updateMergeRequest: refusedBelow(AccessLevel.Developer),
   // The fixture's main is protected with Maintainers merging: a Developer may not merge into it.
   mergeMergeRequest: refusedBelow(AccessLevel.Maintainer, 401),
+  cancelMergeRequestAutoMerge: refusedBelow(AccessLevel.Maintainer, 401),
   // A note is edited by its author only (the fixture's administrator); deleted by its author or Maintainer+.
   updateMergeRequestNote: (c) => (c.expected === 'allowed' && c.caller !== 'admin' ? 403 : undefined),
   deleteMergeRequestNote: refusedBelow(AccessLevel.Maintainer),
