@@ -2054,6 +2054,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{id}/merge_requests/{merge_request_iid}/cancel_merge_when_pipeline_succeeds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel the automatic merge
+         * @description Cancels the automatic merge set with `PUT …/merge` and `auto_merge`: `merge_when_pipeline_succeeds`
+         *     becomes false and `merge_user` null.
+         *
+         *     - **Who.** Whoever may merge into the target branch, or the user who set the automatic merge; others
+         *       get 401 `{"message": "401 Unauthorized"}`.
+         *     - A merge request that is merged or closed answers 405 `{"message": "405 Method Not Allowed"}`; an open one
+         *       without an automatic merge answers 406 `{"message": "Can't cancel the automatic merge"}`.
+         */
+        post: operations["cancelMergeRequestAutoMerge"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{id}/merge_requests/{merge_request_iid}/changes": {
         parameters: {
             query?: never;
@@ -2351,6 +2388,112 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{id}/merge_requests/{merge_request_iid}/merge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Merge a merge request
+         * @description Merges the source branch into the target branch now, with a real git merge that follows the project's
+         *     `merge_method`, and answers the merged merge request (`state: merged`, `merged_by`, `merged_at`,
+         *     `merge_commit_sha`, `squash_commit_sha`).
+         *
+         *     - **Who.** Whoever may merge into the target branch: its protection's merge access levels (roles, users,
+         *       groups), or Developer and higher when it is not protected. Others who can read the merge request get
+         *       401 `{"message": "401 Unauthorized"}`, and nothing moves.
+         *     - **Merge methods.** `merge` writes a merge commit (parents: target head, source head) with the
+         *       `merge_commit_template` or GitLab's default message (`Merge branch 'a' into 'b'`, the title,
+         *       `See merge request group/project!1`); `rebase_merge` (semi-linear) does the same but only when the
+         *       source already contains the target head; `ff` moves the target to the source head without a merge
+         *       commit (`merge_commit_sha` stays null).
+         *     - **Squash** follows the project's `squash_option` (`always` and `never` override `squash`): one commit
+         *       of the source head's tree on the merge base, authored by the merge request's author, with
+         *       `squash_commit_message`, the `squash_commit_template` or the title. A single commit whose message
+         *       would not change is kept as it is.
+         *     - **Templates** take GitLab's variables: `%{source_branch}`, `%{target_branch}`, `%{title}`,
+         *       `%{description}`, `%{reference}`, `%{local_reference}`, `%{source_project_id}`, `%{first_commit}`,
+         *       `%{first_multiline_commit}`, `%{url}`, `%{merged_by}`, `%{co_authored_by}`, `%{all_commits}`,
+         *       `%{issues}`, `%{approved_by}` and `%{reviewed_by}` (the last three are empty until forge-api has issues,
+         *       approvals and reviews). A variable that is empty at the end of a line goes with the space before it.
+         *     - **Refusals**, in GitLab's order: 401 as above; 405 `{"message": "405 Method Not Allowed"}` when the
+         *       merge request is not open, is a draft, its source or target branch is gone, `merge_after` is in the
+         *       future, threads are unresolved while the project requires them resolved,
+         *       `only_allow_merge_if_pipeline_succeeds` is on (there are no pipelines yet), or a `ff`/`rebase_merge`
+         *       project needs a rebase first; 406 `{"message": "Branch cannot be merged"}` when it has conflicts (the
+         *       status GitLab documents; GitLab 16 and later may answer 405 or 422 here); 409
+         *       `{"message": "SHA does not match HEAD of source branch: <sha>"}` when `sha` is not the head.
+         *     - `should_remove_source_branch` (or `remove_source_branch` given at creation) removes the source branch
+         *       on the queue after the merge, if it still points at the merged head, is not protected and not the
+         *       default branch, and the merger may push to it.
+         *     - **Automatic merge.** With `auto_merge` (formerly `merge_when_pipeline_succeeds`), a merge request that
+         *       waits only for checks that can pass later (draft, unresolved threads, `merge_after`, a required
+         *       pipeline) is not refused: the answer is the open merge request with `merge_when_pipeline_succeeds: true`
+         *       and `merge_user` the caller. It merges on the queue, as that user and with these parameters, once the
+         *       checks pass (after an update, a resolved thread, a merge status check, or at `merge_after`). A new
+         *       head before then, conflicts, or the user losing the right to merge cancel it. Without pending checks it
+         *       merges now. A merge request with conflicts or needing a rebase is refused as above.
+         *     - A push that arrives while the merge runs makes it answer 409; the target branch never moves halfway.
+         */
+        put: operations["mergeMergeRequest"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/merge_requests/{merge_request_iid}/merge_ref": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get the merge ref
+         * @description The commit that merging the merge request would make, kept at `refs/merge-requests/:iid/merge` (fetchable
+         *     with git). It is a merge commit of the target head and the source head whatever the merge method, made
+         *     again only when either moves.
+         *
+         *     - **Who.** Whoever may read the merge request.
+         *     - A merge request that is not open, lacks a branch, or has conflicts answers 400
+         *       `{"message": "Merge request is not mergeable"}`.
+         */
+        get: operations["getMergeRequestMergeRef"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{id}/merge_requests/{merge_request_iid}/notes": {
         parameters: {
             query?: never;
@@ -2482,6 +2625,47 @@ export interface paths {
          */
         get: operations["listMergeRequestParticipants"];
         put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/merge_requests/{merge_request_iid}/rebase": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Rebase a merge request
+         * @description Queues a rebase of the source branch onto the target branch and answers 202 at once with
+         *     `{"rebase_in_progress": true}`. The merge request shows `rebase_in_progress` until the queue has
+         *     replayed the source branch's own commits on the target head (authors kept, the caller as committer) and
+         *     moved the source branch, which makes a new diff version. A rebase that conflicts moves nothing and sets
+         *     `merge_error` to `Rebase failed: Rebase locally, resolve all conflicts, then push the branch.`
+         *     A source branch that already contains the target head is left as it is.
+         *
+         *     - **Who.** Whoever may push to the source branch (Developer and higher, and its protection's push levels);
+         *       others get 403 `{"message": "403 Forbidden - Cannot push to source branch"}`, as do merge requests
+         *       that are not open.
+         *     - `skip_ci` is accepted; there are no pipelines yet.
+         */
+        put: operations["rebaseMergeRequest"];
         post?: never;
         delete?: never;
         options?: never;
@@ -5698,6 +5882,14 @@ export interface components {
              */
             expires_at?: string | null;
         };
+        /** MergeRef */
+        MergeRef: {
+            /**
+             * @description The merge commit at `refs/merge-requests/:iid/merge`.
+             * @example 854a3a7a17acbcc0bbbea170986df1eb60435f34
+             */
+            commit_id: string;
+        };
         /**
          * MergeRequest
          * @description A merge request as the lists return it. Award emoji are not in forge-api yet: `upvotes` and `downvotes` are 0. `user_notes_count` counts the notes users wrote (system notes are not counted). A merge request belongs to its target project (`project_id`, `target_project_id`, `web_url`, `references`); `source_project_id` names the fork it comes from, or the same project. `allow_collaboration` and `allow_maintainer_to_push` are only present for merge requests from forks, as in GitLab.
@@ -5802,7 +5994,10 @@ export interface components {
             merge_status: "unchecked" | "checking" | "can_be_merged" | "cannot_be_merged" | "cannot_be_merged_recheck";
             /** @description Who merged it; a push that brought the source's commits into the target counts. */
             merge_user: components["schemas"]["UserOrNull"];
-            /** @example false */
+            /**
+             * @description An automatic merge is set (`PUT …/merge` with `auto_merge`); `merge_user` set it.
+             * @example false
+             */
             merge_when_pipeline_succeeds: boolean;
             /**
              * Format: date-time
@@ -5991,7 +6186,7 @@ export interface components {
              */
             merge_error: string | null;
             /**
-             * @description Always false until forge-api has rebases.
+             * @description A rebase (`PUT …/rebase`) is queued or running.
              * @example false
              */
             rebase_in_progress: boolean;
@@ -6007,6 +6202,45 @@ export interface components {
                  */
                 can_merge: boolean;
             };
+        };
+        /** MergeRequestMerge */
+        MergeRequestMerge: {
+            /**
+             * @description Merge when the pending checks pass, rather than refusing while they are pending.
+             * @example false
+             */
+            auto_merge?: boolean;
+            /**
+             * @description The merge commit's message; the project's `merge_commit_template` (or GitLab's default) otherwise.
+             * @example Merge branch 'feature' into 'main'
+             */
+            merge_commit_message?: string;
+            /**
+             * @deprecated
+             * @description The former name of `auto_merge`.
+             * @example false
+             */
+            merge_when_pipeline_succeeds?: boolean;
+            /**
+             * @description The head the caller expects; another head answers 409.
+             * @example 6104942438c14ec7bd21c6cd5bd995272b3faff6
+             */
+            sha?: string;
+            /**
+             * @description Remove the source branch after the merge.
+             * @example true
+             */
+            should_remove_source_branch?: boolean;
+            /**
+             * @description Squash the commits into one before merging (the project's `squash_option` can override it).
+             * @example false
+             */
+            squash?: boolean;
+            /**
+             * @description The squash commit's message; the project's `squash_commit_template` (or the title) otherwise.
+             * @example Parse the config lazily
+             */
+            squash_commit_message?: string;
         };
         /**
          * MergeRequestSimple
@@ -7718,6 +7952,19 @@ export interface components {
              */
             name: string;
         };
+        /** RebaseAccepted */
+        RebaseAccepted: {
+            /** @example true */
+            rebase_in_progress: boolean;
+        };
+        /** RebaseRequest */
+        RebaseRequest: {
+            /**
+             * @description Accepted for GitLab's clients; forge-api runs no pipelines yet.
+             * @example false
+             */
+            skip_ci?: boolean;
+        };
         /**
          * MergeRequestReferences
          * @description How to refer to the merge request in text.
@@ -8785,6 +9032,20 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description The request cannot be carried out as the resource stands (for example a merge with conflicts). */
+        NotAcceptable: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "message": "Branch cannot be merged"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description The resource does not exist or the caller may not see it; the message names the resource. An unknown route answers `{"error": "404 Not Found"}`. */
         NotFound: {
             headers: {
@@ -9468,10 +9729,12 @@ export type SchemaMember = components['schemas']['Member'];
 export type SchemaMemberBatchResult = components['schemas']['MemberBatchResult'];
 export type SchemaMemberCreate = components['schemas']['MemberCreate'];
 export type SchemaMemberUpdate = components['schemas']['MemberUpdate'];
+export type SchemaMergeRef = components['schemas']['MergeRef'];
 export type SchemaMergeRequest = components['schemas']['MergeRequest'];
 export type SchemaMergeRequestChanges = components['schemas']['MergeRequestChanges'];
 export type SchemaMergeRequestCreate = components['schemas']['MergeRequestCreate'];
 export type SchemaMergeRequestDetail = components['schemas']['MergeRequestDetail'];
+export type SchemaMergeRequestMerge = components['schemas']['MergeRequestMerge'];
 export type SchemaMergeRequestSimple = components['schemas']['MergeRequestSimple'];
 export type SchemaMergeRequestUpdate = components['schemas']['MergeRequestUpdate'];
 export type SchemaMergeRequestVersion = components['schemas']['MergeRequestVersion'];
@@ -9517,6 +9780,8 @@ export type SchemaProtectedTag = components['schemas']['ProtectedTag'];
 export type SchemaProtectedTagAccessLevel = components['schemas']['ProtectedTagAccessLevel'];
 export type SchemaProtectedTagAccessLevelCreate = components['schemas']['ProtectedTagAccessLevelCreate'];
 export type SchemaProtectedTagCreate = components['schemas']['ProtectedTagCreate'];
+export type SchemaRebaseAccepted = components['schemas']['RebaseAccepted'];
+export type SchemaRebaseRequest = components['schemas']['RebaseRequest'];
 export type SchemaReferences = components['schemas']['References'];
 export type SchemaRepositoryFile = components['schemas']['RepositoryFile'];
 export type SchemaRepositoryFileCommit = components['schemas']['RepositoryFileCommit'];
@@ -9577,6 +9842,7 @@ export type ResponseMemberCreated = components['responses']['MemberCreated'];
 export type ResponseMemberPage = components['responses']['MemberPage'];
 export type ResponseMemberSingle = components['responses']['MemberSingle'];
 export type ResponseMethodNotAllowed = components['responses']['MethodNotAllowed'];
+export type ResponseNotAcceptable = components['responses']['NotAcceptable'];
 export type ResponseNotFound = components['responses']['NotFound'];
 export type ResponsePayloadTooLarge = components['responses']['PayloadTooLarge'];
 export type ResponseServiceUnavailable = components['responses']['ServiceUnavailable'];
@@ -14389,6 +14655,47 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    cancelMergeRequestAutoMerge: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The merge request without its automatic merge. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MergeRequestDetail"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            406: components["responses"]["NotAcceptable"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     getMergeRequestChanges: {
         parameters: {
             query?: {
@@ -14948,6 +15255,119 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    mergeMergeRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "squash": true,
+                 *       "should_remove_source_branch": true,
+                 *       "sha": "6104942438c14ec7bd21c6cd5bd995272b3faff6"
+                 *     }
+                 */
+                "application/json": components["schemas"]["MergeRequestMerge"];
+                /**
+                 * @example {
+                 *       "squash": true,
+                 *       "should_remove_source_branch": true,
+                 *       "sha": "6104942438c14ec7bd21c6cd5bd995272b3faff6"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["MergeRequestMerge"];
+                /**
+                 * @example {
+                 *       "squash": true,
+                 *       "should_remove_source_branch": true,
+                 *       "sha": "6104942438c14ec7bd21c6cd5bd995272b3faff6"
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["MergeRequestMerge"];
+            };
+        };
+        responses: {
+            /** @description The merged merge request. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MergeRequestDetail"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getMergeRequestMergeRef: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The merge ref's commit. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "commit_id": "854a3a7a17acbcc0bbbea170986df1eb60435f34"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MergeRef"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listMergeRequestNotes: {
         parameters: {
             query?: {
@@ -15241,6 +15661,71 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UserSummary"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    rebaseMergeRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "skip_ci": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["RebaseRequest"];
+                /**
+                 * @example {
+                 *       "skip_ci": true
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["RebaseRequest"];
+                /**
+                 * @example {
+                 *       "skip_ci": true
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["RebaseRequest"];
+            };
+        };
+        responses: {
+            /** @description The rebase is queued. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "rebase_in_progress": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RebaseAccepted"];
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -5,6 +5,7 @@ export interface OperationSubjects {
   addProjectMember: 'project';
   archiveProject: 'project';
   blockUser: 'instance';
+  cancelMergeRequestAutoMerge: 'project';
   compareRepositoryRefs: 'project';
   createBranch: 'project';
   createCommit: 'project';
@@ -60,6 +61,7 @@ export interface OperationSubjects {
   getMergeRequest: 'project';
   getMergeRequestChanges: 'project';
   getMergeRequestDiscussion: 'project';
+  getMergeRequestMergeRef: 'project';
   getMergeRequestNote: 'project';
   getMergeRequestTimeStats: 'project';
   getMergeRequestVersion: 'project';
@@ -128,7 +130,9 @@ export interface OperationSubjects {
   listRepositoryTree: 'project';
   listSubgroups: 'group';
   listUsers: 'instance';
+  mergeMergeRequest: 'project';
   protectBranch: 'project';
+  rebaseMergeRequest: 'project';
   removeGroupMember: 'group';
   removeProjectMember: 'project';
   resetMergeRequestSpentTime: 'project';

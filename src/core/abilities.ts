@@ -35,6 +35,8 @@ const PROJECT_ABILITIES = {
   /** Time tracking and the other changes GitLab's `admin_merge_request` covers. */
   admin_merge_request: AccessLevel.Developer,
   destroy_merge_request: AccessLevel.Owner,
+  /** Merging a merge request: Developer and above; the target branch's protection refines it (merge levels). */
+  merge_merge_request: AccessLevel.Developer,
   /** Commenting on what the caller may read (merge requests): signed-in users, as reading allows. */
   create_note: AccessLevel.Reporter,
   /** Writing and reading internal notes. */
@@ -121,6 +123,7 @@ function canWith(caller: Caller, subject: Subject, needed: number): boolean {
  */
 const READ_ONLY_WHEN_ARCHIVED = new Set<ProjectAbility>([
   'push_code',
+  'merge_merge_request',
   'admin_label',
   'admin_milestone',
   'create_merge_request_from',

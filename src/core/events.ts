@@ -76,17 +76,20 @@ export class Events {
   }
 
   /**
-   * Enqueues one job per subscriber of `event` in `manager`'s transaction (it must be one). Publishing
-   * before `start` fails, since a queue that was never declared would silently drop the job.
+   * Enqueues one job per subscriber of `event` in `manager`'s transaction (it must be one), to run at
+   * once or from `startAfter`. Publishing before `start` fails, since a queue that was never declared
+   * would silently drop the job.
    */
   async publish<E extends EventName>(
     manager: EntityManager,
     event: E,
     payload: EventCatalog[E],
+    options: { startAfter?: Date } = {},
   ): Promise<void> {
     const subscribers = this.byEvent.get(event) ?? [];
     if (subscribers.length > 0 && !this.started) throw new Error('events are published after they start');
-    for (const subscriber of subscribers) await this.queue.send(manager, subscriber.name, payload as object);
+    for (const subscriber of subscribers)
+      await this.queue.send(manager, subscriber.name, payload as object, options.startAfter);
   }
 
   /** Queue names, in the order subscribers were added. */

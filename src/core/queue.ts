@@ -9,7 +9,7 @@
  */
 import os from 'node:os';
 import PgBoss from 'pg-boss';
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource, EntityManager, EntitySubscriberInterface, QueryRunner } from 'typeorm';
 
 export interface QueueSettings {
   /** How long a job may run; a job left active longer (its process died) is retried. */
@@ -76,9 +76,19 @@ function dataSourceDb(dataSource: DataSource, inflight: Set<Promise<unknown>>): 
 }
 
 /** pg-boss's `db` adapter over the caller's transaction. */
-function transactionDb(manager: EntityManager): Db {
+/** Whether the transaction enqueued jobs of the queue whose mark is `sent`; clears the mark. */
+function takeSent(runner: QueryRunner, sent: symbol): boolean {
+  const data = runner.data as Record<symbol, boolean | undefined>;
+  const marked = data[sent] === true;
+  delete data[sent];
+  return marked;
+}
+
+/** The transaction as pg-boss's database; marks it with `sent`, so that its commit wakes the workers. */
+function transactionDb(manager: EntityManager, sent: symbol): Db {
   const runner = manager.queryRunner;
   if (!runner?.isTransactionActive) throw new Error('jobs are enqueued inside a transaction');
+  (runner.data as Record<symbol, boolean>)[sent] = true;
   return {
     executeSql: async (text, values) => {
       const result = await runner.query(text, values, true);
@@ -138,6 +148,8 @@ export class Queue {
   private readonly workers: string[] = [];
   private readonly startedAt = new Date();
   private started = false;
+  /** Marks the transactions that enqueued jobs of this queue. */
+  private readonly sent = Symbol('jobs sent');
 
   private constructor(
     private readonly dataSource: DataSource,
@@ -147,6 +159,18 @@ export class Queue {
   ) {
     this.boss = new PgBoss(bossOptions(schema, dataSourceDb(dataSource, this.inflight), settings));
     this.boss.on('error', onError);
+    // Jobs enqueued in a transaction start when it commits, as Sidekiq picks jobs up at once, rather than
+    // at the next poll; a rollback leaves nothing to start.
+    const wake = (runner: QueryRunner) => {
+      if (takeSent(runner, this.sent)) this.notify();
+    };
+    const forget = (runner: QueryRunner) => takeSent(runner, this.sent);
+    dataSource.subscribers.push({
+      afterTransactionCommit: (event) => wake(event.queryRunner),
+      afterTransactionRollback: (event) => {
+        forget(event.queryRunner);
+      },
+    } satisfies EntitySubscriberInterface);
   }
 
   static async create(
@@ -194,8 +218,11 @@ export class Queue {
   }
 
   /** Enqueues a job in the caller's transaction: it exists only if that transaction commits. */
-  async send(manager: EntityManager, name: string, data: object): Promise<void> {
-    const id = await this.boss.send(name, data, { db: transactionDb(manager) });
+  async send(manager: EntityManager, name: string, data: object, startAfter?: Date): Promise<void> {
+    const id = await this.boss.send(name, data, {
+      db: transactionDb(manager, this.sent),
+      ...(startAfter ? { startAfter } : {}),
+    });
     if (!id) throw new Error(`queue "${name}" is not declared`);
   }
 

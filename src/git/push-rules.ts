@@ -114,6 +114,8 @@ export interface ProjectRules {
 /** Options of a check: API writes (`throughApi`) may delete protected refs, pushes never. */
 export interface RefusalOptions {
   throughApi?: boolean;
+  /** A merge request's merge: protected branches admit their merge entries, not their push entries. */
+  merging?: boolean;
 }
 
 export class PushRules {
@@ -141,6 +143,14 @@ export class PushRules {
     const rules = branches.filter((rule) => refPatternMatches(rule.name, branch));
     if (rules.length === 0) return canPushCode(actor.caller, actor.accessLevel);
     return rules.some((rule) => allows(rule, 'merge', actor));
+  }
+
+  /** May the actor push to `branch`: Developer and above, and its protections' push entries when protected. */
+  async mayPush(projectId: number, actor: PushActor, branch: string): Promise<boolean> {
+    if (!canPushCode(actor.caller, actor.accessLevel)) return false;
+    const { branches } = await this.projectRules(projectId);
+    const rules = branches.filter((rule) => refPatternMatches(rule.name, branch));
+    return rules.length === 0 || rules.some((rule) => allows(rule, 'push', actor));
   }
 
   /**
@@ -245,7 +255,7 @@ export class PushRules {
         return options.throughApi ? null : MESSAGES.deleteBranchByPush;
       }
       if (creating) return anyAllows('push') || anyAllows('merge') ? null : MESSAGES.createBranch;
-      if (!anyAllows('push')) return MESSAGES.push;
+      if (!anyAllows(options.merging ? 'merge' : 'push')) return MESSAGES.push;
       if (change.forced && !rules.every((rule) => rule.allowForcePush)) return MESSAGES.force;
       return null;
     }

@@ -50,3 +50,10 @@ const IDENT_CRUD = /^[\x00-\x20.,:;<>"\\']+|[\x00-\x20.,:;<>"\\']+$/g;
  */
 export const isUsableIdentityName = (name: string): boolean =>
   name.replace(/[<>\n]/g, '').replace(IDENT_CRUD, '').length > 0;
+
+const OBJECT_ID = /^([0-9a-f]{40}|[0-9a-f]{64})$/;
+
+export function assertObjectId(id: string): void {
+  // Object ids come from git itself; anything else here is a bug, never user input to pass on.
+  if (!OBJECT_ID.test(id)) throw new Error(`not an object id: ${JSON.stringify(id)}`);
+}

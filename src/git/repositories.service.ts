@@ -129,7 +129,12 @@ export class RepositoriesService {
    * Applies ref changes atomically (all or none, each checked against its expected old value) after the
    * push rules accept every one, then records them. Throws RefUpdateRefused with GitLab's reason.
    */
-  async updateRefs(caller: Caller, repository: OpenRepository, changes: RefChange[]): Promise<void> {
+  async updateRefs(
+    caller: Caller,
+    repository: OpenRepository,
+    changes: RefChange[],
+    options: { merging?: boolean } = {},
+  ): Promise<void> {
     const { view, git } = repository;
     const actor = await this.rules.actor(caller, view.accessLevel);
     for (const change of changes) {
@@ -137,7 +142,10 @@ export class RepositoriesService {
         change.forced = !(await git.isAncestor(change.oldSha, change.newSha));
     }
     // Writes through the API are what GitLab calls web updates: they may delete protected refs.
-    const reason = await this.rules.firstRefusal(view.project, actor, changes, { throughApi: true });
+    const reason = await this.rules.firstRefusal(view.project, actor, changes, {
+      throughApi: true,
+      merging: options.merging,
+    });
     if (reason) throw new RefUpdateRefused(reason);
     if (!(await git.applyRefUpdates(changes)))
       throw new RefUpdateRefused('The ref was changed by someone else meanwhile.', true);

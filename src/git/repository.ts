@@ -21,7 +21,15 @@ import { detectLicense, type DetectedLicense } from './license.js';
 import { streamProcess, type ProcessOutput } from './process-stream.js';
 import { digestRefs, readRepositoryState, type RepositoryState } from './repository-state.js';
 import type { Signature } from './storage.js';
-import { isValidRefName } from './ref-names.js';
+import { assertObjectId, isValidRefName } from './ref-names.js';
+import {
+  mergedTree,
+  rebase,
+  treeOf,
+  writeCommit,
+  type RebaseResult,
+  type WriteCommitOptions,
+} from './merges.js';
 import { parseTagObject, sortedTagNames, tagFromObject, type GitTag, type TagOrder } from './tags.js';
 import { objectBatches } from './object-batch.js';
 import { readRefs, type StoredRef } from './ref-store.js';
@@ -100,11 +108,6 @@ export const isPlainRevision = (revision: string) =>
   !/[\n\r\0]/.test(revision);
 
 const literal = (path: string) => `:(literal)${path}`;
-
-function assertObjectId(id: string): void {
-  // Object ids come from git itself; anything else here is a bug, never user input to pass on.
-  if (!OBJECT_ID.test(id)) throw new Error(`not an object id: ${JSON.stringify(id)}`);
-}
 
 const TAGS = 'refs/tags/';
 /** Sorted tag names by ref-store snapshot: a snapshot that is no longer current is collected with them. */
@@ -462,6 +465,20 @@ export class GitRepository {
     await git(['update-ref', ref, sha], { gitDir: this.dir });
   }
 
+  /** `refs/merge-requests/<iid>/merge` (what merging would make) with its parents; null when absent. */
+  async mergeRequestMergeRef(iid: number): Promise<{ sha: string; parents: string[] } | null> {
+    const sha = await this.resolveCommit(`refs/merge-requests/${iid}/merge`);
+    if (!sha) return null;
+    const [commit] = await this.log({ revisions: [sha], maxCount: 1 });
+    return commit ? { sha, parents: commit.parentIds } : null;
+  }
+
+  async setMergeRequestMergeRef(iid: number, sha: string): Promise<void> {
+    if (!Number.isSafeInteger(iid) || iid < 1) throw new Error(`not a merge request iid: ${iid}`);
+    assertObjectId(sha);
+    await git(['update-ref', `refs/merge-requests/${iid}/merge`, sha], { gitDir: this.dir });
+  }
+
   /**
    * Brings commit `sha` and its history from another repository of the fork network (a merge request's
    * source project) into this one, as GitLab fetches a fork's source branch into the target. Objects
@@ -742,6 +759,25 @@ export class GitRepository {
   /** Writes the blobs, tree and commit for file actions on top of a parent; returns the commit's id. */
   buildCommit(options: BuildCommitOptions): Promise<string> {
     return buildCommit(this.dir, options);
+  }
+
+  /** The tree of merging `source` into `target`, or null when they conflict. */
+  mergedTree(target: string, source: string): Promise<string | null> {
+    return mergedTree(this.dir, target, source);
+  }
+
+  /** Writes a commit of `tree` with the given parents and identities; returns its id. */
+  writeCommit(options: WriteCommitOptions): Promise<string> {
+    return writeCommit(this.dir, options);
+  }
+
+  treeOf(commit: string): Promise<string> {
+    return treeOf(this.dir, commit);
+  }
+
+  /** Replays `head`'s own commits onto `onto` (see merges.ts). */
+  rebase(onto: string, head: string, committer: Signature): Promise<RebaseResult> {
+    return rebase(this.dir, onto, head, committer);
   }
 
   /** Writes a tag object (`mktag` checks it); returns its id. */

@@ -3,23 +3,32 @@ import { defineFamily, defineService } from '../core/family.js';
 import { MergeRequests1767571200000 } from '../db/migrations/1767571200000-merge-requests.js';
 import { MergeRequestLabels1767571400000 } from '../db/migrations/1767571400000-merge-request-labels.js';
 import { ForkMergeRequests1767744100000 } from '../db/migrations/1767744100000-fork-merge-requests.js';
+import { MergeRequestMerging1767744400000 } from '../db/migrations/1767744400000-merge-request-merging.js';
 import { MergeRequest, MergeRequestDiff } from './merge-request.entity.js';
 import { MergeRequestVersions } from './merge-request-versions.js';
 import { mergeRequestsHandlers } from './merge-requests.handlers.js';
 import { MergeRequestsService } from './merge-requests.service.js';
+import { MergeRequestMerging } from './merging.js';
 
 declare module '../core/family.js' {
   interface ServiceRegistry {
     mergeRequests: MergeRequestsService;
     /** Diff versions, head refs, merge status checks and the refresh after a push. */
     mergeRequestVersions: MergeRequestVersions;
+    /** Merges, merge refs and rebases. */
+    mergeRequestMerging: MergeRequestMerging;
   }
 }
 
 export const mergeRequestsManifest = defineFamily({
   name: 'merge_requests',
   entities: [MergeRequest, MergeRequestDiff],
-  migrations: [MergeRequests1767571200000, MergeRequestLabels1767571400000, ForkMergeRequests1767744100000],
+  migrations: [
+    MergeRequests1767571200000,
+    MergeRequestLabels1767571400000,
+    ForkMergeRequests1767744100000,
+    MergeRequestMerging1767744400000,
+  ],
   services: [
     defineService(
       'mergeRequestVersions',
@@ -31,8 +40,13 @@ export const mergeRequestsManifest = defineFamily({
       ['repositories', 'mergeRequestVersions', 'labels', 'milestones', 'projects'],
       (core, deps) => new MergeRequestsService(core, deps),
     ),
+    defineService(
+      'mergeRequestMerging',
+      ['repositories', 'mergeRequests', 'mergeRequestVersions', 'projects'],
+      (core, deps) => new MergeRequestMerging(core, deps),
+    ),
   ],
-  subscribers: ({ mergeRequestVersions }) => [
+  subscribers: ({ mergeRequestVersions, mergeRequestMerging }) => [
     // A push to a source or target branch moves its open merge requests along (GitLab's refresh service).
     defineSubscriber({
       event: 'refs.updated',
@@ -43,6 +57,29 @@ export const mergeRequestsManifest = defineFamily({
       event: 'merge_request.merge_status_check_requested',
       name: 'merge_requests.merge_status_check',
       handle: ({ mergeRequestId }) => mergeRequestVersions.checkMergeStatus(mergeRequestId),
+    }),
+    // GitLab removes the source branch after the merge, off the request (DeleteSourceBranchWorker).
+    defineSubscriber({
+      event: 'merge_request.merged',
+      name: 'merge_requests.remove_source_branch',
+      handle: ({ mergeRequestId, userId, removeSourceBranchAt }) =>
+        mergeRequestMerging.afterMerge(mergeRequestId, userId, removeSourceBranchAt),
+    }),
+    // An automatic merge is tried whenever something that can hold it back may have changed.
+    defineSubscriber({
+      event: 'merge_request.auto_merge_check',
+      name: 'merge_requests.auto_merge',
+      handle: ({ mergeRequestId }) => mergeRequestMerging.tryAutoMerge(mergeRequestId),
+    }),
+    defineSubscriber({
+      event: 'merge_request.changed',
+      name: 'merge_requests.auto_merge_after_change',
+      handle: ({ mergeRequestId }) => mergeRequestMerging.tryAutoMerge(mergeRequestId),
+    }),
+    defineSubscriber({
+      event: 'merge_request.rebase_requested',
+      name: 'merge_requests.rebase',
+      handle: ({ mergeRequestId, userId }) => mergeRequestMerging.runRebase(mergeRequestId, userId),
     }),
   ],
   handlers: mergeRequestsHandlers,

@@ -162,7 +162,7 @@ export class MergeRequestVersions {
   }
 
   /** A new version when the source head is no longer the latest version's head. */
-  private async followSource(source: GitRepository, git: GitRepository, mr: MergeRequest): Promise<void> {
+  async followSource(source: GitRepository, git: GitRepository, mr: MergeRequest): Promise<void> {
     // A deleted branch leaves the merge request as it was, as GitLab does.
     const found = await this.heads(source, git, mr.sourceBranch, mr.targetBranch);
     if (!found) return;
@@ -249,11 +249,15 @@ export class MergeRequestVersions {
         error = result.error;
       }
     }
-    await this.dataSource.query(
-      `UPDATE merge_requests SET merge_status = $3, merge_error = $4, diverged = $5
-       WHERE id = $1 AND head_sha = $2`,
-      [mr.id, mr.headSha, status, error, diverged],
-    );
+    await this.dataSource.transaction(async (tx) => {
+      await tx.query(
+        `UPDATE merge_requests SET merge_status = $3, merge_error = $4, diverged = $5
+         WHERE id = $1 AND head_sha = $2`,
+        [mr.id, mr.headSha, status, error, diverged],
+      );
+      if (mr.autoMerge && status === 'can_be_merged')
+        await this.events.publish(tx, 'merge_request.auto_merge_check', { mergeRequestId: mr.id });
+    });
     await git.setMergeRequestRef(mr.iid, mr.headSha);
   }
 }

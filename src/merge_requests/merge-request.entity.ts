@@ -3,6 +3,15 @@ import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeor
 export type MergeRequestState = 'opened' | 'closed' | 'locked' | 'merged';
 export type MergeStatus = 'unchecked' | 'checking' | 'can_be_merged' | 'cannot_be_merged';
 
+/** The merge an automatic merge will make, as `PUT …/merge` asked for it. */
+export interface AutoMergeParams {
+  sha: string;
+  merge_commit_message?: string;
+  squash_commit_message?: string;
+  squash?: boolean;
+  should_remove_source_branch?: boolean;
+}
+
 /** A request to merge a source branch into a target branch; assignees and reviewers are join tables. */
 @Entity({ name: 'merge_requests' })
 export class MergeRequest {
@@ -81,6 +90,18 @@ export class MergeRequest {
 
   @Column({ type: 'varchar', length: 64, name: 'squash_commit_sha', nullable: true })
   squashCommitSha: string | null;
+
+  /** An automatic merge is set: the merge request merges as `merge_user` once its checks pass. */
+  @Column({ type: 'boolean', name: 'merge_when_pipeline_succeeds', default: false })
+  autoMerge: boolean;
+
+  /** What the automatic merge will merge: the head it was set for, messages, squash, branch removal. */
+  @Column({ type: 'jsonb', name: 'merge_params', nullable: true })
+  mergeParams: AutoMergeParams | null;
+
+  /** A rebase is queued or running. */
+  @Column({ type: 'boolean', name: 'rebase_in_progress', default: false })
+  rebaseInProgress: boolean;
 
   /** The source branch's head as last seen (GitLab's `sha`). */
   @Column({ type: 'varchar', length: 64, name: 'head_sha', nullable: true })

@@ -111,7 +111,7 @@ export function presentMergeRequest(
     state: mr.state,
     created_at: mr.createdAt.toISOString(),
     updated_at: mr.updatedAt.toISOString(),
-    merged_by: user(mr.mergeUserId),
+    merged_by: mr.state === 'merged' ? user(mr.mergeUserId) : null,
     merge_user: user(mr.mergeUserId),
     merged_at: iso(mr.mergedAt),
     merge_after: iso(mr.mergeAfter),
@@ -137,7 +137,7 @@ export function presentMergeRequest(
     imported_from: 'none',
     work_in_progress: mr.draft,
     milestone: milestoneOf(mr, records, externalUrl),
-    merge_when_pipeline_succeeds: false,
+    merge_when_pipeline_succeeds: mr.autoMerge,
     merge_status: mr.mergeStatus,
     detailed_merge_status: detailedMergeStatus(mr, project, records.unresolvedDiscussions.has(mr.id)),
     sha: mr.headSha,
@@ -183,7 +183,7 @@ export function presentMergeRequestDetail(
     user: { can_merge: canMerge },
     first_contribution: firstContribution,
     diverged_commits_count: divergedCommitsCount,
-    rebase_in_progress: false,
+    rebase_in_progress: mr.rebaseInProgress,
   };
 }
 

@@ -155,6 +155,39 @@ export const mergeRequestsHandlers = defineHandlers({
     return { status: 200, body: presentTimeStats(mr) };
   },
 
+  async mergeMergeRequest({ params, subject, body, caller, services, request }) {
+    const records = await services.mergeRequestMerging.merge(
+      caller,
+      subject,
+      params.merge_request_iid,
+      body ?? {},
+    );
+    return { status: 200, body: presentMergeRequestDetail(records, request.externalUrl) };
+  },
+
+  async getMergeRequestMergeRef({ params, subject, services }) {
+    const commitId = await services.mergeRequestMerging.mergeRef(subject, params.merge_request_iid);
+    return { status: 200, body: { commit_id: commitId } };
+  },
+
+  async rebaseMergeRequest({ params, subject, caller, services }) {
+    const queued = await services.mergeRequestMerging.requestRebase(
+      caller,
+      subject,
+      params.merge_request_iid,
+    );
+    return { status: 202, body: { rebase_in_progress: queued } };
+  },
+
+  async cancelMergeRequestAutoMerge({ params, subject, caller, services, request }) {
+    const records = await services.mergeRequestMerging.cancelAutoMerge(
+      caller,
+      subject,
+      params.merge_request_iid,
+    );
+    return { status: 201, body: presentMergeRequestDetail(records, request.externalUrl) };
+  },
+
   async getMergeRequestTimeStats({ params, subject, services }) {
     return {
       status: 200,

@@ -1046,6 +1046,9 @@ function changesOf(
   if (next.description !== undefined && next.description !== mr.description) changes.description = true;
   const locked = next.params.discussion_locked;
   if (locked !== undefined && locked !== (mr.discussionLocked ?? false)) changes.discussionLocked = locked;
+  const after = next.params.merge_after;
+  if (after !== undefined && (after ? Date.parse(after) : null) !== (mr.mergeAfter?.getTime() ?? null))
+    changes.mergeAfter = true;
   return changes;
 }
 

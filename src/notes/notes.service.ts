@@ -10,6 +10,7 @@ import {
 } from '../core/abilities.js';
 import type { Caller } from '../core/auth.js';
 import { ApiError, badParameter, forbidden, notFound } from '../core/errors.js';
+import type { Events } from '../core/events.js';
 import type { CoreDeps, ServiceRegistry } from '../core/family.js';
 import { offsetHeaders, perPageOf, type RequestInfo } from '../core/pagination.js';
 import type { MergeRequest } from '../merge_requests/merge-request.entity.js';
@@ -54,12 +55,14 @@ const newDiscussionId = () => randomBytes(20).toString('hex');
 
 export class NotesService {
   private readonly dataSource: DataSource;
+  private readonly events: Events;
 
   constructor(
     deps: CoreDeps,
     private readonly services: Pick<ServiceRegistry, 'mergeRequests'>,
   ) {
     this.dataSource = deps.dataSource;
+    this.events = deps.events;
   }
 
   async list(
@@ -276,6 +279,7 @@ export class NotesService {
     if (!canResolveDiscussion(caller, view.accessLevel, mergeRequest.authorId)) throw forbidden();
     await this.setResolved(
       caller,
+      mergeRequest,
       discussion.notes.filter(isResolvable).map((note) => note.id),
       resolved,
     );
@@ -300,7 +304,7 @@ export class NotesService {
     if (params.body !== undefined) return this.update(caller, view, iid, note.id, params.body);
     if (!isResolvable(note)) throw badRequest('Note is not resolvable');
     if (!canResolveDiscussion(caller, view.accessLevel, mergeRequest.authorId)) throw forbidden();
-    await this.setResolved(caller, [note.id], params.resolved === true);
+    await this.setResolved(caller, mergeRequest, [note.id], params.resolved === true);
     return this.get(caller, view, iid, note.id);
   }
 
@@ -361,16 +365,26 @@ export class NotesService {
     return note;
   }
 
-  private async setResolved(caller: Caller, noteIds: number[], resolved: boolean): Promise<void> {
+  /** Resolving may let an automatic merge through: it is tried after the change. */
+  private async setResolved(
+    caller: Caller,
+    mergeRequest: MergeRequest,
+    noteIds: number[],
+    resolved: boolean,
+  ): Promise<void> {
     if (noteIds.length === 0) return;
-    await this.dataSource
-      .getRepository(Note)
-      .update(
-        { id: In(noteIds) },
-        resolved
-          ? { resolvedAt: new Date(), resolvedById: caller.user?.id ?? null }
-          : { resolvedAt: null, resolvedById: null },
-      );
+    await this.dataSource.transaction(async (tx) => {
+      await tx
+        .getRepository(Note)
+        .update(
+          { id: In(noteIds) },
+          resolved
+            ? { resolvedAt: new Date(), resolvedById: caller.user?.id ?? null }
+            : { resolvedAt: null, resolvedById: null },
+        );
+      if (resolved && mergeRequest.autoMerge)
+        await this.events.publish(tx, 'merge_request.auto_merge_check', { mergeRequestId: mergeRequest.id });
+    });
   }
 
   private async findDiscussion(

@@ -127,6 +127,23 @@ async function api(method: string, path: string, body?: unknown, token = fx.admi
 }
 
 const project = (c: Case) => `/projects/${c.subjectId}`;
+/** A merge request of one new commit into a new, unprotected branch, so that merging it moves no fixture. */
+async function freshMergeRequest(c: Case, title = 'Fresh'): Promise<number> {
+  const [source, target] = [unique('mr-source'), unique('mr-target')];
+  await api('POST', `${project(c)}/repository/branches`, { branch: target, ref: 'main' });
+  await api('POST', `${project(c)}/repository/commits`, {
+    branch: source,
+    start_branch: 'main',
+    commit_message: 'Fresh',
+    actions: [{ action: 'create', file_path: `${source}.txt`, content: 'fresh\n' }],
+  });
+  const mr = await api('POST', `${project(c)}/merge_requests`, {
+    source_branch: source,
+    target_branch: target,
+    title,
+  });
+  return mr.iid as number;
+}
 const projectFixture = (c: Case) => fx.projects[c.visibility];
 const groupFixture = (c: Case) => fx.groups[c.visibility];
 /** The factories tell a project from a group by its `namespaceId`; the matrix knows subjects by id. */
@@ -278,6 +295,19 @@ const CALLS: Record<string, (c: Case) => Call | Promise<Call>> = {
   addMergeRequestSpentTime: () => ({ path: { merge_request_iid: 1 }, body: { duration: '1m' } }),
   resetMergeRequestSpentTime: () => ({ path: { merge_request_iid: 1 } }),
   getMergeRequestTimeStats: () => ({ path: { merge_request_iid: 1 } }),
+  // Allowed merges take a merge request of their own into an unprotected branch of their own; refusals !1.
+  mergeMergeRequest: async (c) => ({
+    path: { merge_request_iid: c.expected === 'allowed' ? await freshMergeRequest(c) : 1 },
+    body: {},
+  }),
+  getMergeRequestMergeRef: () => ({ path: { merge_request_iid: 1 } }),
+  rebaseMergeRequest: () => ({ path: { merge_request_iid: 1 }, body: {} }),
+  cancelMergeRequestAutoMerge: async (c) => {
+    if (c.expected !== 'allowed') return { path: { merge_request_iid: 1 } };
+    const iid = await freshMergeRequest(c, 'Draft: waits');
+    await api('PUT', `${project(c)}/merge_requests/${iid}/merge`, { auto_merge: true });
+    return { path: { merge_request_iid: iid } };
+  },
   // Notes: the administrator's note on !1; a deletion that goes through gets a note of its own
   listMergeRequestNotes: () => ({ path: { merge_request_iid: 1 } }),
   createMergeRequestNote: () => ({ path: { merge_request_iid: 1 }, body: { body: unique('note') } }),
@@ -547,6 +577,8 @@ const FINER_RULES: Record<string, (c: Case) => number | undefined> = {
   rotateCurrentGroupAccessToken: (c) => (c.user && c.caller !== 'blocked' ? 405 : undefined),
   // Editing a merge request: its author (the fixture's administrator) or Developer and above.
   updateMergeRequest: refusedBelow(AccessLevel.Developer),
+  // Cancelling an automatic merge: whoever may merge (Developer into the unprotected target) or its setter.
+  cancelMergeRequestAutoMerge: refusedBelow(AccessLevel.Developer, 401),
   // A note is edited by its author only (the fixture's administrator); deleted by its author or Maintainer+.
   updateMergeRequestNote: (c) => (c.expected === 'allowed' && c.caller !== 'admin' ? 403 : undefined),
   deleteMergeRequestNote: refusedBelow(AccessLevel.Maintainer),

@@ -89,6 +89,28 @@ describe('the event seam', () => {
     expect(counts.find((q) => q.name === 'queue_test_rollback')).toMatchObject({ completed: 1, backlog: 0 });
   });
 
+  it('starts a committed job at once, not at the next poll', async () => {
+    const handled: number[] = [];
+    const events = new Events(await Queue.create(dataSource, { ...settings, pollingIntervalSeconds: 60 }));
+    events.subscribe([
+      defineSubscriber({
+        event: 'queue_test.ping',
+        name: 'queue_test_wake',
+        async handle(payload) {
+          if (payload.tag === 'wake') handled.push(Date.now());
+        },
+      }),
+    ]);
+    await events.start();
+    started.push(events);
+    // The worker's first poll comes right after it starts; the next one would be a minute later.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const committed = Date.now();
+    await publish(events, 'wake', 1);
+    await until(() => handled.length === 1, 10_000);
+    expect(handled[0] - committed).toBeLessThan(5000);
+  });
+
   it('refuses to publish outside a transaction', async () => {
     const events = await startEvents(dataSource, [
       defineSubscriber({ event: 'queue_test.ping', name: 'queue_test_unused', handle: async () => {} }),

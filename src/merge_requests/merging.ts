@@ -1,0 +1,518 @@
+/**
+ * Merging a merge request (`PUT …/merge`), its merge ref (`GET …/merge_ref`), rebasing on the queue
+ * (`PUT …/rebase`), and what follows a merge (removing the source branch). Git work happens outside
+ * database transactions; the target branch moves through the push rules as a merge.
+ */
+import { randomUUID } from 'node:crypto';
+import type { DataSource, EntityManager } from 'typeorm';
+import { canPushCode } from '../core/abilities.js';
+import type { Caller } from '../core/auth.js';
+import { ApiError, conflict, forbidden, methodNotAllowed, unauthorized } from '../core/errors.js';
+import type { Events } from '../core/events.js';
+import type { CoreDeps, ServiceRegistry } from '../core/family.js';
+import { ZERO_SHA } from '../git/push-rules.js';
+import { RefUpdateRefused, type OpenRepository } from '../git/repositories.service.js';
+import type { GitRepository } from '../git/repository.js';
+import type { ProjectView } from '../projects/projects.service.js';
+import { projectSettings, type ProjectSettings } from '../projects/project-settings.js';
+import { User } from '../users/user.entity.js';
+import { mergeCommitMessage, squashCommitMessage, type MessageFacts } from './commit-messages.js';
+import { MergeRequest, type AutoMergeParams } from './merge-request.entity.js';
+import type { MergeRequestDetailRecords } from './merge-requests.service.js';
+
+const HEADS = 'refs/heads/';
+
+export interface MergeParams {
+  merge_commit_message?: string;
+  squash_commit_message?: string;
+  squash?: boolean;
+  should_remove_source_branch?: boolean;
+  sha?: string;
+  auto_merge?: boolean;
+  merge_when_pipeline_succeeds?: boolean;
+}
+
+const branchCannotBeMerged = () => new ApiError(406, { message: 'Branch cannot be merged' });
+const notMergeable = () => new ApiError(400, { message: 'Merge request is not mergeable' });
+
+/** GitLab's `squash_on_merge?`: the project's `squash_option` decides unless it leaves it to the merge request. */
+export function squashOnMerge(option: ProjectSettings['squash_option'], requested: boolean): boolean {
+  if (option === 'always') return true;
+  if (option === 'never') return false;
+  return requested;
+}
+
+interface ProjectRow {
+  id: number;
+  repositoryStorage: string;
+  defaultBranch: string | null;
+}
+
+export class MergeRequestMerging {
+  private readonly dataSource: DataSource;
+  private readonly events: Events;
+  private readonly externalUrl: string;
+
+  constructor(
+    deps: CoreDeps,
+    private readonly services: Pick<
+      ServiceRegistry,
+      'repositories' | 'mergeRequests' | 'mergeRequestVersions' | 'projects'
+    >,
+  ) {
+    this.dataSource = deps.dataSource;
+    this.events = deps.events;
+    this.externalUrl = deps.config.externalUrl;
+  }
+
+  private async user(id: number | null): Promise<User | null> {
+    return id === null ? null : this.dataSource.getRepository(User).findOneBy({ id });
+  }
+
+  private async projectRow(id: number): Promise<ProjectRow | null> {
+    const [row] = (await this.dataSource.query(
+      `SELECT id, repository_storage, default_branch FROM projects WHERE id = $1`,
+      [id],
+    )) as Array<{ id: number; repository_storage: string; default_branch: string | null }>;
+    return row
+      ? { id: row.id, repositoryStorage: row.repository_storage, defaultBranch: row.default_branch }
+      : null;
+  }
+
+  /** The source branch's repository: the target's own, or the fork's. */
+  private async sourceGit(mr: MergeRequest, target: OpenRepository): Promise<GitRepository | null> {
+    if (mr.sourceProjectId === mr.targetProjectId) return target.git;
+    // A deleted fork leaves its merge requests without a source.
+    const row = mr.sourceProjectId === null ? null : await this.projectRow(mr.sourceProjectId);
+    return row ? this.services.repositories.gitOf(row) : null;
+  }
+
+  /**
+   * The merge request's head after catching up with its source branch: a push the queue has not
+   * followed yet is followed now, so a merge never takes a head the merge request does not show.
+   */
+  private async currentHead(repository: OpenRepository, mr: MergeRequest): Promise<MergeRequest | null> {
+    const sourceGit = await this.sourceGit(mr, repository);
+    const head = sourceGit ? await sourceGit.resolveCommit(`${HEADS}${mr.sourceBranch}`) : null;
+    if (!head) return null;
+    if (head === mr.headSha) return mr;
+    await this.services.mergeRequestVersions.followSource(sourceGit!, repository.git, mr);
+    const fresh = await this.dataSource.getRepository(MergeRequest).findOneByOrFail({ id: mr.id });
+    return fresh.headSha === head && (await repository.git.resolveCommit(head)) ? fresh : null;
+  }
+
+  async merge(
+    caller: Caller,
+    view: ProjectView,
+    iid: number,
+    params: MergeParams,
+  ): Promise<MergeRequestDetailRecords> {
+    const found = await this.services.mergeRequests.find(view, iid);
+    const repository = this.services.repositories.open(view);
+    const rules = this.services.repositories.rules;
+    const actor = await rules.actor(caller, view.accessLevel);
+    // GitLab's `can_be_merged_by?`: the target branch's merge levels (Developer when unprotected).
+    if (!(await rules.mayMerge(view.project.id, actor, found.targetBranch))) throw unauthorized();
+    await this.services.repositories.serializeRef(repository, `${HEADS}${found.targetBranch}`, () =>
+      this.mergeNow(caller, view, repository, found.id, params),
+    );
+    return this.services.mergeRequests.get(caller, view, iid);
+  }
+
+  private async mergeNow(
+    caller: Caller,
+    view: ProjectView,
+    repository: OpenRepository,
+    id: number,
+    params: MergeParams,
+  ): Promise<void> {
+    const settings = projectSettings(view.project.settings);
+    const { git } = repository;
+    let mr = await this.dataSource.getRepository(MergeRequest).findOneByOrFail({ id });
+    if (mr.state !== 'opened') throw methodNotAllowed();
+    const target = await git.resolveCommit(`${HEADS}${mr.targetBranch}`);
+    const current = await this.currentHead(repository, mr);
+    if (!target || !current?.headSha) throw methodNotAllowed();
+    mr = current;
+    const head = current.headSha;
+    const records = await this.services.mergeRequests.related(this.dataSource.manager, [mr]);
+    // Checks that can pass later, which an automatic merge waits for. There are no pipelines yet, so a
+    // project that needs a successful one merges nothing now.
+    const pending =
+      mr.draft ||
+      settings.only_allow_merge_if_pipeline_succeeds ||
+      (settings.only_allow_merge_if_all_discussions_are_resolved &&
+        records.unresolvedDiscussions.has(mr.id)) ||
+      (mr.mergeAfter !== null && mr.mergeAfter.getTime() > Date.now());
+    const auto = params.auto_merge === true || params.merge_when_pipeline_succeeds === true;
+    if (pending && !auto) throw methodNotAllowed();
+    const fastForward = await git.isAncestor(target, head);
+    if (settings.merge_method !== 'merge' && !fastForward) throw methodNotAllowed();
+    if (!fastForward && !(await git.mergedTree(target, head))) {
+      await this.dataSource.query(
+        `UPDATE merge_requests SET merge_status = 'cannot_be_merged' WHERE id = $1 AND head_sha = $2`,
+        [mr.id, head],
+      );
+      throw branchCannotBeMerged();
+    }
+    if (params.sha !== undefined && params.sha !== head)
+      throw conflict(`SHA does not match HEAD of source branch: ${head}`);
+    if (pending) {
+      await this.setAutoMerge(caller, mr, head, params);
+      return;
+    }
+
+    const merger = caller.user!;
+    const author = (await this.user(mr.authorId)) ?? merger;
+    const squash = squashOnMerge(settings.squash_option, params.squash ?? mr.squash);
+    const base = await git.mergeBase([target, head]);
+    const commits = (
+      await git.log({ revisions: [base ? `${base}..${head}` : head], maxCount: 1000 })
+    ).reverse();
+    const project = records.projects.get(mr.targetProjectId)!;
+    const facts: MessageFacts = {
+      sourceBranch: mr.sourceBranch,
+      targetBranch: mr.targetBranch,
+      title: mr.title,
+      description: mr.description,
+      reference: `${project.fullPath}!${mr.iid}`,
+      localReference: `!${mr.iid}`,
+      sourceProjectId: mr.sourceProjectId ?? mr.targetProjectId,
+      url: `${this.externalUrl}/${project.fullPath}/-/merge_requests/${mr.iid}`,
+      mergedBy: { name: merger.name, email: merger.email },
+      commits: commits.map((commit) => ({
+        message: commit.message,
+        authorName: commit.authorName,
+        authorEmail: commit.authorEmail,
+      })),
+    };
+    const committer = { name: merger.name, email: merger.email };
+
+    // The squash commit: the head's tree on the merge base, authored by the merge request's author. One
+    // commit whose message would not change is kept as it is, as GitLab does.
+    let tip = head;
+    let squashCommitSha: string | null = null;
+    if (squash) {
+      const message =
+        params.squash_commit_message ?? squashCommitMessage(settings.squash_commit_template, facts);
+      const single = commits.length === 1 && commits[0].message.trimEnd() === message.trimEnd();
+      if (!single && commits.length > 0) {
+        tip = await git.writeCommit({
+          tree: await git.treeOf(head),
+          parents: base ? [base] : [],
+          message,
+          author: { name: author.name, email: author.email },
+          committer,
+        });
+      }
+      squashCommitSha = tip;
+    }
+
+    let newTarget = tip;
+    let mergeCommitSha: string | null = null;
+    if (settings.merge_method !== 'ff') {
+      const tree = await git.mergedTree(target, tip);
+      if (!tree) throw branchCannotBeMerged();
+      mergeCommitSha = await git.writeCommit({
+        tree,
+        parents: [target, tip],
+        message: params.merge_commit_message ?? mergeCommitMessage(settings.merge_commit_template, facts),
+        author: committer,
+        committer,
+      });
+      newTarget = mergeCommitSha;
+    }
+
+    const removeSource =
+      (params.should_remove_source_branch ?? mr.shouldRemoveSourceBranch ?? mr.forceRemoveSourceBranch) ===
+        true && (await this.mayRemoveSourceBranch(caller, view, mr));
+
+    try {
+      await this.services.repositories.updateRefs(
+        caller,
+        repository,
+        [{ ref: `${HEADS}${mr.targetBranch}`, oldSha: target, newSha: newTarget }],
+        { merging: true },
+      );
+    } catch (err) {
+      if (!(err instanceof RefUpdateRefused)) throw err;
+      if (err.conflict)
+        throw conflict('Branch has been updated since the merge was requested. Please review the changes.');
+      throw unauthorized();
+    }
+
+    const now = new Date();
+    await this.dataSource.transaction(async (tx) => {
+      await tx.query(`SELECT 1 FROM merge_requests WHERE id = $1 FOR UPDATE`, [mr.id]);
+      await tx.getRepository(MergeRequest).update(mr.id, {
+        state: 'merged',
+        mergedAt: now,
+        updatedAt: now,
+        mergeUserId: merger.id,
+        mergeCommitSha,
+        squashCommitSha,
+        squash,
+        ...(params.should_remove_source_branch !== undefined
+          ? { shouldRemoveSourceBranch: params.should_remove_source_branch }
+          : {}),
+        mergeStatus: 'can_be_merged',
+        mergeError: null,
+        autoMerge: false,
+        mergeParams: null,
+      });
+      await this.events.publish(tx, 'merge_request.changed', {
+        mergeRequestId: mr.id,
+        changeId: randomUUID(),
+        actorId: merger.id,
+        at: now.toISOString(),
+        changes: { state: 'merged' },
+      });
+      await this.events.publish(tx, 'merge_request.merged', {
+        mergeRequestId: mr.id,
+        userId: merger.id,
+        removeSourceBranchAt: removeSource ? head : null,
+      });
+    });
+  }
+
+  /**
+   * Sets the automatic merge: the merge request merges as `caller`, with these parameters, when the checks
+   * that are pending pass; a new head before then cancels it. Tries at `merge_after`, if that is pending.
+   */
+  private async setAutoMerge(caller: Caller, mr: MergeRequest, head: string, params: MergeParams) {
+    const mergeParams: AutoMergeParams = {
+      sha: head,
+      ...(params.merge_commit_message !== undefined
+        ? { merge_commit_message: params.merge_commit_message }
+        : {}),
+      ...(params.squash_commit_message !== undefined
+        ? { squash_commit_message: params.squash_commit_message }
+        : {}),
+      ...(params.squash !== undefined ? { squash: params.squash } : {}),
+      ...(params.should_remove_source_branch !== undefined
+        ? { should_remove_source_branch: params.should_remove_source_branch }
+        : {}),
+    };
+    await this.dataSource.transaction(async (tx) => {
+      await tx.getRepository(MergeRequest).update(mr.id, {
+        autoMerge: true,
+        mergeParams,
+        mergeUserId: caller.user!.id,
+        updatedAt: new Date(),
+      });
+      await this.scheduleAutoMerge(tx, mr);
+    });
+  }
+
+  private async scheduleAutoMerge(tx: EntityManager, mr: MergeRequest): Promise<void> {
+    const later = mr.mergeAfter && mr.mergeAfter.getTime() > Date.now() ? mr.mergeAfter : undefined;
+    if (later)
+      await this.events.publish(
+        tx,
+        'merge_request.auto_merge_check',
+        { mergeRequestId: mr.id },
+        { startAfter: later },
+      );
+  }
+
+  /**
+   * The queued attempt of an automatic merge, after anything that may have let it through: merges as the
+   * user who set it, waits while checks are pending, and gives up (clearing it) when the head moved, the
+   * branch conflicts, or the user may no longer merge.
+   */
+  async tryAutoMerge(mergeRequestId: number): Promise<void> {
+    const mr = await this.dataSource.getRepository(MergeRequest).findOneBy({ id: mergeRequestId });
+    if (!mr || !mr.autoMerge || mr.state !== 'opened' || !mr.mergeParams) return;
+    const user = await this.user(mr.mergeUserId);
+    const caller: Caller = { user: user?.state === 'active' ? user : null, token: null };
+    const view = caller.user
+      ? await this.services.projects.find(caller, mr.targetProjectId).catch(() => null)
+      : null;
+    if (!view) return this.clearAutoMerge(mr.id);
+    try {
+      await this.merge(caller, view, mr.iid, mr.mergeParams);
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      if (err.status === 405) {
+        // Still waiting; a later `merge_after` is tried when it comes.
+        await this.dataSource.transaction((tx) => this.scheduleAutoMerge(tx, mr));
+        return;
+      }
+      await this.clearAutoMerge(mr.id);
+    }
+  }
+
+  private async clearAutoMerge(mergeRequestId: number): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE merge_requests SET merge_when_pipeline_succeeds = false, merge_params = NULL, merge_user_id = NULL
+       WHERE id = $1 AND state = 'opened'`,
+      [mergeRequestId],
+    );
+  }
+
+  /** `POST …/cancel_merge_when_pipeline_succeeds`: 405 when no longer open, 406 without an automatic merge. */
+  async cancelAutoMerge(caller: Caller, view: ProjectView, iid: number): Promise<MergeRequestDetailRecords> {
+    const mr = await this.services.mergeRequests.find(view, iid);
+    const rules = this.services.repositories.rules;
+    const actor = await rules.actor(caller, view.accessLevel);
+    // GitLab's `can_cancel_auto_merge?`: whoever may merge, or the user who set it.
+    const setter = mr.autoMerge && mr.mergeUserId === caller.user?.id;
+    if (!setter && !(await rules.mayMerge(view.project.id, actor, mr.targetBranch))) throw unauthorized();
+    if (mr.state !== 'opened') throw methodNotAllowed();
+    if (!mr.autoMerge) throw new ApiError(406, { message: "Can't cancel the automatic merge" });
+    await this.clearAutoMerge(mr.id);
+    return this.services.mergeRequests.get(caller, view, iid);
+  }
+
+  /**
+   * GitLab's `can_remove_source_branch?`: not the source project's default branch, not protected, and the
+   * merger may push to the source project.
+   */
+  private async mayRemoveSourceBranch(caller: Caller, view: ProjectView, mr: MergeRequest): Promise<boolean> {
+    const source =
+      mr.sourceProjectId === view.project.id
+        ? view
+        : mr.sourceProjectId === null
+          ? null
+          : await this.services.projects.find(caller, mr.sourceProjectId).catch(() => null);
+    if (!source || !canPushCode(caller, source.accessLevel)) return false;
+    if (mr.sourceBranch === source.project.defaultBranch) return false;
+    return !(await this.services.repositories.rules.isProtectedBranch(source.project.id, mr.sourceBranch));
+  }
+
+  /** After a merge: removes the source branch if asked to and it still points at the merged head. */
+  async afterMerge(mergeRequestId: number, userId: number | null, removeAt: string | null): Promise<void> {
+    if (!removeAt) return;
+    const mr = await this.dataSource.getRepository(MergeRequest).findOneBy({ id: mergeRequestId });
+    if (!mr) return;
+    const project = mr.sourceProjectId === null ? null : await this.projectRow(mr.sourceProjectId);
+    if (!project) return;
+    const git = this.services.repositories.gitOf(project);
+    const ref = `${HEADS}${mr.sourceBranch}`;
+    if ((await git.resolveCommit(ref)) !== removeAt) return;
+    const change = { ref, oldSha: removeAt, newSha: ZERO_SHA };
+    if (!(await git.applyRefUpdates([change]))) return;
+    await this.services.repositories.recordPush(project, userId, [change], 'api');
+  }
+
+  /**
+   * `GET …/merge_ref`: the commit that merging would make, kept at `refs/merge-requests/:iid/merge`
+   * and made again only when the target or the head moved.
+   */
+  async mergeRef(view: ProjectView, iid: number): Promise<string> {
+    const found = await this.services.mergeRequests.find(view, iid);
+    if (found.state !== 'opened') throw notMergeable();
+    const repository = this.services.repositories.open(view);
+    const { git } = repository;
+    const target = await git.resolveCommit(`${HEADS}${found.targetBranch}`);
+    const mr = await this.currentHead(repository, found);
+    if (!target || !mr?.headSha) throw notMergeable();
+    const head = mr.headSha;
+    const existing = await git.mergeRequestMergeRef(mr.iid);
+    if (existing && existing.parents[0] === target && existing.parents[1] === head) return existing.sha;
+    const tree = await git.mergedTree(target, head);
+    if (!tree) {
+      await this.dataSource.query(
+        `UPDATE merge_requests SET merge_status = 'cannot_be_merged' WHERE id = $1 AND head_sha = $2`,
+        [mr.id, head],
+      );
+      throw notMergeable();
+    }
+    const author = (await this.user(mr.authorId)) ?? { name: 'GitLab', email: 'noreply@gitlab.com' };
+    const records = await this.services.mergeRequests.related(this.dataSource.manager, [mr]);
+    const project = records.projects.get(mr.targetProjectId)!;
+    const identity = { name: author.name, email: author.email };
+    const sha = await git.writeCommit({
+      tree,
+      parents: [target, head],
+      message: [
+        `Merge branch '${mr.sourceBranch}' into '${mr.targetBranch}'`,
+        mr.title,
+        `See merge request ${project.fullPath}!${mr.iid}`,
+      ].join('\n\n'),
+      author: identity,
+      committer: identity,
+    });
+    await git.setMergeRequestMergeRef(mr.iid, sha);
+    return sha;
+  }
+
+  /**
+   * `PUT …/rebase`: marks the rebase in progress and queues it. The caller must be able to push to the
+   * source branch, as GitLab requires.
+   */
+  async requestRebase(caller: Caller, view: ProjectView, iid: number): Promise<boolean> {
+    const mr = await this.services.mergeRequests.find(view, iid);
+    if (!(await this.mayPushToSource(caller, view, mr))) throw forbidden('Cannot push to source branch');
+    if (mr.state !== 'opened') throw forbidden('Cannot push to source branch');
+    await this.dataSource.transaction(async (tx) => {
+      await tx.query(
+        `UPDATE merge_requests SET rebase_in_progress = true, merge_error = NULL WHERE id = $1`,
+        [mr.id],
+      );
+      await this.events.publish(tx, 'merge_request.rebase_requested', {
+        mergeRequestId: mr.id,
+        userId: caller.user!.id,
+      });
+    });
+    return true;
+  }
+
+  private async mayPushToSource(caller: Caller, view: ProjectView, mr: MergeRequest): Promise<boolean> {
+    const source =
+      mr.sourceProjectId === view.project.id
+        ? view
+        : mr.sourceProjectId === null
+          ? null
+          : await this.services.projects.find(caller, mr.sourceProjectId).catch(() => null);
+    if (!source) return false;
+    const rules = this.services.repositories.rules;
+    const actor = await rules.actor(caller, source.accessLevel);
+    return rules.mayPush(source.project.id, actor, mr.sourceBranch);
+  }
+
+  /** The queued rebase: replays the source branch onto the target and moves it, or records why not. */
+  async runRebase(mergeRequestId: number, userId: number): Promise<void> {
+    const mr = await this.dataSource.getRepository(MergeRequest).findOneBy({ id: mergeRequestId });
+    if (!mr || !mr.rebaseInProgress) return;
+    let error: string | null = null;
+    try {
+      error = await this.rebaseNow(mr, userId);
+    } finally {
+      await this.dataSource.query(
+        `UPDATE merge_requests SET rebase_in_progress = false, merge_error = $2 WHERE id = $1`,
+        [mr.id, error],
+      );
+    }
+  }
+
+  private async rebaseNow(mr: MergeRequest, userId: number): Promise<string | null> {
+    const failed = 'Rebase failed: Rebase locally, resolve all conflicts, then push the branch.';
+    if (mr.state !== 'opened') return null;
+    const [targetRow, sourceRow, user] = await Promise.all([
+      this.projectRow(mr.targetProjectId),
+      mr.sourceProjectId === null ? null : this.projectRow(mr.sourceProjectId),
+      this.user(userId),
+    ]);
+    if (!targetRow || !sourceRow || !user) return null;
+    const targetGit = this.services.repositories.gitOf(targetRow);
+    const sourceGit = this.services.repositories.gitOf(sourceRow);
+    const ref = `${HEADS}${mr.sourceBranch}`;
+    const [target, head] = await Promise.all([
+      targetGit.resolveCommit(`${HEADS}${mr.targetBranch}`),
+      sourceGit.resolveCommit(ref),
+    ]);
+    if (!target || !head) return failed;
+    // A fork needs the target's commits before it can replay onto them.
+    if (!(await sourceGit.resolveCommit(target))) return failed;
+    if (await sourceGit.isAncestor(target, head)) return null;
+    const result = await sourceGit.rebase(target, head, { name: user.name, email: user.email });
+    if ('conflict' in result) return failed;
+    const change = { ref, oldSha: head, newSha: result.sha, forced: true };
+    if (!(await sourceGit.applyRefUpdates([change]))) return failed;
+    await this.services.repositories.recordPush(sourceRow, userId, [change], 'api');
+    // The new head shows before `rebase_in_progress` clears, so whoever waited for it merges the right head.
+    await this.services.mergeRequestVersions.followSource(sourceGit, targetGit, mr);
+    return null;
+  }
+}
