@@ -14,9 +14,11 @@ export interface OperationSubjects {
   createGroupLabel: 'group';
   createGroupMilestone: 'group';
   createMergeRequest: 'project';
+  createMergeRequestAwardEmoji: 'project';
   createMergeRequestDiscussion: 'project';
   createMergeRequestDiscussionNote: 'project';
   createMergeRequestNote: 'project';
+  createMergeRequestNoteAwardEmoji: 'project';
   createProject: 'instance';
   createProjectAccessToken: 'project';
   createProjectForkRelation: 'instance';
@@ -33,8 +35,10 @@ export interface OperationSubjects {
   deleteGroupLabel: 'group';
   deleteGroupMilestone: 'group';
   deleteMergeRequest: 'project';
+  deleteMergeRequestAwardEmoji: 'project';
   deleteMergeRequestDiscussionNote: 'project';
   deleteMergeRequestNote: 'project';
+  deleteMergeRequestNoteAwardEmoji: 'project';
   deleteMergedBranches: 'project';
   deleteProject: 'project';
   deleteProjectCustomAttribute: 'instance';
@@ -58,9 +62,11 @@ export interface OperationSubjects {
   getGroupMemberWithInherited: 'group';
   getGroupMilestone: 'group';
   getMergeRequest: 'project';
+  getMergeRequestAwardEmoji: 'project';
   getMergeRequestChanges: 'project';
   getMergeRequestDiscussion: 'project';
   getMergeRequestNote: 'project';
+  getMergeRequestNoteAwardEmoji: 'project';
   getMergeRequestTimeStats: 'project';
   getMergeRequestVersion: 'project';
   getMetadata: 'instance';
@@ -103,9 +109,11 @@ export interface OperationSubjects {
   listGroupMilestones: 'group';
   listGroupProjects: 'group';
   listGroups: 'instance';
+  listMergeRequestAwardEmoji: 'project';
   listMergeRequestCommits: 'project';
   listMergeRequestDiffs: 'project';
   listMergeRequestDiscussions: 'project';
+  listMergeRequestNoteAwardEmoji: 'project';
   listMergeRequestNotes: 'project';
   listMergeRequestParticipants: 'project';
   listMergeRequestVersions: 'project';
