@@ -4633,7 +4633,10 @@ export interface components {
             user: components["schemas"]["UserSummary"];
         };
         AwardEmojiCreate: {
-            /** @description The emoji's name, without colons. */
+            /**
+             * @description The emoji's name, without colons.
+             * @example thumbsup
+             */
             name: string;
         };
         /**

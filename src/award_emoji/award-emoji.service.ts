@@ -70,16 +70,21 @@ export class AwardEmojiService {
     if (note?.system) throw refused('Awardable cannot be awarded emoji');
     if (!isEmojiName(name)) throw refused('Name is not a valid emoji name');
     const now = new Date();
-    const repository = this.dataSource.getRepository(AwardEmoji);
-    // The partial unique indexes decide a race between two identical awards.
-    const inserted = await repository
-      .insert({
-        name,
-        userId: caller.user?.id ?? null,
-        mergeRequestId: mergeRequest.id,
-        noteId: note?.id ?? null,
-        createdAt: now,
-        updatedAt: now,
+    // The partial unique indexes decide a race between two identical awards. A reaction on a note bumps
+    // the note's updated_at, as GitLab's does (Note#bump_updated_at).
+    const award = await this.dataSource
+      .transaction(async (tx) => {
+        const repository = tx.getRepository(AwardEmoji);
+        const inserted = await repository.insert({
+          name,
+          userId: caller.user?.id ?? null,
+          mergeRequestId: mergeRequest.id,
+          noteId: note?.id ?? null,
+          createdAt: now,
+          updatedAt: now,
+        });
+        if (note) await tx.getRepository(Note).update(note.id, { updatedAt: now });
+        return repository.findOneByOrFail({ id: inserted.identifiers[0].id as number });
       })
       .catch((err: unknown) => {
         if (isUniqueViolation(err)) throw refused('Name has already been taken');
@@ -87,7 +92,6 @@ export class AwardEmojiService {
         if (isForeignKeyViolation(err)) throw recordNotFound();
         throw err;
       });
-    const award = await repository.findOneByOrFail({ id: inserted.identifiers[0].id as number });
     return { items: [award], users: await this.users([award]) };
   }
 
@@ -96,7 +100,10 @@ export class AwardEmojiService {
     const { mergeRequest, note } = await this.awardable(caller, view, ref);
     const award = await this.find(mergeRequest, note, awardId);
     if (!canRemoveAward(caller, award.userId)) throw unauthorized();
-    await this.dataSource.getRepository(AwardEmoji).delete(award.id);
+    await this.dataSource.transaction(async (tx) => {
+      await tx.getRepository(AwardEmoji).delete(award.id);
+      if (note) await tx.getRepository(Note).update(note.id, { updatedAt: new Date() });
+    });
   }
 
   /** The merge request, and the note when the path names one (404 `Not found` for either missing). */

@@ -4,6 +4,7 @@
  * credentials), and in the full run random mixes of several.
  */
 import zlib from 'node:zlib';
+import { gemoji } from 'gemoji';
 import { schemaTypes, type FuzzOperation, type Schema } from './contract.js';
 import type { Fixture } from './fixtures.js';
 import {
@@ -210,6 +211,8 @@ function knownValue(op: FuzzOperation, name: string, fixture: Fixture, serial: n
       return `fuzz-${serial}@example.com`;
     // The older label update names the label in its body; renaming it to itself keeps it for the rest.
     case 'name':
+      // A reaction needs a real emoji name; a new one each time, so the valid award is not a repeat.
+      if (/\/award_emoji$/.test(op.path)) return gemoji[serial % gemoji.length].names[0];
       return op.method === 'PUT' && /\/labels$/.test(op.path) ? fixture.label : undefined;
     case 'new_name':
       return fixture.label;

@@ -250,8 +250,14 @@ describe('who may award and remove', () => {
 describe('emoji reactions on a note', () => {
   it('awards on a note of the merge request, in GitLab’s shape', async () => {
     const w = await world();
+    const notePath = `/projects/${w.project.id}/merge_requests/${w.iid}/notes/${w.noteId}`;
+    const before = (await call(undefined, 'GET', notePath)).updated_at as string;
     const created = await award(w, w.reporter, 'rocket', noteAwards(w));
     expect(created).toMatchObject({ name: 'rocket', awardable_id: w.noteId, awardable_type: 'Note' });
+    // A reaction touches its note, as GitLab's do.
+    const after = (await call(undefined, 'GET', notePath)).updated_at as string;
+    expect(after).toBe(created.created_at);
+    expect(after > before).toBe(true);
     expect(await call(undefined, 'GET', noteAwards(w))).toEqual([created]);
     expect(await call(undefined, 'GET', `${noteAwards(w)}/${created.id as number}`)).toEqual(created);
     // A note's reactions are not the merge request's.
