@@ -8,6 +8,3 @@ const NAMES: ReadonlySet<string> = new Set(gemoji.flatMap((entry) => entry.names
 
 export const isEmojiName = (name: string) => NAMES.has(name);
 
-/** GitLab's votes: these two names on a merge request are its `upvotes` and `downvotes`. */
-export const UPVOTE_NAME = 'thumbsup';
-export const DOWNVOTE_NAME = 'thumbsdown';
