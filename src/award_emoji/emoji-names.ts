@@ -7,4 +7,3 @@ import { gemoji } from 'gemoji';
 const NAMES: ReadonlySet<string> = new Set(gemoji.flatMap((entry) => entry.names));
 
 export const isEmojiName = (name: string) => NAMES.has(name);
-
