@@ -622,8 +622,11 @@ export interface paths {
          *     - `order_by` (`created_at` default, `updated_at`, `title`, `merged_at`) and `sort` (`desc` default).
          *     - `view=simple` returns the short shape. `with_merge_status_recheck=true` queues a merge status check of the
          *       merge requests on the page (Developer or higher), without waiting for it.
-         *     - Not yet in forge-api (they come with award emoji and approvals): `my_reaction_emoji`, `approved_by_ids`,
-         *       `approver_ids`, `approved`.
+         *     - **Reactions.** `my_reaction_emoji` keeps the merge requests the caller awarded that emoji (by name);
+         *       `None` those the caller reacted to with nothing, `Any` those with at least one reaction of the caller.
+         *       `not[my_reaction_emoji]` leaves out those the caller awarded that emoji. Reactions on notes do not count.
+         *       Without a signed-in caller both are ignored, as GitLab does.
+         *     - Not yet in forge-api (they come with approvals): `approved_by_ids`, `approver_ids`, `approved`.
          *     - Offset pagination in SQL: `page`, `per_page` (default 20, at most 100) and GitLab's headers. As in
          *       GitLab, when more than 10,000 merge requests match, `X-Total`, `X-Total-Pages` and the `last` link are
          *       left out (counting them would cost more than the page); `X-Next-Page` and `rel="next"` remain.
@@ -817,8 +820,11 @@ export interface paths {
          *     - `order_by` (`created_at` default, `updated_at`, `title`, `merged_at`) and `sort` (`desc` default).
          *     - `view=simple` returns the short shape. `with_merge_status_recheck=true` queues a merge status check of the
          *       merge requests on the page (Developer or higher), without waiting for it.
-         *     - Not yet in forge-api (they come with award emoji and approvals): `my_reaction_emoji`, `approved_by_ids`,
-         *       `approver_ids`, `approved`.
+         *     - **Reactions.** `my_reaction_emoji` keeps the merge requests the caller awarded that emoji (by name);
+         *       `None` those the caller reacted to with nothing, `Any` those with at least one reaction of the caller.
+         *       `not[my_reaction_emoji]` leaves out those the caller awarded that emoji. Reactions on notes do not count.
+         *       Without a signed-in caller both are ignored, as GitLab does.
+         *     - Not yet in forge-api (they come with approvals): `approved_by_ids`, `approver_ids`, `approved`.
          *     - Offset pagination in SQL: `page`, `per_page` (default 20, at most 100) and GitLab's headers. As in
          *       GitLab, when more than 10,000 merge requests match, `X-Total`, `X-Total-Pages` and the `last` link are
          *       left out (counting them would cost more than the page); `X-Next-Page` and `rel="next"` remain.
@@ -1896,8 +1902,11 @@ export interface paths {
          *     - `order_by` (`created_at` default, `updated_at`, `title`, `merged_at`) and `sort` (`desc` default).
          *     - `view=simple` returns the short shape. `with_merge_status_recheck=true` queues a merge status check of the
          *       merge requests on the page (Developer or higher), without waiting for it.
-         *     - Not yet in forge-api (they come with award emoji and approvals): `my_reaction_emoji`, `approved_by_ids`,
-         *       `approver_ids`, `approved`.
+         *     - **Reactions.** `my_reaction_emoji` keeps the merge requests the caller awarded that emoji (by name);
+         *       `None` those the caller reacted to with nothing, `Any` those with at least one reaction of the caller.
+         *       `not[my_reaction_emoji]` leaves out those the caller awarded that emoji. Reactions on notes do not count.
+         *       Without a signed-in caller both are ignored, as GitLab does.
+         *     - Not yet in forge-api (they come with approvals): `approved_by_ids`, `approver_ids`, `approved`.
          *     - Offset pagination in SQL: `page`, `per_page` (default 20, at most 100) and GitLab's headers. As in
          *       GitLab, when more than 10,000 merge requests match, `X-Total`, `X-Total-Pages` and the `last` link are
          *       left out (counting them would cost more than the page); `X-Next-Page` and `rel="next"` remain.
@@ -2049,6 +2058,105 @@ export interface paths {
          */
         post: operations["addMergeRequestSpentTime"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/merge_requests/{merge_request_iid}/award_emoji": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List the emoji reactions of a merge request
+         * @description Every emoji awarded on the merge request itself (not those on its notes), oldest first (by id).
+         *
+         *     - **Who.** Whoever may read the merge request (`read_merge_request`); no token is needed on a public
+         *       project.
+         *     - Offset pagination in SQL: `page`, `per_page` (default 20, at most 100) and GitLab's headers.
+         *     - A merge request that does not exist answers 404 `{"message": "404 Not found"}`.
+         */
+        get: operations["listMergeRequestAwardEmoji"];
+        put?: never;
+        /**
+         * Add an emoji reaction to a merge request
+         * @description Awards an emoji by the caller. Answers 201 with the reaction.
+         *
+         *     - **Who.** Any signed-in user who may read the merge request (`award_emoji`, as commenting). When the
+         *       merge request's `discussion_locked` is true, only project members (and administrators) may react;
+         *       others get 404 `{"message": "404 Award Emoji Not Found"}`, as GitLab answers.
+         *     - **Required:** `name`, the emoji's name without colons (`thumbsup`, `tada`, `+1`); 400
+         *       `{"error": "name is missing"}` without it. A name that is not one of GitHub's emoji names (the
+         *       `gemoji` set) answers 404 `{"message": "404 Award Emoji Name is not a valid emoji name Not Found"}`.
+         *       Custom emoji are not supported.
+         *     - A user awards each emoji once: the same name again answers 404
+         *       `{"message": "404 Award Emoji Name has already been taken Not Found"}`. These are GitLab's answers:
+         *       its validation errors come back as 404.
+         *     - `thumbsup` and `thumbsdown` on a merge request count in its `upvotes` and `downvotes`.
+         */
+        post: operations["createMergeRequestAwardEmoji"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/merge_requests/{merge_request_iid}/award_emoji/{award_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The reaction's id.
+                 * @example 1
+                 */
+                award_id: components["parameters"]["AwardId"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get one emoji reaction of a merge request
+         * @description One reaction on the merge request by its id. A reaction of another merge request, of a note, or none
+         *     answers 404 `{"message": "404 Not found"}`.
+         *
+         *     - **Who.** Whoever may read the merge request.
+         */
+        get: operations["getMergeRequestAwardEmoji"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an emoji reaction from a merge request
+         * @description Removes the reaction. Answers 204 without a body.
+         *
+         *     - **Who.** Only the user who awarded it, or an administrator; anyone else gets 401
+         *       `{"message": "401 Unauthorized"}`, as GitLab answers.
+         *     - A reaction that is not there answers 404 `{"message": "404 Not found"}`.
+         */
+        delete: operations["deleteMergeRequestAwardEmoji"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2594,6 +2702,104 @@ export interface paths {
          *     - A missing note answers 404 `{"message": "404 Note Not Found"}`.
          */
         delete: operations["deleteMergeRequestNote"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/merge_requests/{merge_request_iid}/notes/{note_id}/award_emoji": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                /**
+                 * @description The note's id.
+                 * @example 1
+                 */
+                note_id: components["parameters"]["NoteId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List the emoji reactions of a merge request note
+         * @description Every emoji awarded on the note, oldest first (by id).
+         *
+         *     - **Who.** Whoever may read the merge request; internal notes only for Reporter and higher. A note
+         *       that is not on the merge request (or not visible) answers 404 `{"message": "404 Not found"}`.
+         *     - Offset pagination in SQL: `page`, `per_page` (default 20, at most 100) and GitLab's headers.
+         */
+        get: operations["listMergeRequestNoteAwardEmoji"];
+        put?: never;
+        /**
+         * Add an emoji reaction to a merge request note
+         * @description Awards an emoji on a note, by the caller, with the rules of reactions on the merge request (who,
+         *     `name`, once per user and name). System notes take no reactions: 404
+         *     `{"message": "404 Award Emoji Awardable cannot be awarded emoji Not Found"}`.
+         */
+        post: operations["createMergeRequestNoteAwardEmoji"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/merge_requests/{merge_request_iid}/notes/{note_id}/award_emoji/{award_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The reaction's id.
+                 * @example 1
+                 */
+                award_id: components["parameters"]["AwardId"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                /**
+                 * @description The note's id.
+                 * @example 1
+                 */
+                note_id: components["parameters"]["NoteId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get one emoji reaction of a merge request note
+         * @description One reaction on the note by its id; a reaction of anything else, or none, answers 404
+         *     `{"message": "404 Not found"}`.
+         *
+         *     - **Who.** Whoever may read the merge request (and the note).
+         */
+        get: operations["getMergeRequestNoteAwardEmoji"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an emoji reaction from a merge request note
+         * @description Removes the reaction. Answers 204 without a body.
+         *
+         *     - **Who.** Only the user who awarded it, or an administrator; anyone else gets 401
+         *       `{"message": "401 Unauthorized"}`, as GitLab answers.
+         *     - A reaction that is not there answers 404 `{"message": "404 Not found"}`.
+         */
+        delete: operations["deleteMergeRequestNoteAwardEmoji"];
         options?: never;
         head?: never;
         patch?: never;
@@ -4611,6 +4817,31 @@ export interface components {
             user_id?: number;
         };
         /**
+         * @description An emoji awarded by a user on a merge request (`awardable_type: MergeRequest`, `awardable_id` its
+         *     global id) or on a note (`awardable_type: Note`, the note's id). `url` is a custom emoji's image,
+         *     always null here (no custom emoji). A reaction whose user was deleted belongs to the ghost user.
+         */
+        AwardEmoji: {
+            awardable_id: number;
+            /** @enum {string} */
+            awardable_type: "MergeRequest" | "Note";
+            /** Format: date-time */
+            created_at: string;
+            id: number;
+            name: string;
+            /** Format: date-time */
+            updated_at: string;
+            url: null;
+            user: components["schemas"]["UserSummary"];
+        };
+        AwardEmojiCreate: {
+            /**
+             * @description The emoji's name, without colons.
+             * @example thumbsup
+             */
+            name: string;
+        };
+        /**
          * BlameRange
          * @description Consecutive lines last changed by the same commit.
          */
@@ -5892,7 +6123,7 @@ export interface components {
         };
         /**
          * MergeRequest
-         * @description A merge request as the lists return it. Award emoji are not in forge-api yet: `upvotes` and `downvotes` are 0. `user_notes_count` counts the notes users wrote (system notes are not counted). A merge request belongs to its target project (`project_id`, `target_project_id`, `web_url`, `references`); `source_project_id` names the fork it comes from, or the same project. `allow_collaboration` and `allow_maintainer_to_push` are only present for merge requests from forks, as in GitLab.
+         * @description A merge request as the lists return it. `upvotes` and `downvotes` count its `thumbsup` and `thumbsdown` reactions (not those on its notes). `user_notes_count` counts the notes users wrote (system notes are not counted). A merge request belongs to its target project (`project_id`, `target_project_id`, `web_url`, `references`); `source_project_id` names the fork it comes from, or the same project. `allow_collaboration` and `allow_maintainer_to_push` are only present for merge requests from forks, as in GitLab.
          */
         MergeRequest: {
             /**
@@ -5941,7 +6172,7 @@ export interface components {
             /** @example null */
             discussion_locked: boolean | null;
             /**
-             * @description Always 0 until forge-api has award emoji.
+             * @description The `thumbsdown` reactions on the merge request.
              * @example 0
              */
             downvotes: number;
@@ -6071,7 +6302,7 @@ export interface components {
              */
             updated_at: string;
             /**
-             * @description Always 0 until forge-api has award emoji.
+             * @description The `thumbsup` reactions on the merge request.
              * @example 0
              */
             upvotes: number;
@@ -9165,6 +9396,11 @@ export interface components {
          */
         ArchiveSha: string;
         /**
+         * @description The reaction's id.
+         * @example 1
+         */
+        AwardId: number;
+        /**
          * @description The blob's object ID, or another Git revision that names a blob (`main:README.md`, URL-encoded).
          * @example 4535904260b1082e14f867f7a24fd8c21495bde3
          */
@@ -9324,7 +9560,12 @@ export interface components {
          */
         MergeRequestMilestone: string;
         /**
-         * @description Leaves out merge requests matching these: `not[author_id]`, `not[author_username]`, `not[assignee_id]`, `not[assignee_username]`, `not[reviewer_id]`, `not[reviewer_username]`, `not[labels]` (carrying any of these comma-separated names, case ignored), `not[milestone]` (a milestone title).
+         * @description Only merge requests the caller awarded this emoji (its name); `None` for those the caller has no reaction on, `Any` for those with at least one.
+         * @example thumbsup
+         */
+        MergeRequestMyReactionEmoji: string;
+        /**
+         * @description Leaves out merge requests matching these: `not[author_id]`, `not[author_username]`, `not[assignee_id]`, `not[assignee_username]`, `not[reviewer_id]`, `not[reviewer_username]`, `not[labels]` (carrying any of these comma-separated names, case ignored), `not[milestone]` (a milestone title), `not[my_reaction_emoji]` (an emoji the caller awarded).
          * @example {
          *       "author_id": 5
          *     }
@@ -9336,6 +9577,7 @@ export interface components {
             author_username?: string;
             labels?: string;
             milestone?: string;
+            my_reaction_emoji?: string;
             reviewer_id?: number;
             reviewer_username?: string;
         };
@@ -9680,6 +9922,8 @@ export interface components {
 }
 export type SchemaAccessLevelChange = components['schemas']['AccessLevelChange'];
 export type SchemaAccessLevelInput = components['schemas']['AccessLevelInput'];
+export type SchemaAwardEmoji = components['schemas']['AwardEmoji'];
+export type SchemaAwardEmojiCreate = components['schemas']['AwardEmojiCreate'];
 export type SchemaBlameRange = components['schemas']['BlameRange'];
 export type SchemaBlob = components['schemas']['Blob'];
 export type SchemaBranch = components['schemas']['Branch'];
@@ -9855,6 +10099,7 @@ export type ParameterArchiveExcludePaths = components['parameters']['ArchiveExcl
 export type ParameterArchiveIncludeLfsBlobs = components['parameters']['ArchiveIncludeLfsBlobs'];
 export type ParameterArchivePath = components['parameters']['ArchivePath'];
 export type ParameterArchiveSha = components['parameters']['ArchiveSha'];
+export type ParameterAwardId = components['parameters']['AwardId'];
 export type ParameterBlobSha = components['parameters']['BlobSha'];
 export type ParameterBranchName = components['parameters']['BranchName'];
 export type ParameterCustomAttributeKey = components['parameters']['CustomAttributeKey'];
@@ -9890,6 +10135,7 @@ export type ParameterMergeRequestLabels = components['parameters']['MergeRequest
 export type ParameterMergeRequestMergeUserId = components['parameters']['MergeRequestMergeUserId'];
 export type ParameterMergeRequestMergeUserUsername = components['parameters']['MergeRequestMergeUserUsername'];
 export type ParameterMergeRequestMilestone = components['parameters']['MergeRequestMilestone'];
+export type ParameterMergeRequestMyReactionEmoji = components['parameters']['MergeRequestMyReactionEmoji'];
 export type ParameterMergeRequestNot = components['parameters']['MergeRequestNot'];
 export type ParameterMergeRequestOrderBy = components['parameters']['MergeRequestOrderBy'];
 export type ParameterMergeRequestRecheck = components['parameters']['MergeRequestRecheck'];
@@ -11339,7 +11585,12 @@ export interface operations {
                  */
                 milestone?: components["parameters"]["MergeRequestMilestone"];
                 /**
-                 * @description Leaves out merge requests matching these: `not[author_id]`, `not[author_username]`, `not[assignee_id]`, `not[assignee_username]`, `not[reviewer_id]`, `not[reviewer_username]`, `not[labels]` (carrying any of these comma-separated names, case ignored), `not[milestone]` (a milestone title).
+                 * @description Only merge requests the caller awarded this emoji (its name); `None` for those the caller has no reaction on, `Any` for those with at least one.
+                 * @example thumbsup
+                 */
+                my_reaction_emoji?: components["parameters"]["MergeRequestMyReactionEmoji"];
+                /**
+                 * @description Leaves out merge requests matching these: `not[author_id]`, `not[author_username]`, `not[assignee_id]`, `not[assignee_username]`, `not[reviewer_id]`, `not[reviewer_username]`, `not[labels]` (carrying any of these comma-separated names, case ignored), `not[milestone]` (a milestone title), `not[my_reaction_emoji]` (an emoji the caller awarded).
                  * @example {
                  *       "author_id": 5
                  *     }
@@ -12000,7 +12251,12 @@ export interface operations {
                  */
                 milestone?: components["parameters"]["MergeRequestMilestone"];
                 /**
-                 * @description Leaves out merge requests matching these: `not[author_id]`, `not[author_username]`, `not[assignee_id]`, `not[assignee_username]`, `not[reviewer_id]`, `not[reviewer_username]`, `not[labels]` (carrying any of these comma-separated names, case ignored), `not[milestone]` (a milestone title).
+                 * @description Only merge requests the caller awarded this emoji (its name); `None` for those the caller has no reaction on, `Any` for those with at least one.
+                 * @example thumbsup
+                 */
+                my_reaction_emoji?: components["parameters"]["MergeRequestMyReactionEmoji"];
+                /**
+                 * @description Leaves out merge requests matching these: `not[author_id]`, `not[author_username]`, `not[assignee_id]`, `not[assignee_username]`, `not[reviewer_id]`, `not[reviewer_username]`, `not[labels]` (carrying any of these comma-separated names, case ignored), `not[milestone]` (a milestone title), `not[my_reaction_emoji]` (an emoji the caller awarded).
                  * @example {
                  *       "author_id": 5
                  *     }
@@ -14258,7 +14514,12 @@ export interface operations {
                  */
                 milestone?: components["parameters"]["MergeRequestMilestone"];
                 /**
-                 * @description Leaves out merge requests matching these: `not[author_id]`, `not[author_username]`, `not[assignee_id]`, `not[assignee_username]`, `not[reviewer_id]`, `not[reviewer_username]`, `not[labels]` (carrying any of these comma-separated names, case ignored), `not[milestone]` (a milestone title).
+                 * @description Only merge requests the caller awarded this emoji (its name); `None` for those the caller has no reaction on, `Any` for those with at least one.
+                 * @example thumbsup
+                 */
+                my_reaction_emoji?: components["parameters"]["MergeRequestMyReactionEmoji"];
+                /**
+                 * @description Leaves out merge requests matching these: `not[author_id]`, `not[author_username]`, `not[assignee_id]`, `not[assignee_username]`, `not[reviewer_id]`, `not[reviewer_username]`, `not[labels]` (carrying any of these comma-separated names, case ignored), `not[milestone]` (a milestone title), `not[my_reaction_emoji]` (an emoji the caller awarded).
                  * @example {
                  *       "author_id": 5
                  *     }
@@ -14644,6 +14905,203 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["TimeStats"];
                 };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listMergeRequestAwardEmoji: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of emoji reactions. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AwardEmoji"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createMergeRequestAwardEmoji: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "thumbsup"
+                 *     }
+                 */
+                "application/json": components["schemas"]["AwardEmojiCreate"];
+                /**
+                 * @example {
+                 *       "name": "thumbsup"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["AwardEmojiCreate"];
+                /**
+                 * @example {
+                 *       "name": "thumbsup"
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["AwardEmojiCreate"];
+            };
+        };
+        responses: {
+            /** @description The new reaction. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AwardEmoji"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getMergeRequestAwardEmoji: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The reaction's id.
+                 * @example 1
+                 */
+                award_id: components["parameters"]["AwardId"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The reaction. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AwardEmoji"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteMergeRequestAwardEmoji: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The reaction's id.
+                 * @example 1
+                 */
+                award_id: components["parameters"]["AwardId"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -15597,6 +16055,223 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                /**
+                 * @description The note's id.
+                 * @example 1
+                 */
+                note_id: components["parameters"]["NoteId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listMergeRequestNoteAwardEmoji: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                /**
+                 * @description The note's id.
+                 * @example 1
+                 */
+                note_id: components["parameters"]["NoteId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of emoji reactions. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AwardEmoji"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createMergeRequestNoteAwardEmoji: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                /**
+                 * @description The note's id.
+                 * @example 1
+                 */
+                note_id: components["parameters"]["NoteId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "thumbsup"
+                 *     }
+                 */
+                "application/json": components["schemas"]["AwardEmojiCreate"];
+                /**
+                 * @example {
+                 *       "name": "thumbsup"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["AwardEmojiCreate"];
+                /**
+                 * @example {
+                 *       "name": "thumbsup"
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["AwardEmojiCreate"];
+            };
+        };
+        responses: {
+            /** @description The new reaction. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AwardEmoji"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getMergeRequestNoteAwardEmoji: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The reaction's id.
+                 * @example 1
+                 */
+                award_id: components["parameters"]["AwardId"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                /**
+                 * @description The note's id.
+                 * @example 1
+                 */
+                note_id: components["parameters"]["NoteId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The reaction. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AwardEmoji"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteMergeRequestNoteAwardEmoji: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The reaction's id.
+                 * @example 1
+                 */
+                award_id: components["parameters"]["AwardId"];
                 /**
                  * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
                  * @example 42

@@ -15,9 +15,11 @@ export interface OperationSubjects {
   createGroupLabel: 'group';
   createGroupMilestone: 'group';
   createMergeRequest: 'project';
+  createMergeRequestAwardEmoji: 'project';
   createMergeRequestDiscussion: 'project';
   createMergeRequestDiscussionNote: 'project';
   createMergeRequestNote: 'project';
+  createMergeRequestNoteAwardEmoji: 'project';
   createProject: 'instance';
   createProjectAccessToken: 'project';
   createProjectForkRelation: 'instance';
@@ -34,8 +36,10 @@ export interface OperationSubjects {
   deleteGroupLabel: 'group';
   deleteGroupMilestone: 'group';
   deleteMergeRequest: 'project';
+  deleteMergeRequestAwardEmoji: 'project';
   deleteMergeRequestDiscussionNote: 'project';
   deleteMergeRequestNote: 'project';
+  deleteMergeRequestNoteAwardEmoji: 'project';
   deleteMergedBranches: 'project';
   deleteProject: 'project';
   deleteProjectCustomAttribute: 'instance';
@@ -59,10 +63,12 @@ export interface OperationSubjects {
   getGroupMemberWithInherited: 'group';
   getGroupMilestone: 'group';
   getMergeRequest: 'project';
+  getMergeRequestAwardEmoji: 'project';
   getMergeRequestChanges: 'project';
   getMergeRequestDiscussion: 'project';
   getMergeRequestMergeRef: 'project';
   getMergeRequestNote: 'project';
+  getMergeRequestNoteAwardEmoji: 'project';
   getMergeRequestTimeStats: 'project';
   getMergeRequestVersion: 'project';
   getMetadata: 'instance';
@@ -105,9 +111,11 @@ export interface OperationSubjects {
   listGroupMilestones: 'group';
   listGroupProjects: 'group';
   listGroups: 'instance';
+  listMergeRequestAwardEmoji: 'project';
   listMergeRequestCommits: 'project';
   listMergeRequestDiffs: 'project';
   listMergeRequestDiscussions: 'project';
+  listMergeRequestNoteAwardEmoji: 'project';
   listMergeRequestNotes: 'project';
   listMergeRequestParticipants: 'project';
   listMergeRequestVersions: 'project';

@@ -3,6 +3,7 @@
  * built from. Adding a family is its folder, its spec file, and one line here.
  */
 import { accessTokensManifest } from './access_tokens/manifest.js';
+import { awardEmojiManifest } from './award_emoji/manifest.js';
 import { branchesManifest } from './branches/manifest.js';
 import { commitsManifest } from './commits/manifest.js';
 import {
@@ -38,6 +39,7 @@ import { usersManifest } from './users/manifest.js';
 export const families = [
   coreManifest,
   accessTokensManifest,
+  awardEmojiManifest,
   branchesManifest,
   commitsManifest,
   filesManifest,

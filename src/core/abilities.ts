@@ -39,6 +39,8 @@ const PROJECT_ABILITIES = {
   merge_merge_request: AccessLevel.Developer,
   /** Commenting on what the caller may read (merge requests): signed-in users, as reading allows. */
   create_note: AccessLevel.Reporter,
+  /** Reacting with emoji: as commenting (GitLab enables `award_emoji` with `create_note`). */
+  award_emoji: AccessLevel.Reporter,
   /** Writing and reading internal notes. */
   read_internal_note: AccessLevel.Reporter,
   /** Resolving threads, beyond the merge request's author (GitLab's `resolve_note`). */
@@ -138,7 +140,8 @@ export function canProject(caller: Caller, ability: ProjectAbility, subject: Sub
     (ability === 'read_code' ||
       ability === 'fork_project' ||
       ability === 'read_merge_request' ||
-      ability === 'create_note') &&
+      ability === 'create_note' ||
+      ability === 'award_emoji') &&
     subject.visibilityLevel >= Visibility.internal
   )
     return canSee(caller, subject);
@@ -191,6 +194,10 @@ export const canUpdateMergeRequest = (caller: Caller, accessLevel: number, autho
  */
 export const canCommentWhenLocked = (caller: Caller, accessLevel: number) =>
   caller.user !== null && (isAdmin(caller) || isMemberLevel(accessLevel));
+
+/** Removing an emoji reaction: the user who awarded it, or an administrator. */
+export const canRemoveAward = (caller: Caller, awarderId: number | null) =>
+  caller.user !== null && (caller.user.id === awarderId || isAdmin(caller));
 
 /** Internal notes: Reporter and above, or an administrator. */
 export const canReadInternalNotes = (caller: Caller, accessLevel: number) =>

@@ -77,6 +77,8 @@ export interface MergeRequestRecords {
    * `allow_collaboration`, which also asks `collaborative_push_possible?`); others are left out.
    */
   collaboration: Map<number, boolean>;
+  /** `thumbsup` and `thumbsdown` reactions on each merge request (not on its notes). */
+  votes: Map<number, { up: number; down: number }>;
   /** Labels as objects rather than names (`with_labels_details=true`). */
   withLabelsDetails?: boolean;
 }
@@ -212,6 +214,7 @@ export class MergeRequestsService {
     if (scope === 'assigned_to_me') query.andWhere(exists('merge_request_assignees', ':me'), { me });
     if (scope === 'reviews_for_me') query.andWhere(exists('merge_request_reviewers', ':me'), { me });
     applyFilters(query, params);
+    applyReactionFilters(query, params, caller.user?.id);
 
     const perPage = perPageOf(params);
     const page = Math.max(params.page ?? 1, 1);
@@ -353,6 +356,18 @@ export class MergeRequestsService {
         labels.set(row.merge_request_id, [...(labels.get(row.merge_request_id) ?? []), label]);
       }
     }
+    // Upvotes and downvotes of the page in one query.
+    const votes = new Map<number, { up: number; down: number }>();
+    if (ids.length > 0) {
+      const rows = (await manager.query(
+        `SELECT merge_request_id, count(*) FILTER (WHERE name = 'thumbsup')::int AS up,
+           count(*) FILTER (WHERE name = 'thumbsdown')::int AS down
+         FROM award_emoji WHERE merge_request_id = ANY($1::int[]) AND note_id IS NULL
+           AND name IN ('thumbsup', 'thumbsdown') GROUP BY merge_request_id`,
+        [ids],
+      )) as Array<{ merge_request_id: number; up: number; down: number }>;
+      for (const row of rows) votes.set(row.merge_request_id, { up: row.up, down: row.down });
+    }
     const milestoneIds = [
       ...new Set(items.flatMap((mr) => (mr.milestoneId === null ? [] : [mr.milestoneId]))),
     ];
@@ -373,6 +388,7 @@ export class MergeRequestsService {
       labels,
       milestones,
       collaboration: await collaborationOf(manager, items),
+      votes,
     };
   }
 
@@ -1173,6 +1189,27 @@ function applyFilters(query: SelectQueryBuilder<MergeRequest>, params: ListMerge
   // No deployments exist yet, so nothing was deployed anywhere.
   if (params.deployed_before || params.deployed_after || params.environment !== undefined)
     query.andWhere('false');
+}
+
+/** SQL: the caller's reactions on the merge request itself (not on its notes), optionally of one name. */
+const myReaction = (nameParam?: string) =>
+  `EXISTS (SELECT 1 FROM award_emoji a WHERE a.merge_request_id = mr.id AND a.note_id IS NULL
+    AND a.user_id = :reactor${nameParam ? ` AND a.name = ${nameParam}` : ''})`;
+
+/** `my_reaction_emoji` (a name, `None`, `Any`) and `not[my_reaction_emoji]`: ignored without a caller, as GitLab does. */
+function applyReactionFilters(
+  query: SelectQueryBuilder<MergeRequest>,
+  params: ListMergeRequestsParams,
+  userId: number | undefined,
+): void {
+  if (userId === undefined) return;
+  const emoji = params.my_reaction_emoji;
+  if (isNone(emoji)) query.andWhere(`NOT ${myReaction()}`, { reactor: userId });
+  else if (isAny(emoji)) query.andWhere(myReaction(), { reactor: userId });
+  else if (emoji !== undefined) query.andWhere(myReaction(':reaction'), { reactor: userId, reaction: emoji });
+  const notEmoji = params.not?.my_reaction_emoji;
+  if (notEmoji !== undefined)
+    query.andWhere(`NOT ${myReaction(':notReaction')}`, { reactor: userId, notReaction: notEmoji });
 }
 
 /** SQL: the merge request carries a label named `param` (lowercased), whatever its case. */

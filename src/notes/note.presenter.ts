@@ -8,7 +8,7 @@ export type NoteJson = components['schemas']['Note'];
 export type DiscussionJson = components['schemas']['Discussion'];
 
 /** Who a note whose author was deleted belongs to, as GitLab's ghost user. */
-function ghost(externalUrl: string): UserSummaryJson {
+export function ghost(externalUrl: string): UserSummaryJson {
   return {
     id: 0,
     name: 'Ghost User',

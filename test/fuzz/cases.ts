@@ -4,6 +4,7 @@
  * credentials), and in the full run random mixes of several.
  */
 import zlib from 'node:zlib';
+import { gemoji } from 'gemoji';
 import { schemaTypes, type FuzzOperation, type Schema } from './contract.js';
 import type { Fixture } from './fixtures.js';
 import {
@@ -133,9 +134,9 @@ function pathValue(op: FuzzOperation, name: string, fixture: Fixture): string {
       return String(op.method === 'DELETE' ? milestones.doomedProject : milestones.project);
     }
     case 'merge_request_iid':
-      // Deleting a note leaves its merge request; only deleteMergeRequest takes the doomed one.
+      // Deleting a note or a reaction leaves its merge request; only deleteMergeRequest takes the doomed one.
       return String(
-        op.method === 'DELETE' && !op.path.includes('/notes/')
+        op.method === 'DELETE' && op.path.endsWith('{merge_request_iid}')
           ? fixture.mergeRequest.doomedIid
           : fixture.mergeRequest.iid,
       );
@@ -143,12 +144,19 @@ function pathValue(op: FuzzOperation, name: string, fixture: Fixture): string {
       return fixture.notes.discussionId;
     case 'note_id': {
       const inThread = op.path.includes('/discussions/');
-      if (op.method === 'DELETE')
+      // Deleting a note's reaction leaves the note.
+      if (op.method === 'DELETE' && op.path.endsWith('{note_id}'))
         return String(inThread ? fixture.notes.doomedThreadNoteId : fixture.notes.doomedNoteId);
       return String(inThread ? fixture.notes.threadNoteId : fixture.notes.noteId);
     }
     case 'version_id':
       return String(fixture.mergeRequest.versionId);
+    case 'award_id': {
+      const onNote = op.path.includes('/notes/');
+      if (op.method === 'DELETE')
+        return String(onNote ? fixture.awards.doomedNote : fixture.awards.doomedMergeRequest);
+      return String(onNote ? fixture.awards.note : fixture.awards.mergeRequest);
+    }
   }
   const param = op.params.find((p) => p.in === 'path' && p.name === name);
   return String(param?.example ?? (param?.schema.enum as unknown[] | undefined)?.[0] ?? 'x');
@@ -203,6 +211,8 @@ function knownValue(op: FuzzOperation, name: string, fixture: Fixture, serial: n
       return `fuzz-${serial}@example.com`;
     // The older label update names the label in its body; renaming it to itself keeps it for the rest.
     case 'name':
+      // A reaction needs a real emoji name; a new one each time, so the valid award is not a repeat.
+      if (/\/award_emoji$/.test(op.path)) return gemoji[serial % gemoji.length].names[0];
       return op.method === 'PUT' && /\/labels$/.test(op.path) ? fixture.label : undefined;
     case 'new_name':
       return fixture.label;

@@ -44,6 +44,8 @@ export interface Fixture {
     threadNoteId: number;
     doomedThreadNoteId: number;
   };
+  /** Emoji reactions on !1 and on its plain note, and one of each for the deletions. */
+  awards: { mergeRequest: number; note: number; doomedMergeRequest: number; doomedNote: number };
   /** The bot tokens `self` operations authenticate with. */
   projectToken: { id: number; token: string };
   groupToken: { id: number; token: string };
@@ -209,6 +211,15 @@ export class FixtureMaker {
       `${p}/merge_requests/${mergeRequest.iid}/discussions/${thread.id}/notes`,
       { body: 'Doomed' },
     );
+    const mrAwards = `${p}/merge_requests/${mergeRequest.iid}/award_emoji`;
+    const noteAwards = `${notesPath}/${note.id}/award_emoji`;
+    const award = (path: string, name: string) => this.call<{ id: number }>('POST', path, { name });
+    const awards = {
+      mergeRequest: (await award(mrAwards, 'tada')).id,
+      note: (await award(noteAwards, 'tada')).id,
+      doomedMergeRequest: (await award(mrAwards, 'wastebasket')).id,
+      doomedNote: (await award(noteAwards, 'wastebasket')).id,
+    };
     const tree = await this.call<Array<{ name: string; id: string }>>('GET', `${p}/repository/tree`);
     const commits = await this.call<Array<{ id: string }>>('GET', `${p}/repository/commits?ref_name=main`);
     return {
@@ -240,6 +251,7 @@ export class FixtureMaker {
         threadNoteId: thread.notes[0].id,
         doomedThreadNoteId: doomedReply.id,
       },
+      awards,
       projectToken: { id: projectToken.id, token: projectToken.token },
       groupToken: { id: groupToken.id, token: groupToken.token },
       spareTokens,

@@ -80,6 +80,9 @@ interface ProjectFixture {
   /** A thread by the administrator on merge request !1, and its first note. */
   discussionId: string;
   threadNoteId: number;
+  /** The administrator's reactions on merge request !1 and on its note. */
+  awardId: number;
+  noteAwardId: number;
 }
 interface GroupFixture {
   id: number;
@@ -321,6 +324,48 @@ const CALLS: Record<string, (c: Case) => Call | Promise<Call>> = {
       return { path: { merge_request_iid: 1, note_id: projectFixture(c).noteId } };
     const note = await api('POST', `${project(c)}/merge_requests/1/notes`, { body: 'Doomed' });
     return { path: { merge_request_iid: 1, note_id: note.id as number } };
+  },
+  // Emoji reactions: the administrator's on !1 and its note; a removal that goes through removes the
+  // caller's own (only the awarder or an administrator may; the integration tests refuse the others).
+  listMergeRequestAwardEmoji: () => ({ path: { merge_request_iid: 1 } }),
+  createMergeRequestAwardEmoji: () => ({ path: { merge_request_iid: 1 }, body: { name: 'thumbsup' } }),
+  getMergeRequestAwardEmoji: (c) => ({ path: { merge_request_iid: 1, award_id: projectFixture(c).awardId } }),
+  deleteMergeRequestAwardEmoji: async (c) => {
+    if (c.expected !== 'allowed' || !c.user)
+      return { path: { merge_request_iid: 1, award_id: projectFixture(c).awardId } };
+    const own = await api(
+      'POST',
+      `${project(c)}/merge_requests/1/award_emoji`,
+      { name: 'wastebasket' },
+      c.user.token,
+    );
+    return { path: { merge_request_iid: 1, award_id: own.id as number } };
+  },
+  listMergeRequestNoteAwardEmoji: (c) => ({
+    path: { merge_request_iid: 1, note_id: projectFixture(c).noteId },
+  }),
+  createMergeRequestNoteAwardEmoji: (c) => ({
+    path: { merge_request_iid: 1, note_id: projectFixture(c).noteId },
+    body: { name: 'thumbsup' },
+  }),
+  getMergeRequestNoteAwardEmoji: (c) => ({
+    path: {
+      merge_request_iid: 1,
+      note_id: projectFixture(c).noteId,
+      award_id: projectFixture(c).noteAwardId,
+    },
+  }),
+  deleteMergeRequestNoteAwardEmoji: async (c) => {
+    const { noteId, noteAwardId } = projectFixture(c);
+    if (c.expected !== 'allowed' || !c.user)
+      return { path: { merge_request_iid: 1, note_id: noteId, award_id: noteAwardId } };
+    const own = await api(
+      'POST',
+      `${project(c)}/merge_requests/1/notes/${noteId}/award_emoji`,
+      { name: 'wastebasket' },
+      c.user.token,
+    );
+    return { path: { merge_request_iid: 1, note_id: noteId, award_id: own.id as number } };
   },
   listMergeRequestDiscussions: () => ({ path: { merge_request_iid: 1 } }),
   createMergeRequestDiscussion: () => ({ path: { merge_request_iid: 1 }, body: { body: unique('thread') } }),
@@ -788,6 +833,10 @@ beforeAll(async () => {
       const [version] = (await api('GET', `${p}/merge_requests/1/versions`)) as unknown as Json[];
       const note = await api('POST', `${p}/merge_requests/1/notes`, { body: 'Matrix' });
       const discussion = await api('POST', `${p}/merge_requests/1/discussions`, { body: 'Matrix' });
+      const award = await api('POST', `${p}/merge_requests/1/award_emoji`, { name: 'tada' });
+      const noteAward = await api('POST', `${p}/merge_requests/1/notes/${note.id as number}/award_emoji`, {
+        name: 'tada',
+      });
       const tree = (await api('GET', `${p}/repository/tree`)) as unknown as Json[];
       const main = await api('GET', `${p}/repository/branches/main`);
       const token = await api('POST', `${p}/access_tokens`, {
@@ -808,6 +857,8 @@ beforeAll(async () => {
         noteId: note.id as number,
         discussionId: discussion.id as string,
         threadNoteId: ((discussion.notes as Json[])[0] as Json).id as number,
+        awardId: award.id as number,
+        noteAwardId: noteAward.id as number,
       };
       const groupId = await freshGroup(visibility);
       const groupToken = await api('POST', `/groups/${groupId}/access_tokens`, {
