@@ -2170,16 +2170,30 @@ export interface paths {
         put?: never;
         /**
          * Start a thread on a merge request
-         * @description Starts a resolvable thread with one note (`type: DiscussionNote`), or with `position` a thread on a
-         *     line of the diff (`type: DiffNote`).
+         * @description Starts a resolvable thread with one note (`type: DiscussionNote`), or with `position` a thread on the
+         *     diff (`type: DiffNote`): on a line, a point of an image, or a whole file.
          *
-         *     - **Diff positions** (`position_type: text` only; image and file positions are not supported yet):
-         *       `base_sha`, `start_sha` and `head_sha` must be the diff refs of one of the merge request's versions,
-         *       `new_path` (and `old_path`, which defaults to it) a file changed in that version, and `new_line`
-         *       (an added line), `old_line` (a removed line) or both (an unchanged line) a line shown in its diff.
-         *       Otherwise 400 `{"message": "400 Bad request - Note {:line_code=>[\"can't be blank\", \"must be a valid line code\"]}"}`,
-         *       as GitLab answers. The note keeps GitLab's line code: the SHA-1 of the new path, then `_old_new`
-         *       line numbers as the diff counts them. Replies to a diff thread are diff notes at the same position.
+         *     - **Diff positions.** `base_sha`, `start_sha` and `head_sha` must be the diff refs of one of the merge
+         *       request's versions, and `new_path` (with `old_path`) a file changed in that version. By
+         *       `position_type`:
+         *       - `text`: a line. `old_path` defaults to `new_path`; `new_line` (an added line), `old_line` (a removed
+         *         line) or both (an unchanged line) must be a line shown in the file's diff. Otherwise 400
+         *         `{"message": "400 Bad request - Note {:line_code=>[\"can't be blank\", \"must be a valid line code\"]}"}`,
+         *         as GitLab answers. The note keeps GitLab's line code: the SHA-1 of the new path, then `_old_new`
+         *         line numbers as the diff counts them.
+         *       - `image`: a point on an image the merge request changes (`png`, `jpg`, `jpeg`, `gif`, `bmp`, `tiff`,
+         *         `ico`, `webp`, as GitLab's image viewer): `width` and `height` of the image as shown, `x` and `y`
+         *         of the point (GitLab takes them as floats). `old_path` defaults to `new_path`.
+         *       - `file`: the whole file, no line; GitLab needs both `new_path` and `old_path`.
+         *
+         *       An `image` position without all of `width`, `height`, `x`, `y`, or a `file` one without `old_path`,
+         *       is incomplete: 400 `{"message": "400 Bad request - Note {:position=>[\"is incomplete\"]}"}`, as
+         *       GitLab answers. Diff refs of no version, a file the version does not change, or an `image` position
+         *       on a file that is not an image answer 400
+         *       `{"message": "400 Bad request - Note {:position=>[\"is invalid\"]}"}` (GitLab stores such a
+         *       position unchecked; forge-api refuses it rather than keep a note no diff can show). A `position_type`
+         *       other than these answers 400 `{"error": "position[position_type] does not have a valid value"}`.
+         *       Replies to a diff thread are diff notes at the same position.
          *
          *     - **Who.** As for notes (`create_note`; members only on a locked discussion).
          *     - **Required:** `body` (400 `{"error": "body is missing"}`).
@@ -5008,29 +5022,51 @@ export interface components {
             /** @example false */
             renamed_file: boolean;
         };
-        DiffPosition: {
+        DiffFilePosition: {
             base_sha: string;
             head_sha: string;
-            line_range?: null;
-            new_line: number | null;
             new_path: string;
-            old_line: number | null;
             old_path: string;
-            /** @enum {string} */
-            position_type: "text";
+            /** @constant */
+            position_type: "file";
             start_sha: string;
         };
-        /** @description Where on the diff the thread starts. */
+        DiffImagePosition: {
+            base_sha: string;
+            head_sha: string;
+            height: number;
+            new_path: string;
+            old_path: string;
+            /** @constant */
+            position_type: "image";
+            start_sha: string;
+            width: number;
+            x: number;
+            y: number;
+        };
+        /** @description A diff note's position, with the fields GitLab returns for its `position_type`. */
+        DiffPosition: components["schemas"]["DiffTextPosition"] | components["schemas"]["DiffImagePosition"] | components["schemas"]["DiffFilePosition"];
+        /** @description Where on the diff the thread starts; which fields count depends on `position_type`. */
         DiffPositionCreate: {
             base_sha: string;
             head_sha: string;
+            /** @description `image`: the height the image was shown at. */
+            height?: number;
+            /** @description `text`: the line on the new side. */
             new_line?: number | null;
             new_path: string;
+            /** @description `text`: the line on the old side. */
             old_line?: number | null;
             old_path?: string;
             /** @enum {string} */
-            position_type: "text";
+            position_type: "text" | "image" | "file";
             start_sha: string;
+            /** @description `image`: the width the image was shown at. */
+            width?: number;
+            /** @description `image`: the point's distance from the left edge. */
+            x?: number;
+            /** @description `image`: the point's distance from the top edge. */
+            y?: number;
         };
         /**
          * DiffRefs
@@ -5043,6 +5079,18 @@ export interface components {
             head_sha: string | null;
             /** @example ae1d9fb46aa2b07ee9836d49862ec4e2c46fbbba */
             start_sha: string | null;
+        };
+        DiffTextPosition: {
+            base_sha: string;
+            head_sha: string;
+            line_range: null;
+            new_line: number | null;
+            new_path: string;
+            old_line: number | null;
+            old_path: string;
+            /** @constant */
+            position_type: "text";
+            start_sha: string;
         };
         /** @description A thread of notes, or a single note (`individual_note`), under GitLab's 40-hex id. */
         Discussion: {
@@ -9415,9 +9463,12 @@ export type SchemaCurrentUserPersonalAccessTokenCreate = components['schemas']['
 export type SchemaCustomAttribute = components['schemas']['CustomAttribute'];
 export type SchemaCustomAttributeValue = components['schemas']['CustomAttributeValue'];
 export type SchemaDiff = components['schemas']['Diff'];
+export type SchemaDiffFilePosition = components['schemas']['DiffFilePosition'];
+export type SchemaDiffImagePosition = components['schemas']['DiffImagePosition'];
 export type SchemaDiffPosition = components['schemas']['DiffPosition'];
 export type SchemaDiffPositionCreate = components['schemas']['DiffPositionCreate'];
 export type SchemaDiffRefs = components['schemas']['DiffRefs'];
+export type SchemaDiffTextPosition = components['schemas']['DiffTextPosition'];
 export type SchemaDiscussion = components['schemas']['Discussion'];
 export type SchemaDiscussionCreate = components['schemas']['DiscussionCreate'];
 export type SchemaDiscussionNoteUpdate = components['schemas']['DiscussionNoteUpdate'];
