@@ -429,6 +429,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/groups/{id}/labels/{label_id}/subscribe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+                /**
+                 * @description The label's integer id or its exact name, URL-encoded.
+                 * @example bug
+                 */
+                label_id: components["parameters"]["LabelId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Subscribe to a group label
+         * @description Subscribes the caller to a label; its `subscribed` is then true for the caller. Subscribing at one
+         *     level ends the caller's subscriptions to the label at the other (in a project, or at the group
+         *     level), as GitLab does.
+         *
+         *     The label is one of the group's or of an ancestor group's. The subscription is the caller's at the
+         *     group level (a project's labels list shows the caller's subscriptions in that project).
+         *
+         *     - **Who.** Any signed-in user who can see the group (a token is required, as in GitLab).
+         *     - Already subscribed here: 304 Not Modified with no body, as GitLab's `not_modified!`.
+         *     - A label not found answers 404 `{"message": "404 Label Not Found"}`.
+         *     - Otherwise 201 with the label.
+         */
+        post: operations["subscribeGroupLabel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/groups/{id}/labels/{label_id}/unsubscribe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+                /**
+                 * @description The label's integer id or its exact name, URL-encoded.
+                 * @example bug
+                 */
+                label_id: components["parameters"]["LabelId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Unsubscribe from a group label
+         * @description Ends the caller's subscription to a label; its `subscribed` is then false for the caller.
+         *
+         *     The label is one of the group's or of an ancestor group's. The subscription is the caller's at the
+         *     group level (a project's labels list shows the caller's subscriptions in that project).
+         *
+         *     - **Who.** As for subscribing.
+         *     - Not subscribed here: 304 Not Modified with no body, as GitLab's `not_modified!`.
+         *     - A label not found answers 404 `{"message": "404 Label Not Found"}`.
+         *     - Otherwise 201 with the label.
+         */
+        post: operations["unsubscribeGroupLabel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/groups/{id}/members": {
         parameters: {
             query?: never;
@@ -1579,7 +1659,7 @@ export interface paths {
          *     - `with_counts=true` adds `open_issues_count`, `closed_issues_count` and
          *       `open_merge_requests_count`, counted over what the caller may see. forge-api has no issues yet,
          *       so the issue counts are 0.
-         *     - `subscribed` is always false: forge-api has no label subscriptions.
+         *     - `subscribed`: whether the caller is subscribed to the label in this project.
          */
         get: operations["listProjectLabels"];
         /**
@@ -1671,6 +1751,173 @@ export interface paths {
          *     - A group label, or a label not found, answers 404 `{"message": "404 Label Not Found"}`.
          */
         delete: operations["deleteProjectLabel"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/labels/{label_id}/promote": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The label's integer id or its exact name, URL-encoded.
+                 * @example bug
+                 */
+                label_id: components["parameters"]["LabelId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Promote a project label to a group label
+         * @description Makes a label of the project a label of the project's group, which the group's other projects can
+         *     then use (python-gitlab's `label.promote()`).
+         *
+         *     - **Who.** Planner or higher in the project and in the project's group (membership of an ancestor
+         *       group counts), or an administrator, as GitLab asks; others who can see the project get 403.
+         *     - A project that is not in a group answers 400
+         *       `{"message": "Failed to promote project label to group label"}`, as GitLab.
+         *     - Only the project's own labels are promoted: a group label, or a label not found, answers 404
+         *       `{"message": "404 Label Not Found"}`.
+         *     - The label keeps its id, name, colour and description and becomes a label of the project's group
+         *       (answered as a group label). The labels of the same name (exactly) in that group and in the
+         *       group's projects are merged into it: their merge requests get it instead, a project's priority
+         *       for one of them becomes its priority for it (its own priority stays), and their subscribers are
+         *       subscribed to it; then they are deleted. All of it is one transaction.
+         */
+        put: operations["promoteProjectLabel"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/labels/{label_id}/subscribe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The label's integer id or its exact name, URL-encoded.
+                 * @example bug
+                 */
+                label_id: components["parameters"]["LabelId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Subscribe to a project label
+         * @description Subscribes the caller to a label; its `subscribed` is then true for the caller. Subscribing at one
+         *     level ends the caller's subscriptions to the label at the other (in a project, or at the group
+         *     level), as GitLab does.
+         *
+         *     The label is any the project can use: its own, or one of its group's or an ancestor group's. The
+         *     subscription is the caller's in this project (GitLab keeps a group label's subscriptions per project
+         *     and at the group level).
+         *
+         *     - **Who.** Any signed-in user who can see the project (a token is required, as in GitLab).
+         *     - Already subscribed here: 304 Not Modified with no body, as GitLab's `not_modified!`.
+         *     - A label not found answers 404 `{"message": "404 Label Not Found"}`.
+         *     - Otherwise 201 with the label.
+         */
+        post: operations["subscribeProjectLabel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/labels/{label_id}/unsubscribe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The label's integer id or its exact name, URL-encoded.
+                 * @example bug
+                 */
+                label_id: components["parameters"]["LabelId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Unsubscribe from a project label
+         * @description Ends the caller's subscription to a label; its `subscribed` is then false for the caller.
+         *
+         *     The label is any the project can use: its own, or one of its group's or an ancestor group's. The
+         *     subscription is the caller's in this project (GitLab keeps a group label's subscriptions per project
+         *     and at the group level).
+         *
+         *     - **Who.** As for subscribing.
+         *     - Not subscribed here: 304 Not Modified with no body, as GitLab's `not_modified!`.
+         *     - A label not found answers 404 `{"message": "404 Label Not Found"}`.
+         *     - Otherwise 201 with the label.
+         */
+        post: operations["unsubscribeProjectLabel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/labels/promote": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Promote a project label to a group label (older form)
+         * @deprecated
+         * @description The older form of `PUT /projects/:id/labels/:label_id/promote`: the label is named by `name` (its
+         *     exact name or its id) in the body. Without `name`, 400 `{"error": "name is missing"}`. The path
+         *     wins over `PUT /projects/:id/labels/:label_id` for a label named `promote`, as in GitLab.
+         *
+         *     - **Who.** Planner or higher in the project and in the project's group (membership of an ancestor
+         *       group counts), or an administrator, as GitLab asks; others who can see the project get 403.
+         *     - A project that is not in a group answers 400
+         *       `{"message": "Failed to promote project label to group label"}`, as GitLab.
+         *     - Only the project's own labels are promoted: a group label, or a label not found, answers 404
+         *       `{"message": "404 Label Not Found"}`.
+         *     - The label keeps its id, name, colour and description and becomes a label of the project's group
+         *       (answered as a group label). The labels of the same name (exactly) in that group and in the
+         *       group's projects are merged into it: their merge requests get it instead, a project's priority
+         *       for one of them becomes its priority for it (its own priority stays), and their subscribers are
+         *       subscribed to it; then they are deleted. All of it is one transaction.
+         */
+        put: operations["promoteProjectLabelByName"];
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -5446,7 +5693,7 @@ export interface components {
              */
             open_merge_requests_count?: number;
             /**
-             * @description Always false (forge-api has no label subscriptions).
+             * @description Whether the caller is subscribed to the label: in the project, on a project's routes; at the group level, on a group's.
              * @example false
              */
             subscribed: boolean;
@@ -5590,6 +5837,17 @@ export interface components {
          * @example 10
          */
         LabelPriorityInput: number | null;
+        /**
+         * LabelPromote
+         * @description The project label to promote.
+         */
+        LabelPromote: {
+            /**
+             * @description The label's exact name, or its id.
+             * @example bug
+             */
+            name: string;
+        };
         /**
          * LabelSelector
          * @description Names the label to change, by id or by exact name (exactly one of them).
@@ -9490,6 +9748,7 @@ export type SchemaGroupUpdate = components['schemas']['GroupUpdate'];
 export type SchemaHousekeepingRequest = components['schemas']['HousekeepingRequest'];
 export type SchemaLabelBasic = components['schemas']['LabelBasic'];
 export type SchemaLabelPriorityInput = components['schemas']['LabelPriorityInput'];
+export type SchemaLabelPromote = components['schemas']['LabelPromote'];
 export type SchemaLabelSelector = components['schemas']['LabelSelector'];
 export type SchemaMember = components['schemas']['Member'];
 export type SchemaMemberBatchResult = components['schemas']['MemberBatchResult'];
@@ -10690,6 +10949,98 @@ export interface operations {
         responses: {
             /** @description The label was deleted. */
             204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    subscribeGroupLabel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+                /**
+                 * @description The label's integer id or its exact name, URL-encoded.
+                 * @example bug
+                 */
+                label_id: components["parameters"]["LabelId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller is now subscribed. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GroupLabel"];
+                };
+            };
+            /** @description The caller was already subscribed; nothing changed. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    unsubscribeGroupLabel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+                /**
+                 * @description The label's integer id or its exact name, URL-encoded.
+                 * @example bug
+                 */
+                label_id: components["parameters"]["LabelId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller is no longer subscribed. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GroupLabel"];
+                };
+            };
+            /** @description The caller was not subscribed; nothing changed. */
+            304: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13612,6 +13963,192 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    promoteProjectLabel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The label's integer id or its exact name, URL-encoded.
+                 * @example bug
+                 */
+                label_id: components["parameters"]["LabelId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The label, now a group label. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GroupLabel"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    subscribeProjectLabel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The label's integer id or its exact name, URL-encoded.
+                 * @example bug
+                 */
+                label_id: components["parameters"]["LabelId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller is now subscribed. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectLabel"];
+                };
+            };
+            /** @description The caller was already subscribed; nothing changed. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    unsubscribeProjectLabel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The label's integer id or its exact name, URL-encoded.
+                 * @example bug
+                 */
+                label_id: components["parameters"]["LabelId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller is no longer subscribed. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectLabel"];
+                };
+            };
+            /** @description The caller was not subscribed; nothing changed. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    promoteProjectLabelByName: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "bug"
+                 *     }
+                 */
+                "application/json": components["schemas"]["LabelPromote"];
+                /**
+                 * @example {
+                 *       "name": "bug"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["LabelPromote"];
+                /**
+                 * @example {
+                 *       "name": "bug"
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["LabelPromote"];
+            };
+        };
+        responses: {
+            /** @description The label, now a group label. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GroupLabel"];
+                };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];

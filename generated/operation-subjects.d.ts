@@ -128,6 +128,8 @@ export interface OperationSubjects {
   listRepositoryTree: 'project';
   listSubgroups: 'group';
   listUsers: 'instance';
+  promoteProjectLabel: 'project';
+  promoteProjectLabelByName: 'project';
   protectBranch: 'project';
   removeGroupMember: 'group';
   removeProjectMember: 'project';
@@ -148,10 +150,14 @@ export interface OperationSubjects {
   setProjectCustomAttribute: 'instance';
   shareProjectWithGroup: 'project';
   startProjectHousekeeping: 'project';
+  subscribeGroupLabel: 'group';
+  subscribeProjectLabel: 'project';
   unarchiveProject: 'project';
   unblockUser: 'instance';
   unprotectBranch: 'project';
   unshareProjectWithGroup: 'project';
+  unsubscribeGroupLabel: 'group';
+  unsubscribeProjectLabel: 'project';
   updateGroup: 'group';
   updateGroupLabel: 'group';
   updateGroupLabelByName: 'group';
