@@ -5310,9 +5310,9 @@ export interface components {
             start_sha: string;
             /** @description `image`: the width the image was shown at. */
             width?: number;
-            /** @description `image`: the point's distance from the left edge. */
+            /** @description `image`: the point's distance from the left edge (GitLab bounds it no further). */
             x?: number;
-            /** @description `image`: the point's distance from the top edge. */
+            /** @description `image`: the point's distance from the top edge (GitLab bounds it no further). */
             y?: number;
         };
         /**

@@ -692,6 +692,12 @@ describe('diff notes', () => {
       { position_type: 'image', width: 1, height: 1, x: 0, y: 0 },
     ],
     [
+      'a point off the image, which GitLab keeps too',
+      { position_type: 'image', new_path: 'logo.png', width: 10, height: 10, x: -2.5, y: 12 },
+      201,
+      { position_type: 'image', x: -2.5, y: 12 },
+    ],
+    [
       'an image without its point',
       { position_type: 'image', new_path: 'logo.png', width: 100, height: 80 },
       400,
@@ -788,6 +794,37 @@ describe('diff notes', () => {
     const listed = await server.request('GET', path, { token: w.guest.token });
     const thread = (listed.body as Json[]).find((d) => d.id === (res.body as Json).id) as Json;
     expect((thread.notes as Json[]).map((n) => n.position)).toEqual([note.position, note.position]);
+  });
+
+  it.each<[string, unknown, string]>([
+    ['a position that is no hash', 'logo.png', 'position is invalid'],
+    [
+      'an image position without its diff refs',
+      { position_type: 'image', new_path: 'logo.png', width: 1, height: 1, x: 0, y: 0 },
+      'position[base_sha] is missing, position[start_sha] is missing, position[head_sha] is missing',
+    ],
+    [
+      'a point whose coordinate is no number',
+      { position_type: 'image', new_path: 'logo.png', width: 1, height: 1, x: 'left', y: 0 },
+      'position[x] is invalid',
+    ],
+  ])('refuses %s with Grape’s message', async (_, position, error) => {
+    const { path, refs, w } = await diffWorld();
+    const withRefs =
+      typeof position === 'object' && position !== null && (position as Json).x === 'left'
+        ? {
+            base_sha: refs.base_sha,
+            start_sha: refs.start_sha,
+            head_sha: refs.head_sha,
+            ...(position as Json),
+          }
+        : position;
+    const res = await server.request('POST', path, {
+      token: w.reporter.token,
+      json: { body: 'Here', position: withRefs },
+    });
+    expect(res.status, res.text).toBe(400);
+    expect(res.body).toEqual({ error });
   });
 
   it('takes an image position in bracket notation, with fractional coordinates', async () => {
