@@ -1897,10 +1897,9 @@ export interface paths {
         };
         get?: never;
         /**
-         * Promote a project label to a group label (older form)
-         * @deprecated
-         * @description The older form of `PUT /projects/:id/labels/:label_id/promote`: the label is named by `name` (its
-         *     exact name or its id) in the body. Without `name`, 400 `{"error": "name is missing"}`. The path
+         * Promote a project label to a group label, named in the body
+         * @description The older form (GitLab deprecates it) of `PUT /projects/:id/labels/:label_id/promote`: the label
+         *     is named by `name` (its exact name or its id) in the body. Without `name`, 400 `{"error": "name is missing"}`. The path
          *     wins over `PUT /projects/:id/labels/:label_id` for a label named `promote`, as in GitLab.
          *
          *     - **Who.** Planner or higher in the project and in the project's group (membership of an ancestor
