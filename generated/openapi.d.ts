@@ -429,6 +429,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/groups/{id}/labels/{label_id}/subscribe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+                /**
+                 * @description The label's integer id or its exact name, URL-encoded.
+                 * @example bug
+                 */
+                label_id: components["parameters"]["LabelId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Subscribe to a group label
+         * @description Subscribes the caller to a label; its `subscribed` is then true for the caller. Subscribing at one
+         *     level ends the caller's subscriptions to the label at the other (in a project, or at the group
+         *     level), as GitLab does.
+         *
+         *     The label is one of the group's or of an ancestor group's. The subscription is the caller's at the
+         *     group level (a project's labels list shows the caller's subscriptions in that project).
+         *
+         *     - **Who.** Any signed-in user who can see the group (a token is required, as in GitLab).
+         *     - Already subscribed here: 304 Not Modified with no body, as GitLab's `not_modified!`.
+         *     - A label not found answers 404 `{"message": "404 Label Not Found"}`.
+         *     - Otherwise 201 with the label.
+         */
+        post: operations["subscribeGroupLabel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/groups/{id}/labels/{label_id}/unsubscribe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+                /**
+                 * @description The label's integer id or its exact name, URL-encoded.
+                 * @example bug
+                 */
+                label_id: components["parameters"]["LabelId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Unsubscribe from a group label
+         * @description Ends the caller's subscription to a label; its `subscribed` is then false for the caller.
+         *
+         *     The label is one of the group's or of an ancestor group's. The subscription is the caller's at the
+         *     group level (a project's labels list shows the caller's subscriptions in that project).
+         *
+         *     - **Who.** As for subscribing.
+         *     - Not subscribed here: 304 Not Modified with no body, as GitLab's `not_modified!`.
+         *     - A label not found answers 404 `{"message": "404 Label Not Found"}`.
+         *     - Otherwise 201 with the label.
+         */
+        post: operations["unsubscribeGroupLabel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/groups/{id}/members": {
         parameters: {
             query?: never;
@@ -1585,7 +1665,7 @@ export interface paths {
          *     - `with_counts=true` adds `open_issues_count`, `closed_issues_count` and
          *       `open_merge_requests_count`, counted over what the caller may see. forge-api has no issues yet,
          *       so the issue counts are 0.
-         *     - `subscribed` is always false: forge-api has no label subscriptions.
+         *     - `subscribed`: whether the caller is subscribed to the label in this project.
          */
         get: operations["listProjectLabels"];
         /**
@@ -1677,6 +1757,172 @@ export interface paths {
          *     - A group label, or a label not found, answers 404 `{"message": "404 Label Not Found"}`.
          */
         delete: operations["deleteProjectLabel"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/labels/{label_id}/promote": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The label's integer id or its exact name, URL-encoded.
+                 * @example bug
+                 */
+                label_id: components["parameters"]["LabelId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Promote a project label to a group label
+         * @description Makes a label of the project a label of the project's group, which the group's other projects can
+         *     then use (python-gitlab's `label.promote()`).
+         *
+         *     - **Who.** Planner or higher in the project and in the project's group (membership of an ancestor
+         *       group counts), or an administrator, as GitLab asks; others who can see the project get 403.
+         *     - A project that is not in a group answers 400
+         *       `{"message": "Failed to promote project label to group label"}`, as GitLab.
+         *     - Only the project's own labels are promoted: a group label, or a label not found, answers 404
+         *       `{"message": "404 Label Not Found"}`.
+         *     - The label keeps its id, name, colour and description and becomes a label of the project's group
+         *       (answered as a group label). The labels of the same name (exactly) in that group and in the
+         *       group's projects are merged into it: their merge requests get it instead, a project's priority
+         *       for one of them becomes its priority for it (its own priority stays), and their subscribers are
+         *       subscribed to it; then they are deleted. All of it is one transaction.
+         */
+        put: operations["promoteProjectLabel"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/labels/{label_id}/subscribe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The label's integer id or its exact name, URL-encoded.
+                 * @example bug
+                 */
+                label_id: components["parameters"]["LabelId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Subscribe to a project label
+         * @description Subscribes the caller to a label; its `subscribed` is then true for the caller. Subscribing at one
+         *     level ends the caller's subscriptions to the label at the other (in a project, or at the group
+         *     level), as GitLab does.
+         *
+         *     The label is any the project can use: its own, or one of its group's or an ancestor group's. The
+         *     subscription is the caller's in this project (GitLab keeps a group label's subscriptions per project
+         *     and at the group level).
+         *
+         *     - **Who.** Any signed-in user who can see the project (a token is required, as in GitLab).
+         *     - Already subscribed here: 304 Not Modified with no body, as GitLab's `not_modified!`.
+         *     - A label not found answers 404 `{"message": "404 Label Not Found"}`.
+         *     - Otherwise 201 with the label.
+         */
+        post: operations["subscribeProjectLabel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/labels/{label_id}/unsubscribe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The label's integer id or its exact name, URL-encoded.
+                 * @example bug
+                 */
+                label_id: components["parameters"]["LabelId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Unsubscribe from a project label
+         * @description Ends the caller's subscription to a label; its `subscribed` is then false for the caller.
+         *
+         *     The label is any the project can use: its own, or one of its group's or an ancestor group's. The
+         *     subscription is the caller's in this project (GitLab keeps a group label's subscriptions per project
+         *     and at the group level).
+         *
+         *     - **Who.** As for subscribing.
+         *     - Not subscribed here: 304 Not Modified with no body, as GitLab's `not_modified!`.
+         *     - A label not found answers 404 `{"message": "404 Label Not Found"}`.
+         *     - Otherwise 201 with the label.
+         */
+        post: operations["unsubscribeProjectLabel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/labels/promote": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Promote a project label to a group label, named in the body
+         * @description The older form (GitLab deprecates it) of `PUT /projects/:id/labels/:label_id/promote`: the label
+         *     is named by `name` (its exact name or its id) in the body. Without `name`, 400 `{"error": "name is missing"}`. The path
+         *     wins over `PUT /projects/:id/labels/:label_id` for a label named `promote`, as in GitLab.
+         *
+         *     - **Who.** Planner or higher in the project and in the project's group (membership of an ancestor
+         *       group counts), or an administrator, as GitLab asks; others who can see the project get 403.
+         *     - A project that is not in a group answers 400
+         *       `{"message": "Failed to promote project label to group label"}`, as GitLab.
+         *     - Only the project's own labels are promoted: a group label, or a label not found, answers 404
+         *       `{"message": "404 Label Not Found"}`.
+         *     - The label keeps its id, name, colour and description and becomes a label of the project's group
+         *       (answered as a group label). The labels of the same name (exactly) in that group and in the
+         *       group's projects are merged into it: their merge requests get it instead, a project's priority
+         *       for one of them becomes its priority for it (its own priority stays), and their subscribers are
+         *       subscribed to it; then they are deleted. All of it is one transaction.
+         */
+        put: operations["promoteProjectLabelByName"];
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -2333,16 +2579,30 @@ export interface paths {
         put?: never;
         /**
          * Start a thread on a merge request
-         * @description Starts a resolvable thread with one note (`type: DiscussionNote`), or with `position` a thread on a
-         *     line of the diff (`type: DiffNote`).
+         * @description Starts a resolvable thread with one note (`type: DiscussionNote`), or with `position` a thread on the
+         *     diff (`type: DiffNote`): on a line, a point of an image, or a whole file.
          *
-         *     - **Diff positions** (`position_type: text` only; image and file positions are not supported yet):
-         *       `base_sha`, `start_sha` and `head_sha` must be the diff refs of one of the merge request's versions,
-         *       `new_path` (and `old_path`, which defaults to it) a file changed in that version, and `new_line`
-         *       (an added line), `old_line` (a removed line) or both (an unchanged line) a line shown in its diff.
-         *       Otherwise 400 `{"message": "400 Bad request - Note {:line_code=>[\"can't be blank\", \"must be a valid line code\"]}"}`,
-         *       as GitLab answers. The note keeps GitLab's line code: the SHA-1 of the new path, then `_old_new`
-         *       line numbers as the diff counts them. Replies to a diff thread are diff notes at the same position.
+         *     - **Diff positions.** `base_sha`, `start_sha` and `head_sha` must be the diff refs of one of the merge
+         *       request's versions, and `new_path` (with `old_path`) a file changed in that version. By
+         *       `position_type`:
+         *       - `text`: a line. `old_path` defaults to `new_path`; `new_line` (an added line), `old_line` (a removed
+         *         line) or both (an unchanged line) must be a line shown in the file's diff. Otherwise 400
+         *         `{"message": "400 Bad request - Note {:line_code=>[\"can't be blank\", \"must be a valid line code\"]}"}`,
+         *         as GitLab answers. The note keeps GitLab's line code: the SHA-1 of the new path, then `_old_new`
+         *         line numbers as the diff counts them.
+         *       - `image`: a point on an image the merge request changes (`png`, `jpg`, `jpeg`, `gif`, `bmp`, `tiff`,
+         *         `ico`, `webp`, as GitLab's image viewer): `width` and `height` of the image as shown, `x` and `y`
+         *         of the point (GitLab takes them as floats). `old_path` defaults to `new_path`.
+         *       - `file`: the whole file, no line; GitLab needs both `new_path` and `old_path`.
+         *
+         *       An `image` position without all of `width`, `height`, `x`, `y`, or a `file` one without `old_path`,
+         *       is incomplete: 400 `{"message": "400 Bad request - Note {:position=>[\"is incomplete\"]}"}`, as
+         *       GitLab answers. Diff refs of no version, a file the version does not change, or an `image` position
+         *       on a file that is not an image answer 400
+         *       `{"message": "400 Bad request - Note {:position=>[\"is invalid\"]}"}` (GitLab stores such a
+         *       position unchecked; forge-api refuses it rather than keep a note no diff can show). A `position_type`
+         *       other than these answers 400 `{"error": "position[position_type] does not have a valid value"}`.
+         *       Replies to a diff thread are diff notes at the same position.
          *
          *     - **Who.** As for notes (`create_note`; members only on a locked discussion).
          *     - **Required:** `body` (400 `{"error": "body is missing"}`).
@@ -5441,29 +5701,51 @@ export interface components {
             /** @example false */
             renamed_file: boolean;
         };
-        DiffPosition: {
+        DiffFilePosition: {
             base_sha: string;
             head_sha: string;
-            line_range?: null;
-            new_line: number | null;
             new_path: string;
-            old_line: number | null;
             old_path: string;
-            /** @enum {string} */
-            position_type: "text";
+            /** @constant */
+            position_type: "file";
             start_sha: string;
         };
-        /** @description Where on the diff the thread starts. */
+        DiffImagePosition: {
+            base_sha: string;
+            head_sha: string;
+            height: number;
+            new_path: string;
+            old_path: string;
+            /** @constant */
+            position_type: "image";
+            start_sha: string;
+            width: number;
+            x: number;
+            y: number;
+        };
+        /** @description A diff note's position, with the fields GitLab returns for its `position_type`. */
+        DiffPosition: components["schemas"]["DiffTextPosition"] | components["schemas"]["DiffImagePosition"] | components["schemas"]["DiffFilePosition"];
+        /** @description Where on the diff the thread starts; which fields count depends on `position_type`. */
         DiffPositionCreate: {
             base_sha: string;
             head_sha: string;
+            /** @description `image`: the height the image was shown at. */
+            height?: number;
+            /** @description `text`: the line on the new side. */
             new_line?: number | null;
             new_path: string;
+            /** @description `text`: the line on the old side. */
             old_line?: number | null;
             old_path?: string;
             /** @enum {string} */
-            position_type: "text";
+            position_type: "text" | "image" | "file";
             start_sha: string;
+            /** @description `image`: the width the image was shown at. */
+            width?: number;
+            /** @description `image`: the point's distance from the left edge (GitLab bounds it no further). */
+            x?: number;
+            /** @description `image`: the point's distance from the top edge (GitLab bounds it no further). */
+            y?: number;
         };
         /**
          * DiffRefs
@@ -5476,6 +5758,18 @@ export interface components {
             head_sha: string | null;
             /** @example ae1d9fb46aa2b07ee9836d49862ec4e2c46fbbba */
             start_sha: string | null;
+        };
+        DiffTextPosition: {
+            base_sha: string;
+            head_sha: string;
+            line_range: null;
+            new_line: number | null;
+            new_path: string;
+            old_line: number | null;
+            old_path: string;
+            /** @constant */
+            position_type: "text";
+            start_sha: string;
         };
         /** @description A thread of notes, or a single note (`individual_note`), under GitLab's 40-hex id. */
         Discussion: {
@@ -5831,7 +6125,7 @@ export interface components {
              */
             open_merge_requests_count?: number;
             /**
-             * @description Always false (forge-api has no label subscriptions).
+             * @description Whether the caller is subscribed to the label: in the project, on a project's routes; at the group level, on a group's.
              * @example false
              */
             subscribed: boolean;
@@ -5975,6 +6269,17 @@ export interface components {
          * @example 10
          */
         LabelPriorityInput: number | null;
+        /**
+         * LabelPromote
+         * @description The project label to promote.
+         */
+        LabelPromote: {
+            /**
+             * @description The label's exact name, or its id.
+             * @example bug
+             */
+            name: string;
+        };
         /**
          * LabelSelector
          * @description Names the label to change, by id or by exact name (exactly one of them).
@@ -9944,9 +10249,12 @@ export type SchemaCurrentUserPersonalAccessTokenCreate = components['schemas']['
 export type SchemaCustomAttribute = components['schemas']['CustomAttribute'];
 export type SchemaCustomAttributeValue = components['schemas']['CustomAttributeValue'];
 export type SchemaDiff = components['schemas']['Diff'];
+export type SchemaDiffFilePosition = components['schemas']['DiffFilePosition'];
+export type SchemaDiffImagePosition = components['schemas']['DiffImagePosition'];
 export type SchemaDiffPosition = components['schemas']['DiffPosition'];
 export type SchemaDiffPositionCreate = components['schemas']['DiffPositionCreate'];
 export type SchemaDiffRefs = components['schemas']['DiffRefs'];
+export type SchemaDiffTextPosition = components['schemas']['DiffTextPosition'];
 export type SchemaDiscussion = components['schemas']['Discussion'];
 export type SchemaDiscussionCreate = components['schemas']['DiscussionCreate'];
 export type SchemaDiscussionNoteUpdate = components['schemas']['DiscussionNoteUpdate'];
@@ -9968,6 +10276,7 @@ export type SchemaGroupUpdate = components['schemas']['GroupUpdate'];
 export type SchemaHousekeepingRequest = components['schemas']['HousekeepingRequest'];
 export type SchemaLabelBasic = components['schemas']['LabelBasic'];
 export type SchemaLabelPriorityInput = components['schemas']['LabelPriorityInput'];
+export type SchemaLabelPromote = components['schemas']['LabelPromote'];
 export type SchemaLabelSelector = components['schemas']['LabelSelector'];
 export type SchemaMember = components['schemas']['Member'];
 export type SchemaMemberBatchResult = components['schemas']['MemberBatchResult'];
@@ -11175,6 +11484,98 @@ export interface operations {
         responses: {
             /** @description The label was deleted. */
             204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    subscribeGroupLabel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+                /**
+                 * @description The label's integer id or its exact name, URL-encoded.
+                 * @example bug
+                 */
+                label_id: components["parameters"]["LabelId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller is now subscribed. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GroupLabel"];
+                };
+            };
+            /** @description The caller was already subscribed; nothing changed. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    unsubscribeGroupLabel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+                /**
+                 * @description The label's integer id or its exact name, URL-encoded.
+                 * @example bug
+                 */
+                label_id: components["parameters"]["LabelId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller is no longer subscribed. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GroupLabel"];
+                };
+            };
+            /** @description The caller was not subscribed; nothing changed. */
+            304: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14107,6 +14508,192 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    promoteProjectLabel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The label's integer id or its exact name, URL-encoded.
+                 * @example bug
+                 */
+                label_id: components["parameters"]["LabelId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The label, now a group label. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GroupLabel"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    subscribeProjectLabel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The label's integer id or its exact name, URL-encoded.
+                 * @example bug
+                 */
+                label_id: components["parameters"]["LabelId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller is now subscribed. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectLabel"];
+                };
+            };
+            /** @description The caller was already subscribed; nothing changed. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    unsubscribeProjectLabel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The label's integer id or its exact name, URL-encoded.
+                 * @example bug
+                 */
+                label_id: components["parameters"]["LabelId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller is no longer subscribed. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectLabel"];
+                };
+            };
+            /** @description The caller was not subscribed; nothing changed. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    promoteProjectLabelByName: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "bug"
+                 *     }
+                 */
+                "application/json": components["schemas"]["LabelPromote"];
+                /**
+                 * @example {
+                 *       "name": "bug"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["LabelPromote"];
+                /**
+                 * @example {
+                 *       "name": "bug"
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["LabelPromote"];
+            };
+        };
+        responses: {
+            /** @description The label, now a group label. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GroupLabel"];
+                };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];

@@ -139,6 +139,8 @@ export interface OperationSubjects {
   listSubgroups: 'group';
   listUsers: 'instance';
   mergeMergeRequest: 'project';
+  promoteProjectLabel: 'project';
+  promoteProjectLabelByName: 'project';
   protectBranch: 'project';
   rebaseMergeRequest: 'project';
   removeGroupMember: 'group';
@@ -160,10 +162,14 @@ export interface OperationSubjects {
   setProjectCustomAttribute: 'instance';
   shareProjectWithGroup: 'project';
   startProjectHousekeeping: 'project';
+  subscribeGroupLabel: 'group';
+  subscribeProjectLabel: 'project';
   unarchiveProject: 'project';
   unblockUser: 'instance';
   unprotectBranch: 'project';
   unshareProjectWithGroup: 'project';
+  unsubscribeGroupLabel: 'group';
+  unsubscribeProjectLabel: 'project';
   updateGroup: 'group';
   updateGroupLabel: 'group';
   updateGroupLabelByName: 'group';

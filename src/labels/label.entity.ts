@@ -51,3 +51,22 @@ export class LabelPriority {
   @UpdateDateColumn({ type: 'timestamptz', name: 'updated_at' })
   updatedAt: Date;
 }
+
+/** A user's subscription to a label: in one project, or at the group level (`projectId` null). */
+@Entity({ name: 'label_subscriptions' })
+export class LabelSubscription {
+  @PrimaryGeneratedColumn({ type: 'integer' })
+  id: number;
+
+  @Column({ type: 'integer', name: 'label_id' })
+  labelId: number;
+
+  @Column({ type: 'integer', name: 'user_id' })
+  userId: number;
+
+  @Column({ type: 'integer', name: 'project_id', nullable: true })
+  projectId: number | null;
+
+  @CreateDateColumn({ type: 'timestamptz', name: 'created_at' })
+  createdAt: Date;
+}

@@ -21,8 +21,8 @@ export function presentLabelBasic(label: Label): LabelBasicJson {
   };
 }
 
-export function presentGroupLabel({ label, counts }: LabelRecord): GroupLabelJson {
-  return { ...presentLabelBasic(label), ...counts, subscribed: false };
+export function presentGroupLabel({ label, counts, subscribed }: LabelRecord): GroupLabelJson {
+  return { ...presentLabelBasic(label), ...counts, subscribed };
 }
 
 export function presentProjectLabel(record: LabelRecord): ProjectLabelJson {

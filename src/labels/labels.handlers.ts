@@ -7,8 +7,9 @@ export const labelsHandlers = defineHandlers({
     return { status: 200, body: page.items.map(presentProjectLabel), headers: page.headers };
   },
 
-  async getProjectLabel({ params, subject, services }) {
+  async getProjectLabel({ params, subject, caller, services }) {
     const record = await services.labels.getForProject(
+      caller,
       subject,
       params.label_id,
       params.include_ancestor_groups,
@@ -16,18 +17,39 @@ export const labelsHandlers = defineHandlers({
     return { status: 200, body: presentProjectLabel(record) };
   },
 
-  async createProjectLabel({ subject, body, services }) {
-    return { status: 201, body: presentProjectLabel(await services.labels.createForProject(subject, body)) };
+  async createProjectLabel({ subject, body, caller, services }) {
+    const record = await services.labels.createForProject(caller, subject, body);
+    return { status: 201, body: presentProjectLabel(record) };
   },
 
-  async updateProjectLabel({ params, subject, body, services }) {
-    const record = await services.labels.updateForProject(subject, params.label_id, body ?? {});
+  async updateProjectLabel({ params, subject, body, caller, services }) {
+    const record = await services.labels.updateForProject(caller, subject, params.label_id, body ?? {});
     return { status: 200, body: presentProjectLabel(record) };
   },
 
-  async updateProjectLabelByName({ subject, body, services }) {
-    const record = await services.labels.updateForProjectByName(subject, body ?? {});
+  async updateProjectLabelByName({ subject, body, caller, services }) {
+    const record = await services.labels.updateForProjectByName(caller, subject, body ?? {});
     return { status: 200, body: presentProjectLabel(record) };
+  },
+
+  async subscribeProjectLabel({ params, subject, caller, services }) {
+    const record = await services.labels.setProjectSubscription(caller, subject, params.label_id, true);
+    return record ? { status: 201, body: presentProjectLabel(record) } : { status: 304, body: null };
+  },
+
+  async unsubscribeProjectLabel({ params, subject, caller, services }) {
+    const record = await services.labels.setProjectSubscription(caller, subject, params.label_id, false);
+    return record ? { status: 201, body: presentProjectLabel(record) } : { status: 304, body: null };
+  },
+
+  async promoteProjectLabel({ params, subject, caller, services }) {
+    const record = await services.labels.promote(caller, subject, params.label_id);
+    return { status: 200, body: presentGroupLabel(record) };
+  },
+
+  async promoteProjectLabelByName({ subject, body, caller, services }) {
+    const record = await services.labels.promote(caller, subject, body.name);
+    return { status: 200, body: presentGroupLabel(record) };
   },
 
   async deleteProjectLabel({ params, subject, services }) {
@@ -49,14 +71,24 @@ export const labelsHandlers = defineHandlers({
     return { status: 201, body: presentGroupLabel(await services.labels.createForGroup(subject, body)) };
   },
 
-  async updateGroupLabel({ params, subject, body, services }) {
-    const record = await services.labels.updateForGroup(subject, params.label_id, body ?? {});
+  async updateGroupLabel({ params, subject, body, caller, services }) {
+    const record = await services.labels.updateForGroup(caller, subject, params.label_id, body ?? {});
     return { status: 200, body: presentGroupLabel(record) };
   },
 
-  async updateGroupLabelByName({ subject, body, services }) {
-    const record = await services.labels.updateForGroupByName(subject, body ?? {});
+  async updateGroupLabelByName({ subject, body, caller, services }) {
+    const record = await services.labels.updateForGroupByName(caller, subject, body ?? {});
     return { status: 200, body: presentGroupLabel(record) };
+  },
+
+  async subscribeGroupLabel({ params, subject, caller, services }) {
+    const record = await services.labels.setGroupSubscription(caller, subject, params.label_id, true);
+    return record ? { status: 201, body: presentGroupLabel(record) } : { status: 304, body: null };
+  },
+
+  async unsubscribeGroupLabel({ params, subject, caller, services }) {
+    const record = await services.labels.setGroupSubscription(caller, subject, params.label_id, false);
+    return record ? { status: 201, body: presentGroupLabel(record) } : { status: 304, body: null };
   },
 
   async deleteGroupLabel({ params, subject, services }) {

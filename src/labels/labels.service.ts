@@ -1,8 +1,15 @@
 import { In, type DataSource, type EntityManager, type SelectQueryBuilder } from 'typeorm';
 import type { components, operations } from '../../generated/openapi.js';
-import { whereGroupVisible, whereProjectVisible } from '../core/abilities.js';
+import { authorizeGroup, groupSubject, whereGroupVisible, whereProjectVisible } from '../core/abilities.js';
 import type { Caller } from '../core/auth.js';
-import { badParameter, conflict, notFound, validationFailed } from '../core/errors.js';
+import {
+  ApiError,
+  badParameter,
+  conflict,
+  notFound,
+  unauthorized,
+  validationFailed,
+} from '../core/errors.js';
 import type { CoreDeps } from '../core/family.js';
 import { stripTags } from '../core/html.js';
 import { recordId } from '../core/ids.js';
@@ -37,6 +44,8 @@ export interface LabelRecord {
   /** The project's priority (project reads only); null when it has none. */
   priority: number | null;
   counts?: LabelCounts;
+  /** The caller is subscribed to it where it is read: in the project, or at the group level. */
+  subscribed: boolean;
 }
 
 /** Where labels are counted: a project's merge requests, or those of the projects in a group. */
@@ -53,6 +62,8 @@ export type LabelCounter = (
 ) => Promise<Map<number, number>>;
 
 const MAX_DESCRIPTION_BYTES = 512 * 1024;
+/** GitLab's answer when a label cannot be promoted (the project is not in a group). */
+const PROMOTE_FAILED = 'Failed to promote project label to group label';
 /** The colour GitLab gives labels it creates on the fly. */
 const DEFAULT_COLOR = '#6699cc';
 const UPDATE_FIELDS = ['new_name', 'color', 'description', 'priority'] as const;
@@ -155,25 +166,31 @@ export class LabelsService {
     const query = this.scopedQuery(scope);
     if (params.search) this.whereSearch(query, params.search);
     const page = await paginateOffset(query, params, request);
-    const records = await this.withPriorities(page.items, view.project.id);
+    const records = await this.projectRecords(caller, page.items, view.project.id);
     if (params.with_counts) await this.addCounts(caller, records, { projectId: view.project.id });
     return { items: records, headers: page.headers };
   }
 
-  async getForProject(view: ProjectView, idOrTitle: string, includeAncestors = true): Promise<LabelRecord> {
+  async getForProject(
+    caller: Caller,
+    view: ProjectView,
+    idOrTitle: string,
+    includeAncestors = true,
+  ): Promise<LabelRecord> {
     const label = await this.find(this.projectScope(view, includeAncestors), idOrTitle);
-    return (await this.withPriorities([label], view.project.id))[0];
+    return (await this.projectRecords(caller, [label], view.project.id))[0];
   }
 
-  async createForProject(view: ProjectView, params: CreateLabelParams): Promise<LabelRecord> {
+  async createForProject(caller: Caller, view: ProjectView, params: CreateLabelParams): Promise<LabelRecord> {
     const label = await this.create(this.projectScope(view, true), { projectId: view.project.id }, params, {
       projectId: view.project.id,
       priority: params.priority,
     });
-    return (await this.withPriorities([label], view.project.id))[0];
+    return (await this.projectRecords(caller, [label], view.project.id))[0];
   }
 
   async updateForProject(
+    caller: Caller,
     view: ProjectView,
     idOrTitle: string,
     params: UpdateLabelParams,
@@ -181,12 +198,91 @@ export class LabelsService {
     requireOneOf(params, UPDATE_FIELDS);
     const label = await this.find(this.projectScope(view, false), idOrTitle);
     await this.update(label, params, view.project.id);
-    return (await this.withPriorities([label], view.project.id))[0];
+    return (await this.projectRecords(caller, [label], view.project.id))[0];
   }
 
   /** The older update: the label named by `label_id` or `name` in the body. */
-  updateForProjectByName(view: ProjectView, params: UpdateLabelByNameParams): Promise<LabelRecord> {
-    return this.updateForProject(view, selectorOf(params), params);
+  updateForProjectByName(
+    caller: Caller,
+    view: ProjectView,
+    params: UpdateLabelByNameParams,
+  ): Promise<LabelRecord> {
+    return this.updateForProject(caller, view, selectorOf(params), params);
+  }
+
+  /**
+   * Subscribes the caller to a label the project can use (its own or a group's), in this project; null
+   * when nothing changes (already subscribed, or not subscribed when unsubscribing: GitLab's 304).
+   */
+  async setProjectSubscription(
+    caller: Caller,
+    view: ProjectView,
+    idOrTitle: string,
+    subscribed: boolean,
+  ): Promise<LabelRecord | null> {
+    const label = await this.find(this.projectScope(view, true), idOrTitle);
+    if (!(await this.setSubscription(caller, label.id, view.project.id, subscribed))) return null;
+    return (await this.projectRecords(caller, [label], view.project.id))[0];
+  }
+
+  /**
+   * Makes one of the project's own labels a label of the project's group, keeping its id, as GitLab's
+   * promotion: the labels of the same name in the group and in the group's projects are merged into it
+   * (their merge request links, priorities and subscriptions move to it, then they are deleted).
+   */
+  async promote(caller: Caller, view: ProjectView, idOrTitle: string): Promise<LabelRecord> {
+    const namespace = view.project.namespace;
+    if (namespace.kind !== 'group') throw new ApiError(400, { message: PROMOTE_FAILED });
+    authorizeGroup(caller, 'admin_label', await groupSubject(this.dataSource.manager, caller, namespace));
+    const label = await this.find(this.projectScope(view, false), idOrTitle);
+    const groupId = namespace.id;
+    await this.dataSource.transaction(async (tx) => {
+      // The label first, so that a concurrent promotion or rename of it waits for this one.
+      const [locked] = (await tx.query('SELECT id FROM labels WHERE id = $1 AND project_id = $2 FOR UPDATE', [
+        label.id,
+        view.project.id,
+      ])) as Array<{ id: number }>;
+      if (!locked) throw notFound('Label');
+      const merged = (
+        (await tx.query(
+          `SELECT l.id FROM labels l
+           WHERE l.title = $1 AND l.id <> $2
+             AND (l.group_id = $3 OR l.project_id IN (SELECT id FROM projects WHERE namespace_id = $3))
+           FOR UPDATE`,
+          [label.title, label.id, groupId],
+        )) as Array<{ id: number }>
+      ).map((row) => row.id);
+      if (merged.length > 0) {
+        await tx.query(
+          `INSERT INTO merge_request_labels (merge_request_id, label_id)
+           SELECT merge_request_id, $1 FROM merge_request_labels WHERE label_id = ANY($2::int[])
+           ON CONFLICT DO NOTHING`,
+          [label.id, merged],
+        );
+        // A project keeps its own priority for the label, else the first of the merged ones.
+        await tx.query(
+          `INSERT INTO label_priorities (project_id, label_id, priority)
+           SELECT DISTINCT ON (project_id) project_id, $1, priority FROM label_priorities
+           WHERE label_id = ANY($2::int[]) ORDER BY project_id, priority, id
+           ON CONFLICT (project_id, label_id) DO NOTHING`,
+          [label.id, merged],
+        );
+        await tx.query(
+          `INSERT INTO label_subscriptions (label_id, user_id, project_id)
+           SELECT $1, user_id, project_id FROM label_subscriptions WHERE label_id = ANY($2::int[])
+           ON CONFLICT (label_id, user_id, COALESCE(project_id, 0)) DO NOTHING`,
+          [label.id, merged],
+        );
+        // Their links, priorities and subscriptions go with them.
+        await tx.query('DELETE FROM labels WHERE id = ANY($1::int[])', [merged]);
+      }
+      await tx.query('UPDATE labels SET project_id = NULL, group_id = $2, updated_at = now() WHERE id = $1', [
+        label.id,
+        groupId,
+      ]);
+    });
+    const promoted = await this.dataSource.getRepository(Label).findOneByOrFail({ id: label.id });
+    return (await this.groupRecords(caller, [promoted]))[0];
   }
 
   async removeFromProject(view: ProjectView, idOrTitle: string): Promise<void> {
@@ -205,7 +301,7 @@ export class LabelsService {
     const query = this.scopedQuery(await this.groupScope(caller, view, params));
     if (params.search) this.whereSearch(query, params.search);
     const page = await paginateOffset(query, params, request);
-    const records: LabelRecord[] = page.items.map((label) => ({ label, priority: null }));
+    const records = await this.groupRecords(caller, page.items);
     if (params.with_counts) await this.addCounts(caller, records, { groupId: view.group.id });
     return { items: records, headers: page.headers };
   }
@@ -216,24 +312,46 @@ export class LabelsService {
     idOrTitle: string,
     params: GetGroupLabelParams,
   ): Promise<LabelRecord> {
-    return { label: await this.find(await this.groupScope(caller, view, params), idOrTitle), priority: null };
+    const label = await this.find(await this.groupScope(caller, view, params), idOrTitle);
+    return (await this.groupRecords(caller, [label]))[0];
   }
 
   async createForGroup(view: GroupView, params: CreateLabelParams): Promise<LabelRecord> {
     const scope: LabelScope = { projectIds: [], groupIds: view.group.traversalIds };
     const label = await this.create(scope, { groupId: view.group.id }, params, {});
-    return { label, priority: null };
+    return { label, priority: null, subscribed: false };
   }
 
-  async updateForGroup(view: GroupView, idOrTitle: string, params: UpdateLabelParams): Promise<LabelRecord> {
+  async updateForGroup(
+    caller: Caller,
+    view: GroupView,
+    idOrTitle: string,
+    params: UpdateLabelParams,
+  ): Promise<LabelRecord> {
     requireOneOf(params, GROUP_UPDATE_FIELDS);
     const label = await this.find({ projectIds: [], groupIds: [view.group.id] }, idOrTitle);
     await this.update(label, params, undefined);
-    return { label, priority: null };
+    return (await this.groupRecords(caller, [label]))[0];
   }
 
-  updateForGroupByName(view: GroupView, params: UpdateLabelByNameParams): Promise<LabelRecord> {
-    return this.updateForGroup(view, selectorOf(params), params);
+  updateForGroupByName(
+    caller: Caller,
+    view: GroupView,
+    params: UpdateLabelByNameParams,
+  ): Promise<LabelRecord> {
+    return this.updateForGroup(caller, view, selectorOf(params), params);
+  }
+
+  /** Subscribes the caller to a label of the group or its ancestors, at the group level; null as for projects. */
+  async setGroupSubscription(
+    caller: Caller,
+    view: GroupView,
+    idOrTitle: string,
+    subscribed: boolean,
+  ): Promise<LabelRecord | null> {
+    const label = await this.find({ projectIds: [], groupIds: view.group.traversalIds }, idOrTitle);
+    if (!(await this.setSubscription(caller, label.id, null, subscribed))) return null;
+    return (await this.groupRecords(caller, [label]))[0];
   }
 
   async removeFromGroup(view: GroupView, idOrTitle: string): Promise<void> {
@@ -412,15 +530,78 @@ export class LabelsService {
     return rows[0]?.ids ?? [];
   }
 
-  /** The project's priorities for a page of labels, in one query. */
-  private async withPriorities(labels: Label[], projectId: number): Promise<LabelRecord[]> {
+  /** A page of labels as a project shows them: its priorities and the caller's subscriptions, two queries. */
+  private async projectRecords(caller: Caller, labels: Label[], projectId: number): Promise<LabelRecord[]> {
     const priorities = labels.length
       ? await this.dataSource
           .getRepository(LabelPriority)
           .findBy({ projectId, labelId: In(labels.map((label) => label.id)) })
       : [];
     const byLabel = new Map(priorities.map((p) => [p.labelId, p.priority]));
-    return labels.map((label) => ({ label, priority: byLabel.get(label.id) ?? null }));
+    const subscribed = await this.subscribedTo(caller, labels, projectId);
+    return labels.map((label) => ({
+      label,
+      priority: byLabel.get(label.id) ?? null,
+      subscribed: subscribed.has(label.id),
+    }));
+  }
+
+  /** A page of labels as a group shows them: the caller's group-level subscriptions. */
+  private async groupRecords(caller: Caller, labels: Label[]): Promise<LabelRecord[]> {
+    const subscribed = await this.subscribedTo(caller, labels, null);
+    return labels.map((label) => ({ label, priority: null, subscribed: subscribed.has(label.id) }));
+  }
+
+  /** Which of `labels` the caller is subscribed to in project `projectId` (null: at the group level). */
+  private async subscribedTo(
+    caller: Caller,
+    labels: Label[],
+    projectId: number | null,
+  ): Promise<Set<number>> {
+    if (!caller.user || labels.length === 0) return new Set();
+    const rows = (await this.dataSource.query(
+      `SELECT label_id FROM label_subscriptions
+       WHERE user_id = $1 AND label_id = ANY($2::int[]) AND project_id IS NOT DISTINCT FROM $3::int`,
+      [caller.user.id, labels.map((label) => label.id), projectId],
+    )) as Array<{ label_id: number }>;
+    return new Set(rows.map((row) => row.label_id));
+  }
+
+  /**
+   * Subscribes or unsubscribes the caller at one level; false when it already was as asked. A change also
+   * drops the caller's subscriptions to the label at the other level (a project's and the group's), as
+   * GitLab's `unsubscribe_from_other_levels`.
+   */
+  private async setSubscription(
+    caller: Caller,
+    labelId: number,
+    projectId: number | null,
+    subscribe: boolean,
+  ): Promise<boolean> {
+    const user = caller.user;
+    if (!user) throw unauthorized();
+    return this.dataSource.transaction(async (tx) => {
+      const current = (await tx.query(
+        `SELECT id FROM label_subscriptions
+         WHERE label_id = $1 AND user_id = $2 AND project_id IS NOT DISTINCT FROM $3::int FOR UPDATE`,
+        [labelId, user.id, projectId],
+      )) as Array<{ id: number }>;
+      if (subscribe === current.length > 0) return false;
+      await tx.query(
+        `DELETE FROM label_subscriptions WHERE label_id = $1 AND user_id = $2
+         AND ${projectId === null ? 'project_id IS NOT NULL' : 'project_id IS NULL'}`,
+        [labelId, user.id],
+      );
+      if (subscribe)
+        // A concurrent subscription of the same caller wins; the answer is the same.
+        await tx.query(
+          `INSERT INTO label_subscriptions (label_id, user_id, project_id) VALUES ($1, $2, $3)
+           ON CONFLICT (label_id, user_id, COALESCE(project_id, 0)) DO NOTHING`,
+          [labelId, user.id, projectId],
+        );
+      else await tx.query('DELETE FROM label_subscriptions WHERE id = $1', [current[0].id]);
+      return true;
+    });
   }
 
   private async addCounts(caller: Caller, records: LabelRecord[], scope: LabelCountScope): Promise<void> {

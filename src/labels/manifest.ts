@@ -1,5 +1,6 @@
 import { defineFamily, defineService } from '../core/family.js';
-import { Label, LabelPriority } from './label.entity.js';
+import { LabelSubscriptions1767744200000 } from '../db/migrations/1767744200000-label-subscriptions.js';
+import { Label, LabelPriority, LabelSubscription } from './label.entity.js';
 import { labelsHandlers } from './labels.handlers.js';
 import { Labels1767528000000 } from './labels.migration.js';
 import { LabelsService } from './labels.service.js';
@@ -12,8 +13,8 @@ declare module '../core/family.js' {
 
 export const labelsManifest = defineFamily({
   name: 'labels',
-  entities: [Label, LabelPriority],
-  migrations: [Labels1767528000000],
+  entities: [Label, LabelPriority, LabelSubscription],
+  migrations: [Labels1767528000000, LabelSubscriptions1767744200000],
   services: [defineService('labels', [], (core) => new LabelsService(core))],
   handlers: labelsHandlers,
 });

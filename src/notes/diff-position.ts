@@ -53,3 +53,12 @@ export function positionLineCode(
   );
   return line ? lineCode(file.newPath, line.oldLine, line.newLine) : null;
 }
+
+/** The extensions GitLab's image diff viewer shows as images (its safe image extensions). */
+const IMAGE_EXTENSIONS = new Set(['png', 'jpg', 'jpeg', 'gif', 'bmp', 'tiff', 'ico', 'webp']);
+
+/** Whether a diff shows this file as an image, on which an image position can sit; a dot file has no extension. */
+export function isImagePath(path: string): boolean {
+  const dot = path.lastIndexOf('.');
+  return dot > path.lastIndexOf('/') + 1 && IMAGE_EXTENSIONS.has(path.slice(dot + 1).toLowerCase());
+}

@@ -2,17 +2,20 @@ import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
 
 export type NoteType = 'DiscussionNote' | 'DiffNote';
 
-/** A text position on a merge request's diff, as GitLab stores it. */
-export interface DiffPosition {
-  position_type: 'text';
+/** What every position on a merge request's diff names: one version's diff refs and a file of it. */
+interface DiffFileRef {
   base_sha: string;
   start_sha: string;
   head_sha: string;
   old_path: string;
   new_path: string;
-  old_line: number | null;
-  new_line: number | null;
 }
+
+/** A position on a merge request's diff, as GitLab stores it: a line, a point of an image, or a whole file. */
+export type DiffPosition =
+  | (DiffFileRef & { position_type: 'text'; old_line: number | null; new_line: number | null })
+  | (DiffFileRef & { position_type: 'image'; width: number; height: number; x: number; y: number })
+  | (DiffFileRef & { position_type: 'file' });
 
 /** A comment on a merge request, by a user or by forge-api (`system`). */
 @Entity({ name: 'notes' })

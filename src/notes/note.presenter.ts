@@ -1,7 +1,7 @@
 import type { components } from '../../generated/openapi.js';
 import type { User } from '../users/user.entity.js';
 import { presentUserSummary, type UserSummaryJson } from '../users/user.presenter.js';
-import type { Note } from './note.entity.js';
+import type { DiffPosition, Note } from './note.entity.js';
 import { isResolvable, type DiscussionRecords, type NoteRecords } from './notes.service.js';
 
 export type NoteJson = components['schemas']['Note'];
@@ -24,6 +24,10 @@ const summary = (users: Map<number, User>, id: number | null, externalUrl: strin
   const user = id === null ? undefined : users.get(id);
   return user ? presentUserSummary(user, externalUrl) : null;
 };
+
+/** The fields GitLab returns for each type of position; a text one has no multi-line range here. */
+const presentPosition = (position: DiffPosition): NoteJson['position'] =>
+  position.position_type === 'text' ? { ...position, line_range: null } : { ...position };
 
 export function presentNote(
   note: Note,
@@ -57,9 +61,7 @@ export function presentNote(
     imported: false,
     imported_from: 'none',
     commands_changes: {},
-    ...(note.type === 'DiffNote' && note.position
-      ? { position: { ...note.position, line_range: null } }
-      : {}),
+    ...(note.type === 'DiffNote' && note.position ? { position: presentPosition(note.position) } : {}),
   };
 }
 

@@ -17,7 +17,8 @@ import type { MergeRequest } from '../merge_requests/merge-request.entity.js';
 import type { ProjectView } from '../projects/projects.service.js';
 import { User } from '../users/user.entity.js';
 import { MergeRequestDiff } from '../merge_requests/merge-request.entity.js';
-import { positionLineCode } from './diff-position.js';
+import type { FileDiff } from '../git/diffs.js';
+import { isImagePath, positionLineCode } from './diff-position.js';
 import { Note, type DiffPosition } from './note.entity.js';
 import type { MergeRequestChanged } from '../merge_requests/merge-requests.events.js';
 
@@ -26,7 +27,7 @@ type PageParams = { page?: number; per_page?: number };
 type CreateParams = { body: string; internal?: boolean; confidential?: boolean };
 type PositionParams = NonNullable<components['schemas']['DiscussionCreate']['position']>;
 /** Where a diff note sits, as stored. */
-type Placement = { position: DiffPosition; lineCode: string };
+type Placement = { position: DiffPosition; lineCode: string | null };
 
 /** One discussion: its id and its notes, oldest first. */
 export interface Discussion {
@@ -258,8 +259,7 @@ export class NotesService {
       );
       const [first] = discussion.notes;
       const type = first.type ?? 'DiscussionNote';
-      const placement =
-        first.position && first.lineCode ? { position: first.position, lineCode: first.lineCode } : null;
+      const placement = first.position ? { position: first.position, lineCode: first.lineCode } : null;
       return this.insertNote(caller, view, mergeRequest, params, type, discussion.id, tx, placement);
     });
     return { items: [note], mergeRequest, users: await this.users([note]) };
@@ -321,42 +321,60 @@ export class NotesService {
   }
 
   /**
-   * A text position checked against the merge request's versions: their diff refs, the file's diff and
-   * the line on it. GitLab's answer when any of it does not hold is a blank line code.
+   * A position checked against the merge request's versions: their diff refs and the file's diff, then what
+   * its type needs. A text position that does not hold has, as in GitLab, a blank line code; an image or file
+   * position must be complete, as GitLab checks, and on a file of the diff (an image for an image position).
    */
   private async place(
     view: ProjectView,
     mergeRequest: MergeRequest,
     position: PositionParams,
   ): Promise<Placement> {
-    const invalid = () => badRequest(`Note {:line_code=>["can't be blank", "must be a valid line code"]}`);
+    const refs = {
+      base_sha: position.base_sha,
+      start_sha: position.start_sha,
+      head_sha: position.head_sha,
+      old_path: position.old_path ?? position.new_path,
+      new_path: position.new_path,
+    };
+    if (position.position_type === 'text') {
+      const file = await this.diffFile(view, mergeRequest, refs);
+      const code = file ? positionLineCode(file, position.old_line, position.new_line) : null;
+      if (!code) throw badRequest(`Note {:line_code=>["can't be blank", "must be a valid line code"]}`);
+      const lines = { old_line: position.old_line ?? null, new_line: position.new_line ?? null };
+      return { lineCode: code, position: { ...refs, position_type: 'text', ...lines } };
+    }
+    const incomplete = () => badRequest('Note {:position=>["is incomplete"]}');
+    const invalid = () => badRequest('Note {:position=>["is invalid"]}');
+    if (position.position_type === 'file') {
+      if (!position.old_path) throw incomplete();
+      if (!(await this.diffFile(view, mergeRequest, refs))) throw invalid();
+      return { lineCode: null, position: { ...refs, position_type: 'file' } };
+    }
+    const { width, height, x, y } = position;
+    if (width === undefined || height === undefined || x === undefined || y === undefined) throw incomplete();
+    const file = await this.diffFile(view, mergeRequest, refs);
+    if (!file || !isImagePath(file.deletedFile ? file.oldPath : file.newPath)) throw invalid();
+    return { lineCode: null, position: { ...refs, position_type: 'image', width, height, x, y } };
+  }
+
+  /** The file a position names in the diff of the version its diff refs name, if there is one. */
+  private async diffFile(
+    view: ProjectView,
+    mergeRequest: MergeRequest,
+    refs: { base_sha: string; start_sha: string; head_sha: string; old_path: string; new_path: string },
+  ): Promise<FileDiff | null> {
     const version = await this.dataSource.getRepository(MergeRequestDiff).findOneBy({
       mergeRequestId: mergeRequest.id,
-      headCommitSha: position.head_sha,
-      startCommitSha: position.start_sha,
-      baseCommitSha: position.base_sha,
+      headCommitSha: refs.head_sha,
+      startCommitSha: refs.start_sha,
+      baseCommitSha: refs.base_sha,
     });
-    if (!version) throw invalid();
+    if (!version) return null;
     const { diffs } = await this.services.mergeRequests.version(view, mergeRequest.iid, version.id);
-    const oldPath = position.old_path ?? position.new_path;
-    const file = diffs.diffs.find(
-      (entry) => entry.newPath === position.new_path && entry.oldPath === oldPath,
+    return (
+      diffs.diffs.find((entry) => entry.newPath === refs.new_path && entry.oldPath === refs.old_path) ?? null
     );
-    const code = file ? positionLineCode(file, position.old_line, position.new_line) : null;
-    if (!code) throw invalid();
-    return {
-      lineCode: code,
-      position: {
-        position_type: 'text',
-        base_sha: position.base_sha,
-        start_sha: position.start_sha,
-        head_sha: position.head_sha,
-        old_path: oldPath,
-        new_path: position.new_path,
-        old_line: position.old_line ?? null,
-        new_line: position.new_line ?? null,
-      },
-    };
   }
 
   private noteOf(discussion: Discussion, noteId: number): Note {

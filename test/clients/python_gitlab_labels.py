@@ -37,6 +37,26 @@ try:
 except gitlab.exceptions.GitlabGetError as e:
     after_delete = [e.response_code, e.error_message]
 
+# Subscriptions: a project label, then the group label in the project and at the group level.
+triage = project.labels.create({"name": "triage", "color": "#FFAA00"})
+triage.subscribe()
+subscribed_after = triage.subscribed
+try:
+    triage.subscribe()
+    subscribe_again = "no error"
+except gitlab.exceptions.GitlabSubscribeError as e:
+    subscribe_again = e.response_code
+triage.unsubscribe()
+unsubscribed_after = triage.subscribed
+project.labels.get("security").subscribe()
+in_project = project.labels.get("security").subscribed
+group.labels.get("security").subscribe()
+levels = [in_project, project.labels.get("security").subscribed, group.labels.get("security").subscribed]
+
+# Promotion: the project label becomes the group's, with its id.
+promoted = project.labels.get("triage").promote()
+promoted_in_group = group.labels.get("triage")
+
 # Project milestones.
 v1 = project.milestones.create({"title": "v1.0", "start_date": "2026-03-01", "due_date": "2026-03-31"})
 project.milestones.create({"title": "v2.0"})
@@ -67,6 +87,13 @@ print(json.dumps({
     "renamed": [renamed.name, renamed.color, renamed.id == bug.id],
     "duplicate": duplicate,
     "after_delete": after_delete,
+    "subscriptions": [subscribed_after, subscribe_again, unsubscribed_after, levels],
+    "promoted": [
+        promoted["id"] == triage.id,
+        promoted["name"],
+        promoted_in_group.id == triage.id,
+        project.labels.get("triage").is_project_label,
+    ],
     "closed": closed,
     "milestones": milestones,
     "by_iid": by_iid,

@@ -32,6 +32,29 @@ discussion.save()
 resolved = [n["resolved"] for n in mr.discussions.get(discussion.id).attributes["notes"]]
 threads = [len(d.attributes["notes"]) for d in mr.discussions.list(get_all=True)]
 
+# A thread on a point of the image the merge request adds, at its diff refs.
+refs = mr.diff_refs
+on_image = mr.discussions.create(
+    {
+        "body": "Too dark here",
+        "position": {
+            "position_type": "image",
+            "base_sha": refs["base_sha"],
+            "start_sha": refs["start_sha"],
+            "head_sha": refs["head_sha"],
+            "new_path": "logo.png",
+            "old_path": "logo.png",
+            "width": 64,
+            "height": 48,
+            "x": 10.5,
+            "y": 20,
+        },
+    }
+)
+image_note = mr.discussions.get(on_image.id).attributes["notes"][0]
+image_keys = ("position_type", "new_path", "width", "height", "x", "y")
+image_position = {key: image_note["position"][key] for key in image_keys}
+
 print(
     json.dumps(
         {
@@ -41,6 +64,7 @@ print(
             "discussion": [len(discussion.id), reply.body, reply.type],
             "resolved": resolved,
             "threads": threads,
+            "image": [image_note["type"], image_position, image_note["position"]["head_sha"] == refs["head_sha"]],
             "user_notes_count": gl.projects.get(project_id, lazy=True).mergerequests.get(iid).user_notes_count,
         }
     )

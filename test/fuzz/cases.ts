@@ -126,6 +126,7 @@ function pathValue(op: FuzzOperation, name: string, fixture: Fixture): string {
     case 'group_id':
       return String(fixture.sharedGroup.id);
     case 'label_id':
+      if (op.path.endsWith('/promote')) return fixture.promotedLabel;
       return op.method === 'DELETE' ? fixture.doomedLabel : fixture.label;
     case 'milestone_id': {
       const { milestones } = fixture;

@@ -32,6 +32,8 @@ export interface Fixture {
   /** A label named `fuzz-label` in the project and in the group, and one of each that deletions may take. */
   label: string;
   doomedLabel: string;
+  /** A label of the project alone, which promotion may move to the group. */
+  promotedLabel: string;
   /** Milestone ids: the project's and the group's, and one of each that deletions may take. */
   milestones: { project: number; group: number; doomedProject: number; doomedGroup: number };
   /** Merge request !1 (`branch` into main) with its first diff version, and !2 for deleteMergeRequest. */
@@ -178,6 +180,8 @@ export class FixtureMaker {
     for (const owner of [p, `/groups/${group.id}`])
       for (const name of [label, doomedLabel])
         await this.call('POST', `${owner}/labels`, { name, color: '#428BCA' });
+    const promotedLabel = 'fuzz-promoted-label';
+    await this.call('POST', `${p}/labels`, { name: promotedLabel, color: '#428BCA' });
     const milestones = {
       project: await milestone(p, 'fuzz-milestone'),
       group: await milestone(`/groups/${group.id}`, 'fuzz-group-milestone'),
@@ -241,6 +245,7 @@ export class FixtureMaker {
       protectedBranch: 'main',
       label,
       doomedLabel,
+      promotedLabel,
       milestones,
       customAttribute: 'fuzzkey',
       mergeRequest: { iid: mergeRequest.iid, versionId: version.id, doomedIid: doomedMergeRequest.iid },

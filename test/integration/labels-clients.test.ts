@@ -49,6 +49,17 @@ describe('@gitbeaker/rest', () => {
     });
   });
 
+  // gitbeaker's label subscribe() posts to `/issues/:id/subscribe` (its bug), so only promote() is driven here.
+  it('promotes a project label to the group', async () => {
+    const { owner, group, project } = await setup();
+    const api = new Gitlab({ host: server.url, token: owner.token });
+    const label = await api.ProjectLabels.create(project.id, 'triage', '#FFAA00');
+    const promoted = await api.ProjectLabels.promote(project.id, 'triage');
+    expect(promoted).toMatchObject({ id: label.id, name: 'triage', subscribed: false });
+    expect(await api.GroupLabels.show(group.id, label.id)).toMatchObject({ name: 'triage' });
+    expect(await api.ProjectLabels.show(project.id, 'triage')).toMatchObject({ is_project_label: false });
+  });
+
   it('creates, lists, edits, closes and removes milestones', async () => {
     const { owner, group, project } = await setup();
     const api = new Gitlab({ host: server.url, token: owner.token });
@@ -94,6 +105,8 @@ describe('python-gitlab', () => {
       renamed: ['defect', '#428BCA', true],
       duplicate: [409, 'Label already exists'],
       after_delete: [404, '404 Label Not Found'],
+      subscriptions: [true, 304, false, [true, false, true]],
+      promoted: [true, 'triage', true, false],
       closed: ['v1.0'],
       milestones: [
         [1, 'v1.0', 'closed'],

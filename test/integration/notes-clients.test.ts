@@ -7,7 +7,7 @@ import { useTestServer } from '../helpers/server.js';
 
 const server = useTestServer();
 
-/** A project with an open merge request !1 by its Developer. */
+/** A project with an open merge request !1 by its Developer that adds a text file and an image. */
 async function world() {
   const { project } = await server.factories.ownedProjectWithReadme();
   const developer = await server.factories.memberOf(project, AccessLevel.Developer);
@@ -16,7 +16,17 @@ async function world() {
     project.id,
     'feature',
     'Add a file',
-    [{ action: 'create', filePath: 'new.txt', content: 'new\n' }],
+    [
+      { action: 'create', filePath: 'new.txt', content: 'new\n' },
+      // A 1×1 PNG, for a thread on the image.
+      {
+        action: 'create',
+        filePath: 'logo.png',
+        content:
+          'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==',
+        encoding: 'base64',
+      },
+    ],
     { startBranch: 'main' },
   );
   await api.MergeRequests.create(project.id, 'feature', 'main', 'Add a file');
@@ -24,6 +34,30 @@ async function world() {
 }
 
 describe('@gitbeaker/rest', () => {
+  it('starts a thread on a point of an image', async () => {
+    const { project, api } = await world();
+    const mr = await api.MergeRequests.show(project.id, 1);
+    const refs = mr.diff_refs as { base_sha: string; start_sha: string; head_sha: string };
+    const thread = await api.MergeRequestDiscussions.create(project.id, 1, 'Too dark', {
+      position: {
+        positionType: 'image',
+        baseSha: refs.base_sha,
+        startSha: refs.start_sha,
+        headSha: refs.head_sha,
+        newPath: 'logo.png',
+        oldPath: 'logo.png',
+        width: '64',
+        height: '48',
+        x: 3,
+        y: 4,
+      },
+    });
+    expect(thread.notes?.[0]).toMatchObject({
+      type: 'DiffNote',
+      position: { position_type: 'image', new_path: 'logo.png', width: 64, height: 48, x: 3, y: 4 },
+    });
+  });
+
   it('comments, edits, starts a thread, replies and resolves it', async () => {
     const { project, api } = await world();
     const note = await api.MergeRequestNotes.create(project.id, 1, 'First look');
@@ -60,7 +94,12 @@ describe('python-gitlab', () => {
       discussion: [40, 'Yes', 'DiscussionNote'],
       resolved: [true, true],
       threads: [1, 2],
-      user_notes_count: 3,
+      image: [
+        'DiffNote',
+        { position_type: 'image', new_path: 'logo.png', width: 64, height: 48, x: 10.5, y: 20 },
+        true,
+      ],
+      user_notes_count: 4,
     });
   });
 });

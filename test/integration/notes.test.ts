@@ -6,6 +6,10 @@ import type { Project } from '../../src/projects/project.entity.js';
 import type { TestUser } from '../helpers/factories.js';
 import { useTestServer } from '../helpers/server.js';
 
+/** A 1×1 PNG. */
+const PNG =
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+
 const server = useTestServer({ env: { FORGE_JOB_POLL: '0.5' } });
 
 type Json = Record<string, unknown>;
@@ -596,6 +600,15 @@ describe('diff notes', () => {
       });
     expect((await commit('main', 'create', 'a\nb\nc\n')).status).toBe(201);
     expect((await commit('lib', 'update', 'a\nB\nc\nd\n', 'main')).status).toBe(201);
+    const image = await server.request('POST', `/projects/${w.project.id}/repository/commits`, {
+      token: w.owner.token,
+      json: {
+        branch: 'lib',
+        commit_message: 'logo',
+        actions: [{ action: 'create', file_path: 'logo.png', content: PNG, encoding: 'base64' }],
+      },
+    });
+    expect(image.status, image.text).toBe(201);
     const mr = await server.request('POST', `/projects/${w.project.id}/merge_requests`, {
       token: w.developer.token,
       json: { source_branch: 'lib', target_branch: 'main', title: 'Change lib' },
@@ -607,6 +620,9 @@ describe('diff notes', () => {
   }
 
   const sha1 = (text: string) => createHash('sha1').update(text).digest('hex');
+  const invalid = { message: '400 Bad request - Note {:position=>["is invalid"]}' };
+  const incomplete = { message: '400 Bad request - Note {:position=>["is incomplete"]}' };
+  const point = { width: 100, height: 80, x: 12.5, y: 40 };
 
   it.each([
     ['an added line', { new_line: 2 }, 201, `${sha1('lib.txt')}_3_2`],
@@ -660,6 +676,177 @@ describe('diff notes', () => {
       json: { body: 'Agreed' },
     });
     expect(reply.body).toMatchObject({ type: 'DiffNote', position: note.position });
+  });
+
+  it.each<[string, Json, number, Json]>([
+    [
+      'a point of an image',
+      { position_type: 'image', new_path: 'logo.png', ...point },
+      201,
+      { position_type: 'image', old_path: 'logo.png', new_path: 'logo.png', ...point },
+    ],
+    [
+      'a point at the corner',
+      { position_type: 'image', new_path: 'logo.png', old_path: 'logo.png', width: 1, height: 1, x: 0, y: 0 },
+      201,
+      { position_type: 'image', width: 1, height: 1, x: 0, y: 0 },
+    ],
+    [
+      'a point off the image, which GitLab keeps too',
+      { position_type: 'image', new_path: 'logo.png', width: 10, height: 10, x: -2.5, y: 12 },
+      201,
+      { position_type: 'image', x: -2.5, y: 12 },
+    ],
+    [
+      'an image without its point',
+      { position_type: 'image', new_path: 'logo.png', width: 100, height: 80 },
+      400,
+      incomplete,
+    ],
+    [
+      'an image without its size',
+      { position_type: 'image', new_path: 'logo.png', x: 1, y: 2 },
+      400,
+      incomplete,
+    ],
+    ['a file that is not an image', { position_type: 'image', new_path: 'lib.txt', ...point }, 400, invalid],
+    [
+      'an image the diff does not change',
+      { position_type: 'image', new_path: 'a.png', ...point },
+      400,
+      invalid,
+    ],
+    [
+      'an image on diff refs of no version',
+      { position_type: 'image', new_path: 'logo.png', head_sha: '0'.repeat(40), ...point },
+      400,
+      invalid,
+    ],
+    [
+      'a whole file',
+      { position_type: 'file', new_path: 'lib.txt', old_path: 'lib.txt', new_line: 2 },
+      201,
+      { position_type: 'file', old_path: 'lib.txt', new_path: 'lib.txt' },
+    ],
+    [
+      'a whole image file',
+      { position_type: 'file', new_path: 'logo.png', old_path: 'logo.png' },
+      201,
+      { position_type: 'file', new_path: 'logo.png' },
+    ],
+    ['a file without its old path', { position_type: 'file', new_path: 'lib.txt' }, 400, incomplete],
+    [
+      'a file the diff does not change',
+      { position_type: 'file', new_path: 'README.md', old_path: 'README.md' },
+      400,
+      invalid,
+    ],
+    [
+      "a file whose old path is not the diff's",
+      { position_type: 'file', new_path: 'lib.txt', old_path: 'other.txt' },
+      400,
+      invalid,
+    ],
+    [
+      'an unknown type',
+      { position_type: 'line', new_path: 'lib.txt', old_path: 'lib.txt' },
+      400,
+      { error: 'position[position_type] does not have a valid value' },
+    ],
+  ])('places a diff note on %s', async (_, extra, status, expected) => {
+    const { refs, path, w } = await diffWorld();
+    const position = {
+      base_sha: refs.base_sha,
+      start_sha: refs.start_sha,
+      head_sha: refs.head_sha,
+      ...extra,
+    };
+    const res = await server.request('POST', path, {
+      token: w.reporter.token,
+      json: { body: 'Here', position },
+    });
+    expect(res.status, res.text).toBe(status);
+    if (status === 400) {
+      expect(res.body).toEqual(expected);
+      return;
+    }
+    const [note] = (res.body as Json).notes as Json[];
+    expect(note).toMatchObject({
+      type: 'DiffNote',
+      resolvable: true,
+      position: { ...expected, head_sha: refs.head_sha },
+    });
+    // Only the fields of its type: no lines on an image or a file, no point on a file.
+    const fields = Object.keys(note.position as Json).sort();
+    const common = ['base_sha', 'head_sha', 'new_path', 'old_path', 'position_type', 'start_sha'];
+    expect(fields).toEqual(
+      (extra.position_type === 'image' ? [...common, 'height', 'width', 'x', 'y'] : common).sort(),
+    );
+    const [row] = (await server.dataSource.query('SELECT line_code FROM notes WHERE id = $1', [
+      note.id,
+    ])) as Array<{ line_code: string | null }>;
+    expect(row.line_code).toBeNull();
+    const reply = await server.request('POST', `${path}/${(res.body as Json).id as string}/notes`, {
+      token: w.developer.token,
+      json: { body: 'Agreed' },
+    });
+    expect(reply.body).toMatchObject({ type: 'DiffNote', position: note.position });
+    const listed = await server.request('GET', path, { token: w.guest.token });
+    const thread = (listed.body as Json[]).find((d) => d.id === (res.body as Json).id) as Json;
+    expect((thread.notes as Json[]).map((n) => n.position)).toEqual([note.position, note.position]);
+  });
+
+  it.each<[string, unknown, string]>([
+    ['a position that is no hash', 'logo.png', 'position is invalid'],
+    [
+      'an image position without its diff refs',
+      { position_type: 'image', new_path: 'logo.png', width: 1, height: 1, x: 0, y: 0 },
+      'position[base_sha] is missing, position[start_sha] is missing, position[head_sha] is missing',
+    ],
+    [
+      'a point whose coordinate is no number',
+      { position_type: 'image', new_path: 'logo.png', width: 1, height: 1, x: 'left', y: 0 },
+      'position[x] is invalid',
+    ],
+  ])('refuses %s with Grape’s message', async (_, position, error) => {
+    const { path, refs, w } = await diffWorld();
+    const withRefs =
+      typeof position === 'object' && position !== null && (position as Json).x === 'left'
+        ? {
+            base_sha: refs.base_sha,
+            start_sha: refs.start_sha,
+            head_sha: refs.head_sha,
+            ...(position as Json),
+          }
+        : position;
+    const res = await server.request('POST', path, {
+      token: w.reporter.token,
+      json: { body: 'Here', position: withRefs },
+    });
+    expect(res.status, res.text).toBe(400);
+    expect(res.body).toEqual({ error });
+  });
+
+  it('takes an image position in bracket notation, with fractional coordinates', async () => {
+    const { refs, path, w } = await diffWorld();
+    const form = {
+      body: 'Here',
+      'position[position_type]': 'image',
+      'position[base_sha]': refs.base_sha,
+      'position[start_sha]': refs.start_sha,
+      'position[head_sha]': refs.head_sha,
+      'position[new_path]': 'logo.png',
+      'position[old_path]': 'logo.png',
+      'position[width]': '320',
+      'position[height]': '200',
+      'position[x]': '10.25',
+      'position[y]': '3',
+    };
+    const res = await server.request('POST', path, { token: w.reporter.token, form });
+    expect(res.status, res.text).toBe(201);
+    expect(((res.body as Json).notes as Json[])[0]).toMatchObject({
+      position: { position_type: 'image', width: 320, height: 200, x: 10.25, y: 3 },
+    });
   });
 
   it('takes the position in bracket notation, as python-gitlab and gitbeaker send it', async () => {

@@ -534,6 +534,13 @@ const CALLS: Record<string, (c: Case) => Call | Promise<Call>> = {
   updateGroupLabel: () => ({ path: { label_id: 'matrix' }, body: { description: unique('d') } }),
   updateGroupLabelByName: () => ({ body: { name: 'matrix', description: unique('d') } }),
   deleteGroupLabel: async (c) => ({ path: { label_id: await doomedLabel(c, 'groups') } }),
+  subscribeProjectLabel: () => ({ path: { label_id: 'matrix' } }),
+  unsubscribeProjectLabel: (c) => subscribedLabel(c, 'projects'),
+  subscribeGroupLabel: () => ({ path: { label_id: 'matrix' } }),
+  unsubscribeGroupLabel: (c) => subscribedLabel(c, 'groups'),
+  // Promotion moves the label to the projects' parent group: a label of its own.
+  promoteProjectLabel: async (c) => ({ path: { label_id: await doomedLabel(c, 'projects') } }),
+  promoteProjectLabelByName: async (c) => ({ body: { name: await doomedLabel(c, 'projects') } }),
   // Milestones: each fixture project and group has one
   createProjectMilestone: () => ({ body: { title: unique('milestone') } }),
   getProjectMilestone: (c) => ({ path: { milestone_id: projectFixture(c).milestoneId } }),
@@ -557,6 +564,13 @@ async function doomedLabel(c: Case, kind: 'projects' | 'groups'): Promise<string
   const name = unique('doomed');
   await api('POST', `/${kind}/${c.subjectId}/labels`, { name, color: '#FFF' });
   return name;
+}
+
+/** The fixture's label, which an allowed caller is first subscribed to, so that unsubscribing changes something. */
+async function subscribedLabel(c: Case, kind: 'projects' | 'groups'): Promise<Call> {
+  if (c.expected === 'allowed' && c.user)
+    await server.request('POST', `/${kind}/${c.subjectId}/labels/matrix/subscribe`, { token: c.user.token });
+  return { path: { label_id: 'matrix' } };
 }
 
 async function doomedMilestone(c: Case, kind: 'projects' | 'groups'): Promise<number> {
@@ -620,6 +634,10 @@ const FINER_RULES: Record<string, (c: Case) => number | undefined> = {
   // Only a project or group bot rotates its own token: any human token answers 405 (before the subject).
   rotateCurrentProjectAccessToken: (c) => (c.user && c.caller !== 'blocked' ? 405 : undefined),
   rotateCurrentGroupAccessToken: (c) => (c.user && c.caller !== 'blocked' ? 405 : undefined),
+  // Promoting a label also needs Planner in the project's group (the matrix's parent group, where only
+  // administrators have a say).
+  promoteProjectLabel: (c) => (c.expected === 'allowed' && c.caller !== 'admin' ? 403 : undefined),
+  promoteProjectLabelByName: (c) => (c.expected === 'allowed' && c.caller !== 'admin' ? 403 : undefined),
   // Editing a merge request: its author (the fixture's administrator) or Developer and above.
   updateMergeRequest: refusedBelow(AccessLevel.Developer),
   // Cancelling an automatic merge: whoever may merge (Developer into the unprotected target) or its setter.

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { diffLines, lineCode, positionLineCode } from '../../src/notes/diff-position.js';
+import { diffLines, isImagePath, lineCode, positionLineCode } from '../../src/notes/diff-position.js';
 import type { FileDiff } from '../../src/git/diffs.js';
 
 const PATCH = ['@@ -1,3 +1,4 @@', ' a', '-b', '+B', ' c', '+d', '\\ No newline at end of file'].join('\n');
@@ -38,5 +38,23 @@ describe('diff lines', () => {
     [null, 99, null],
   ])('old %s, new %s: %s', (oldLine, newLine, expected) => {
     expect(positionLineCode(file, oldLine, newLine)).toBe(expected);
+  });
+});
+
+describe('image paths', () => {
+  it.each([
+    ['logo.png', true],
+    ['docs/Photo.JPEG', true],
+    ['a/b/c.webp', true],
+    ['icon.ico', true],
+    ['scan.tiff', true],
+    ['drawing.svg', false],
+    ['png', false],
+    ['dir.png/readme', false],
+    ['.png', false],
+    ['dir/.gif', false],
+    ['lib.txt', false],
+  ])('%s: %s', (path, image) => {
+    expect(isImagePath(path)).toBe(image);
   });
 });
