@@ -2,6 +2,7 @@ import { defineSubscriber } from '../core/events.js';
 import { defineFamily, defineService } from '../core/family.js';
 import { MergeRequests1767571200000 } from '../db/migrations/1767571200000-merge-requests.js';
 import { MergeRequestLabels1767571400000 } from '../db/migrations/1767571400000-merge-request-labels.js';
+import { MergeRequestListIndexes1767744300000 } from '../db/migrations/1767744300000-merge-request-list-indexes.js';
 import { MergeRequest, MergeRequestDiff } from './merge-request.entity.js';
 import { MergeRequestVersions } from './merge-request-versions.js';
 import { mergeRequestsHandlers } from './merge-requests.handlers.js';
@@ -18,7 +19,11 @@ declare module '../core/family.js' {
 export const mergeRequestsManifest = defineFamily({
   name: 'merge_requests',
   entities: [MergeRequest, MergeRequestDiff],
-  migrations: [MergeRequests1767571200000, MergeRequestLabels1767571400000],
+  migrations: [
+    MergeRequests1767571200000,
+    MergeRequestLabels1767571400000,
+    MergeRequestListIndexes1767744300000,
+  ],
   services: [
     defineService(
       'mergeRequestVersions',
