@@ -128,29 +128,63 @@ const isAny = (value: unknown) => typeof value === 'string' && value.toLowerCase
  * they name (author, closer, merger), $3 their projects, $4 their milestones. Rows come as JSON arrays
  * (whole rows for users, labels and milestones), each aggregate ordered as it is shown.
  */
-const RELATED_SQL = `
-  WITH links AS (
-    SELECT 'a' AS kind, merge_request_id, user_id FROM merge_request_assignees
-    WHERE merge_request_id = ANY($1::int[])
-    UNION ALL
-    SELECT 'r' AS kind, merge_request_id, user_id FROM merge_request_reviewers
-    WHERE merge_request_id = ANY($1::int[])
-  ), labelled AS (
-    SELECT mrl.merge_request_id, l.id, l.title FROM merge_request_labels mrl
-    JOIN labels l ON l.id = mrl.label_id WHERE mrl.merge_request_id = ANY($1::int[])
-  )
-  SELECT
-    (SELECT json_agg(json_build_array(kind, merge_request_id, user_id) ORDER BY user_id) FROM links) AS links,
-    (SELECT json_agg(u) FROM users u WHERE u.id = ANY($2::int[]) OR u.id IN (SELECT user_id FROM links)) AS users,
-    (SELECT json_agg(json_build_array(p.id, n.full_path || '/' || p.path, p.settings))
-     FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE p.id = ANY($3::int[])) AS projects,
-    (SELECT json_agg(json_build_array(noteable_id, count, unresolved)) FROM (
-       SELECT noteable_id, count(*)::int AS count, bool_or(type IS NOT NULL AND resolved_at IS NULL) AS unresolved
-       FROM notes WHERE noteable_id = ANY($1::int[]) AND NOT system GROUP BY noteable_id) c) AS notes,
-    (SELECT json_agg(json_build_array(merge_request_id, id) ORDER BY title COLLATE "C", id) FROM labelled) AS labels,
-    (SELECT json_agg(l) FROM labels l WHERE l.id IN (SELECT id FROM labelled)) AS label_rows,
-    (SELECT json_agg(m) FROM milestones m WHERE m.id = ANY($4::int[])) AS milestones`;
+function relatedSql(ids: string, users: string, projects: string, milestones: string) {
+  return {
+    ctes: `links AS (
+      SELECT 'a' AS kind, merge_request_id, user_id FROM merge_request_assignees
+      WHERE merge_request_id = ANY(${ids})
+      UNION ALL
+      SELECT 'r' AS kind, merge_request_id, user_id FROM merge_request_reviewers
+      WHERE merge_request_id = ANY(${ids})
+    ), labelled AS (
+      SELECT mrl.merge_request_id, l.id, l.title FROM merge_request_labels mrl
+      JOIN labels l ON l.id = mrl.label_id WHERE mrl.merge_request_id = ANY(${ids})
+    )`,
+    columns: `
+      (SELECT json_agg(json_build_array(kind, merge_request_id, user_id) ORDER BY user_id) FROM links) AS links,
+      (SELECT json_agg(u) FROM users u
+       WHERE u.id IN (SELECT unnest(${users}) UNION SELECT user_id FROM links)) AS users,
+      (SELECT json_agg(json_build_array(p.id, n.full_path || '/' || p.path, p.settings))
+       FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE p.id = ANY(${projects})) AS projects,
+      (SELECT json_agg(json_build_array(noteable_id, count, unresolved)) FROM (
+         SELECT noteable_id, count(*)::int AS count, bool_or(type IS NOT NULL AND resolved_at IS NULL) AS unresolved
+         FROM notes WHERE noteable_id = ANY(${ids}) AND NOT system GROUP BY noteable_id) c) AS notes,
+      (SELECT json_agg(json_build_array(merge_request_id, id) ORDER BY title COLLATE "C", id) FROM labelled) AS labels,
+      (SELECT json_agg(l) FROM labels l WHERE l.id IN (SELECT id FROM labelled)) AS label_rows,
+      (SELECT json_agg(m) FROM milestones m WHERE m.id = ANY(${milestones})) AS milestones`,
+  };
+}
 
+/** Given the ids: $1 the merge requests, $2 the users they name, $3 their projects, $4 their milestones. */
+const RELATED = relatedSql('$1::int[]', '$2::int[]', '$3::int[]', '$4::int[]');
+const RELATED_SQL = `WITH ${RELATED.ctes} SELECT ${RELATED.columns}`;
+
+/**
+ * A list's page (`page`, selected as `mr_<column>`) with what `related` loads, from the page itself, and
+ * the capped count: one statement, one row.
+ */
+const LIST_RELATED = relatedSql(
+  '(SELECT ids FROM keys)::int[]',
+  '(SELECT users FROM keys)::int[]',
+  '(SELECT projects FROM keys)::int[]',
+  '(SELECT milestones FROM keys)::int[]',
+);
+const listSql = (pageSql: string, countSql: string, order: string) => `
+  WITH page AS MATERIALIZED (${pageSql} LIMIT :pageLimit OFFSET :pageOffset),
+  keys AS (
+    SELECT array_agg(mr_id) AS ids, array_agg(DISTINCT mr_target_project_id) AS projects,
+      array_agg(DISTINCT mr_milestone_id) FILTER (WHERE mr_milestone_id IS NOT NULL) AS milestones,
+      (SELECT array_agg(DISTINCT u) FROM page, unnest(ARRAY[mr_author_id, mr_closed_by_id, mr_merge_user_id]) u
+       WHERE u IS NOT NULL) AS users
+    FROM page
+  ), ${LIST_RELATED.ctes}
+  SELECT (SELECT json_agg(page ORDER BY ${order}) FROM page) AS items,
+    (SELECT count(*)::int FROM (${countSql}) counted) AS counted, ${LIST_RELATED.columns}`;
+
+/**
+ * Everything a page of merge requests is presented with. Rows come as JSON arrays (whole rows for
+ * users, labels and milestones), each aggregate ordered as it is shown.
+ */
 interface RelatedRow {
   links: Array<[string, number, number]> | null;
   users: Array<Record<string, unknown>> | null;
@@ -269,31 +303,33 @@ export class MergeRequestsService {
     const page = Math.max(params.page ?? 1, 1);
     const direction = params.sort === 'asc' ? 'ASC' : 'DESC';
     const column = ORDER_COLUMNS[params.order_by ?? 'created_at'];
+    const nulls = column === 'mr.merged_at' ? 'NULLS LAST' : undefined;
     // Counted up to GitLab's limit only: beyond it the totals are left out (boundedOffsetHeaders).
     const counting = query
       .clone()
       .select('1', 'one')
       .limit(MAX_COUNTED_ITEMS + 1);
-    const count = `(SELECT count(*)::int FROM (${counting.getQuery()}) counted)`;
-    // The page and its count in one prepared statement (the count's subquery runs once); the text
-    // depends only on which filters are set, so each shape is planned once per connection.
-    const [pageSql, values] = query
+    const paging = query
       .select(this.mergeRequestRows.select)
-      .addSelect(count, 'counted')
-      .orderBy(column, direction, column === 'mr.merged_at' ? 'NULLS LAST' : undefined)
-      .addOrderBy('mr.id', direction)
-      .getQueryAndParameters();
-    const found = await preparedQuery<Record<string, unknown> & { counted: number }>(
-      this.dataSource,
-      `${pageSql} LIMIT $${values.length + 1} OFFSET $${values.length + 2}`,
-      [...values, perPage + 1, (page - 1) * perPage],
+      .orderBy(column, direction, nulls)
+      .addOrderBy('mr.id', direction);
+    // One prepared statement for the page, its count and its related records; the text depends only
+    // on which filters are set, so each shape is planned once per connection.
+    const [sql, values] = this.dataSource.driver.escapeQueryWithParameters(
+      listSql(
+        paging.getQuery(),
+        counting.getQuery(),
+        `${column.replace('.', '_')} ${direction}${nulls ? ` ${nulls}` : ''}, mr_id ${direction}`,
+      ),
+      { ...query.getParameters(), pageLimit: perPage + 1, pageOffset: (page - 1) * perPage },
     );
-    // Past the last page no row carries the count: asked on its own.
-    const counted = found.length > 0 ? found[0].counted : await this.countOnly(counting);
-    const total = counted > MAX_COUNTED_ITEMS ? null : counted;
-    const rows = found.map((row) => this.mergeRequestRows.hydrate(row)!);
+    const [row] = await preparedQuery<
+      RelatedRow & { items: Array<Record<string, unknown>> | null; counted: number }
+    >(this.dataSource, sql, values);
+    const total = row.counted > MAX_COUNTED_ITEMS ? null : row.counted;
+    const rows = (row.items ?? []).map((json) => this.mergeRequestRows.hydrate(json)!);
     const items = rows.slice(0, perPage);
-    const records = await this.related(this.dataSource.manager, items);
+    const records = await this.recordsOf(this.dataSource.manager, items, row);
     records.withLabelsDetails = params.with_labels_details === true;
     if (params.with_merge_status_recheck)
       await this.recheck(caller, items, 'project' in where ? where.project : null);
@@ -301,15 +337,6 @@ export class MergeRequestsService {
       ...records,
       headers: boundedOffsetHeaders(total, rows.length > perPage, page, perPage, request),
     };
-  }
-
-  private async countOnly(counting: SelectQueryBuilder<MergeRequest>): Promise<number> {
-    const [sql, values] = counting.getQueryAndParameters();
-    const [{ counted }] = (await this.dataSource.query(
-      `SELECT count(*)::int AS counted FROM (${sql}) s`,
-      values,
-    )) as Array<{ counted: number }>;
-    return counted;
   }
 
   /** Queues checks for the caller's page, for those allowed to ask (Developer and above in each project). */
@@ -356,7 +383,15 @@ export class MergeRequestsService {
       manager === this.dataSource.manager
         ? await preparedQuery<RelatedRow>(this.dataSource, RELATED_SQL, values)
         : ((await manager.query(RELATED_SQL, values)) as RelatedRow[]);
+    return this.recordsOf(manager, items, row);
+  }
 
+  /** The records of a page from the JSON `relatedSql` selects (and the milestones' paths). */
+  private async recordsOf(
+    manager: EntityManager,
+    items: MergeRequest[],
+    row: RelatedRow,
+  ): Promise<MergeRequestRecords> {
     const assignees = new Map<number, number[]>();
     const reviewers = new Map<number, number[]>();
     for (const [kind, mergeRequestId, userId] of row.links ?? []) {
