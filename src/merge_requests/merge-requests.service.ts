@@ -169,8 +169,9 @@ const LIST_RELATED = relatedSql(
   '(SELECT projects FROM keys)::int[]',
   '(SELECT milestones FROM keys)::int[]',
 );
-const listSql = (pageSql: string, countSql: string, order: string) => `
-  WITH page AS MATERIALIZED (${pageSql} LIMIT :pageLimit OFFSET :pageOffset),
+const listSql = (pageSql: string, countSql: string, order: string, readableSql?: string) => `
+  WITH ${readableSql ? `readable AS (SELECT ARRAY(${readableSql}) AS ids),` : ''}
+  page AS MATERIALIZED (${pageSql} LIMIT :pageLimit OFFSET :pageOffset),
   keys AS (
     SELECT array_agg(mr_id) AS ids, array_agg(DISTINCT mr_target_project_id) AS projects,
       array_agg(DISTINCT mr_milestone_id) FILTER (WHERE mr_milestone_id IS NOT NULL) AS milestones,
@@ -273,6 +274,7 @@ export class MergeRequestsService {
     exclusive(params, 'merge_user_id', 'merge_user_username');
     exclusive(params, 'reviewer_id', 'reviewer_username');
     const query = this.dataSource.getRepository(MergeRequest).createQueryBuilder('mr');
+    let readableSql: string | undefined;
     if ('project' in where) {
       // The pipeline authorized the project: no join to decide visibility.
       this.assertEnabled(where.project);
@@ -286,10 +288,11 @@ export class MergeRequestsService {
       if ('group' in where)
         readable.where('n.traversal_ids @> ARRAY[:groupId]::int[]', { groupId: where.group.group.id });
       whereMergeRequestsReadable(readable, caller, 'p', 'n');
-      // The readable projects are decided once, as an array: joined, the planner pairs every merge
-      // request it walks with the projects again.
+      // The readable projects are decided once for the page and its count, as an array (`readable`
+      // in listSql): joined, the planner pairs every merge request it walks with the projects again.
+      readableSql = readable.getQuery();
       query
-        .where(`mr.target_project_id = ANY(ARRAY(${readable.getQuery()}))`)
+        .where('mr.target_project_id = ANY((SELECT ids FROM readable)::int[])')
         .setParameters(readable.getParameters());
     }
     const scope = (params.scope ?? ('instance' in where ? 'created_by_me' : 'all')).replace(/-/g, '_');
@@ -320,6 +323,7 @@ export class MergeRequestsService {
         paging.getQuery(),
         counting.getQuery(),
         `${column.replace('.', '_')} ${direction}${nulls ? ` ${nulls}` : ''}, mr_id ${direction}`,
+        readableSql,
       ),
       { ...query.getParameters(), pageLimit: perPage + 1, pageOffset: (page - 1) * perPage },
     );
