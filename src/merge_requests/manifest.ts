@@ -3,6 +3,7 @@ import { defineFamily, defineService } from '../core/family.js';
 import { MergeRequests1767571200000 } from '../db/migrations/1767571200000-merge-requests.js';
 import { MergeRequestLabels1767571400000 } from '../db/migrations/1767571400000-merge-request-labels.js';
 import { ForkMergeRequests1767744100000 } from '../db/migrations/1767744100000-fork-merge-requests.js';
+import { MergeRequestListIndexes1767744300000 } from '../db/migrations/1767744300000-merge-request-list-indexes.js';
 import { MergeRequestMerging1767744400000 } from '../db/migrations/1767744400000-merge-request-merging.js';
 import { MergeRequest, MergeRequestDiff } from './merge-request.entity.js';
 import { MergeRequestVersions } from './merge-request-versions.js';
@@ -27,6 +28,7 @@ export const mergeRequestsManifest = defineFamily({
     MergeRequests1767571200000,
     MergeRequestLabels1767571400000,
     ForkMergeRequests1767744100000,
+    MergeRequestListIndexes1767744300000,
     MergeRequestMerging1767744400000,
   ],
   services: [

@@ -26,10 +26,12 @@ import {
 import { containing } from '../core/search.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { nextInternalId } from '../db/internal-ids.js';
+import { preparedQuery } from '../db/prepared.js';
+import { entityRows, type EntityRows } from '../db/rows.js';
 import { EMPTY_TREE, type DiffResult } from '../git/diffs.js';
 import type { GitCommit, GitRepository } from '../git/repository.js';
 import type { GroupView } from '../groups/groups.service.js';
-import type { Label } from '../labels/label.entity.js';
+import { Label } from '../labels/label.entity.js';
 import type { LabelCountScope } from '../labels/labels.service.js';
 import type { MilestoneRecord } from '../milestones/milestones.service.js';
 import type { ProjectView } from '../projects/projects.service.js';
@@ -130,12 +132,99 @@ const ORDER_COLUMNS: Record<string, string> = {
 const isNone = (value: unknown) => typeof value === 'string' && value.toLowerCase() === 'none';
 const isAny = (value: unknown) => typeof value === 'string' && value.toLowerCase() === 'any';
 
+/**
+ * Everything a page of merge requests is presented with, by ids: $1 the merge requests, $2 the users
+ * they name (author, closer, merger), $3 their projects, $4 their milestones. Rows come as JSON arrays
+ * (whole rows for users, labels and milestones), each aggregate ordered as it is shown.
+ */
+function relatedSql(ids: string, users: string, projects: string, milestones: string) {
+  return {
+    ctes: `links AS (
+      SELECT 'a' AS kind, merge_request_id, user_id FROM merge_request_assignees
+      WHERE merge_request_id = ANY(${ids})
+      UNION ALL
+      SELECT 'r' AS kind, merge_request_id, user_id FROM merge_request_reviewers
+      WHERE merge_request_id = ANY(${ids})
+    ), labelled AS (
+      SELECT mrl.merge_request_id, l.id, l.title FROM merge_request_labels mrl
+      JOIN labels l ON l.id = mrl.label_id WHERE mrl.merge_request_id = ANY(${ids})
+    )`,
+    columns: `
+      (SELECT json_agg(json_build_array(kind, merge_request_id, user_id) ORDER BY user_id) FROM links) AS links,
+      (SELECT json_agg(u) FROM users u
+       WHERE u.id IN (SELECT unnest(${users}) UNION SELECT user_id FROM links)) AS users,
+      (SELECT json_agg(json_build_array(p.id, n.full_path || '/' || p.path, p.settings))
+       FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE p.id = ANY(${projects})) AS projects,
+      (SELECT json_agg(json_build_array(noteable_id, count, unresolved)) FROM (
+         SELECT noteable_id, count(*)::int AS count, bool_or(type IS NOT NULL AND resolved_at IS NULL) AS unresolved
+         FROM notes WHERE noteable_id = ANY(${ids}) AND NOT system GROUP BY noteable_id) c) AS notes,
+      (SELECT json_agg(json_build_array(merge_request_id, id) ORDER BY title COLLATE "C", id) FROM labelled) AS labels,
+      (SELECT json_agg(l) FROM labels l WHERE l.id IN (SELECT id FROM labelled)) AS label_rows,
+      (SELECT json_agg(m) FROM milestones m WHERE m.id = ANY(${milestones})) AS milestones,
+      (SELECT json_agg(json_build_array(merge_request_id, up, down)) FROM (
+         SELECT merge_request_id, count(*) FILTER (WHERE name = 'thumbsup')::int AS up,
+           count(*) FILTER (WHERE name = 'thumbsdown')::int AS down
+         FROM award_emoji WHERE merge_request_id = ANY(${ids}) AND note_id IS NULL
+           AND name IN ('thumbsup', 'thumbsdown') GROUP BY merge_request_id) v) AS votes`,
+  };
+}
+
+/** Given the ids: $1 the merge requests, $2 the users they name, $3 their projects, $4 their milestones. */
+const RELATED = relatedSql('$1::int[]', '$2::int[]', '$3::int[]', '$4::int[]');
+const RELATED_SQL = `WITH ${RELATED.ctes} SELECT ${RELATED.columns}`;
+
+/**
+ * A list's page (`page`, selected as `mr_<column>`) with what `related` loads, from the page itself, and
+ * the capped count: one statement, one row.
+ */
+const LIST_RELATED = relatedSql(
+  '(SELECT ids FROM keys)::int[]',
+  '(SELECT users FROM keys)::int[]',
+  '(SELECT projects FROM keys)::int[]',
+  '(SELECT milestones FROM keys)::int[]',
+);
+const listSql = (pageSql: string, countSql: string, order: string, readableSql?: string) => `
+  WITH ${readableSql ? `readable AS (SELECT ARRAY(${readableSql}) AS ids),` : ''}
+  page AS MATERIALIZED (${pageSql} LIMIT :pageLimit OFFSET :pageOffset),
+  keys AS (
+    SELECT array_agg(mr_id) AS ids, array_agg(DISTINCT mr_target_project_id) AS projects,
+      array_agg(DISTINCT mr_milestone_id) FILTER (WHERE mr_milestone_id IS NOT NULL) AS milestones,
+      (SELECT array_agg(DISTINCT u) FROM page, unnest(ARRAY[mr_author_id, mr_closed_by_id, mr_merge_user_id]) u
+       WHERE u IS NOT NULL) AS users
+    FROM page
+  ), ${LIST_RELATED.ctes}
+  SELECT (SELECT json_agg(page ORDER BY ${order}) FROM page) AS items,
+    (SELECT count(*)::int FROM (${countSql}) counted) AS counted, ${LIST_RELATED.columns}`;
+
+/**
+ * Everything a page of merge requests is presented with. Rows come as JSON arrays (whole rows for
+ * users, labels and milestones), each aggregate ordered as it is shown.
+ */
+interface RelatedRow {
+  links: Array<[string, number, number]> | null;
+  users: Array<Record<string, unknown>> | null;
+  projects: Array<[number, string, Record<string, unknown> | null]> | null;
+  notes: Array<[number, number, boolean]> | null;
+  labels: Array<[number, number]> | null;
+  label_rows: Array<Record<string, unknown>> | null;
+  milestones: Array<Record<string, unknown>> | null;
+  votes: Array<[number, number, number]> | null;
+}
+
+/** A row as JSON (`to_json`), keyed as `entityRows` reads it. */
+const prefixed = (alias: string, json: Record<string, unknown>) =>
+  Object.fromEntries(Object.entries(json).map(([key, value]) => [`${alias}_${key}`, value]));
+
 /** Where a list looks: one project, the projects of a group, or the whole instance. */
 export type ListScope = { project: ProjectView } | { group: GroupView } | { instance: true };
 
 export class MergeRequestsService {
   private readonly dataSource: DataSource;
   private readonly events: Events;
+  private readonly mergeRequestRows: EntityRows<MergeRequest>;
+  private readonly userRows: EntityRows<User>;
+  private readonly labelRows: EntityRows<Label>;
+  private readonly milestoneRows: EntityRows<Milestone>;
 
   constructor(
     deps: CoreDeps,
@@ -146,6 +235,10 @@ export class MergeRequestsService {
   ) {
     this.dataSource = deps.dataSource;
     this.events = deps.events;
+    this.mergeRequestRows = entityRows(this.dataSource, MergeRequest, 'mr');
+    this.userRows = entityRows(this.dataSource, User, 'u');
+    this.labelRows = entityRows(this.dataSource, Label, 'l');
+    this.milestoneRows = entityRows(this.dataSource, Milestone, 'm');
     services.labels.countOpenMergeRequestsWith((caller, labelIds, scope) =>
       this.countOpenWithLabels(caller, labelIds, scope),
     );
@@ -196,17 +289,26 @@ export class MergeRequestsService {
     exclusive(params, 'merge_user_id', 'merge_user_username');
     exclusive(params, 'reviewer_id', 'reviewer_username');
     const query = this.dataSource.getRepository(MergeRequest).createQueryBuilder('mr');
+    let readableSql: string | undefined;
     if ('project' in where) {
       // The pipeline authorized the project: no join to decide visibility.
       this.assertEnabled(where.project);
       query.where('mr.target_project_id = :projectId', { projectId: where.project.project.id });
     } else {
-      query
-        .innerJoin('projects', 'p', 'p.id = mr.target_project_id')
+      const readable = this.dataSource
+        .createQueryBuilder()
+        .select('p.id')
+        .from('projects', 'p')
         .innerJoin('namespaces', 'n', 'n.id = p.namespace_id');
       if ('group' in where)
-        query.where('n.traversal_ids @> ARRAY[:groupId]::int[]', { groupId: where.group.group.id });
-      whereMergeRequestsReadable(query, caller, 'p', 'n');
+        readable.where('n.traversal_ids @> ARRAY[:groupId]::int[]', { groupId: where.group.group.id });
+      whereMergeRequestsReadable(readable, caller, 'p', 'n');
+      // The readable projects are decided once for the page and its count, as an array (`readable`
+      // in listSql): joined, the planner pairs every merge request it walks with the projects again.
+      readableSql = readable.getQuery();
+      query
+        .where('mr.target_project_id = ANY((SELECT ids FROM readable)::int[])')
+        .setParameters(readable.getParameters());
     }
     const scope = (params.scope ?? ('instance' in where ? 'created_by_me' : 'all')).replace(/-/g, '_');
     const me = caller.user?.id ?? 0;
@@ -220,25 +322,34 @@ export class MergeRequestsService {
     const page = Math.max(params.page ?? 1, 1);
     const direction = params.sort === 'asc' ? 'ASC' : 'DESC';
     const column = ORDER_COLUMNS[params.order_by ?? 'created_at'];
+    const nulls = column === 'mr.merged_at' ? 'NULLS LAST' : undefined;
     // Counted up to GitLab's limit only: beyond it the totals are left out (boundedOffsetHeaders).
-    const [countSql, countParams] = query
+    const counting = query
       .clone()
       .select('1', 'one')
-      .limit(MAX_COUNTED_ITEMS + 1)
-      .getQueryAndParameters();
-    const [{ counted }] = (await this.dataSource.query(
-      `SELECT count(*)::int AS counted FROM (${countSql}) s`,
-      countParams,
-    )) as Array<{ counted: number }>;
-    const total = counted > MAX_COUNTED_ITEMS ? null : counted;
-    const rows = await query
-      .orderBy(column, direction, column === 'mr.merged_at' ? 'NULLS LAST' : undefined)
-      .addOrderBy('mr.id', direction)
-      .offset((page - 1) * perPage)
-      .limit(perPage + 1)
-      .getMany();
+      .limit(MAX_COUNTED_ITEMS + 1);
+    const paging = query
+      .select(this.mergeRequestRows.select)
+      .orderBy(column, direction, nulls)
+      .addOrderBy('mr.id', direction);
+    // One prepared statement for the page, its count and its related records; the text depends only
+    // on which filters are set, so each shape is planned once per connection.
+    const [sql, values] = this.dataSource.driver.escapeQueryWithParameters(
+      listSql(
+        paging.getQuery(),
+        counting.getQuery(),
+        `${column.replace('.', '_')} ${direction}${nulls ? ` ${nulls}` : ''}, mr_id ${direction}`,
+        readableSql,
+      ),
+      { ...query.getParameters(), pageLimit: perPage + 1, pageOffset: (page - 1) * perPage },
+    );
+    const [row] = await preparedQuery<
+      RelatedRow & { items: Array<Record<string, unknown>> | null; counted: number }
+    >(this.dataSource, sql, values);
+    const total = row.counted > MAX_COUNTED_ITEMS ? null : row.counted;
+    const rows = (row.items ?? []).map((json) => this.mergeRequestRows.hydrate(json)!);
     const items = rows.slice(0, perPage);
-    const records = await this.related(this.dataSource.manager, items);
+    const records = await this.recordsOf(this.dataSource.manager, items, row);
     records.withLabelsDetails = params.with_labels_details === true;
     if (params.with_merge_status_recheck)
       await this.recheck(caller, items, 'project' in where ? where.project : null);
@@ -274,109 +385,79 @@ export class MergeRequestsService {
     });
   }
 
-  /** Projects, users, assignees and reviewers of a page: one query each, whatever the page's size. */
+  /**
+   * Projects, users, assignees, reviewers, note counts, labels and milestones of a page: one statement
+   * whatever the page's size (and one more for the milestones' paths when the page has milestones).
+   */
   async related(manager: EntityManager, items: MergeRequest[]): Promise<MergeRequestRecords> {
     const ids = items.map((mr) => mr.id);
-    const assignees = new Map<number, number[]>();
-    const reviewers = new Map<number, number[]>();
     const userIds = new Set<number>();
     for (const mr of items)
       for (const id of [mr.authorId, mr.closedById, mr.mergeUserId]) if (id !== null) userIds.add(id);
-    if (ids.length > 0) {
-      const rows = (await manager.query(
-        `SELECT 'a' AS kind, merge_request_id, user_id FROM merge_request_assignees WHERE merge_request_id = ANY($1::int[])
-         UNION ALL
-         SELECT 'r' AS kind, merge_request_id, user_id FROM merge_request_reviewers WHERE merge_request_id = ANY($1::int[])
-         ORDER BY user_id`,
-        [ids],
-      )) as Array<{ kind: string; merge_request_id: number; user_id: number }>;
-      for (const row of rows) {
-        const map = row.kind === 'a' ? assignees : reviewers;
-        const list = map.get(row.merge_request_id) ?? [];
-        list.push(row.user_id);
-        map.set(row.merge_request_id, list);
-        userIds.add(row.user_id);
-      }
-    }
-    const users = new Map<number, User>();
-    if (userIds.size > 0)
-      for (const user of await manager.getRepository(User).findBy({ id: In([...userIds]) }))
-        users.set(user.id, user);
     const projectIds = [...new Set(items.map((mr) => mr.targetProjectId))];
-    const projects = new Map<number, MergeRequestProject>();
-    if (projectIds.length > 0) {
-      const rows = (await manager.query(
-        `SELECT p.id, n.full_path || '/' || p.path AS full_path, p.settings FROM projects p
-         JOIN namespaces n ON n.id = p.namespace_id WHERE p.id = ANY($1::int[])`,
-        [projectIds],
-      )) as Array<{ id: number; full_path: string; settings: Record<string, unknown> }>;
-      for (const row of rows) {
-        const settings = projectSettings(row.settings ?? {});
-        projects.set(row.id, {
-          id: row.id,
-          fullPath: row.full_path,
-          squashOption: settings.squash_option,
-          mergeMethod: settings.merge_method,
-          onlyAllowMergeIfAllDiscussionsAreResolved:
-            settings.only_allow_merge_if_all_discussions_are_resolved,
-        });
-      }
-    }
-    // User notes and unresolved threads (resolvable notes: not system, in a thread) in one query.
-    const userNotesCounts = new Map<number, number>();
-    const unresolvedDiscussions = new Set<number>();
-    if (ids.length > 0) {
-      const counts = (await manager.query(
-        `SELECT noteable_id, count(*)::int AS count,
-           bool_or(type IS NOT NULL AND resolved_at IS NULL) AS unresolved
-         FROM notes WHERE noteable_id = ANY($1::int[]) AND NOT system GROUP BY noteable_id`,
-        [ids],
-      )) as Array<{ noteable_id: number; count: number; unresolved: boolean }>;
-      for (const row of counts) {
-        userNotesCounts.set(row.noteable_id, row.count);
-        if (row.unresolved) unresolvedDiscussions.add(row.noteable_id);
-      }
-    }
-    const labels = new Map<number, Label[]>();
-    if (ids.length > 0) {
-      const rows = (await manager.query(
-        `SELECT mrl.merge_request_id, l.id FROM merge_request_labels mrl JOIN labels l ON l.id = mrl.label_id
-         WHERE mrl.merge_request_id = ANY($1::int[]) ORDER BY l.title COLLATE "C", l.id`,
-        [ids],
-      )) as Array<{ merge_request_id: number; id: number }>;
-      const byId = new Map(
-        (await this.services.labels.byIds([...new Set(rows.map((row) => row.id))], manager)).map((label) => [
-          label.id,
-          label,
-        ]),
-      );
-      for (const row of rows) {
-        const label = byId.get(row.id);
-        if (!label) continue;
-        labels.set(row.merge_request_id, [...(labels.get(row.merge_request_id) ?? []), label]);
-      }
-    }
-    // Upvotes and downvotes of the page in one query.
-    const votes = new Map<number, { up: number; down: number }>();
-    if (ids.length > 0) {
-      const rows = (await manager.query(
-        `SELECT merge_request_id, count(*) FILTER (WHERE name = 'thumbsup')::int AS up,
-           count(*) FILTER (WHERE name = 'thumbsdown')::int AS down
-         FROM award_emoji WHERE merge_request_id = ANY($1::int[]) AND note_id IS NULL
-           AND name IN ('thumbsup', 'thumbsdown') GROUP BY merge_request_id`,
-        [ids],
-      )) as Array<{ merge_request_id: number; up: number; down: number }>;
-      for (const row of rows) votes.set(row.merge_request_id, { up: row.up, down: row.down });
-    }
     const milestoneIds = [
       ...new Set(items.flatMap((mr) => (mr.milestoneId === null ? [] : [mr.milestoneId]))),
     ];
-    const milestones = new Map<number, MilestoneRecord>();
-    if (milestoneIds.length > 0) {
-      const found = await manager.getRepository(Milestone).findBy({ id: In(milestoneIds) });
-      for (const record of await this.services.milestones.records(found, manager))
-        milestones.set(record.milestone.id, record);
+    const values = [ids, [...userIds], projectIds, milestoneIds];
+    const [row] =
+      manager === this.dataSource.manager
+        ? await preparedQuery<RelatedRow>(this.dataSource, RELATED_SQL, values)
+        : ((await manager.query(RELATED_SQL, values)) as RelatedRow[]);
+    return this.recordsOf(manager, items, row);
+  }
+
+  /** The records of a page from the JSON `relatedSql` selects (and the milestones' paths). */
+  private async recordsOf(
+    manager: EntityManager,
+    items: MergeRequest[],
+    row: RelatedRow,
+  ): Promise<MergeRequestRecords> {
+    const assignees = new Map<number, number[]>();
+    const reviewers = new Map<number, number[]>();
+    for (const [kind, mergeRequestId, userId] of row.links ?? []) {
+      const map = kind === 'a' ? assignees : reviewers;
+      map.set(mergeRequestId, [...(map.get(mergeRequestId) ?? []), userId]);
     }
+    const users = new Map<number, User>();
+    for (const json of row.users ?? []) {
+      const user = this.userRows.hydrate(prefixed('u', json))!;
+      users.set(user.id, user);
+    }
+    const projects = new Map<number, MergeRequestProject>();
+    for (const [id, fullPath, stored] of row.projects ?? []) {
+      const settings = projectSettings(stored ?? {});
+      projects.set(id, {
+        id,
+        fullPath,
+        squashOption: settings.squash_option,
+        mergeMethod: settings.merge_method,
+        onlyAllowMergeIfAllDiscussionsAreResolved: settings.only_allow_merge_if_all_discussions_are_resolved,
+      });
+    }
+    // User notes and unresolved threads (resolvable notes: not system, in a thread).
+    const userNotesCounts = new Map<number, number>();
+    const unresolvedDiscussions = new Set<number>();
+    for (const [noteableId, count, unresolved] of row.notes ?? []) {
+      userNotesCounts.set(noteableId, count);
+      if (unresolved) unresolvedDiscussions.add(noteableId);
+    }
+    const labelsById = new Map<number, Label>();
+    for (const json of row.label_rows ?? []) {
+      const label = this.labelRows.hydrate(prefixed('l', json))!;
+      labelsById.set(label.id, label);
+    }
+    const labels = new Map<number, Label[]>();
+    for (const [mergeRequestId, labelId] of row.labels ?? []) {
+      const label = labelsById.get(labelId);
+      if (label) labels.set(mergeRequestId, [...(labels.get(mergeRequestId) ?? []), label]);
+    }
+    const found = (row.milestones ?? []).map((json) => this.milestoneRows.hydrate(prefixed('m', json))!);
+    const milestones = new Map<number, MilestoneRecord>();
+    for (const record of await this.services.milestones.records(found, manager))
+      milestones.set(record.milestone.id, record);
+    // Upvotes and downvotes: `thumbsup` and `thumbsdown` on the merge request itself.
+    const votes = new Map<number, { up: number; down: number }>();
+    for (const [mergeRequestId, up, down] of row.votes ?? []) votes.set(mergeRequestId, { up, down });
     return {
       items,
       projects,

@@ -122,9 +122,10 @@ beforeAll(async () => {
   prism.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   [backend] = await Promise.all([
     createBackend(),
-    waitUntilAnswering(`${base}${API_PREFIX}/projects`, 15_000),
+    // Prism parses the whole bundled spec before it answers; on a loaded machine that takes a while.
+    waitUntilAnswering(`${base}${API_PREFIX}/projects`, 60_000),
   ]);
-});
+}, 90_000);
 
 afterAll(async () => {
   if (mockSpecFile) fs.rmSync(mockSpecFile, { force: true });
