@@ -3042,7 +3042,7 @@ export interface paths {
         };
         /**
          * List the milestone events of a merge request
-         * @description Every event of its milestone set or removed (a change of milestone is the old one removed, then the new one added), oldest first (by id), with the user who made the change.
+         * @description Every event of its milestone set, changed or removed, oldest first (by id), with the user who made the change.
          *
          *     - **Who.** Whoever may read the merge request (`read_merge_request`); no token is needed on a public
          *       project.
@@ -8617,9 +8617,9 @@ export interface components {
             user: components["schemas"]["UserSummary"];
         };
         /**
-         * @description A milestone set on (`action: add`) or taken off (`action: remove`) a merge request. A change of
-         *     milestone is two events: the old one removed, then the new one added. `milestone` is null once the
-         *     milestone is deleted.
+         * @description A milestone set on a merge request (`action: add`, naming the new milestone, also when it replaces
+         *     another) or taken off (`action: remove`, naming the old one), one event per change as GitLab
+         *     records them. `milestone` is null once the milestone is deleted.
          */
         ResourceMilestoneEvent: {
             /** @enum {string} */

@@ -31,15 +31,15 @@ import type { GitCommit, GitRepository } from '../git/repository.js';
 import type { GroupView } from '../groups/groups.service.js';
 import type { Label } from '../labels/label.entity.js';
 import type { LabelCountScope } from '../labels/labels.service.js';
+import type { MilestoneRecord } from '../milestones/milestones.service.js';
+import type { ProjectView } from '../projects/projects.service.js';
+import { projectSettings } from '../projects/project-settings.js';
 import {
   recordLabelChanges,
   recordMilestoneChange,
   recordStateChange,
   type EventOrigin,
 } from '../resource_events/record.js';
-import type { MilestoneRecord } from '../milestones/milestones.service.js';
-import type { ProjectView } from '../projects/projects.service.js';
-import { projectSettings } from '../projects/project-settings.js';
 import { User } from '../users/user.entity.js';
 import { parseDuration } from './durations.js';
 import { Milestone } from '../milestones/milestone.entity.js';

@@ -39,7 +39,10 @@ export async function recordLabelChanges(
   );
 }
 
-/** A changed milestone is the old one removed, then the new one added, as GitLab records it. */
+/**
+ * One event per change, as GitLab's ChangeMilestoneService records it: `add` naming the new milestone
+ * (a change from one to another included), or `remove` naming the old one when the milestone is unset.
+ */
 export async function recordMilestoneChange(
   tx: EntityManager,
   origin: EventOrigin,
@@ -47,15 +50,11 @@ export async function recordMilestoneChange(
   after: number | null,
 ): Promise<void> {
   if (before === after) return;
-  const rows: Array<[number, 'add' | 'remove']> = [];
-  if (before !== null) rows.push([before, 'remove']);
-  if (after !== null) rows.push([after, 'add']);
-  for (const [milestoneId, action] of rows)
-    await tx.query(
-      `INSERT INTO resource_milestone_events (merge_request_id, user_id, created_at, milestone_id, action)
-       VALUES ($1, $2, $3, $4, $5)`,
-      [origin.mergeRequestId, origin.userId, origin.at, milestoneId, action],
-    );
+  await tx.query(
+    `INSERT INTO resource_milestone_events (merge_request_id, user_id, created_at, milestone_id, action)
+     VALUES ($1, $2, $3, $4, $5)`,
+    [origin.mergeRequestId, origin.userId, origin.at, after ?? before, after === null ? 'remove' : 'add'],
+  );
 }
 
 export async function recordStateChange(
