@@ -333,6 +333,9 @@ const CALLS: Record<string, (c: Case) => Call | Promise<Call>> = {
   // caller's own (only the awarder or an administrator may; the integration tests refuse the others).
   listMergeRequestAwardEmoji: () => ({ path: { merge_request_iid: 1 } }),
   createMergeRequestAwardEmoji: () => ({ path: { merge_request_iid: 1 }, body: { name: 'thumbsup' } }),
+  listMergeRequestResourceLabelEvents: () => ({ path: { merge_request_iid: 1 } }),
+  listMergeRequestResourceMilestoneEvents: () => ({ path: { merge_request_iid: 1 } }),
+  listMergeRequestResourceStateEvents: () => ({ path: { merge_request_iid: 1 } }),
   getMergeRequestResourceLabelEvent: (c) => ({
     path: { merge_request_iid: 1, resource_label_event_id: projectFixture(c).labelEventId },
   }),
