@@ -3207,6 +3207,231 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{id}/merge_requests/{merge_request_iid}/resource_label_events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List the label events of a merge request
+         * @description Every event of a label added to or removed from the merge request, oldest first (by id), with the user who made the change.
+         *
+         *     - **Who.** Whoever may read the merge request (`read_merge_request`); no token is needed on a public
+         *       project.
+         *     - Offset pagination in SQL: `page`, `per_page` (default 20, at most 100) and GitLab's headers.
+         *     - A merge request that does not exist answers 404 `{"message": "404 Not found"}`.
+         */
+        get: operations["listMergeRequestResourceLabelEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/merge_requests/{merge_request_iid}/resource_label_events/{resource_label_event_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                /**
+                 * @description The label event's id.
+                 * @example 1
+                 */
+                resource_label_event_id: components["parameters"]["LabelEventId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get one label event of a merge request
+         * @description One event of the merge request by its id. An event of another merge request, or none, answers 404
+         *     `{"message": "404 Not found"}`.
+         *
+         *     - **Who.** Whoever may read the merge request.
+         */
+        get: operations["getMergeRequestResourceLabelEvent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/merge_requests/{merge_request_iid}/resource_milestone_events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List the milestone events of a merge request
+         * @description Every event of its milestone set, changed or removed, oldest first (by id), with the user who made the change.
+         *
+         *     - **Who.** Whoever may read the merge request (`read_merge_request`); no token is needed on a public
+         *       project.
+         *     - Offset pagination in SQL: `page`, `per_page` (default 20, at most 100) and GitLab's headers.
+         *     - A merge request that does not exist answers 404 `{"message": "404 Not found"}`.
+         */
+        get: operations["listMergeRequestResourceMilestoneEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/merge_requests/{merge_request_iid}/resource_milestone_events/{resource_milestone_event_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                /**
+                 * @description The milestone event's id.
+                 * @example 1
+                 */
+                resource_milestone_event_id: components["parameters"]["MilestoneEventId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get one milestone event of a merge request
+         * @description One event of the merge request by its id. An event of another merge request, or none, answers 404
+         *     `{"message": "404 Not found"}`.
+         *
+         *     - **Who.** Whoever may read the merge request.
+         */
+        get: operations["getMergeRequestResourceMilestoneEvent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/merge_requests/{merge_request_iid}/resource_state_events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List the state events of a merge request
+         * @description Every event of the merge request closed, reopened or merged, oldest first (by id), with the user who made the change.
+         *
+         *     - **Who.** Whoever may read the merge request (`read_merge_request`); no token is needed on a public
+         *       project.
+         *     - Offset pagination in SQL: `page`, `per_page` (default 20, at most 100) and GitLab's headers.
+         *     - A merge request that does not exist answers 404 `{"message": "404 Not found"}`.
+         */
+        get: operations["listMergeRequestResourceStateEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/merge_requests/{merge_request_iid}/resource_state_events/{resource_state_event_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                /**
+                 * @description The state event's id.
+                 * @example 1
+                 */
+                resource_state_event_id: components["parameters"]["StateEventId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get one state event of a merge request
+         * @description One event of the merge request by its id. An event of another merge request, or none, answers 404
+         *     `{"message": "404 Not found"}`.
+         *
+         *     - **Who.** Whoever may read the merge request.
+         */
+        get: operations["getMergeRequestResourceStateEvent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{id}/merge_requests/{merge_request_iid}/time_estimate": {
         parameters: {
             query?: never;
@@ -8680,6 +8905,52 @@ export interface components {
             token: string;
         };
         /**
+         * @description A label added to (`action: add`) or removed from (`action: remove`) a merge request
+         *     (`resource_type: MergeRequest`, `resource_id` its global id). `label` is null once the label is
+         *     deleted; an event whose user was deleted belongs to the ghost user.
+         */
+        ResourceLabelEvent: {
+            /** @enum {string} */
+            action: "add" | "remove";
+            /** Format: date-time */
+            created_at: string;
+            id: number;
+            label: components["schemas"]["LabelBasic"] | null;
+            resource_id: number;
+            /** @enum {string} */
+            resource_type: "MergeRequest";
+            user: components["schemas"]["UserSummary"];
+        };
+        /**
+         * @description A milestone set on a merge request (`action: add`, naming the new milestone, also when it replaces
+         *     another) or taken off (`action: remove`, naming the old one), one event per change as GitLab
+         *     records them. `milestone` is null once the milestone is deleted.
+         */
+        ResourceMilestoneEvent: {
+            /** @enum {string} */
+            action: "add" | "remove";
+            /** Format: date-time */
+            created_at: string;
+            id: number;
+            milestone: components["schemas"]["Milestone"] | null;
+            resource_id: number;
+            /** @enum {string} */
+            resource_type: "MergeRequest";
+            user: components["schemas"]["UserSummary"];
+        };
+        /** @description A merge request closed, reopened or merged (by the API or by a push of its commits). */
+        ResourceStateEvent: {
+            /** Format: date-time */
+            created_at: string;
+            id: number;
+            resource_id: number;
+            /** @enum {string} */
+            resource_type: "MergeRequest";
+            /** @enum {string} */
+            state: "closed" | "reopened" | "merged";
+            user: components["schemas"]["UserSummary"];
+        };
+        /**
          * SharedRunnersSetting
          * @description Whether instance runners serve the group's projects and subgroups: `enabled`, `disabled_and_overridable` (subgroups may enable them), `disabled_and_unoverridable`, or the deprecated `disabled_with_override`.
          * @example enabled
@@ -9750,6 +10021,11 @@ export interface components {
         /** @description Include the labels of the subgroups the caller can see. */
         IncludeDescendantGroups: boolean;
         /**
+         * @description The label event's id.
+         * @example 1
+         */
+        LabelEventId: number;
+        /**
          * @description The label's integer id or its exact name, URL-encoded.
          * @example bug
          */
@@ -9967,6 +10243,11 @@ export interface components {
          */
         MergeRequestWithLabelsDetails: boolean;
         /**
+         * @description The milestone event's id.
+         * @example 1
+         */
+        MilestoneEventId: number;
+        /**
          * @description The milestone's global id (not its iid).
          * @example 12
          */
@@ -10030,6 +10311,11 @@ export interface components {
         SkipSubresources: boolean;
         /** @description Sort direction. */
         Sort: "asc" | "desc";
+        /**
+         * @description The state event's id.
+         * @example 1
+         */
+        StateEventId: number;
         /** @description Case-insensitive substring of the group's own name or path (not its full path). */
         SubgroupSearch: string;
         /**
@@ -10343,6 +10629,9 @@ export type SchemaRepositoryFileWrite = components['schemas']['RepositoryFileWri
 export type SchemaResourceAccessToken = components['schemas']['ResourceAccessToken'];
 export type SchemaResourceAccessTokenCreate = components['schemas']['ResourceAccessTokenCreate'];
 export type SchemaResourceAccessTokenWithToken = components['schemas']['ResourceAccessTokenWithToken'];
+export type SchemaResourceLabelEvent = components['schemas']['ResourceLabelEvent'];
+export type SchemaResourceMilestoneEvent = components['schemas']['ResourceMilestoneEvent'];
+export type SchemaResourceStateEvent = components['schemas']['ResourceStateEvent'];
 export type SchemaSharedRunnersSetting = components['schemas']['SharedRunnersSetting'];
 export type SchemaSidekiqCompoundMetrics = components['schemas']['SidekiqCompoundMetrics'];
 export type SchemaSidekiqJobCounts = components['schemas']['SidekiqJobCounts'];
@@ -10422,6 +10711,7 @@ export type ParameterGroupStatistics = components['parameters']['GroupStatistics
 export type ParameterGroupVisibilityFilter = components['parameters']['GroupVisibilityFilter'];
 export type ParameterIncludeAncestorGroups = components['parameters']['IncludeAncestorGroups'];
 export type ParameterIncludeDescendantGroups = components['parameters']['IncludeDescendantGroups'];
+export type ParameterLabelEventId = components['parameters']['LabelEventId'];
 export type ParameterLabelId = components['parameters']['LabelId'];
 export type ParameterMemberQuery = components['parameters']['MemberQuery'];
 export type ParameterMemberSkipUsers = components['parameters']['MemberSkipUsers'];
@@ -10462,6 +10752,7 @@ export type ParameterMergeRequestVersionId = components['parameters']['MergeRequ
 export type ParameterMergeRequestView = components['parameters']['MergeRequestView'];
 export type ParameterMergeRequestWip = components['parameters']['MergeRequestWip'];
 export type ParameterMergeRequestWithLabelsDetails = components['parameters']['MergeRequestWithLabelsDetails'];
+export type ParameterMilestoneEventId = components['parameters']['MilestoneEventId'];
 export type ParameterMilestoneId = components['parameters']['MilestoneId'];
 export type ParameterNoteId = components['parameters']['NoteId'];
 export type ParameterOnlyGroupLabels = components['parameters']['OnlyGroupLabels'];
@@ -10479,6 +10770,7 @@ export type ParameterShowSeatInfo = components['parameters']['ShowSeatInfo'];
 export type ParameterSkipGroups = components['parameters']['SkipGroups'];
 export type ParameterSkipSubresources = components['parameters']['SkipSubresources'];
 export type ParameterSort = components['parameters']['Sort'];
+export type ParameterStateEventId = components['parameters']['StateEventId'];
 export type ParameterSubgroupSearch = components['parameters']['SubgroupSearch'];
 export type ParameterTagName = components['parameters']['TagName'];
 export type ParameterTokenCreatedAfter = components['parameters']['TokenCreatedAfter'];
@@ -17066,6 +17358,291 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TimeStats"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listMergeRequestResourceLabelEvents: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of label events. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResourceLabelEvent"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getMergeRequestResourceLabelEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                /**
+                 * @description The label event's id.
+                 * @example 1
+                 */
+                resource_label_event_id: components["parameters"]["LabelEventId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResourceLabelEvent"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listMergeRequestResourceMilestoneEvents: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of milestone events. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResourceMilestoneEvent"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getMergeRequestResourceMilestoneEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                /**
+                 * @description The milestone event's id.
+                 * @example 1
+                 */
+                resource_milestone_event_id: components["parameters"]["MilestoneEventId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResourceMilestoneEvent"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listMergeRequestResourceStateEvents: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of state events. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResourceStateEvent"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getMergeRequestResourceStateEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                /**
+                 * @description The state event's id.
+                 * @example 1
+                 */
+                resource_state_event_id: components["parameters"]["StateEventId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResourceStateEvent"];
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -69,6 +69,9 @@ export interface OperationSubjects {
   getMergeRequestMergeRef: 'project';
   getMergeRequestNote: 'project';
   getMergeRequestNoteAwardEmoji: 'project';
+  getMergeRequestResourceLabelEvent: 'project';
+  getMergeRequestResourceMilestoneEvent: 'project';
+  getMergeRequestResourceStateEvent: 'project';
   getMergeRequestTimeStats: 'project';
   getMergeRequestVersion: 'project';
   getMetadata: 'instance';
@@ -118,6 +121,9 @@ export interface OperationSubjects {
   listMergeRequestNoteAwardEmoji: 'project';
   listMergeRequestNotes: 'project';
   listMergeRequestParticipants: 'project';
+  listMergeRequestResourceLabelEvents: 'project';
+  listMergeRequestResourceMilestoneEvents: 'project';
+  listMergeRequestResourceStateEvents: 'project';
   listMergeRequestVersions: 'project';
   listMergeRequests: 'instance';
   listPersonalAccessTokens: 'instance';

@@ -9,6 +9,7 @@ import { EMPTY_TREE } from '../git/diffs.js';
 import type { RefsUpdated } from '../git/repositories.events.js';
 import type { RepositoriesService } from '../git/repositories.service.js';
 import type { GitRepository } from '../git/repository.js';
+import { recordStateChange } from '../resource_events/record.js';
 import { MergeRequest, MergeRequestDiff } from './merge-request.entity.js';
 import './merge-requests.events.js';
 
@@ -207,13 +208,15 @@ export class MergeRequestVersions {
         (await git.isAncestor(head, change.after)) &&
         (change.before === ZERO_SHA || !(await git.isAncestor(head, change.before)));
       if (brought) {
+        const now = new Date();
         await tx.getRepository(MergeRequest).update(mr.id, {
           state: 'merged',
-          mergedAt: new Date(),
+          mergedAt: now,
           mergeUserId: userId,
           mergeCommitSha: change.after,
-          updatedAt: new Date(),
+          updatedAt: now,
         });
+        await recordStateChange(tx, { mergeRequestId: mr.id, userId, at: now }, 'merged');
         return;
       }
       await tx.getRepository(MergeRequest).update(mr.id, { mergeStatus: 'unchecked', mergeError: null });

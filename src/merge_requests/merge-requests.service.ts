@@ -36,6 +36,12 @@ import type { LabelCountScope } from '../labels/labels.service.js';
 import type { MilestoneRecord } from '../milestones/milestones.service.js';
 import type { ProjectView } from '../projects/projects.service.js';
 import { projectSettings } from '../projects/project-settings.js';
+import {
+  recordLabelChanges,
+  recordMilestoneChange,
+  recordStateChange,
+  type EventOrigin,
+} from '../resource_events/record.js';
 import { User } from '../users/user.entity.js';
 import { parseDuration } from './durations.js';
 import { Milestone } from '../milestones/milestone.entity.js';
@@ -592,12 +598,18 @@ export class MergeRequestsService {
         await setUsers(tx, 'merge_request_assignees', mergeRequestId, assigneeIds);
         await setUsers(tx, 'merge_request_reviewers', mergeRequestId, reviewerIds);
         const labelNames = namesOf(params.labels);
-        if (labelNames?.length)
-          await this.setLabels(
-            tx,
-            mergeRequestId,
-            await this.services.labels.findOrCreateForProject(target.project.id, labelNames, tx),
-          );
+        const labels = labelNames?.length
+          ? await this.services.labels.findOrCreateForProject(target.project.id, labelNames, tx)
+          : [];
+        await this.setLabels(tx, mergeRequestId, labels);
+        const origin = { mergeRequestId, userId: caller.user?.id ?? null, at: now };
+        await recordLabelChanges(
+          tx,
+          origin,
+          [],
+          labels.map((label) => label.id),
+        );
+        await recordMilestoneChange(tx, origin, null, milestoneId ?? null);
         await this.versions.store(tx, mergeRequestId, version);
         return mergeRequestId;
       })
@@ -776,7 +788,10 @@ export class MergeRequestsService {
     const now = new Date();
     await this.dataSource
       .transaction(async (tx) => {
-        await tx.query('SELECT 1 FROM merge_requests WHERE id = $1 FOR UPDATE', [mr.id]);
+        // The milestone before the change, read under the row lock, for its events.
+        const [locked] = (await tx.query('SELECT milestone_id FROM merge_requests WHERE id = $1 FOR UPDATE', [
+          mr.id,
+        ])) as Array<{ milestone_id: number | null }>;
         await tx.getRepository(MergeRequest).update(mr.id, {
           title,
           draft: isDraftTitle(title),
@@ -800,7 +815,12 @@ export class MergeRequestsService {
           ...(milestoneId !== undefined ? { milestoneId } : {}),
           updatedAt: now,
         });
-        await this.changeLabels(tx, view, mr.id, params);
+        const origin = { mergeRequestId: mr.id, userId: caller.user?.id ?? null, at: now };
+        await this.changeLabels(tx, view, origin, params);
+        if (milestoneId !== undefined)
+          await recordMilestoneChange(tx, origin, locked?.milestone_id ?? null, milestoneId);
+        if (state !== mr.state)
+          await recordStateChange(tx, origin, state === 'closed' ? 'closed' : 'reopened');
         // The users before the change, read under the row lock, for the system notes.
         const people: MergeRequestChanged['changes'] = {};
         if (assigneeIds !== undefined) {
@@ -870,9 +890,10 @@ export class MergeRequestsService {
   private async changeLabels(
     tx: EntityManager,
     view: ProjectView,
-    mergeRequestId: number,
+    origin: EventOrigin,
     params: UpdateMergeRequestParams,
   ): Promise<void> {
+    const { mergeRequestId } = origin;
     const replace = namesOf(params.labels);
     const add = namesOf(params.add_labels);
     const remove = namesOf(params.remove_labels);
@@ -881,7 +902,8 @@ export class MergeRequestsService {
     const rows = (await tx.query('SELECT label_id FROM merge_request_labels WHERE merge_request_id = $1', [
       mergeRequestId,
     ])) as Array<{ label_id: number }>;
-    let ids = new Set(rows.map((row) => Number(row.label_id)));
+    const before = rows.map((row) => Number(row.label_id));
+    let ids = new Set(before);
     if (replace !== undefined)
       ids = new Set((await labels.findOrCreateForProject(view.project.id, replace, tx)).map((l) => l.id));
     if (add?.length)
@@ -894,6 +916,7 @@ export class MergeRequestsService {
       mergeRequestId,
       [...ids].map((id) => ({ id })),
     );
+    await recordLabelChanges(tx, origin, before, ids);
   }
 
   private async setLabels(tx: EntityManager, mergeRequestId: number, labels: Array<{ id: number }>) {

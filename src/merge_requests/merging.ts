@@ -14,6 +14,7 @@ import { ZERO_SHA } from '../git/push-rules.js';
 import { RefUpdateRefused, type OpenRepository } from '../git/repositories.service.js';
 import type { GitRepository } from '../git/repository.js';
 import type { ProjectView } from '../projects/projects.service.js';
+import { recordStateChange } from '../resource_events/record.js';
 import { projectSettings, type ProjectSettings } from '../projects/project-settings.js';
 import { User } from '../users/user.entity.js';
 import { mergeCommitMessage, squashCommitMessage, type MessageFacts } from './commit-messages.js';
@@ -260,6 +261,7 @@ export class MergeRequestMerging {
         autoMerge: false,
         mergeParams: null,
       });
+      await recordStateChange(tx, { mergeRequestId: mr.id, userId: merger.id, at: now }, 'merged');
       await this.events.publish(tx, 'merge_request.changed', {
         mergeRequestId: mr.id,
         changeId: randomUUID(),

@@ -152,6 +152,12 @@ function pathValue(op: FuzzOperation, name: string, fixture: Fixture): string {
     }
     case 'version_id':
       return String(fixture.mergeRequest.versionId);
+    case 'resource_label_event_id':
+      return String(fixture.resourceEvents.label);
+    case 'resource_milestone_event_id':
+      return String(fixture.resourceEvents.milestone);
+    case 'resource_state_event_id':
+      return String(fixture.resourceEvents.state);
     case 'award_id': {
       const onNote = op.path.includes('/notes/');
       if (op.method === 'DELETE')

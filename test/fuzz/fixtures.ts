@@ -48,6 +48,8 @@ export interface Fixture {
   };
   /** Emoji reactions on !1 and on its plain note, and one of each for the deletions. */
   awards: { mergeRequest: number; note: number; doomedMergeRequest: number; doomedNote: number };
+  /** A resource event of each kind on !1 (its label and milestone added, closed). */
+  resourceEvents: { label: number; milestone: number; state: number };
   /** The bot tokens `self` operations authenticate with. */
   projectToken: { id: number; token: string };
   groupToken: { id: number; token: string };
@@ -192,7 +194,24 @@ export class FixtureMaker {
       source_branch: branch,
       target_branch: 'main',
       title: 'Fuzz',
+      labels: label,
+      milestone_id: milestones.project,
     });
+    // Closed and reopened, for a state event of each kind.
+    for (const state_event of ['close', 'reopen'])
+      await this.call('PUT', `${p}/merge_requests/${mergeRequest.iid}`, { state_event });
+    const firstEvent = async (kind: string) =>
+      (
+        await this.call<Array<{ id: number }>>(
+          'GET',
+          `${p}/merge_requests/${mergeRequest.iid}/resource_${kind}_events`,
+        )
+      )[0].id;
+    const resourceEvents = {
+      label: await firstEvent('label'),
+      milestone: await firstEvent('milestone'),
+      state: await firstEvent('state'),
+    };
     const doomedMergeRequest = await this.call<{ iid: number }>('POST', `${p}/merge_requests`, {
       source_branch: doomedBranch,
       target_branch: 'main',
@@ -257,6 +276,7 @@ export class FixtureMaker {
         doomedThreadNoteId: doomedReply.id,
       },
       awards,
+      resourceEvents,
       projectToken: { id: projectToken.id, token: projectToken.token },
       groupToken: { id: groupToken.id, token: groupToken.token },
       spareTokens,

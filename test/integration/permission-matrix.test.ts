@@ -83,6 +83,10 @@ interface ProjectFixture {
   /** The administrator's reactions on merge request !1 and on its note. */
   awardId: number;
   noteAwardId: number;
+  /** Resource events of merge request !1: its label `events` and milestone added, closed and reopened. */
+  labelEventId: number;
+  milestoneEventId: number;
+  stateEventId: number;
 }
 interface GroupFixture {
   id: number;
@@ -329,6 +333,18 @@ const CALLS: Record<string, (c: Case) => Call | Promise<Call>> = {
   // caller's own (only the awarder or an administrator may; the integration tests refuse the others).
   listMergeRequestAwardEmoji: () => ({ path: { merge_request_iid: 1 } }),
   createMergeRequestAwardEmoji: () => ({ path: { merge_request_iid: 1 }, body: { name: 'thumbsup' } }),
+  listMergeRequestResourceLabelEvents: () => ({ path: { merge_request_iid: 1 } }),
+  listMergeRequestResourceMilestoneEvents: () => ({ path: { merge_request_iid: 1 } }),
+  listMergeRequestResourceStateEvents: () => ({ path: { merge_request_iid: 1 } }),
+  getMergeRequestResourceLabelEvent: (c) => ({
+    path: { merge_request_iid: 1, resource_label_event_id: projectFixture(c).labelEventId },
+  }),
+  getMergeRequestResourceMilestoneEvent: (c) => ({
+    path: { merge_request_iid: 1, resource_milestone_event_id: projectFixture(c).milestoneEventId },
+  }),
+  getMergeRequestResourceStateEvent: (c) => ({
+    path: { merge_request_iid: 1, resource_state_event_id: projectFixture(c).stateEventId },
+  }),
   getMergeRequestAwardEmoji: (c) => ({ path: { merge_request_iid: 1, award_id: projectFixture(c).awardId } }),
   deleteMergeRequestAwardEmoji: async (c) => {
     if (c.expected !== 'allowed' || !c.user)
@@ -865,6 +881,15 @@ beforeAll(async () => {
       });
       await api('POST', `${p}/labels`, { name: 'matrix', color: '#FFF' });
       const milestone = await api('POST', `${p}/milestones`, { title: 'matrix' });
+      await api('PUT', `${p}/merge_requests/1`, {
+        labels: 'events',
+        milestone_id: milestone.id,
+        state_event: 'close',
+      });
+      await api('PUT', `${p}/merge_requests/1`, { state_event: 'reopen' });
+      const firstEvent = async (kind: string) =>
+        ((await api('GET', `${p}/merge_requests/1/resource_${kind}_events`)) as unknown as Json[])[0]
+          .id as number;
       fx.projects[visibility] = {
         id,
         readmeBlob: tree.find((entry) => entry.name === 'README.md')!.id as string,
@@ -877,6 +902,9 @@ beforeAll(async () => {
         threadNoteId: ((discussion.notes as Json[])[0] as Json).id as number,
         awardId: award.id as number,
         noteAwardId: noteAward.id as number,
+        labelEventId: await firstEvent('label'),
+        milestoneEventId: await firstEvent('milestone'),
+        stateEventId: await firstEvent('state'),
       };
       const groupId = await freshGroup(visibility);
       const groupToken = await api('POST', `/groups/${groupId}/access_tokens`, {
