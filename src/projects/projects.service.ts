@@ -3,7 +3,7 @@ import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialE
 import type { operations } from '../../generated/openapi.js';
 import type { Config } from '../config.js';
 import type { Events } from '../core/events.js';
-import { recordId } from '../core/ids.js';
+import { MAX_ID, recordId } from '../core/ids.js';
 import {
   activeSql,
   authorizeProject,
@@ -872,7 +872,10 @@ export class ProjectsService {
     };
     const namespace =
       params.namespace_id !== undefined
-        ? await namespaces.findOneBy({ id: params.namespace_id })
+        ? // An id beyond the column's range names no namespace (and would not reach the database).
+          Math.abs(params.namespace_id) <= MAX_ID
+          ? await namespaces.findOneBy({ id: params.namespace_id })
+          : null
         : params.namespace_path !== undefined
           ? await namespaces
               .createQueryBuilder('n')
