@@ -70,7 +70,9 @@ export function fillTemplate(template: string, facts: MessageFacts): string {
 }
 
 /** GitLab's merge commit message without a template. */
-export function defaultMergeMessage(facts: MessageFacts): string {
+export function defaultMergeMessage(
+  facts: Pick<MessageFacts, 'sourceBranch' | 'targetBranch' | 'title' | 'reference'>,
+): string {
   return [
     `Merge branch '${facts.sourceBranch}' into '${facts.targetBranch}'`,
     facts.title,

@@ -17,7 +17,12 @@ import type { ProjectView } from '../projects/projects.service.js';
 import { recordStateChange } from '../resource_events/record.js';
 import { projectSettings, type ProjectSettings } from '../projects/project-settings.js';
 import { User } from '../users/user.entity.js';
-import { mergeCommitMessage, squashCommitMessage, type MessageFacts } from './commit-messages.js';
+import {
+  defaultMergeMessage,
+  mergeCommitMessage,
+  squashCommitMessage,
+  type MessageFacts,
+} from './commit-messages.js';
 import { MergeRequest, type AutoMergeParams } from './merge-request.entity.js';
 import type { MergeRequestDetailRecords } from './merge-requests.service.js';
 
@@ -88,6 +93,27 @@ export class MergeRequestMerging {
     return row ? this.services.repositories.gitOf(row) : null;
   }
 
+  /** The source branch's project as the caller sees it: this one, the fork, or null when gone or hidden. */
+  private async sourceView(caller: Caller, view: ProjectView, mr: MergeRequest): Promise<ProjectView | null> {
+    if (mr.sourceProjectId === view.project.id) return view;
+    if (mr.sourceProjectId === null) return null;
+    return this.services.projects.find(caller, mr.sourceProjectId).catch(() => null);
+  }
+
+  /** GitLab's `can_be_merged_by?`: the target branch's merge levels (Developer when unprotected). */
+  private async mayMerge(caller: Caller, view: ProjectView, branch: string): Promise<boolean> {
+    const rules = this.services.repositories.rules;
+    return rules.mayMerge(view.project.id, await rules.actor(caller, view.accessLevel), branch);
+  }
+
+  /** Records what a merge attempt found, for the head it read (a newer head has its own check). */
+  private async markConflicting(mergeRequestId: number, head: string): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE merge_requests SET merge_status = 'cannot_be_merged' WHERE id = $1 AND head_sha = $2`,
+      [mergeRequestId, head],
+    );
+  }
+
   /**
    * The merge request's head after catching up with its source branch: a push the queue has not
    * followed yet is followed now, so a merge never takes a head the merge request does not show.
@@ -110,10 +136,7 @@ export class MergeRequestMerging {
   ): Promise<MergeRequestDetailRecords> {
     const found = await this.services.mergeRequests.find(view, iid);
     const repository = this.services.repositories.open(view);
-    const rules = this.services.repositories.rules;
-    const actor = await rules.actor(caller, view.accessLevel);
-    // GitLab's `can_be_merged_by?`: the target branch's merge levels (Developer when unprotected).
-    if (!(await rules.mayMerge(view.project.id, actor, found.targetBranch))) throw unauthorized();
+    if (!(await this.mayMerge(caller, view, found.targetBranch))) throw unauthorized();
     await this.services.repositories.serializeRef(repository, `${HEADS}${found.targetBranch}`, () =>
       this.mergeNow(caller, view, repository, found.id, params),
     );
@@ -150,10 +173,7 @@ export class MergeRequestMerging {
     const fastForward = await git.isAncestor(target, head);
     if (settings.merge_method !== 'merge' && !fastForward) throw methodNotAllowed();
     if (!fastForward && !(await git.mergedTree(target, head))) {
-      await this.dataSource.query(
-        `UPDATE merge_requests SET merge_status = 'cannot_be_merged' WHERE id = $1 AND head_sha = $2`,
-        [mr.id, head],
-      );
+      await this.markConflicting(mr.id, head);
       throw branchCannotBeMerged();
     }
     if (params.sha !== undefined && params.sha !== head)
@@ -355,11 +375,9 @@ export class MergeRequestMerging {
   /** `POST …/cancel_merge_when_pipeline_succeeds`: 405 when no longer open, 406 without an automatic merge. */
   async cancelAutoMerge(caller: Caller, view: ProjectView, iid: number): Promise<MergeRequestDetailRecords> {
     const mr = await this.services.mergeRequests.find(view, iid);
-    const rules = this.services.repositories.rules;
-    const actor = await rules.actor(caller, view.accessLevel);
     // GitLab's `can_cancel_auto_merge?`: whoever may merge, or the user who set it.
     const setter = mr.autoMerge && mr.mergeUserId === caller.user?.id;
-    if (!setter && !(await rules.mayMerge(view.project.id, actor, mr.targetBranch))) throw unauthorized();
+    if (!setter && !(await this.mayMerge(caller, view, mr.targetBranch))) throw unauthorized();
     if (mr.state !== 'opened') throw methodNotAllowed();
     if (!mr.autoMerge) throw new ApiError(406, { message: "Can't cancel the automatic merge" });
     await this.clearAutoMerge(mr.id);
@@ -371,12 +389,7 @@ export class MergeRequestMerging {
    * merger may push to the source project.
    */
   private async mayRemoveSourceBranch(caller: Caller, view: ProjectView, mr: MergeRequest): Promise<boolean> {
-    const source =
-      mr.sourceProjectId === view.project.id
-        ? view
-        : mr.sourceProjectId === null
-          ? null
-          : await this.services.projects.find(caller, mr.sourceProjectId).catch(() => null);
+    const source = await this.sourceView(caller, view, mr);
     if (!source || !canPushCode(caller, source.accessLevel)) return false;
     if (mr.sourceBranch === source.project.defaultBranch) return false;
     return !(await this.services.repositories.rules.isProtectedBranch(source.project.id, mr.sourceBranch));
@@ -414,24 +427,20 @@ export class MergeRequestMerging {
     if (existing && existing.parents[0] === target && existing.parents[1] === head) return existing.sha;
     const tree = await git.mergedTree(target, head);
     if (!tree) {
-      await this.dataSource.query(
-        `UPDATE merge_requests SET merge_status = 'cannot_be_merged' WHERE id = $1 AND head_sha = $2`,
-        [mr.id, head],
-      );
+      await this.markConflicting(mr.id, head);
       throw notMergeable();
     }
     const author = (await this.user(mr.authorId)) ?? { name: 'GitLab', email: 'noreply@gitlab.com' };
-    const records = await this.services.mergeRequests.related(this.dataSource.manager, [mr]);
-    const project = records.projects.get(mr.targetProjectId)!;
     const identity = { name: author.name, email: author.email };
     const sha = await git.writeCommit({
       tree,
       parents: [target, head],
-      message: [
-        `Merge branch '${mr.sourceBranch}' into '${mr.targetBranch}'`,
-        mr.title,
-        `See merge request ${project.fullPath}!${mr.iid}`,
-      ].join('\n\n'),
+      message: defaultMergeMessage({
+        sourceBranch: mr.sourceBranch,
+        targetBranch: mr.targetBranch,
+        title: mr.title,
+        reference: `${view.project.namespace.fullPath}/${view.project.path}!${mr.iid}`,
+      }),
       author: identity,
       committer: identity,
     });
@@ -461,12 +470,7 @@ export class MergeRequestMerging {
   }
 
   private async mayPushToSource(caller: Caller, view: ProjectView, mr: MergeRequest): Promise<boolean> {
-    const source =
-      mr.sourceProjectId === view.project.id
-        ? view
-        : mr.sourceProjectId === null
-          ? null
-          : await this.services.projects.find(caller, mr.sourceProjectId).catch(() => null);
+    const source = await this.sourceView(caller, view, mr);
     if (!source) return false;
     const rules = this.services.repositories.rules;
     const actor = await rules.actor(caller, source.accessLevel);
