@@ -3879,6 +3879,140 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{id}/remote_mirrors": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the project's remote mirrors
+         * @description Lists the project's push mirrors, oldest first. Maintainer or higher (or an administrator); a
+         *     signed-in caller below Maintainer who sees the project gets 401, as GitLab answers
+         *     (`admin_remote_mirror`). Every `url` has its user name and password replaced by `*****`.
+         */
+        get: operations["listRemoteMirrors"];
+        put?: never;
+        /**
+         * Create a push mirror
+         * @description Adds a push mirror. Maintainer or higher; others who see the project get 401.
+         *
+         *     - **URL.** `url` is required: `http`, `https`, `ssh` or `git`, in URL form (SCP-style
+         *       `git@host:path` is not a URL). Credentials go in its user info
+         *       (`https://user:token@host/group/project.git`); forge-api keeps the user name and password
+         *       encrypted (AES-256-GCM, with the key from `FORGE_SECRET_KEY`) and never shows them: every
+         *       response, every `last_error` and every log line has `*****` instead. Another scheme answers
+         *       400 `{"message": {"url": ["is blocked: Only allowed schemes are http, https, ssh, git"]}}`.
+         *     - **Local addresses.** A URL whose host is, or resolves to, a loopback, private, link-local or
+         *       otherwise local address of this server's network answers 400
+         *       (`is blocked: Requests to localhost are not allowed`, `is blocked: Requests to the local network
+         *       are not allowed`), unless the administrator allows local requests (GitLab's
+         *       `allow_local_requests_from_web_hooks_and_services`; here `FORGE_ALLOW_LOCAL_REQUESTS=true`). A
+         *       host name that does not resolve is accepted, as GitLab does without DNS rebinding protection; the
+         *       push then fails and reports it.
+         *     - **Switches.** `enabled` is false unless passed. `only_protected_branches` pushes only branches a
+         *       protected branch rule matches (tags always go). `keep_divergent_refs` never overwrites a ref that
+         *       moved on the remote and never deletes remote refs; the skipped refs are listed in `last_error`.
+         *       `mirror_branch_regex` (Premium and Ultimate; RE2 syntax) pushes only the branches it matches and
+         *       needs `only_protected_branches` off, else 400 `{"message": {"mirror_branch_regex": ["..."]}}`.
+         *     - **Authentication.** `auth_method` is `password` (default: the URL's credentials over HTTP) or
+         *       `ssh_public_key`: forge-api generates an ed25519 key pair for the mirror (`ssh-keygen`) and the
+         *       public half, to install on the remote, is at `.../remote_mirrors/:mirror_id/public_key`.
+         *     - **Host keys.** `host_keys` (up to 10, OpenSSH public keys, bare or with a host name; a bare key is
+         *       given the URL's host, `[host]:port` for a port other than 22) are the keys the SSH server must
+         *       present. Without them, the first connection trusts and records the server's keys (trust on first
+         *       use) and later connections must see the same ones. An unreadable key answers 400
+         *       `{"message": "Invalid SSH host key: ..."}`.
+         */
+        post: operations["createRemoteMirror"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/remote_mirrors/{mirror_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a remote mirror
+         * @description Returns one push mirror of the project, with its update state. Maintainer or higher (others who
+         *     see the project get 401); a mirror of another project, or none, answers 404 `{"message": "404 Not
+         *     found"}`.
+         */
+        get: operations["getRemoteMirror"];
+        /**
+         * Update a remote mirror
+         * @description Changes `enabled`, `only_protected_branches`, `keep_divergent_refs`, `mirror_branch_regex`
+         *     (Premium and Ultimate), `auth_method` and `host_keys` (an empty list forgets them); the URL stays.
+         *     The rules of creation apply. Switching to `ssh_public_key` generates a key pair when the mirror
+         *     has none; switching back keeps it. Maintainer or higher (others who see the project get 401).
+         */
+        put: operations["updateRemoteMirror"];
+        post?: never;
+        /**
+         * Delete a remote mirror
+         * @description Removes the mirror with its credentials and key pair, and answers 204 with no body. Nothing is
+         *     removed from the remote. An update already running finishes but records nothing. Maintainer or
+         *     higher (others who see the project get 401); an unknown mirror answers 404.
+         */
+        delete: operations["deleteRemoteMirror"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/remote_mirrors/{mirror_id}/public_key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a remote mirror's public key
+         * @description The OpenSSH public key (`ssh-ed25519 AAAA... comment`) the remote must accept from this mirror.
+         *     Only mirrors with `auth_method` `ssh_public_key` have one; any other answers 404
+         *     `{"message": "404 Not found"}`. Maintainer or higher (others who see the project get 401).
+         */
+        get: operations["getRemoteMirrorPublicKey"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/remote_mirrors/{mirror_id}/sync": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Force a push mirror update
+         * @description Schedules an update of the mirror now (`update_status` becomes `scheduled`) and answers 204 with
+         *     an empty body; the job queue pushes every ref the mirror's switches select. An update already
+         *     scheduled or running is not scheduled again. A disabled mirror answers 400
+         *     `{"message": "Cannot proceed with the push mirroring. Please verify your mirror configuration."}`.
+         *     Maintainer or higher (others who see the project get 401); an unknown mirror answers 404.
+         */
+        post: operations["syncRemoteMirror"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{id}/repository/archive": {
         parameters: {
             query?: never;
@@ -8748,6 +8882,157 @@ export interface components {
             short: string;
         };
         /**
+         * RemoteMirror
+         * @description A push mirror and the state of its updates. `update_status` is `none` (never scheduled), `scheduled`, `started`, `finished`, `to_retry` (the last attempt failed and another is scheduled, with backoff) or `failed` (the attempts ran out, or refs diverged while `keep_divergent_refs` is on).
+         */
+        RemoteMirror: {
+            /**
+             * @example password
+             * @enum {string}
+             */
+            auth_method: "password" | "ssh_public_key";
+            /** @example true */
+            enabled: boolean;
+            /** @description The SSH host keys the remote must present, by fingerprint. */
+            host_keys: {
+                /** @example SHA256:0ZpEs4wSwKyMGWYpM5bGk/Dfyq0IyA5X6D2n3ORp7Dg */
+                fingerprint_sha256: string;
+            }[];
+            /** @example 7 */
+            id: number;
+            /** @example false */
+            keep_divergent_refs: boolean;
+            /**
+             * @description Why the last update failed or skipped refs; credentials show as `*****`.
+             * @example null
+             */
+            last_error: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-03-01T12:30:05.000Z
+             */
+            last_successful_update_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the last update ended, successful or not.
+             * @example 2026-03-01T12:30:05.000Z
+             */
+            last_update_at: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-03-01T12:30:00.000Z
+             */
+            last_update_started_at: string | null;
+            /**
+             * @description The RE2 expression branch names must match to be pushed; null for all.
+             * @example null
+             */
+            mirror_branch_regex?: string | null;
+            /** @example false */
+            only_protected_branches: boolean;
+            /**
+             * @example finished
+             * @enum {string}
+             */
+            update_status: "none" | "scheduled" | "started" | "finished" | "to_retry" | "failed";
+            /**
+             * @description The remote's URL; a user name and password show as `*****`.
+             * @example https://*****:*****@example.com/backup/project.git
+             */
+            url: string;
+        };
+        /**
+         * RemoteMirrorCreate
+         * @description A new push mirror.
+         */
+        RemoteMirrorCreate: {
+            /**
+             * @description `password` (default) or `ssh_public_key`.
+             * @example password
+             * @enum {string}
+             */
+            auth_method?: "password" | "ssh_public_key";
+            /**
+             * @description Whether pushes are mirrored (default false).
+             * @example true
+             */
+            enabled?: boolean;
+            /**
+             * @description OpenSSH host keys the SSH server must present (at most 10).
+             * @example [
+             *       "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAfuCHKVTjquxvt6CM6tdG4SLp1Btn/nOeHHE5UOzRdf"
+             *     ]
+             */
+            host_keys?: string[];
+            /**
+             * @description Skip refs that moved on the remote, and delete nothing there (default false).
+             * @example false
+             */
+            keep_divergent_refs?: boolean;
+            /**
+             * @description An RE2 expression branch names must match; needs `only_protected_branches` off.
+             * @example ^release/
+             */
+            mirror_branch_regex?: string;
+            /**
+             * @description Push only protected branches (default false).
+             * @example false
+             */
+            only_protected_branches?: boolean;
+            /**
+             * @description The remote's URL, with credentials in its user info when needed.
+             * @example https://mirror-bot:glpat-secret@example.com/backup/project.git
+             */
+            url: string;
+        };
+        /**
+         * RemoteMirrorPublicKey
+         * @description The public half of a mirror's SSH key pair, in OpenSSH format.
+         */
+        RemoteMirrorPublicKey: {
+            /** @example ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAfuCHKVTjquxvt6CM6tdG4SLp1Btn/nOeHHE5UOzRdf remote-mirror-7 */
+            public_key: string;
+        };
+        /**
+         * RemoteMirrorUpdate
+         * @description Changes to a push mirror; the fields left out stay.
+         */
+        RemoteMirrorUpdate: {
+            /**
+             * @description `password` (default) or `ssh_public_key`.
+             * @example password
+             * @enum {string}
+             */
+            auth_method?: "password" | "ssh_public_key";
+            /**
+             * @description Whether pushes are mirrored (default false).
+             * @example true
+             */
+            enabled?: boolean;
+            /**
+             * @description OpenSSH host keys the SSH server must present (at most 10).
+             * @example [
+             *       "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAfuCHKVTjquxvt6CM6tdG4SLp1Btn/nOeHHE5UOzRdf"
+             *     ]
+             */
+            host_keys?: string[];
+            /**
+             * @description Skip refs that moved on the remote, and delete nothing there (default false).
+             * @example false
+             */
+            keep_divergent_refs?: boolean;
+            /**
+             * @description An RE2 expression branch names must match; needs `only_protected_branches` off.
+             * @example ^release/
+             */
+            mirror_branch_regex?: string;
+            /**
+             * @description Push only protected branches (default false).
+             * @example false
+             */
+            only_protected_branches?: boolean;
+        };
+        /**
          * RepositoryFile
          * @description A file at a ref, with its content base64-encoded.
          */
@@ -10253,6 +10538,11 @@ export interface components {
          */
         MilestoneId: number;
         /**
+         * @description The remote mirror's ID.
+         * @example 7
+         */
+        MirrorId: number;
+        /**
          * @description The note's id.
          * @example 1
          */
@@ -10622,6 +10912,10 @@ export type SchemaProtectedTagCreate = components['schemas']['ProtectedTagCreate
 export type SchemaRebaseAccepted = components['schemas']['RebaseAccepted'];
 export type SchemaRebaseRequest = components['schemas']['RebaseRequest'];
 export type SchemaReferences = components['schemas']['References'];
+export type SchemaRemoteMirror = components['schemas']['RemoteMirror'];
+export type SchemaRemoteMirrorCreate = components['schemas']['RemoteMirrorCreate'];
+export type SchemaRemoteMirrorPublicKey = components['schemas']['RemoteMirrorPublicKey'];
+export type SchemaRemoteMirrorUpdate = components['schemas']['RemoteMirrorUpdate'];
 export type SchemaRepositoryFile = components['schemas']['RepositoryFile'];
 export type SchemaRepositoryFileCommit = components['schemas']['RepositoryFileCommit'];
 export type SchemaRepositoryFileDelete = components['schemas']['RepositoryFileDelete'];
@@ -10754,6 +11048,7 @@ export type ParameterMergeRequestWip = components['parameters']['MergeRequestWip
 export type ParameterMergeRequestWithLabelsDetails = components['parameters']['MergeRequestWithLabelsDetails'];
 export type ParameterMilestoneEventId = components['parameters']['MilestoneEventId'];
 export type ParameterMilestoneId = components['parameters']['MilestoneId'];
+export type ParameterMirrorId = components['parameters']['MirrorId'];
 export type ParameterNoteId = components['parameters']['NoteId'];
 export type ParameterOnlyGroupLabels = components['parameters']['OnlyGroupLabels'];
 export type ParameterOwnedGroups = components['parameters']['OwnedGroups'];
@@ -18629,6 +18924,312 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description The rule was removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listRemoteMirrors: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page of remote mirrors, with the offset pagination headers. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RemoteMirror"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createRemoteMirror: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://mirror-bot:glpat-secret@example.com/backup/project.git",
+                 *       "enabled": true,
+                 *       "only_protected_branches": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["RemoteMirrorCreate"];
+                /**
+                 * @example {
+                 *       "url": "ssh://git@example.com/backup/project.git",
+                 *       "auth_method": "ssh_public_key",
+                 *       "enabled": true
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["RemoteMirrorCreate"];
+            };
+        };
+        responses: {
+            /** @description The new mirror, its credentials masked. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RemoteMirror"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getRemoteMirror: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The remote mirror's ID.
+                 * @example 7
+                 */
+                mirror_id: components["parameters"]["MirrorId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The mirror. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RemoteMirror"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateRemoteMirror: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The remote mirror's ID.
+                 * @example 7
+                 */
+                mirror_id: components["parameters"]["MirrorId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "enabled": false,
+                 *       "keep_divergent_refs": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["RemoteMirrorUpdate"];
+                /**
+                 * @example {
+                 *       "only_protected_branches": true
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["RemoteMirrorUpdate"];
+            };
+        };
+        responses: {
+            /** @description The mirror after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RemoteMirror"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteRemoteMirror: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The remote mirror's ID.
+                 * @example 7
+                 */
+                mirror_id: components["parameters"]["MirrorId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The mirror was removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getRemoteMirrorPublicKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The remote mirror's ID.
+                 * @example 7
+                 */
+                mirror_id: components["parameters"]["MirrorId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The public key. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RemoteMirrorPublicKey"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    syncRemoteMirror: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The remote mirror's ID.
+                 * @example 7
+                 */
+                mirror_id: components["parameters"]["MirrorId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The update is scheduled. */
             204: {
                 headers: {
                     [name: string]: unknown;

@@ -27,6 +27,7 @@ export interface OperationSubjects {
   createProjectMilestone: 'project';
   createProjectUpload: 'project';
   createProtectedTag: 'project';
+  createRemoteMirror: 'project';
   createRepositoryFile: 'project';
   createRepositoryTag: 'project';
   createUser: 'instance';
@@ -49,6 +50,7 @@ export interface OperationSubjects {
   deleteProjectUpload: 'project';
   deleteProjectUploadBySecret: 'project';
   deleteProtectedTag: 'project';
+  deleteRemoteMirror: 'project';
   deleteRepositoryFile: 'project';
   deleteRepositoryTag: 'project';
   forkProject: 'project';
@@ -87,6 +89,8 @@ export interface OperationSubjects {
   getProjectUploadBySecret: 'project';
   getProtectedBranch: 'project';
   getProtectedTag: 'project';
+  getRemoteMirror: 'project';
+  getRemoteMirrorPublicKey: 'project';
   getRepositoryArchive: 'project';
   getRepositoryArchiveInFormat: 'project';
   getRepositoryBlob: 'project';
@@ -139,6 +143,7 @@ export interface OperationSubjects {
   listProjects: 'instance';
   listProtectedBranches: 'project';
   listProtectedTags: 'project';
+  listRemoteMirrors: 'project';
   listRepositoryContributors: 'project';
   listRepositoryTags: 'project';
   listRepositoryTree: 'project';
@@ -170,6 +175,7 @@ export interface OperationSubjects {
   startProjectHousekeeping: 'project';
   subscribeGroupLabel: 'group';
   subscribeProjectLabel: 'project';
+  syncRemoteMirror: 'project';
   unarchiveProject: 'project';
   unblockUser: 'instance';
   unprotectBranch: 'project';
@@ -191,6 +197,7 @@ export interface OperationSubjects {
   updateProjectMilestone: 'project';
   updateProtectedBranch: 'project';
   updateProtectedBranchWithPut: 'project';
+  updateRemoteMirror: 'project';
   updateRepositoryFile: 'project';
   updateUser: 'instance';
 }

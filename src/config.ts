@@ -30,6 +30,10 @@ export interface Config {
   bodyTimeoutSeconds: number;
   /** How long anything waits for the database before the request answers 503. */
   database: DatabaseTimeouts;
+  /** Key material for secrets kept in the database (mirror credentials); see the README. */
+  secretKey?: string;
+  /** GitLab's `allow_local_requests_from_web_hooks_and_services`: mirrors may point at local addresses. */
+  allowLocalRequests: boolean;
 }
 
 export const TIERS = ['free', 'premium', 'ultimate'] as const;
@@ -56,6 +60,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     externalUrl,
     logLevel: env.LOG_LEVEL ?? 'info',
     rootToken: env.FORGE_ROOT_TOKEN || undefined,
+    secretKey: env.FORGE_SECRET_KEY || undefined,
+    allowLocalRequests: /^(1|true|yes)$/i.test(env.FORGE_ALLOW_LOCAL_REQUESTS ?? ''),
     rateLimits: parseRateLimits(env.FORGE_RATE_LIMITS),
     storages: parseStorages(env.FORGE_STORAGES, dataDir),
     tier: parseTier(env.FORGE_TIER),

@@ -30,6 +30,7 @@ import { notesManifest } from './notes/manifest.js';
 import { projectsManifest } from './projects/manifest.js';
 import { protectedBranchesManifest } from './protected_branches/manifest.js';
 import { protectedTagsManifest } from './protected_tags/manifest.js';
+import { remoteMirrorsManifest } from './remote_mirrors/manifest.js';
 import { repositoryManifest } from './repository/manifest.js';
 import { resourceEventsManifest } from './resource_events/manifest.js';
 import { sidekiqManifest } from './sidekiq/manifest.js';
@@ -56,6 +57,7 @@ export const families = [
   projectsManifest,
   protectedBranchesManifest,
   protectedTagsManifest,
+  remoteMirrorsManifest,
   repositoryManifest,
   resourceEventsManifest,
   sidekiqManifest,

@@ -62,6 +62,8 @@ const PROJECT_ABILITIES = {
   /** Giving, changing or taking the Owner role in a project. */
   manage_owners: AccessLevel.Owner,
   admin_protected_branch: AccessLevel.Maintainer,
+  /** Remote (push) mirrors family: managing and forcing push mirrors (GitLab's `admin_remote_mirror`). */
+  admin_remote_mirror: AccessLevel.Maintainer,
   /** Labels and milestones: whoever sees the project reads them; Planner and above manage them. */
   read_label: AccessLevel.NoAccess,
   admin_label: AccessLevel.Planner,
