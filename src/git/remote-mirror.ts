@@ -103,7 +103,11 @@ async function withRemote<T>(
       baseDir: cwd ?? temp,
       config,
       timeout: { block: REMOTE_TIMEOUT_MS },
-      unsafe: { allowUnsafeCredentialHelper: true, allowUnsafeSshCommand: true },
+      unsafe: {
+        allowUnsafeCredentialHelper: true,
+        allowUnsafeSshCommand: true,
+        allowUnsafeConfigPaths: true,
+      },
       allowEnvironment: [
         'GIT_CONFIG_NOSYSTEM',
         'GIT_CONFIG_GLOBAL',
