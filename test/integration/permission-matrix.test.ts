@@ -572,7 +572,24 @@ const CALLS: Record<string, (c: Case) => Call | Promise<Call>> = {
     body: { description: unique('d') },
   }),
   deleteGroupMilestone: async (c) => ({ path: { milestone_id: await doomedMilestone(c, 'groups') } }),
+  // Remote mirrors: each allowed call gets a mirror of its own (a host that never resolves); refusals
+  // stop before the mirror is looked up.
+  createRemoteMirror: () => ({ body: { url: 'https://bot:secret@mirror.invalid/x.git' } }),
+  getRemoteMirror: async (c) => ({ path: { mirror_id: await mirrorFor(c) } }),
+  updateRemoteMirror: async (c) => ({ path: { mirror_id: await mirrorFor(c) }, body: { enabled: false } }),
+  deleteRemoteMirror: async (c) => ({ path: { mirror_id: await mirrorFor(c) } }),
+  getRemoteMirrorPublicKey: async (c) => ({
+    path: { mirror_id: await mirrorFor(c, { auth_method: 'ssh_public_key' }) },
+  }),
+  syncRemoteMirror: async (c) => ({ path: { mirror_id: await mirrorFor(c, { enabled: true }) } }),
 };
+
+/** A new push mirror of the case's project when the call is allowed, else any id. */
+async function mirrorFor(c: Case, attrs: Record<string, unknown> = {}): Promise<number> {
+  if (c.expected !== 'allowed') return 1;
+  const body = { url: 'https://bot:secret@mirror.invalid/x.git', ...attrs };
+  return (await api('POST', `${project(c)}/remote_mirrors`, body)).id as number;
+}
 
 /** A label only an allowed call deletes: refused calls name the fixture's. */
 async function doomedLabel(c: Case, kind: 'projects' | 'groups'): Promise<string> {
