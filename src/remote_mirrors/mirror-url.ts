@@ -65,8 +65,14 @@ export function parseMirrorUrl(text: string): ParsedMirrorUrl | { problem: UrlPr
   if (!SCHEMES.includes(scheme))
     return { problem: `is blocked: Only allowed schemes are ${SCHEMES.join(', ')}` };
   if (!url.hostname) return { problem: 'is blocked: URI is invalid' };
-  const user = url.username ? decodeURIComponent(url.username) : null;
-  const password = url.password ? decodeURIComponent(url.password) : null;
+  let user: string | null;
+  let password: string | null;
+  try {
+    user = url.username ? decodeURIComponent(url.username) : null;
+    password = url.password ? decodeURIComponent(url.password) : null;
+  } catch {
+    return { problem: 'is blocked: URI is invalid' };
+  }
   if (user !== null && !/^[a-zA-Z0-9]/.test(user))
     return { problem: 'is blocked: Username needs to start with an alphanumeric character' };
   if (user !== null) url.username = MASK;

@@ -50,6 +50,8 @@ export interface Fixture {
   awards: { mergeRequest: number; note: number; doomedMergeRequest: number; doomedNote: number };
   /** A resource event of each kind on !1 (its label and milestone added, closed). */
   resourceEvents: { label: number; milestone: number; state: number };
+  /** Enabled SSH push mirrors of the project (to a host that never resolves), and one for deleteRemoteMirror. */
+  remoteMirrors: { mirror: number; doomed: number };
   /** The bot tokens `self` operations authenticate with. */
   projectToken: { id: number; token: string };
   groupToken: { id: number; token: string };
@@ -243,6 +245,16 @@ export class FixtureMaker {
       doomedMergeRequest: (await award(mrAwards, 'wastebasket')).id,
       doomedNote: (await award(noteAwards, 'wastebasket')).id,
     };
+    const mirror = (url: string) =>
+      this.call<{ id: number }>('POST', `${p}/remote_mirrors`, {
+        url,
+        enabled: true,
+        auth_method: 'ssh_public_key',
+      });
+    const remoteMirrors = {
+      mirror: (await mirror('ssh://git@mirror.invalid/fuzz.git')).id,
+      doomed: (await mirror('ssh://git@mirror.invalid/doomed.git')).id,
+    };
     const tree = await this.call<Array<{ name: string; id: string }>>('GET', `${p}/repository/tree`);
     const commits = await this.call<Array<{ id: string }>>('GET', `${p}/repository/commits?ref_name=main`);
     return {
@@ -257,6 +269,7 @@ export class FixtureMaker {
       otherGroup: { id: otherGroup.id },
       outsider: { id: outsider.id },
       member,
+      remoteMirrors,
       branch,
       doomedBranch,
       tag,
