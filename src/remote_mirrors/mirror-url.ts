@@ -73,6 +73,9 @@ export function parseMirrorUrl(text: string): ParsedMirrorUrl | { problem: UrlPr
   } catch {
     return { problem: 'is blocked: URI is invalid' };
   }
+  // Credentials reach git's credential protocol, which is line-based.
+  if (/[\x00-\x1f\x7f]/.test(`${user ?? ''}${password ?? ''}`))
+    return { problem: 'is blocked: URI is invalid' };
   if (user !== null && !/^[a-zA-Z0-9]/.test(user))
     return { problem: 'is blocked: Username needs to start with an alphanumeric character' };
   if (user !== null) url.username = MASK;

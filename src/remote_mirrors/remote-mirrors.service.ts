@@ -209,7 +209,15 @@ export class RemoteMirrorsService {
   private async attempt(mirrorId: number, job: QueueJob<unknown>): Promise<void> {
     const repository = this.dataSource.getRepository(RemoteMirror);
     const mirror = await repository.findOneBy({ id: mirrorId });
-    if (!mirror || !mirror.enabled) return;
+    if (!mirror) return;
+    if (!mirror.enabled) {
+      // Disabled while it waited: nothing is pending any more, so a later push schedules it again.
+      await this.dataSource.query(
+        `UPDATE remote_mirrors SET update_status = 'none' WHERE id = $1 AND update_status = ANY($2::varchar[])`,
+        [mirrorId, PENDING],
+      );
+      return;
+    }
     const [project] = (await this.dataSource.query(
       'SELECT id, repository_storage FROM projects WHERE id = $1',
       [mirror.projectId],

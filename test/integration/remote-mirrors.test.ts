@@ -460,6 +460,54 @@ describe('remote mirror API rules', () => {
     expect((await server.request('GET', `${route}/${mirror.id}`, { token: owner.token })).status).toBe(404);
   });
 
+  it.each([
+    ['a malformed escape in the user info', { url: 'https://%E0%A4%A:x@mirror.invalid/x.git' }, 'url'],
+    ['a line break in the password', { url: 'https://bot:a%0Ab@mirror.invalid/x.git' }, 'url'],
+    ['a user name that reads as an option', { url: 'ssh://-oProxyCommand=x@mirror.invalid/x.git' }, 'url'],
+    ['no URL at all', { url: 'not a url' }, 'url'],
+    ['an SCP-style address', { url: 'git@mirror.invalid:group/x.git' }, 'url'],
+    [
+      'a regex RE2 refuses',
+      { url: 'https://mirror.invalid/x.git', mirror_branch_regex: '(a' },
+      'mirror_branch_regex',
+    ],
+    [
+      'an unreadable host key',
+      { url: 'ssh://git@mirror.invalid/x.git', host_keys: ['ssh-ed25519 nope'] },
+      null,
+    ],
+    ['eleven host keys', { url: 'ssh://git@mirror.invalid/x.git', host_keys: Array(11).fill('x') }, null],
+    ['a missing url', { enabled: true }, null],
+  ])('refuses %s with 400', async (_label, body, field) => {
+    const { owner, project } = await server.factories.ownedProjectWithReadme();
+    const response = await server.request('POST', `/projects/${project.id}/remote_mirrors`, {
+      token: owner.token,
+      json: body,
+    });
+    expect(response.status, response.text).toBe(400);
+    if (field) expect((response.body as Json).message).toHaveProperty(field);
+    const list = await server.request('GET', `/projects/${project.id}/remote_mirrors`, {
+      token: owner.token,
+    });
+    expect(list.body).toEqual([]);
+  });
+
+  it('finds mirrors only in their own project', async () => {
+    const { owner, project } = await server.factories.ownedProjectWithReadme();
+    const other = await server.factories.project({ owner });
+    const mirror = await createMirror(project, owner.token, { url: 'https://mirror.invalid/x.git' });
+    for (const route of [
+      `/projects/${other.id}/remote_mirrors/${mirror.id}`,
+      `/projects/${project.id}/remote_mirrors/2147483648`,
+      `/projects/${project.id}/remote_mirrors/999999`,
+    ])
+      expect((await server.request('GET', route, { token: owner.token })).status).toBe(404);
+    const sync = await server.request('POST', `/projects/${other.id}/remote_mirrors/${mirror.id}/sync`, {
+      token: owner.token,
+    });
+    expect(sync.status).toBe(404);
+  });
+
   it('keeps credentials encrypted in the database', async () => {
     const { owner, project } = await server.factories.ownedProjectWithReadme();
     const password = `pw-${crypto.randomUUID()}`;
