@@ -396,6 +396,34 @@ describe.runIf(fs.existsSync(SSHD))('push mirror over SSH', { timeout: 120_000 }
     expect((done.host_keys as Array<{ fingerprint_sha256: string }>)[0].fingerprint_sha256).toMatch(
       /^SHA256:/,
     );
+
+    // Host keys given through `host_keys` are enforced: another server's key fails the connection, the
+    // server's own (bare, so it is given the URL's [host]:port) lets it through.
+    const stranger = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAfuCHKVTjquxvt6CM6tdG4SLp1Btn/nOeHHE5UOzRdf';
+    const ownKey = fs.readFileSync(`${hostKey}.pub`, 'utf8').trim().split(' ').slice(0, 2).join(' ');
+    for (const [hostKeys, status] of [
+      [[stranger], 'to_retry'],
+      [[ownKey], 'finished'],
+    ] as const) {
+      const pinned = await createMirror(source, owner.token, {
+        url: `ssh://${user}@127.0.0.1:${port}${remote}`,
+        auth_method: 'ssh_public_key',
+        enabled: true,
+        host_keys: hostKeys,
+      });
+      const key = (
+        await server.request('GET', `/projects/${source.id}/remote_mirrors/${pinned.id}/public_key`, {
+          token: owner.token,
+        })
+      ).body as Json;
+      fs.appendFileSync(path.join(base, 'authorized_keys'), `${key.public_key as string}\n`);
+      const at = Date.now();
+      await server.request('POST', `/projects/${source.id}/remote_mirrors/${pinned.id}/sync`, {
+        token: owner.token,
+      });
+      const state = await settled(source, pinned.id, owner.token, status, at);
+      if (status === 'to_retry') expect(state.last_error).toMatch(/Host key verification failed/);
+    }
   });
 });
 
