@@ -30,7 +30,11 @@ export const gitManifest = defineFamily({
       (core, { storage }) => new StorageRecovery(core.dataSource, storage),
     ),
     defineService('repositories', ['storage'], (core, { storage }) => new RepositoriesService(core, storage)),
-    defineService('snippetRepositories', ['storage'], (_core, { storage }) => new SnippetRepositories(storage)),
+    defineService(
+      'snippetRepositories',
+      ['storage'],
+      (_core, { storage }) => new SnippetRepositories(storage),
+    ),
   ],
   subscribers: ({ repositories }) => [
     // Every push may leave work for housekeeping; its own checks decide whether there is any.

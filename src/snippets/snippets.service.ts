@@ -4,6 +4,7 @@ import {
   canReadSnippet,
   canReadUserAgentDetail,
   isAdmin,
+  isMemberLevel,
   projectMembershipSql,
   Visibility,
   type VisibilityName,
@@ -101,7 +102,7 @@ export class SnippetsService {
     this.assertFeature(view);
     const query = this.query().where('s.project_id = :projectId', { projectId: view.project.id });
     // Members and administrators read every snippet of the project; others by visibility or authorship.
-    if (!isAdmin(caller) && !(view.accessLevel > 0)) this.byVisibility(query, caller);
+    if (!isAdmin(caller) && !isMemberLevel(view.accessLevel)) this.byVisibility(query, caller);
     return this.page(query, params, request);
   }
 
