@@ -30,7 +30,7 @@ export interface SnippetCommit {
   author: Signature;
 }
 
-const suffix = (kind: 'creating' | 'deleting') => `.${kind}-${crypto.randomBytes(4).toString('hex')}`;
+const suffix = (kind: 'creating') => `.${kind}-${crypto.randomBytes(4).toString('hex')}`;
 
 export class SnippetRepositories {
   private readonly locks = new KeyedLock();
@@ -68,7 +68,7 @@ export class SnippetRepositories {
         ...first,
       });
       await git(['update-ref', HEAD_REF, commit, ''], { gitDir: building });
-      await this.trash(dir);
+      await this.storage.moveToTrash(dir);
       await fs.rename(building, dir);
     } catch (err) {
       await fs.rm(building, { recursive: true, force: true });
@@ -128,7 +128,7 @@ export class SnippetRepositories {
 
   /** Moves a deleted snippet's repository out of its path at once; `emptyTrash` removes it. */
   async retire(storage: string, snippetId: number): Promise<void> {
-    await this.trash(this.dir(storage, snippetId));
+    await this.storage.moveToTrash(this.dir(storage, snippetId));
   }
 
   /** Removes every `.deleting-*` of the snippet's path. */
@@ -138,15 +138,5 @@ export class SnippetRepositories {
     const names = await fs.readdir(path.dirname(dir)).catch(() => [] as string[]);
     for (const name of names.filter((n) => n.startsWith(prefix)))
       await fs.rm(path.join(path.dirname(dir), name), { recursive: true, force: true });
-  }
-
-  private async trash(dir: string): Promise<boolean> {
-    try {
-      await fs.rename(dir, `${dir}${suffix('deleting')}`);
-      return true;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
-      throw err;
-    }
   }
 }

@@ -51,6 +51,15 @@ async function projectWorld(visibility: 'public' | 'internal' | 'private' = 'pri
   return { owner, project };
 }
 
+/** A single-file snippet of the project by `user`. */
+const snippetIn = (user: TestUser, project: Project, attrs: Json = {}) =>
+  ok<SnippetJson>(user, 'POST', `/projects/${project.id}/snippets`, {
+    title: 't',
+    file_name: 'a',
+    content: 'a',
+    ...attrs,
+  });
+
 const fullPathOf = (project: Project) => `${project.namespace!.fullPath}/${project.path}`;
 
 const statistics = async (projectId: number) =>
@@ -211,11 +220,7 @@ describe('bad input', () => {
   ])('update %j answers %i and changes nothing', async (body, status) => {
     const { owner, project } = await projectWorld();
     const base = `/projects/${project.id}/snippets`;
-    const snippet = await ok<SnippetJson>(owner, 'POST', base, {
-      title: 't',
-      file_name: 'a.txt',
-      content: 'a',
-    });
+    const snippet = await snippetIn(owner, project, { file_name: 'a.txt' });
     const response = await call(owner, 'PUT', `${base}/${snippet.id}`, body);
     expect(response.status).toBe(status);
     const raw = await call(owner, 'GET', `${base}/${snippet.id}/raw`);
@@ -225,11 +230,7 @@ describe('bad input', () => {
   it('the deprecated content and file_name update and rename a single file', async () => {
     const { owner, project } = await projectWorld();
     const base = `/projects/${project.id}/snippets`;
-    const snippet = await ok<SnippetJson>(owner, 'POST', base, {
-      title: 't',
-      file_name: 'a.txt',
-      content: 'a',
-    });
+    const snippet = await snippetIn(owner, project, { file_name: 'a.txt' });
     const renamed = await ok<SnippetJson>(owner, 'PUT', `${base}/${snippet.id}`, {
       file_name: 'b.txt',
       content: 'b',
@@ -339,12 +340,7 @@ describe('visibility', () => {
 
   it('a project snippet is capped by its project: a public snippet of a private project is for members', async () => {
     const { owner, project } = await projectWorld('private');
-    const snippet = await ok<SnippetJson>(owner, 'POST', `/projects/${project.id}/snippets`, {
-      title: 'capped',
-      visibility: 'public',
-      file_name: 'a',
-      content: 'a',
-    });
+    const snippet = await snippetIn(owner, project, { title: 'capped', visibility: 'public' });
     const outsider = await server.factories.user();
     expect((await call(outsider, 'GET', `/snippets/${snippet.id}`)).status).toBe(404);
     expect((await call(null, 'GET', `/snippets/${snippet.id}`)).status).toBe(404);
@@ -355,12 +351,7 @@ describe('visibility', () => {
 
   it('the snippets feature switched off answers 403', async () => {
     const { owner, project } = await projectWorld('public');
-    const snippet = await ok<SnippetJson>(owner, 'POST', `/projects/${project.id}/snippets`, {
-      title: 'off',
-      visibility: 'public',
-      file_name: 'a',
-      content: 'a',
-    });
+    const snippet = await snippetIn(owner, project, { title: 'off', visibility: 'public' });
     await ok(owner, 'PUT', `/projects/${project.id}`, { snippets_enabled: false });
     expect((await call(owner, 'GET', `/projects/${project.id}/snippets`)).status).toBe(403);
     expect((await call(owner, 'GET', `/projects/${project.id}/snippets/${snippet.id}`)).status).toBe(403);
