@@ -4822,6 +4822,7 @@ export interface paths {
          *     - **Who.** As for updating: the author, Maintainer and above, or an administrator (others 403).
          *     - The repository leaves its path at once and is removed by a job on the queue
          *       (`snippet.deleted`); `statistics.snippets_size` shrinks in the same transaction as the row goes.
+         *       Deleting the project removes its snippets and, on the queue, their repositories.
          */
         delete: operations["deleteProjectSnippet"];
         options?: never;

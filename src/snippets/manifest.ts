@@ -28,7 +28,14 @@ export const snippetsManifest = defineFamily({
       event: 'snippet.deleted',
       name: 'snippet_repository_remove',
       retryDelaySeconds: 5,
-      handle: ({ storage, snippetId }) => snippets.finishRemoval(storage, snippetId),
+      handle: () => snippets.removeDeletedRepositories(),
+    }),
+    // A project's snippets go with its row; their repositories follow here.
+    defineSubscriber({
+      event: 'project.deleted',
+      name: 'project_snippet_repositories_remove',
+      retryDelaySeconds: 5,
+      handle: () => snippets.removeDeletedRepositories(),
     }),
   ],
 });

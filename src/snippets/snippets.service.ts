@@ -320,10 +320,21 @@ export class SnippetsService {
     await this.git.retire(snippet.repositoryStorage, snippet.id).catch(() => undefined);
   }
 
-  /** Removes a deleted snippet's repository (the `snippet.deleted` job). */
-  async finishRemoval(storage: string, snippetId: number): Promise<void> {
-    await this.git.retire(storage, snippetId);
-    await this.git.emptyTrash(storage, snippetId);
+  /**
+   * Removes the repositories of snippet rows gone (the trigger records each): after a snippet's
+   * deletion, and after its project's, whose rows went with the project.
+   */
+  async removeDeletedRepositories(): Promise<void> {
+    const rows: Array<{ snippet_id: number; repository_storage: string }> = await this.dataSource.query(
+      'SELECT snippet_id, repository_storage FROM snippet_repository_removals ORDER BY snippet_id LIMIT 1000',
+    );
+    for (const row of rows) {
+      await this.git.retire(row.repository_storage, row.snippet_id);
+      await this.git.emptyTrash(row.repository_storage, row.snippet_id);
+      await this.dataSource.query('DELETE FROM snippet_repository_removals WHERE snippet_id = $1', [
+        row.snippet_id,
+      ]);
+    }
   }
 
   /** Reads the repository's files and size into the row and the project's statistics. */

@@ -458,3 +458,30 @@ describe('user agent details', () => {
     expect((await call(admin, 'GET', `/snippets/${personal.id}/user_agent_detail`)).status).toBe(200);
   });
 });
+
+describe('repositories go with their snippets', () => {
+  async function until(condition: () => boolean, timeoutMs = 20_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!condition()) {
+      if (Date.now() > deadline) throw new Error('timed out');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+  const dirOf = (id: number) => server.services.snippetRepositories.dir('default', id);
+  const leftovers = (id: number) =>
+    fs.readdirSync(path.dirname(dirOf(id))).filter((name) => name.startsWith(path.basename(dirOf(id))));
+
+  it('at @snippets/<hash>, removed on the snippet deletion and on its project deletion', async () => {
+    const { owner, project } = await projectWorld();
+    const first = await snippetIn(owner, project);
+    const second = await snippetIn(owner, project);
+    expect(dirOf(first.id)).toMatch(/\/@snippets\/[0-9a-f]{2}\/[0-9a-f]{2}\/[0-9a-f]{64}\.git$/);
+    expect(fs.existsSync(dirOf(first.id))).toBe(true);
+    await ok(owner, 'DELETE', `/projects/${project.id}/snippets/${first.id}`);
+    expect(fs.existsSync(dirOf(first.id))).toBe(false);
+    await until(() => leftovers(first.id).length === 0);
+    const deleted = await call(owner, 'DELETE', `/projects/${project.id}`);
+    expect(deleted.status).toBe(202);
+    await until(() => !fs.existsSync(dirOf(second.id)) && leftovers(second.id).length === 0);
+  });
+});

@@ -31,10 +31,28 @@ export class Snippets1767745300000 implements MigrationInterface {
       CREATE INDEX snippets_project ON snippets (project_id, id) WHERE project_id IS NOT NULL;
       CREATE INDEX snippets_author ON snippets (author_id, id);
       CREATE INDEX snippets_visibility ON snippets (visibility_level, id);
+      -- Every snippet row that goes (deleted, or with its project or author) leaves its repository here
+      -- for the removal job: the row alone knew where the repository was.
+      CREATE TABLE snippet_repository_removals (
+        snippet_id integer PRIMARY KEY,
+        repository_storage varchar(255) NOT NULL
+      );
+      CREATE FUNCTION snippets_record_removal() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        INSERT INTO snippet_repository_removals (snippet_id, repository_storage)
+          VALUES (OLD.id, OLD.repository_storage) ON CONFLICT DO NOTHING;
+        RETURN OLD;
+      END $$;
+      CREATE TRIGGER snippets_removal AFTER DELETE ON snippets
+        FOR EACH ROW EXECUTE FUNCTION snippets_record_removal();
     `);
   }
 
   async down(q: QueryRunner): Promise<void> {
-    await q.query('DROP TABLE snippets');
+    await q.query(`
+      DROP TABLE snippets;
+      DROP FUNCTION snippets_record_removal();
+      DROP TABLE snippet_repository_removals;
+    `);
   }
 }
