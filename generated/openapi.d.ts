@@ -4751,7 +4751,8 @@ export interface paths {
          *     commit on `main` holding the files. Answers 201 with the snippet.
          *
          *     - **Who.** Reporter and above (`create_snippet`), while the project's snippets feature is on (else
-         *       403).
+         *       403). An archived project's snippets are read-only: creating, changing, deleting and pushing
+         *       answer 403.
          *     - **Required:** `title`, and either `files` (each with `file_path` and `content`) or the deprecated
          *       single-file `content` with `file_name`. Both at once answer 400
          *       `{"error": "content, files are mutually exclusive"}`; neither, 400

@@ -136,6 +136,8 @@ const READ_ONLY_WHEN_ARCHIVED = new Set<ProjectAbility>([
   'admin_milestone',
   'create_merge_request_from',
   'create_merge_request_in',
+  'create_snippet',
+  'admin_snippet',
 ]);
 
 export function canProject(caller: Caller, ability: ProjectAbility, subject: Subject): boolean {

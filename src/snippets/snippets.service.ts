@@ -254,6 +254,8 @@ export class SnippetsService {
     const { snippet, view } = reached;
     const actualPath = view ? `${view.project.namespace.fullPath}/${view.project.path}` : null;
     if ((projectPath ?? null)?.toLowerCase() !== actualPath?.toLowerCase()) throw snippetNotFound();
+    // An archived project's snippets are read-only, as its code is.
+    if (pushing && view?.project.archived) throw forbidden();
     if (pushing) this.assertAdmin(caller, reached);
     return {
       dir: this.git.dir(snippet.repositoryStorage, snippet.id),

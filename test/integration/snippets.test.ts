@@ -485,3 +485,24 @@ describe('repositories go with their snippets', () => {
     await until(() => !fs.existsSync(dirOf(second.id)) && leftovers(second.id).length === 0);
   });
 });
+
+describe('an archived project', () => {
+  it('keeps its snippets readable and refuses their changes', async () => {
+    const { owner, project } = await projectWorld('public');
+    const snippet = await snippetIn(owner, project, { visibility: 'public' });
+    await ok(owner, 'POST', `/projects/${project.id}/archive`);
+    const base = `/projects/${project.id}/snippets`;
+    expect((await call(owner, 'GET', `${base}/${snippet.id}`)).status).toBe(200);
+    expect((await call(owner, 'PUT', `${base}/${snippet.id}`, { title: 'x' })).status).toBe(403);
+    expect((await call(owner, 'DELETE', `${base}/${snippet.id}`)).status).toBe(403);
+    expect((await call(owner, 'POST', base, { title: 't', file_name: 'a', content: 'a' })).status).toBe(403);
+    const dir = path.join(work, `archived-${++counter}`);
+    const url = remoteUrl(server.url, `${fullPathOf(project)}/-/snippets/${snippet.id}`, owner.token);
+    expect((await gitCli(['clone', '-q', url, dir])).ok).toBe(true);
+    fs.writeFileSync(path.join(dir, 'b'), 'b');
+    await gitCli(['add', 'b'], dir);
+    await gitCli(['commit', '-q', '-m', 'b'], dir);
+    const push = await gitCli(['push', '-q', 'origin', 'main'], dir);
+    expect(push.ok).toBe(false);
+  });
+});
