@@ -4853,6 +4853,229 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{id}/snippets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a project's snippets
+         * @description The project's snippets the caller may read, newest first (by id).
+         *
+         *     - **Who.** Whoever sees the project (`read_snippet`); each snippet's `visibility` then decides:
+         *       `public` for anyone, `internal` for signed-in users who are not external (and project members),
+         *       `private` for project members. Authors and administrators always see their snippets.
+         *     - The project's snippets feature switched off (`snippets_enabled: false`,
+         *       `snippets_access_level: disabled`) answers 403 `{"message": "403 Forbidden"}`.
+         *     - Offset pagination in SQL: `page`, `per_page` (default 20, at most 100) and GitLab's headers.
+         */
+        get: operations["listProjectSnippets"];
+        put?: never;
+        /**
+         * Create a project snippet
+         * @description Creates a snippet and its repository (`@snippets/<hash>.git` in the project's storage) with one
+         *     commit on `main` holding the files. Answers 201 with the snippet.
+         *
+         *     - **Who.** Reporter and above (`create_snippet`), while the project's snippets feature is on (else
+         *       403). An archived project's snippets are read-only: creating, changing, deleting and pushing
+         *       answer 403.
+         *     - **Required:** `title`, and either `files` (each with `file_path` and `content`) or the deprecated
+         *       single-file `content` with `file_name`. Both at once answer 400
+         *       `{"error": "content, files are mutually exclusive"}`; neither, 400
+         *       `{"error": "content, files are missing, exactly one parameter must be provided"}`.
+         *     - `visibility` defaults to `private`. A file the repository refuses (a path with `..` above the
+         *       root, the same path twice) answers 400 `{"message": {"error": "Error creating the snippet - <reason>"}}`
+         *       and leaves nothing behind.
+         *     - The request's `User-Agent` and IP address are kept for the user agent details
+         *       (`akismet_submitted` false: no spam check runs here).
+         *     - The project's `statistics.snippets_size` (and `storage_size`) grows by the repository's size.
+         */
+        post: operations["createProjectSnippet"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/snippets/{snippet_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The snippet's id.
+                 * @example 1
+                 */
+                snippet_id: components["parameters"]["SnippetId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a project snippet
+         * @description One snippet of the project. A snippet that does not exist, belongs to another project or that the
+         *     caller may not read (see the list) answers 404 `{"message": "404 Snippet Not Found"}`.
+         */
+        get: operations["getProjectSnippet"];
+        /**
+         * Update a project snippet
+         * @description Changes the snippet's `title`, `description`, `visibility` and files. File changes are one commit
+         *     on `main`: `files`, each with an `action` (`create`, `update`, `delete`, or `move` from
+         *     `previous_path`), or the deprecated single-file `content` and `file_name` (which rewrite the only
+         *     file, renaming it when `file_name` differs).
+         *
+         *     - **Who.** Reporter and above (`create_snippet`) reach the snippet; only its author, Maintainer and
+         *       above, or an administrator may change it: others get 403.
+         *     - At least one of `title`, `description`, `visibility`, `files`, `content`, `file_name`, else 400
+         *       `{"error": "title, description, visibility, files, content, file_name are missing, at least one parameter must be provided"}`.
+         *       `content` and `files` are mutually exclusive (400).
+         *     - A snippet with several files must be updated through `files`: `content` or `file_name` answer
+         *       400 `{"message": {"error": "To update Snippets with multiple files, you must use the `files` parameter"}}`.
+         *     - An action the repository refuses (a missing file, a path taken, `move` without `previous_path`)
+         *       answers 400 `{"message": {"error": "Error updating the snippet - <reason>"}}` and changes nothing.
+         *     - `statistics.snippets_size` of the project follows the repository's size.
+         */
+        put: operations["updateProjectSnippet"];
+        post?: never;
+        /**
+         * Delete a project snippet
+         * @description Deletes the snippet and its repository. Answers 204 with no body; a missing snippet answers 404
+         *     `{"message": "404 Snippet Not Found"}`.
+         *
+         *     - **Who.** As for updating: the author, Maintainer and above, or an administrator (others 403).
+         *     - The repository leaves its path at once and is removed by a job on the queue
+         *       (`snippet.deleted`); `statistics.snippets_size` shrinks in the same transaction as the row goes.
+         *       Deleting the project removes its snippets and, on the queue, their repositories.
+         */
+        delete: operations["deleteProjectSnippet"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/snippets/{snippet_id}/files/{ref}/{file_path}/raw": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The file's path in the snippet's repository, URL-encoded (`lib%2Fhello.rb`).
+                 * @example hello.rb
+                 */
+                file_path: components["parameters"]["SnippetFilePath"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A branch, tag or commit of the snippet's repository, URL-encoded.
+                 * @example main
+                 */
+                ref: components["parameters"]["SnippetRef"];
+                /**
+                 * @description The snippet's id.
+                 * @example 1
+                 */
+                snippet_id: components["parameters"]["SnippetId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a project snippet's file at a ref
+         * @description The exact bytes of one file of the snippet's repository as it was at `ref` (a branch, tag or
+         *     commit), streamed from git. Access as for getting the snippet.
+         *
+         *     - 404 `{"message": "404 Reference Not Found"}` when `ref` names no commit; 404
+         *       `{"message": "404 File Not Found"}` when the path is no file there.
+         */
+        get: operations["getProjectSnippetFileRaw"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/snippets/{snippet_id}/raw": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The snippet's id.
+                 * @example 1
+                 */
+                snippet_id: components["parameters"]["SnippetId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a project snippet's raw content
+         * @description The content of the snippet's first file (in the repository's order) at the tip of `main`,
+         *     streamed from git as `text/plain`; empty for a snippet with no files. Access as for getting the
+         *     snippet.
+         */
+        get: operations["getProjectSnippetRaw"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/snippets/{snippet_id}/user_agent_detail": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The snippet's id.
+                 * @example 1
+                 */
+                snippet_id: components["parameters"]["SnippetId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a project snippet's user agent details
+         * @description The `User-Agent` and IP address of the request that created the snippet, and whether it was
+         *     submitted to the spam checker. **Administrators only**: other callers who reach the snippet get
+         *     403.
+         */
+        get: operations["getProjectSnippetUserAgentDetail"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{id}/unarchive": {
         parameters: {
             query?: never;
@@ -5066,6 +5289,205 @@ export interface paths {
          *       waited (0 with an empty backlog). Both are read from the queue's tables at the time of the request.
          */
         get: operations["getSidekiqQueueMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/snippets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the caller's snippets
+         * @description The snippets the caller wrote (personal and project ones they may still read), newest first.
+         *
+         *     - **Who.** Any signed-in user.
+         *     - `created_after` and `created_before` bound the creation time. Offset pagination in SQL.
+         */
+        get: operations["listSnippets"];
+        put?: never;
+        /**
+         * Create a personal snippet
+         * @description Creates a personal snippet (no project) and its repository in the default storage, with one commit
+         *     on `main`. Answers 201. Parameters and errors as for project snippets.
+         *
+         *     - **Who.** Any signed-in user.
+         */
+        post: operations["createSnippet"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/snippets/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The snippet's id.
+                 * @example 1
+                 */
+                id: components["parameters"]["PersonalSnippetId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a snippet
+         * @description One snippet by id: a personal one by its visibility (public ones need no token), or a project one
+         *     the caller may read. Otherwise 404 `{"message": "404 Snippet Not Found"}`.
+         */
+        get: operations["getSnippet"];
+        /**
+         * Update a personal snippet
+         * @description As for project snippets, for a personal snippet the caller may read. Only its author or an
+         *     administrator may change it (others 403); a project snippet is changed through its project (404
+         *     here).
+         */
+        put: operations["updateSnippet"];
+        post?: never;
+        /**
+         * Delete a personal snippet
+         * @description Deletes a personal snippet and its repository: 204. Its author or an administrator only (others who
+         *     may read it 403); a missing snippet 404.
+         */
+        delete: operations["deleteSnippet"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/snippets/{id}/files/{ref}/{file_path}/raw": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The file's path in the snippet's repository, URL-encoded (`lib%2Fhello.rb`).
+                 * @example hello.rb
+                 */
+                file_path: components["parameters"]["SnippetFilePath"];
+                /**
+                 * @description The snippet's id.
+                 * @example 1
+                 */
+                id: components["parameters"]["PersonalSnippetId"];
+                /**
+                 * @description A branch, tag or commit of the snippet's repository, URL-encoded.
+                 * @example main
+                 */
+                ref: components["parameters"]["SnippetRef"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a snippet's file at a ref
+         * @description One file of the snippet's repository at `ref`, streamed from git. Access and 404 answers as for
+         *     project snippets.
+         */
+        get: operations["getSnippetFileRaw"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/snippets/{id}/raw": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The snippet's id.
+                 * @example 1
+                 */
+                id: components["parameters"]["PersonalSnippetId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a snippet's raw content
+         * @description The first file's content, streamed as `text/plain`. Access as for getting the snippet.
+         */
+        get: operations["getSnippetRaw"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/snippets/{id}/user_agent_detail": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The snippet's id.
+                 * @example 1
+                 */
+                id: components["parameters"]["PersonalSnippetId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a snippet's user agent details
+         * @description What the request that created the snippet sent. **Administrators only.**
+         */
+        get: operations["getSnippetUserAgentDetail"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/snippets/all": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List every snippet the caller may read
+         * @description Personal and project snippets the caller may read, newest first: administrators see all of
+         *     them; others the public and (unless external) internal ones, their own, and those of projects they
+         *     are a member of, in projects they see whose snippets feature is on. **Who.** Any signed-in user.
+         */
+        get: operations["listAllSnippets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/snippets/public": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List public personal snippets
+         * @description Every public personal snippet, newest first. **Who.** Any signed-in user.
+         */
+        get: operations["listPublicSnippets"];
         put?: never;
         post?: never;
         delete?: never;
@@ -6172,7 +6594,7 @@ export interface components {
             error_description?: string;
             /** @description Set for 401, 403, 404, 409 and record validation errors. */
             message?: string | string[] | {
-                [key: string]: string[];
+                [key: string]: string[] | string;
             };
             /**
              * @description With `insufficient_scope`, the space-separated scopes any one of which would do.
@@ -9291,6 +9713,149 @@ export interface components {
         SidekiqQueues: {
             [key: string]: components["schemas"]["SidekiqQueue"];
         };
+        Snippet: {
+            author: components["schemas"]["SnippetAuthor"];
+            /**
+             * Format: date-time
+             * @example 2026-01-05T10:00:00.000Z
+             */
+            created_at: string;
+            /** @example A greeting */
+            description: string | null;
+            /**
+             * @description The first file's path; null when the snippet has none.
+             * @example hello.rb
+             */
+            file_name: string | null;
+            files: components["schemas"]["SnippetFile"][];
+            /**
+             * Format: uri
+             * @example http://localhost:8080/group/project/snippets/1.git
+             */
+            http_url_to_repo: string;
+            /** @example 1 */
+            id: number;
+            /** @example false */
+            imported: boolean;
+            /**
+             * @description `none`: snippets are not imported here.
+             * @example none
+             */
+            imported_from: string;
+            /**
+             * @description Null for a personal snippet.
+             * @example 3
+             */
+            project_id: number | null;
+            /**
+             * Format: uri
+             * @example http://localhost:8080/group/project/-/snippets/1/raw
+             */
+            raw_url: string;
+            /** @example git@localhost:group/project/snippets/1.git */
+            ssh_url_to_repo: string;
+            /** @example Hello */
+            title: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-05T10:00:00.000Z
+             */
+            updated_at: string;
+            visibility: components["schemas"]["SnippetVisibility"];
+            /**
+             * Format: uri
+             * @example http://localhost:8080/group/project/-/snippets/1
+             */
+            web_url: string;
+        };
+        SnippetAuthor: components["schemas"]["UserSummary"] & {
+            /**
+             * Format: date-time
+             * @example 2026-01-05T10:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * @description The author's public email, or null when they show none.
+             * @example null
+             */
+            email: string | null;
+        };
+        SnippetCreate: {
+            /**
+             * @deprecated
+             * @description The single file's content (use `files`).
+             * @example puts 'hello'
+             */
+            content?: string;
+            /** @example A greeting */
+            description?: string;
+            /**
+             * @deprecated
+             * @description The single file's name (use `files`).
+             * @example hello.rb
+             */
+            file_name?: string;
+            files?: {
+                /**
+                 * @description Not blank, as GitLab requires.
+                 * @example puts 'hello'
+                 */
+                content: string;
+                /** @example hello.rb */
+                file_path: string;
+            }[];
+            /** @example Hello */
+            title: string;
+            visibility?: components["schemas"]["SnippetVisibility"];
+        };
+        SnippetFile: {
+            /** @example hello.rb */
+            path: string;
+            /**
+             * Format: uri
+             * @example http://localhost:8080/group/project/-/snippets/1/raw/main/hello.rb
+             */
+            raw_url: string;
+        };
+        SnippetUpdate: {
+            /**
+             * @deprecated
+             * @example puts 'hello'
+             */
+            content?: string;
+            /** @example A greeting */
+            description?: string;
+            /**
+             * @deprecated
+             * @example hello.rb
+             */
+            file_name?: string;
+            files?: {
+                /**
+                 * @example update
+                 * @enum {string}
+                 */
+                action: "create" | "update" | "delete" | "move";
+                /** @example puts 'hello' */
+                content?: string;
+                /** @example hello.rb */
+                file_path?: string;
+                /**
+                 * @description `move`: where the file was.
+                 * @example old.rb
+                 */
+                previous_path?: string;
+            }[];
+            /** @example Hello */
+            title?: string;
+            visibility?: components["schemas"]["SnippetVisibility"];
+        };
+        /**
+         * @description `private`, `internal` or `public`.
+         * @example private
+         * @enum {string}
+         */
+        SnippetVisibility: "private" | "internal" | "public";
         /** SpentTime */
         SpentTime: {
             /** @example 1h */
@@ -9672,6 +10237,14 @@ export interface components {
              * @example Explorer at Wonderland
              */
             work_information: string | null;
+        };
+        UserAgentDetail: {
+            /** @example false */
+            akismet_submitted: boolean;
+            /** @example 127.0.0.1 */
+            ip_address: string | null;
+            /** @example python-gitlab/3.12.0 */
+            user_agent: string;
         };
         /**
          * UserAttributes
@@ -10563,6 +11136,11 @@ export interface components {
          */
         PersonalAccessTokenId: number;
         /**
+         * @description The snippet's id.
+         * @example 1
+         */
+        PersonalSnippetId: number;
+        /**
          * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
          * @example 42
          */
@@ -10599,6 +11177,21 @@ export interface components {
         SkipGroups: (number | string)[];
         /** @description Groups: keep the user's direct memberships of the subgroups and projects inside the group. For projects it changes nothing. */
         SkipSubresources: boolean;
+        /**
+         * @description The file's path in the snippet's repository, URL-encoded (`lib%2Fhello.rb`).
+         * @example hello.rb
+         */
+        SnippetFilePath: string;
+        /**
+         * @description The snippet's id.
+         * @example 1
+         */
+        SnippetId: number;
+        /**
+         * @description A branch, tag or commit of the snippet's repository, URL-encoded.
+         * @example main
+         */
+        SnippetRef: string;
         /** @description Sort direction. */
         Sort: "asc" | "desc";
         /**
@@ -10935,6 +11528,12 @@ export type SchemaSidekiqProcessMetrics = components['schemas']['SidekiqProcessM
 export type SchemaSidekiqQueue = components['schemas']['SidekiqQueue'];
 export type SchemaSidekiqQueueMetrics = components['schemas']['SidekiqQueueMetrics'];
 export type SchemaSidekiqQueues = components['schemas']['SidekiqQueues'];
+export type SchemaSnippet = components['schemas']['Snippet'];
+export type SchemaSnippetAuthor = components['schemas']['SnippetAuthor'];
+export type SchemaSnippetCreate = components['schemas']['SnippetCreate'];
+export type SchemaSnippetFile = components['schemas']['SnippetFile'];
+export type SchemaSnippetUpdate = components['schemas']['SnippetUpdate'];
+export type SchemaSnippetVisibility = components['schemas']['SnippetVisibility'];
 export type SchemaSpentTime = components['schemas']['SpentTime'];
 export type SchemaSshTagSignature = components['schemas']['SshTagSignature'];
 export type SchemaStateChange = components['schemas']['StateChange'];
@@ -10957,6 +11556,7 @@ export type SchemaUpload = components['schemas']['Upload'];
 export type SchemaUploadCreated = components['schemas']['UploadCreated'];
 export type SchemaUploadRequest = components['schemas']['UploadRequest'];
 export type SchemaUser = components['schemas']['User'];
+export type SchemaUserAgentDetail = components['schemas']['UserAgentDetail'];
 export type SchemaUserAttributes = components['schemas']['UserAttributes'];
 export type SchemaUserCreate = components['schemas']['UserCreate'];
 export type SchemaUserDetailsWithAdmin = components['schemas']['UserDetailsWithAdmin'];
@@ -11056,6 +11656,7 @@ export type ParameterPage = components['parameters']['Page'];
 export type ParameterPagination = components['parameters']['Pagination'];
 export type ParameterPerPage = components['parameters']['PerPage'];
 export type ParameterPersonalAccessTokenId = components['parameters']['PersonalAccessTokenId'];
+export type ParameterPersonalSnippetId = components['parameters']['PersonalSnippetId'];
 export type ParameterProjectId = components['parameters']['ProjectId'];
 export type ParameterProtectedBranchName = components['parameters']['ProtectedBranchName'];
 export type ParameterProtectedTagName = components['parameters']['ProtectedTagName'];
@@ -11064,6 +11665,9 @@ export type ParameterSearch = components['parameters']['Search'];
 export type ParameterShowSeatInfo = components['parameters']['ShowSeatInfo'];
 export type ParameterSkipGroups = components['parameters']['SkipGroups'];
 export type ParameterSkipSubresources = components['parameters']['SkipSubresources'];
+export type ParameterSnippetFilePath = components['parameters']['SnippetFilePath'];
+export type ParameterSnippetId = components['parameters']['SnippetId'];
+export type ParameterSnippetRef = components['parameters']['SnippetRef'];
 export type ParameterSort = components['parameters']['Sort'];
 export type ParameterStateEventId = components['parameters']['StateEventId'];
 export type ParameterSubgroupSearch = components['parameters']['SubgroupSearch'];
@@ -20946,6 +21550,400 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listProjectSnippets: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of snippets. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Snippet"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createProjectSnippet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "title": "Matrix snippet",
+                 *       "description": "Created by the permission matrix",
+                 *       "visibility": "private",
+                 *       "files": [
+                 *         {
+                 *           "file_path": "hello.rb",
+                 *           "content": "puts 'hello'"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["SnippetCreate"];
+                /**
+                 * @example {
+                 *       "title": "Matrix snippet",
+                 *       "description": "Created by the permission matrix",
+                 *       "visibility": "private",
+                 *       "files": [
+                 *         {
+                 *           "file_path": "hello.rb",
+                 *           "content": "puts 'hello'"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["SnippetCreate"];
+            };
+        };
+        responses: {
+            /** @description The new snippet. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Snippet"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getProjectSnippet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The snippet's id.
+                 * @example 1
+                 */
+                snippet_id: components["parameters"]["SnippetId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The snippet. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Snippet"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateProjectSnippet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The snippet's id.
+                 * @example 1
+                 */
+                snippet_id: components["parameters"]["SnippetId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "title": "Renamed snippet",
+                 *       "files": [
+                 *         {
+                 *           "action": "create",
+                 *           "file_path": "added.txt",
+                 *           "content": "added"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["SnippetUpdate"];
+                /**
+                 * @example {
+                 *       "title": "Renamed snippet",
+                 *       "files": [
+                 *         {
+                 *           "action": "create",
+                 *           "file_path": "added.txt",
+                 *           "content": "added"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["SnippetUpdate"];
+            };
+        };
+        responses: {
+            /** @description The snippet as changed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Snippet"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteProjectSnippet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The snippet's id.
+                 * @example 1
+                 */
+                snippet_id: components["parameters"]["SnippetId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getProjectSnippetFileRaw: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The file's path in the snippet's repository, URL-encoded (`lib%2Fhello.rb`).
+                 * @example hello.rb
+                 */
+                file_path: components["parameters"]["SnippetFilePath"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A branch, tag or commit of the snippet's repository, URL-encoded.
+                 * @example main
+                 */
+                ref: components["parameters"]["SnippetRef"];
+                /**
+                 * @description The snippet's id.
+                 * @example 1
+                 */
+                snippet_id: components["parameters"]["SnippetId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file's bytes. */
+            200: {
+                headers: {
+                    /**
+                     * @description `inline; filename="<name>"`.
+                     * @example inline; filename="hello.rb"; filename*=UTF-8''hello.rb
+                     */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example puts 'hello' */
+                    "text/plain": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getProjectSnippetRaw: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The snippet's id.
+                 * @example 1
+                 */
+                snippet_id: components["parameters"]["SnippetId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file's bytes. */
+            200: {
+                headers: {
+                    /**
+                     * @description `inline; filename="<name>"`.
+                     * @example inline; filename="hello.rb"; filename*=UTF-8''hello.rb
+                     */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example puts 'hello' */
+                    "text/plain": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getProjectSnippetUserAgentDetail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The snippet's id.
+                 * @example 1
+                 */
+                snippet_id: components["parameters"]["SnippetId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The details. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserAgentDetail"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     unarchiveProject: {
         parameters: {
             query?: never;
@@ -21368,6 +22366,468 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SidekiqQueueMetrics"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listSnippets: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only snippets created at or after this time (ISO 8601).
+                 * @example 2026-01-01T00:00:00Z
+                 */
+                created_after?: string;
+                /**
+                 * @description Only snippets created at or before this time (ISO 8601).
+                 * @example 2027-01-01T00:00:00Z
+                 */
+                created_before?: string;
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of snippets. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Snippet"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createSnippet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "title": "Matrix snippet",
+                 *       "description": "Created by the permission matrix",
+                 *       "visibility": "private",
+                 *       "files": [
+                 *         {
+                 *           "file_path": "hello.rb",
+                 *           "content": "puts 'hello'"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["SnippetCreate"];
+                /**
+                 * @example {
+                 *       "title": "Matrix snippet",
+                 *       "description": "Created by the permission matrix",
+                 *       "visibility": "private",
+                 *       "files": [
+                 *         {
+                 *           "file_path": "hello.rb",
+                 *           "content": "puts 'hello'"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["SnippetCreate"];
+            };
+        };
+        responses: {
+            /** @description The new snippet. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Snippet"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getSnippet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The snippet's id.
+                 * @example 1
+                 */
+                id: components["parameters"]["PersonalSnippetId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The snippet. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Snippet"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateSnippet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The snippet's id.
+                 * @example 1
+                 */
+                id: components["parameters"]["PersonalSnippetId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "title": "Renamed snippet",
+                 *       "files": [
+                 *         {
+                 *           "action": "create",
+                 *           "file_path": "added.txt",
+                 *           "content": "added"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["SnippetUpdate"];
+                /**
+                 * @example {
+                 *       "title": "Renamed snippet",
+                 *       "files": [
+                 *         {
+                 *           "action": "create",
+                 *           "file_path": "added.txt",
+                 *           "content": "added"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["SnippetUpdate"];
+            };
+        };
+        responses: {
+            /** @description The snippet as changed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Snippet"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteSnippet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The snippet's id.
+                 * @example 1
+                 */
+                id: components["parameters"]["PersonalSnippetId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getSnippetFileRaw: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The file's path in the snippet's repository, URL-encoded (`lib%2Fhello.rb`).
+                 * @example hello.rb
+                 */
+                file_path: components["parameters"]["SnippetFilePath"];
+                /**
+                 * @description The snippet's id.
+                 * @example 1
+                 */
+                id: components["parameters"]["PersonalSnippetId"];
+                /**
+                 * @description A branch, tag or commit of the snippet's repository, URL-encoded.
+                 * @example main
+                 */
+                ref: components["parameters"]["SnippetRef"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file's bytes. */
+            200: {
+                headers: {
+                    /**
+                     * @description `inline; filename="<name>"`.
+                     * @example inline; filename="hello.rb"; filename*=UTF-8''hello.rb
+                     */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example puts 'hello' */
+                    "text/plain": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getSnippetRaw: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The snippet's id.
+                 * @example 1
+                 */
+                id: components["parameters"]["PersonalSnippetId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file's bytes. */
+            200: {
+                headers: {
+                    /**
+                     * @description `inline; filename="<name>"`.
+                     * @example inline; filename="hello.rb"; filename*=UTF-8''hello.rb
+                     */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example puts 'hello' */
+                    "text/plain": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getSnippetUserAgentDetail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The snippet's id.
+                 * @example 1
+                 */
+                id: components["parameters"]["PersonalSnippetId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The details. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserAgentDetail"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listAllSnippets: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only snippets created at or after this time (ISO 8601).
+                 * @example 2026-01-01T00:00:00Z
+                 */
+                created_after?: string;
+                /**
+                 * @description Only snippets created at or before this time (ISO 8601).
+                 * @example 2027-01-01T00:00:00Z
+                 */
+                created_before?: string;
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of snippets. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Snippet"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listPublicSnippets: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only snippets created at or after this time (ISO 8601).
+                 * @example 2026-01-01T00:00:00Z
+                 */
+                created_after?: string;
+                /**
+                 * @description Only snippets created at or before this time (ISO 8601).
+                 * @example 2027-01-01T00:00:00Z
+                 */
+                created_before?: string;
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of snippets. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Snippet"][];
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -34,6 +34,7 @@ import { remoteMirrorsManifest } from './remote_mirrors/manifest.js';
 import { repositoryManifest } from './repository/manifest.js';
 import { resourceEventsManifest } from './resource_events/manifest.js';
 import { sidekiqManifest } from './sidekiq/manifest.js';
+import { snippetsManifest } from './snippets/manifest.js';
 import { tagsManifest } from './tags/manifest.js';
 import { uploadsManifest } from './uploads/manifest.js';
 import { usersManifest } from './users/manifest.js';
@@ -61,6 +62,7 @@ export const families = [
   repositoryManifest,
   resourceEventsManifest,
   sidekiqManifest,
+  snippetsManifest,
   tagsManifest,
   uploadsManifest,
   usersManifest,

@@ -74,6 +74,12 @@ const PROJECT_ABILITIES = {
   archive_project: AccessLevel.Owner,
   change_visibility_level: AccessLevel.Owner,
   remove_project: AccessLevel.Owner,
+  // --- snippets family ---
+  /** Project snippets: whoever sees the project; each snippet's visibility refines it (canReadSnippet). */
+  read_snippet: AccessLevel.NoAccess,
+  /** Creating project snippets; editing and deleting them is for their author or Maintainer and above. */
+  create_snippet: AccessLevel.Reporter,
+  admin_snippet: AccessLevel.Maintainer,
 } as const;
 
 /** The role each group ability needs, beyond being able to see the group. */
@@ -132,6 +138,8 @@ const READ_ONLY_WHEN_ARCHIVED = new Set<ProjectAbility>([
   'admin_milestone',
   'create_merge_request_from',
   'create_merge_request_in',
+  'create_snippet',
+  'admin_snippet',
 ]);
 
 export function canProject(caller: Caller, ability: ProjectAbility, subject: Subject): boolean {
@@ -271,6 +279,40 @@ export function canUseForking(
   if (level === 'disabled') return false;
   return level === 'enabled' || isAdmin(caller) || isMemberLevel(accessLevel);
 }
+
+// --- snippets family ---
+/**
+ * Reading one snippet, its project (if any) already seen: administrators and its author always; public
+ * ones anyone; internal ones signed-in users who are not external (and members of its project);
+ * private ones its project's members, or for a personal snippet its author alone.
+ */
+export function canReadSnippet(
+  caller: Caller,
+  snippet: { visibilityLevel: number; authorId: number; projectId: number | null },
+  projectAccessLevel: number,
+): boolean {
+  const user = caller.user;
+  if (snippet.visibilityLevel >= Visibility.public) return true;
+  if (!user) return false;
+  if (user.admin || user.id === snippet.authorId) return true;
+  const member = snippet.projectId !== null && isMemberLevel(projectAccessLevel);
+  if (snippet.visibilityLevel >= Visibility.internal) return !user.external || member;
+  return member;
+}
+
+/** Editing or deleting a snippet: its author, Maintainer and above of its project, or an administrator. */
+export const canAdminSnippet = (
+  caller: Caller,
+  snippet: { authorId: number; projectId: number | null },
+  projectAccessLevel: number,
+) =>
+  caller.user !== null &&
+  (caller.user.id === snippet.authorId ||
+    isAdmin(caller) ||
+    (snippet.projectId !== null && hasLevelFor(caller, 'admin_snippet', projectAccessLevel)));
+
+/** A snippet's user agent details: administrators only. */
+export const canReadUserAgentDetail = (caller: Caller) => isAdmin(caller);
 
 /** Does a level meet an access-level entry's role (a protected branch's or tag's `access_level`)? */
 export const meetsAccessLevel = (accessLevel: number, required: number) => accessLevel >= required;

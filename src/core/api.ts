@@ -269,6 +269,7 @@ export function apiMiddleware(options: ApiOptions): Middleware {
           externalUrl: config.externalUrl,
           ip: ctx.ip,
           method: ctx.method,
+          userAgent: ctx.get('User-Agent'),
         },
         files,
       });

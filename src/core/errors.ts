@@ -4,7 +4,7 @@
  */
 export type ErrorBody =
   | { error: string; error_description?: string; scope?: string }
-  | { message: string | string[] | Record<string, string[]> };
+  | { message: string | string[] | Record<string, string[] | string> };
 
 export class ApiError extends Error {
   constructor(

@@ -11,6 +11,8 @@ export interface RequestInfo {
   ip?: string;
   /** `HEAD` when the GET operation answers a HEAD request. */
   method?: string;
+  /** The client's `User-Agent` (kept with what it creates, e.g. snippets' user agent details). */
+  userAgent?: string;
 }
 
 export interface PageParams {

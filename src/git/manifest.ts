@@ -2,6 +2,7 @@ import { defineSubscriber } from '../core/events.js';
 import { defineFamily, defineService } from '../core/family.js';
 import { PushEvent } from './push-event.entity.js';
 import { RepositoriesService } from './repositories.service.js';
+import { SnippetRepositories } from './snippet-repositories.js';
 import { StorageRecovery } from './storage-recovery.js';
 import { RepositoryStorage } from './storage.js';
 
@@ -12,6 +13,8 @@ declare module '../core/family.js' {
     storageRecovery: StorageRecovery;
     /** Every family reaches a project's repository through this, so that the push rules apply. */
     repositories: RepositoriesService;
+    /** Snippets' repositories (`@snippets/<hash>.git`), beside the projects' in the same storages. */
+    snippetRepositories: SnippetRepositories;
   }
 }
 
@@ -27,6 +30,11 @@ export const gitManifest = defineFamily({
       (core, { storage }) => new StorageRecovery(core.dataSource, storage),
     ),
     defineService('repositories', ['storage'], (core, { storage }) => new RepositoriesService(core, storage)),
+    defineService(
+      'snippetRepositories',
+      ['storage'],
+      (_core, { storage }) => new SnippetRepositories(storage),
+    ),
   ],
   subscribers: ({ repositories }) => [
     // Every push may leave work for housekeeping; its own checks decide whether there is any.

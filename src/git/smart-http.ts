@@ -23,16 +23,20 @@ type Service = 'git-upload-pack' | 'git-receive-pack';
 const ROUTE = /^\/(.+?)(?:\.git)?\/(info\/refs|git-upload-pack|git-receive-pack)$/;
 const NOT_FOUND =
   'The project you were looking for could not be found or you don\u2019t have permission to view it.';
+/** A snippet's repository: `snippets/<id>` (personal) or `<project>/snippets/<id>`, with or without `-/`. */
+const SNIPPET_PATH = /^(?:-\/)?snippets\/(\d+)$|^(.+?)\/(?:-\/)?snippets\/(\d+)$/;
+const SNIPPET_NOT_FOUND =
+  'The snippet you were looking for could not be found or you don\u2019t have permission to view it.';
 
 /** The hooks directory, found from src/ (tests) and from dist/src/ (the build) alike. */
 const HOOKS_DIR = [new URL('./hooks', import.meta.url), new URL('../../../src/git/hooks', import.meta.url)]
   .map((url) => fileURLToPath(url))
   .find((candidate) => fs.existsSync(`${candidate}/hook.mjs`)) as string;
 
-/** Pushes in flight, by the secret their hooks present. */
+/** Pushes in flight, by the secret their hooks present: what checks and records their ref changes. */
 interface PushSession {
-  view: ProjectView;
-  actor: PushActor;
+  refusal(changes: RefChange[]): Promise<string | null>;
+  record(changes: RefChange[]): Promise<void>;
 }
 
 class GitHttpError extends Error {
@@ -59,31 +63,22 @@ function basicToken(ctx: Context): string | undefined {
 }
 
 export function gitHttp(
-  services: Pick<ServiceRegistry, 'authentication' | 'projects' | 'repositories'>,
+  services: Pick<ServiceRegistry, 'authentication' | 'projects' | 'repositories' | 'snippets'>,
 ): Middleware {
   const rules = services.repositories.rules;
   const sessions = new Map<string, PushSession>();
 
-  async function authorize(ctx: Context, fullPath: string, service: Service) {
-    let caller: Caller;
+  async function authenticate(ctx: Context): Promise<Caller> {
     try {
-      caller = await services.authentication.authenticate(basicToken(ctx));
+      return await services.authentication.authenticate(basicToken(ctx));
     } catch (err) {
       // A refused token; a database that does not answer is an outage (503), not a wrong password.
       if (!(err instanceof ApiError)) throw err;
       throw new GitHttpError(401, 'HTTP Basic: Access denied', true);
     }
-    let view: ProjectView;
-    try {
-      view = await services.projects.find(caller, fullPath);
-    } catch (err) {
-      if (err instanceof ApiError && err.status === 404) {
-        if (!caller.user) throw new GitHttpError(401, 'HTTP Basic: Access denied', true);
-        throw new GitHttpError(404, NOT_FOUND);
-      }
-      throw err;
-    }
-    const pushing = service === 'git-receive-pack';
+  }
+
+  function requireRepositoryScope(caller: Caller, pushing: boolean) {
     try {
       requireScope(
         caller,
@@ -95,6 +90,48 @@ export function gitHttp(
         `Your token does not have the ${pushing ? 'write' : 'read'}_repository scope.`,
       );
     }
+  }
+
+  /** A snippet's repository, with the snippet's own permissions and push check. */
+  async function authorizeSnippet(ctx: Context, match: RegExpExecArray, service: Service) {
+    const caller = await authenticate(ctx);
+    const pushing = service === 'git-receive-pack';
+    requireRepositoryScope(caller, pushing);
+    if (pushing && !caller.user) throw new GitHttpError(401, 'HTTP Basic: Access denied', true);
+    try {
+      const target = await services.snippets.gitTarget(
+        caller,
+        match[2] ?? null,
+        Number(match[1] ?? match[3]),
+        pushing,
+      );
+      const session: PushSession = {
+        refusal: async (changes) => target.refusal(changes),
+        record: () => target.recorded(),
+      };
+      return { dir: target.dir, session };
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      if (err.status === 404 && !caller.user) throw new GitHttpError(401, 'HTTP Basic: Access denied', true);
+      if (err.status === 404) throw new GitHttpError(404, SNIPPET_NOT_FOUND);
+      throw new GitHttpError(403, 'You are not allowed to update this snippet.');
+    }
+  }
+
+  async function authorize(ctx: Context, fullPath: string, service: Service) {
+    const caller = await authenticate(ctx);
+    let view: ProjectView;
+    try {
+      view = await services.projects.find(caller, fullPath);
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404) {
+        if (!caller.user) throw new GitHttpError(401, 'HTTP Basic: Access denied', true);
+        throw new GitHttpError(404, NOT_FOUND);
+      }
+      throw err;
+    }
+    const pushing = service === 'git-receive-pack';
+    requireRepositoryScope(caller, pushing);
     const subject = services.projects.subject(view);
     let collaborationBranches: Set<string> | undefined;
     if (pushing) {
@@ -177,16 +214,11 @@ export function gitHttp(
     }
     if (hook === 'pre-receive') {
       faultPoint('push:pre-receive');
-      const reason = await rules.firstRefusal(session.view.project, session.actor, payload.changes);
+      const reason = await session.refusal(payload.changes);
       ctx.body = reason ? { allowed: false, message: reason } : { allowed: true };
       return;
     }
-    await services.repositories.recordPush(
-      session.view.project,
-      session.actor.caller.user?.id ?? null,
-      payload.changes,
-      'git',
-    );
+    await session.record(payload.changes);
     ctx.body = { allowed: true };
   }
 
@@ -208,15 +240,29 @@ export function gitHttp(
       return;
     }
     try {
-      const { caller, view, dir, collaborationBranches } = await authorize(
-        ctx,
-        decodeURIComponent(fullPath),
-        service,
-      );
+      const pushing = service === 'git-receive-pack' && action !== 'info/refs';
+      const snippet = SNIPPET_PATH.exec(decodeURIComponent(fullPath));
       let env: Record<string, string> = {};
-      if (service === 'git-receive-pack' && action !== 'info/refs') {
-        const actor = await rules.actor(caller, view.accessLevel);
-        env = hookEnv(ctx, { view, actor: { ...actor, collaborationBranches } });
+      let dir: string;
+      if (snippet) {
+        const target = await authorizeSnippet(ctx, snippet, service);
+        dir = target.dir;
+        if (pushing) env = hookEnv(ctx, target.session);
+      } else {
+        const authorized = await authorize(ctx, decodeURIComponent(fullPath), service);
+        const { caller, view, collaborationBranches } = authorized;
+        dir = authorized.dir;
+        if (pushing) {
+          const actor: PushActor = {
+            ...(await rules.actor(caller, view.accessLevel)),
+            collaborationBranches,
+          };
+          env = hookEnv(ctx, {
+            refusal: (changes) => rules.firstRefusal(view.project, actor, changes),
+            record: (changes) =>
+              services.repositories.recordPush(view.project, caller.user?.id ?? null, changes, 'git'),
+          });
+        }
       }
       if (action === 'info/refs') await advertise(ctx, service, dir, env);
       else run(ctx, service, dir, env);

@@ -106,7 +106,11 @@ function pathValue(op: FuzzOperation, name: string, fixture: Fixture): string {
       if (under === 'users') return String(fixture.member.id);
       // Tokens named by id are spares: the ones callers authenticate with stay usable.
       if (under === 'personal_access_tokens') return String(fixture.spareTokens.personal);
+      if (under === 'snippets')
+        return String(op.method === 'DELETE' ? fixture.snippets.doomedPersonal : fixture.snippets.personal);
       break;
+    case 'snippet_id':
+      return String(op.method === 'DELETE' ? fixture.snippets.doomedProject : fixture.snippets.project);
     case 'user_id':
       return String(fixture.member.id);
     case 'sha':

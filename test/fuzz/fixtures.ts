@@ -57,6 +57,8 @@ export interface Fixture {
   groupToken: { id: number; token: string };
   /** Token ids that operations naming a token by id rotate and revoke. */
   spareTokens: { personal: number; project: number; group: number };
+  /** Snippets holding README.md: the project's and a public personal one, and one of each to delete. */
+  snippets: { project: number; doomedProject: number; personal: number; doomedPersonal: number };
 }
 
 export const ADMIN_SCOPES = [
@@ -293,6 +295,24 @@ export class FixtureMaker {
       projectToken: { id: projectToken.id, token: projectToken.token },
       groupToken: { id: groupToken.id, token: groupToken.token },
       spareTokens,
+      snippets: await this.snippets(p),
+    };
+  }
+
+  private async snippets(projectPath: string): Promise<Fixture['snippets']> {
+    const make = async (url: string) =>
+      (
+        await this.call<{ id: number }>('POST', url, {
+          title: 'Fuzz',
+          visibility: 'public',
+          files: [{ file_path: 'README.md', content: '# Fuzz' }],
+        })
+      ).id;
+    return {
+      project: await make(`${projectPath}/snippets`),
+      doomedProject: await make(`${projectPath}/snippets`),
+      personal: await make('/snippets'),
+      doomedPersonal: await make('/snippets'),
     };
   }
 }

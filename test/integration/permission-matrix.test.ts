@@ -188,11 +188,57 @@ const uploadSecretFor = async (c: Case) =>
     : { secret: '0'.repeat(32), filename: 'none.txt' };
 
 /**
+ * Snippets: one of each fixture project, of the project's visibility, and one public personal snippet,
+ * made once by the administrator; a deletion or personal write that goes through gets its own.
+ */
+const fixtureSnippets = new Map<string, Promise<number>>();
+function snippetOf(c: Case | null): Promise<number> {
+  const key = c ? String(c.subjectId) : 'personal';
+  if (!fixtureSnippets.has(key))
+    fixtureSnippets.set(
+      key,
+      newSnippet(c ? `${project(c)}/snippets` : '/snippets', c?.visibility ?? 'public'),
+    );
+  return fixtureSnippets.get(key)!;
+}
+async function newSnippet(url: string, visibility: string, token = fx.adminToken): Promise<number> {
+  const files = [{ file_path: 'hello.rb', content: 'puts 1' }];
+  return (await api('POST', url, { title: unique('snippet'), visibility, files }, token)).id as number;
+}
+const projectSnippetCall = async (c: Case) => ({ path: { snippet_id: await snippetOf(c) } });
+const personalSnippetCall = async () => ({ path: { id: await snippetOf(null) } });
+/** A personal snippet of the caller's own when the call will change it, else the fixture's. */
+const ownSnippetCall = async (c: Case) =>
+  c.expected === 'allowed' && c.user
+    ? { path: { id: await newSnippet('/snippets', 'private', c.user.token) }, body: { title: unique('t') } }
+    : { ...(await personalSnippetCall()), body: { title: unique('t') } };
+
+/**
  * How to fill each operation's parameters with real data, so that allowed calls really succeed.
  * Path parameters named `id` are the case's subject; the body defaults to the spec's example.
  * `c.expected === 'allowed'` is when data is consumed, so refused cases cost nothing.
  */
 const CALLS: Record<string, (c: Case) => Call | Promise<Call>> = {
+  // Snippets
+  getProjectSnippet: projectSnippetCall,
+  updateProjectSnippet: async (c) => ({ ...(await projectSnippetCall(c)), body: { title: unique('t') } }),
+  deleteProjectSnippet: async (c) =>
+    c.expected === 'allowed'
+      ? { path: { snippet_id: await newSnippet(`${project(c)}/snippets`, 'private') } }
+      : projectSnippetCall(c),
+  getProjectSnippetRaw: projectSnippetCall,
+  getProjectSnippetFileRaw: async (c) => ({
+    path: { ...(await projectSnippetCall(c)).path, ref: 'main', file_path: 'hello.rb' },
+  }),
+  getProjectSnippetUserAgentDetail: projectSnippetCall,
+  getSnippet: personalSnippetCall,
+  updateSnippet: ownSnippetCall,
+  deleteSnippet: async (c) => ({ path: (await ownSnippetCall(c)).path }),
+  getSnippetRaw: personalSnippetCall,
+  getSnippetFileRaw: async () => ({
+    path: { ...(await personalSnippetCall()).path, ref: 'main', file_path: 'hello.rb' },
+  }),
+  getSnippetUserAgentDetail: personalSnippetCall,
   // Repository
   getRepositoryBlob: (c) => ({ path: { sha: projectFixture(c).readmeBlob } }),
   getRepositoryBlobRaw: (c) => ({ path: { sha: projectFixture(c).readmeBlob } }),
@@ -646,6 +692,11 @@ const refusedBelow =
   };
 
 const FINER_RULES: Record<string, (c: Case) => number | undefined> = {
+  // Snippets: the administrator's fixture is changed by its author, Maintainers and administrators only.
+  updateProjectSnippet: refusedBelow(AccessLevel.Maintainer),
+  deleteProjectSnippet: refusedBelow(AccessLevel.Maintainer),
+  getProjectSnippetUserAgentDetail: (c) =>
+    c.expected === 'allowed' && c.caller !== 'admin' ? 403 : undefined,
   // Pushing a commit or deleting a tag needs Developer, after the branch or tag is found.
   createCommit: refusedBelow(AccessLevel.Developer),
   deleteRepositoryTag: refusedBelow(AccessLevel.Developer),

@@ -1,0 +1,41 @@
+import { defineSubscriber } from '../core/events.js';
+import { defineFamily, defineService } from '../core/family.js';
+import { Snippets1767745300000 } from '../db/migrations/1767745300000-snippets.js';
+import { Snippet } from './snippet.entity.js';
+import { snippetsHandlers } from './snippets.handlers.js';
+import { SnippetsService } from './snippets.service.js';
+
+declare module '../core/family.js' {
+  interface ServiceRegistry {
+    snippets: SnippetsService;
+  }
+}
+
+export const snippetsManifest = defineFamily({
+  name: 'snippets',
+  entities: [Snippet],
+  migrations: [Snippets1767745300000],
+  services: [
+    defineService(
+      'snippets',
+      ['projects', 'snippetRepositories'],
+      (core, deps) => new SnippetsService(core, deps),
+    ),
+  ],
+  handlers: snippetsHandlers,
+  subscribers: ({ snippets }) => [
+    defineSubscriber({
+      event: 'snippet.deleted',
+      name: 'snippet_repository_remove',
+      retryDelaySeconds: 5,
+      handle: () => snippets.removeDeletedRepositories(),
+    }),
+    // A project's snippets go with its row; their repositories follow here.
+    defineSubscriber({
+      event: 'project.deleted',
+      name: 'project_snippet_repositories_remove',
+      retryDelaySeconds: 5,
+      handle: () => snippets.removeDeletedRepositories(),
+    }),
+  ],
+});
