@@ -30,6 +30,11 @@ export interface Config {
   bodyTimeoutSeconds: number;
   /** How long anything waits for the database before the request answers 503. */
   database: DatabaseTimeouts;
+  /**
+   * GitLab feature flags that are off by default and turned on here (`FORGE_FEATURES`, comma-separated),
+   * for example `mr_approved_filter`.
+   */
+  features: Set<string>;
 }
 
 export const TIERS = ['free', 'premium', 'ultimate'] as const;
@@ -59,6 +64,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimits: parseRateLimits(env.FORGE_RATE_LIMITS),
     storages: parseStorages(env.FORGE_STORAGES, dataDir),
     tier: parseTier(env.FORGE_TIER),
+    features: new Set((env.FORGE_FEATURES ?? '').split(',').map((name) => name.trim()).filter(Boolean)),
     bodyTimeoutSeconds: seconds(env, 'FORGE_BODY_TIMEOUT', 30, 1),
     monitoringAllowlist: parseIpAllowlist(
       env.FORGE_MONITORING_ALLOWLIST ?? DEFAULT_MONITORING_ALLOWLIST,

@@ -72,6 +72,12 @@ const PROJECT_ABILITIES = {
   archive_project: AccessLevel.Owner,
   change_visibility_level: AccessLevel.Owner,
   remove_project: AccessLevel.Owner,
+  // --- merge_request_approvals family ---
+  /**
+   * Approving merge requests: Developer and above (GitLab's `approve_merge_request`); a custom role's
+   * `admin_merge_request` grants this ability by name. Eligibility (author, committers) is the service's.
+   */
+  approve_merge_request: AccessLevel.Developer,
 } as const;
 
 /** The role each group ability needs, beyond being able to see the group. */
@@ -527,6 +533,11 @@ export async function projectSubject(
     access,
   };
 }
+
+// --- merge_request_approvals family ---
+/** May the caller approve merge requests in the project (`approve_merge_request`)? */
+export const canApproveMergeRequests = (caller: Caller, subject: Subject) =>
+  caller.user !== null && canProject(caller, 'approve_merge_request', subject);
 
 /**
  * Instance abilities: about the caller and the instance, with no `:id` subject. The value says who has
