@@ -64,7 +64,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimits: parseRateLimits(env.FORGE_RATE_LIMITS),
     storages: parseStorages(env.FORGE_STORAGES, dataDir),
     tier: parseTier(env.FORGE_TIER),
-    features: new Set((env.FORGE_FEATURES ?? '').split(',').map((name) => name.trim()).filter(Boolean)),
+    features: new Set(
+      (env.FORGE_FEATURES ?? '')
+        .split(',')
+        .map((name) => name.trim())
+        .filter(Boolean),
+    ),
     bodyTimeoutSeconds: seconds(env, 'FORGE_BODY_TIMEOUT', 30, 1),
     monitoringAllowlist: parseIpAllowlist(
       env.FORGE_MONITORING_ALLOWLIST ?? DEFAULT_MONITORING_ALLOWLIST,

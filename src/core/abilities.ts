@@ -539,6 +539,10 @@ export async function projectSubject(
 export const canApproveMergeRequests = (caller: Caller, subject: Subject) =>
   caller.user !== null && canProject(caller, 'approve_merge_request', subject);
 
+/** Resetting a merge request's approvals: the bot of a project or group access token, a member of the project. */
+export const canResetApprovals = (caller: Caller, accessLevel: number) =>
+  caller.user?.userType === 'project_bot' && isMemberLevel(accessLevel);
+
 /**
  * Instance abilities: about the caller and the instance, with no `:id` subject. The value says who has
  * the ability; `read_instance` admits whoever the operation's `security` admits (anonymous too when it

@@ -18,7 +18,12 @@ export const mergeRequestApprovalsHandlers = defineHandlers({
   },
 
   async approveMergeRequest({ params, subject, body, caller, services, request }) {
-    const records = await services.mergeRequestApprovals.approve(caller, subject, params.merge_request_iid, body ?? {});
+    const records = await services.mergeRequestApprovals.approve(
+      caller,
+      subject,
+      params.merge_request_iid,
+      body ?? {},
+    );
     return { status: 201, body: presentApprovals(records, request.externalUrl) };
   },
 
@@ -33,7 +38,10 @@ export const mergeRequestApprovalsHandlers = defineHandlers({
   },
 
   async getProjectApprovalSettings({ subject, services }) {
-    return { status: 200, body: presentApprovalSettings(await services.mergeRequestApprovals.settings(subject.project.id)) };
+    return {
+      status: 200,
+      body: presentApprovalSettings(await services.mergeRequestApprovals.settings(subject.project.id)),
+    };
   },
 
   async updateProjectApprovalSettings({ subject, body, services }) {
@@ -63,7 +71,11 @@ export const mergeRequestApprovalsHandlers = defineHandlers({
   },
 
   async updateProjectApprovalRule({ params, subject, body, services, request }) {
-    const records = await services.mergeRequestApprovals.updateProjectRule(subject, params.approval_rule_id, body);
+    const records = await services.mergeRequestApprovals.updateProjectRule(
+      subject,
+      params.approval_rule_id,
+      body,
+    );
     return { status: 200, body: presentApprovalRule(records.rules[0], records, request.externalUrl) };
   },
 
@@ -87,7 +99,11 @@ export const mergeRequestApprovalsHandlers = defineHandlers({
   },
 
   async createMergeRequestApprovalRule({ params, subject, body, services, request }) {
-    const records = await services.mergeRequestApprovals.createMergeRequestRule(subject, params.merge_request_iid, body);
+    const records = await services.mergeRequestApprovals.createMergeRequestRule(
+      subject,
+      params.merge_request_iid,
+      body,
+    );
     return { status: 201, body: presentApprovalRule(records.rules[0], records, request.externalUrl) };
   },
 
@@ -111,7 +127,11 @@ export const mergeRequestApprovalsHandlers = defineHandlers({
   },
 
   async deleteMergeRequestApprovalRule({ params, subject, services }) {
-    await services.mergeRequestApprovals.deleteMergeRequestRule(subject, params.merge_request_iid, params.approval_rule_id);
+    await services.mergeRequestApprovals.deleteMergeRequestRule(
+      subject,
+      params.merge_request_iid,
+      params.approval_rule_id,
+    );
     return { status: 204, body: null };
   },
 });

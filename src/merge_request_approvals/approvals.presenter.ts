@@ -37,14 +37,19 @@ export function presentApprovalRule(
   state?: RuleState,
 ): ApprovalRuleJson {
   const eligible = new Set(rule.user_ids);
-  for (const groupId of rule.group_ids) for (const id of records.groupMembers.get(groupId) ?? []) eligible.add(id);
+  for (const groupId of rule.group_ids)
+    for (const id of records.groupMembers.get(groupId) ?? []) eligible.add(id);
   return {
     id: rule.id,
     name: rule.name,
     rule_type: rule.rule_type,
     report_type: rule.report_type,
     ...(rule.merge_request_id !== null ? { section: rule.section } : {}),
-    eligible_approvers: usersOf([...eligible].sort((a, b) => a - b), records, externalUrl),
+    eligible_approvers: usersOf(
+      [...eligible].sort((a, b) => a - b),
+      records,
+      externalUrl,
+    ),
     approvals_required: rule.approvals_required,
     users: usersOf(rule.user_ids, records, externalUrl),
     groups: rule.group_ids.flatMap((id) => {
@@ -67,12 +72,21 @@ export function presentApprovalRule(
     protected_branches: rule.protected_branch_ids.flatMap((id) => {
       const branch = records.protectedBranches.get(id);
       return branch
-        ? [{ id: branch.id, name: branch.name, code_owner_approval_required: branch.code_owner_approval_required }]
+        ? [
+            {
+              id: branch.id,
+              name: branch.name,
+              code_owner_approval_required: branch.code_owner_approval_required,
+            },
+          ]
         : [];
     }),
     applies_to_all_protected_branches: rule.applies_to_all_protected_branches,
     ...(rule.merge_request_id !== null
-      ? { overridden: records.overridden ?? false, source_rule: rule.source_rule_id === null ? null : { approvals_required: rule.approvals_required } }
+      ? {
+          overridden: records.overridden ?? false,
+          source_rule: rule.source_rule_id === null ? null : { approvals_required: rule.approvals_required },
+        }
       : {}),
     ...(state
       ? { approved: state.approved, approved_by: usersOf(state.approvedBy, records, externalUrl) }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { In, type DataSource, type EntityManager, type SelectQueryBuilder } from 'typeorm';
 import type { components } from '../../generated/openapi.js';
-import { canApproveMergeRequests, type Subject } from '../core/abilities.js';
+import { canApproveMergeRequests, canResetApprovals, type Subject } from '../core/abilities.js';
 import type { Caller } from '../core/auth.js';
 import {
   badParameter,
@@ -141,16 +141,24 @@ export class MergeRequestApprovalsService implements MergeRequestApprovalHooks {
 
   // ---- settings ----
 
-  async settings(projectId: number, manager: EntityManager = this.dataSource.manager): Promise<ApprovalSettings> {
+  async settings(
+    projectId: number,
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<ApprovalSettings> {
     return (await this.settingsOf(manager, [projectId])).get(projectId)!;
   }
 
-  private async settingsOf(manager: EntityManager, projectIds: number[]): Promise<Map<number, ApprovalSettings>> {
-    const rows = (projectIds.length
-      ? await manager.query(`SELECT * FROM project_approval_settings WHERE project_id = ANY($1::int[])`, [
-          projectIds,
-        ])
-      : []) as Array<ApprovalSettings & { project_id: number }>;
+  private async settingsOf(
+    manager: EntityManager,
+    projectIds: number[],
+  ): Promise<Map<number, ApprovalSettings>> {
+    const rows = (
+      projectIds.length
+        ? await manager.query(`SELECT * FROM project_approval_settings WHERE project_id = ANY($1::int[])`, [
+            projectIds,
+          ])
+        : []
+    ) as Array<ApprovalSettings & { project_id: number }>;
     const found = new Map(rows.map((row) => [row.project_id, row]));
     return new Map(
       projectIds.map((id) => {
@@ -171,14 +179,21 @@ export class MergeRequestApprovalsService implements MergeRequestApprovalHooks {
         `INSERT INTO project_approval_settings (project_id) VALUES ($1) ON CONFLICT (project_id) DO NOTHING`,
         [view.project.id],
       );
-      await tx.query(`SELECT 1 FROM project_approval_settings WHERE project_id = $1 FOR UPDATE`, [view.project.id]);
+      await tx.query(`SELECT 1 FROM project_approval_settings WHERE project_id = $1 FOR UPDATE`, [
+        view.project.id,
+      ]);
       const next = { ...(await this.settings(view.project.id, tx)) };
       for (const key of SETTING_KEYS) if (body[key] !== undefined) (next[key] as unknown) = body[key];
-      if (body.require_password_to_approve !== undefined && body.require_reauthentication_to_approve === undefined)
+      if (
+        body.require_password_to_approve !== undefined &&
+        body.require_reauthentication_to_approve === undefined
+      )
         next.require_reauthentication_to_approve = body.require_password_to_approve;
       if (body.selective_code_owner_removals === true && next.reset_approvals_on_push)
         throw validationFailed({
-          base: ['selective_code_owner_removals can only be enabled when reset_approvals_on_push is disabled'],
+          base: [
+            'selective_code_owner_removals can only be enabled when reset_approvals_on_push is disabled',
+          ],
         });
       await tx.query(
         `UPDATE project_approval_settings SET ${SETTING_KEYS.map((key, i) => `${key} = $${i + 2}`).join(', ')}
@@ -237,7 +252,8 @@ export class MergeRequestApprovalsService implements MergeRequestApprovalHooks {
   private async users(manager: EntityManager, userIds: number[]): Promise<Map<number, User>> {
     const users = new Map<number, User>();
     if (userIds.length > 0)
-      for (const user of await manager.getRepository(User).findBy({ id: In(userIds) })) users.set(user.id, user);
+      for (const user of await manager.getRepository(User).findBy({ id: In(userIds) }))
+        users.set(user.id, user);
     return users;
   }
 
@@ -255,20 +271,30 @@ export class MergeRequestApprovalsService implements MergeRequestApprovalHooks {
       `SELECT count(*)::int AS count FROM approval_rules WHERE project_id = $1 AND merge_request_id IS NULL`,
       [view.project.id],
     )) as Array<{ count: number }>;
-    return { ...(await this.ruleRecords(manager, rules)), headers: offsetHeaders(count, page, perPage, request) };
+    return {
+      ...(await this.ruleRecords(manager, rules)),
+      headers: offsetHeaders(count, page, perPage, request),
+    };
   }
 
-  private async projectRule(manager: EntityManager, view: ProjectView, ruleId: number): Promise<ApprovalRuleRow> {
-    const [rule] = await this.rulesWhere(manager, `id = $1 AND project_id = $2 AND merge_request_id IS NULL`, [
-      ruleId,
-      view.project.id,
-    ]);
+  private async projectRule(
+    manager: EntityManager,
+    view: ProjectView,
+    ruleId: number,
+  ): Promise<ApprovalRuleRow> {
+    const [rule] = await this.rulesWhere(
+      manager,
+      `id = $1 AND project_id = $2 AND merge_request_id IS NULL`,
+      [ruleId, view.project.id],
+    );
     if (!rule) throw recordNotFound();
     return rule;
   }
 
   async getProjectRule(view: ProjectView, ruleId: number): Promise<RuleRecords> {
-    return this.ruleRecords(this.dataSource.manager, [await this.projectRule(this.dataSource.manager, view, ruleId)]);
+    return this.ruleRecords(this.dataSource.manager, [
+      await this.projectRule(this.dataSource.manager, view, ruleId),
+    ]);
   }
 
   /** Validated attributes of a rule: approvers resolved, scope checked against the project. */
@@ -288,28 +314,36 @@ export class MergeRequestApprovalsService implements MergeRequestApprovalHooks {
     }
     // Unknown users and groups are dropped, as GitLab's rule services do.
     const knownUsers = userIds.size
-      ? ((await manager.query(`SELECT id FROM users WHERE id = ANY($1::int[])`, [[...userIds]])) as Array<{
-          id: number;
-        }>).map((row) => row.id)
+      ? (
+          (await manager.query(`SELECT id FROM users WHERE id = ANY($1::int[])`, [[...userIds]])) as Array<{
+            id: number;
+          }>
+        ).map((row) => row.id)
       : [];
     const groupIds = body.group_ids ?? existing?.group_ids ?? [];
     const knownGroups = groupIds.length
-      ? ((await manager.query(`SELECT id FROM namespaces WHERE id = ANY($1::int[]) AND kind = 'group'`, [
-          groupIds,
-        ])) as Array<{ id: number }>).map((row) => row.id)
+      ? (
+          (await manager.query(`SELECT id FROM namespaces WHERE id = ANY($1::int[]) AND kind = 'group'`, [
+            groupIds,
+          ])) as Array<{ id: number }>
+        ).map((row) => row.id)
       : [];
-    const allBranches = body.applies_to_all_protected_branches ?? existing?.applies_to_all_protected_branches ?? false;
+    const allBranches =
+      body.applies_to_all_protected_branches ?? existing?.applies_to_all_protected_branches ?? false;
     let branchIds = allBranches ? [] : (body.protected_branch_ids ?? existing?.protected_branch_ids ?? []);
     if (branchIds.length > 0) {
       const rows = (await manager.query(
         `SELECT id FROM protected_branches WHERE id = ANY($1::int[]) AND project_id = $2`,
         [branchIds, view.project.id],
       )) as Array<{ id: number }>;
-      if (rows.length !== new Set(branchIds).size) throw validationFailed({ protected_branches: ['is invalid'] });
+      if (rows.length !== new Set(branchIds).size)
+        throw validationFailed({ protected_branches: ['is invalid'] });
       branchIds = [...new Set(branchIds)];
     }
-    const reportType = ruleType === 'report_approver' ? (body.report_type ?? existing?.report_type ?? null) : null;
-    if (ruleType === 'report_approver' && !reportType) throw validationFailed({ report_type: ["can't be blank"] });
+    const reportType =
+      ruleType === 'report_approver' ? (body.report_type ?? existing?.report_type ?? null) : null;
+    if (ruleType === 'report_approver' && !reportType)
+      throw validationFailed({ report_type: ["can't be blank"] });
     return {
       name: body.name ?? existing!.name,
       rule_type: ruleType,
@@ -410,13 +444,19 @@ export class MergeRequestApprovalsService implements MergeRequestApprovalHooks {
         const ruleId = await this.insertRule(tx, scope, attrs);
         const rule = await this.projectRule(tx, view, ruleId);
         // Open merge requests get the new rule when it applies to their target branch.
-        const followers = (await tx.query(this.followersSql(1, 'mr.id, mr.target_branch'), [view.project.id])) as Array<{
+        const followers = (await tx.query(this.followersSql(1, 'mr.id, mr.target_branch'), [
+          view.project.id,
+        ])) as Array<{
           id: number;
           target_branch: string;
         }>;
         for (const mr of followers)
           if (await this.appliesTo(tx, rule, view.project.id, mr.target_branch))
-            await this.insertRule(tx, { projectId: view.project.id, mergeRequestId: mr.id, sourceRuleId: ruleId }, attrs);
+            await this.insertRule(
+              tx,
+              { projectId: view.project.id, mergeRequestId: mr.id, sourceRuleId: ruleId },
+              attrs,
+            );
         return ruleId;
       })
       .catch((err: unknown) => this.nameTaken(err));
@@ -476,12 +516,21 @@ export class MergeRequestApprovalsService implements MergeRequestApprovalHooks {
   }
 
   /** Copies the project's rules that apply to the target branch onto a new merge request (same transaction). */
-  async created(tx: EntityManager, mr: { id: number; targetProjectId: number; targetBranch: string }): Promise<void> {
+  async created(
+    tx: EntityManager,
+    mr: { id: number; targetProjectId: number; targetBranch: string },
+  ): Promise<void> {
     if (!this.enabled) return;
-    const rules = await this.rulesWhere(tx, `project_id = $1 AND merge_request_id IS NULL`, [mr.targetProjectId]);
+    const rules = await this.rulesWhere(tx, `project_id = $1 AND merge_request_id IS NULL`, [
+      mr.targetProjectId,
+    ]);
     for (const rule of rules)
       if (await this.appliesTo(tx, rule, mr.targetProjectId, mr.targetBranch))
-        await this.insertRule(tx, { projectId: mr.targetProjectId, mergeRequestId: mr.id, sourceRuleId: rule.id }, rule);
+        await this.insertRule(
+          tx,
+          { projectId: mr.targetProjectId, mergeRequestId: mr.id, sourceRuleId: rule.id },
+          rule,
+        );
   }
 
   // ---- merge request rules ----
@@ -510,13 +559,16 @@ export class MergeRequestApprovalsService implements MergeRequestApprovalHooks {
 
   async getMergeRequestRule(view: ProjectView, iid: number, ruleId: number): Promise<RuleRecords> {
     const mr = await this.services.mergeRequests.find(view, iid);
-    return this.ruleRecords(this.dataSource.manager, [await this.mergeRequestRule(this.dataSource.manager, mr, ruleId)]);
+    return this.ruleRecords(this.dataSource.manager, [
+      await this.mergeRequestRule(this.dataSource.manager, mr, ruleId),
+    ]);
   }
 
   /** Editing a merge request's rules: refused when the project forbids overriding; detaches it from the project's. */
   private async editable(view: ProjectView, iid: number): Promise<MergeRequest> {
     const mr = await this.services.mergeRequests.find(view, iid);
-    if ((await this.settings(view.project.id)).disable_overriding_approvers_per_merge_request) throw forbidden();
+    if ((await this.settings(view.project.id)).disable_overriding_approvers_per_merge_request)
+      throw forbidden();
     if (mr.state === 'merged') throw forbidden();
     return mr;
   }
@@ -549,7 +601,12 @@ export class MergeRequestApprovalsService implements MergeRequestApprovalHooks {
         const existing = await this.mergeRequestRule(tx, mr, ruleId);
         if (existing.rule_type === 'code_owner') throw forbidden();
         const attrs = await this.attributes(tx, view, body, existing);
-        await this.refuseSecondAnyApprover(tx, { projectId: view.project.id, mergeRequestId: mr.id }, attrs.rule_type, ruleId);
+        await this.refuseSecondAnyApprover(
+          tx,
+          { projectId: view.project.id, mergeRequestId: mr.id },
+          attrs.rule_type,
+          ruleId,
+        );
         await this.override(tx, mr.id);
         await this.updateRule(tx, ruleId, attrs);
       })
@@ -621,7 +678,10 @@ export class MergeRequestApprovalsService implements MergeRequestApprovalHooks {
     const approvals = await this.approvalsOf(manager, [mr.id]);
     const settings = await this.settings(view.project.id);
     const state = evaluate(rules, approvals, records.groupMembers, settings.approvals_before_merge);
-    for (const [id, user] of await this.users(manager, approvals.map((approval) => approval.user_id)))
+    for (const [id, user] of await this.users(
+      manager,
+      approvals.map((approval) => approval.user_id),
+    ))
       records.users.set(id, user);
     const me = caller.user?.id;
     const userHasApproved = me !== undefined && state.approvedBy.includes(me);
@@ -660,7 +720,9 @@ export class MergeRequestApprovalsService implements MergeRequestApprovalHooks {
 
   /** Whether one of the merge request's commits was committed with the user's e-mail. */
   private async isCommitter(view: ProjectView, mr: MergeRequest, user: User): Promise<boolean> {
-    const diff = (await this.services.mergeRequestVersions.latest(this.dataSource.manager, [mr.id])).get(mr.id);
+    const diff = (await this.services.mergeRequestVersions.latest(this.dataSource.manager, [mr.id])).get(
+      mr.id,
+    );
     if (!diff) return false;
     const git = this.services.repositories.open(view).git;
     const range = diff.baseCommitSha ? `${diff.baseCommitSha}..${diff.headCommitSha}` : diff.headCommitSha;
@@ -683,10 +745,15 @@ export class MergeRequestApprovalsService implements MergeRequestApprovalHooks {
     const settings = await this.settings(view.project.id);
     const user = caller.user!;
     if (settings.require_reauthentication_to_approve) {
-      const [row] = (await this.dataSource.query(`SELECT password_digest FROM users WHERE id = $1`, [user.id])) as Array<{
+      const [row] = (await this.dataSource.query(`SELECT password_digest FROM users WHERE id = $1`, [
+        user.id,
+      ])) as Array<{
         password_digest: string | null;
       }>;
-      if (!body.approval_password || !(await verifyPassword(body.approval_password, row?.password_digest ?? null)))
+      if (
+        !body.approval_password ||
+        !(await verifyPassword(body.approval_password, row?.password_digest ?? null))
+      )
         throw unauthorized();
     }
     if ((await this.refusal(caller, view, mr, settings)) !== null) throw unauthorized();
@@ -697,9 +764,17 @@ export class MergeRequestApprovalsService implements MergeRequestApprovalHooks {
           `INSERT INTO merge_request_approvals (merge_request_id, user_id, sha, created_at) VALUES ($1, $2, $3, $4)`,
           [mr.id, user.id, mr.headSha, now],
         );
-        await this.systemNote(tx, mr, user.id, 'approved this merge request', `approve:${mr.id}:${user.id}:${now.getTime()}`, now);
+        await this.systemNote(
+          tx,
+          mr,
+          user.id,
+          'approved this merge request',
+          `approve:${mr.id}:${user.id}:${now.getTime()}`,
+          now,
+        );
         // An automatic merge waiting for approvals may go through now.
-        if (mr.autoMerge) await this.events.publish(tx, 'merge_request.auto_merge_check', { mergeRequestId: mr.id });
+        if (mr.autoMerge)
+          await this.events.publish(tx, 'merge_request.auto_merge_check', { mergeRequestId: mr.id });
       })
       .catch((err: unknown) => {
         if (isUniqueViolation(err)) throw unauthorized();
@@ -718,7 +793,14 @@ export class MergeRequestApprovalsService implements MergeRequestApprovalHooks {
         [mr.id, user.id],
       )) as [unknown[], number];
       if (deleted[0].length === 0) throw recordNotFound();
-      await this.systemNote(tx, mr, user.id, 'unapproved this merge request', `unapprove:${mr.id}:${user.id}:${now.getTime()}`, now);
+      await this.systemNote(
+        tx,
+        mr,
+        user.id,
+        'unapproved this merge request',
+        `unapprove:${mr.id}:${user.id}:${now.getTime()}`,
+        now,
+      );
     });
     return this.stateOf(caller, view, mr);
   }
@@ -726,13 +808,18 @@ export class MergeRequestApprovalsService implements MergeRequestApprovalHooks {
   /** `PUT …/reset_approvals`: bots of project or group access tokens that belong to the project only. */
   async reset(caller: Caller, view: ProjectView, iid: number): Promise<void> {
     const mr = await this.services.mergeRequests.find(view, iid);
-    const user = caller.user;
-    if (!user || user.userType !== 'project_bot' || view.accessLevel <= 0 || mr.state === 'merged')
-      throw unauthorized();
+    if (!canResetApprovals(caller, view.accessLevel) || mr.state === 'merged') throw unauthorized();
     await this.dataSource.query(`DELETE FROM merge_request_approvals WHERE merge_request_id = $1`, [mr.id]);
   }
 
-  private async systemNote(tx: EntityManager, mr: MergeRequest, authorId: number | null, body: string, key: string, at: Date) {
+  private async systemNote(
+    tx: EntityManager,
+    mr: MergeRequest,
+    authorId: number | null,
+    body: string,
+    key: string,
+    at: Date,
+  ) {
     const discussionId = createHash('sha1').update(key).digest('hex');
     await tx.query(
       `INSERT INTO notes (project_id, noteable_type, noteable_id, author_id, body, system, discussion_id,
@@ -753,7 +840,8 @@ export class MergeRequestApprovalsService implements MergeRequestApprovalHooks {
   async afterPush(event: RefsUpdated): Promise<void> {
     if (!this.enabled) return;
     const pushed = event.changes.filter(
-      (change) => change.ref.startsWith('refs/heads/') && change.before !== ZERO_SHA && change.after !== ZERO_SHA,
+      (change) =>
+        change.ref.startsWith('refs/heads/') && change.before !== ZERO_SHA && change.after !== ZERO_SHA,
     );
     if (pushed.length === 0) return;
     for (const change of pushed) {
@@ -788,7 +876,14 @@ export class MergeRequestApprovalsService implements MergeRequestApprovalHooks {
       const users = await this.users(tx, userIds);
       const names = userIds.flatMap((id) => (users.has(id) ? [`@${users.get(id)!.username}`] : []));
       const body = `reset approvals from ${toSentence(names)} by pushing to the branch`;
-      await this.systemNote(tx, { id: mr.id, targetProjectId: mr.target_project_id } as MergeRequest, pusherId, body, `reset:${mr.id}:${change.after}`, new Date());
+      await this.systemNote(
+        tx,
+        { id: mr.id, targetProjectId: mr.target_project_id } as MergeRequest,
+        pusherId,
+        body,
+        `reset:${mr.id}:${change.after}`,
+        new Date(),
+      );
     });
   }
 
@@ -802,13 +897,18 @@ export class MergeRequestApprovalsService implements MergeRequestApprovalHooks {
       (rule) => rule.rule_type === 'code_owner',
     );
     if (rules.length === 0) return owners;
-    const paths = await this.services.codeOwners.changedPaths(mr.target_project_id, change.before, change.after);
+    const paths = await this.services.codeOwners.changedPaths(
+      mr.target_project_id,
+      change.before,
+      change.after,
+    );
     const records = await this.ruleRecords(this.dataSource.manager, rules);
     for (const rule of rules) {
       const matcher = patternMatcher(rule.name);
       if (!paths.some((path) => matcher.test(`/${path}`))) continue;
       for (const id of rule.user_ids) owners.add(id);
-      for (const groupId of rule.group_ids) for (const id of records.groupMembers.get(groupId) ?? []) owners.add(id);
+      for (const groupId of rule.group_ids)
+        for (const id of records.groupMembers.get(groupId) ?? []) owners.add(id);
     }
     return owners;
   }

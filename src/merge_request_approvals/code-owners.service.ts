@@ -47,7 +47,9 @@ export class CodeOwnersService {
     const [row] = (await this.dataSource.query(`SELECT id, repository_storage FROM projects WHERE id = $1`, [
       projectId,
     ])) as Array<{ id: number; repository_storage: string }>;
-    return row ? this.services.repositories.gitOf({ id: row.id, repositoryStorage: row.repository_storage }) : null;
+    return row
+      ? this.services.repositories.gitOf({ id: row.id, repositoryStorage: row.repository_storage })
+      : null;
   }
 
   /** The CODEOWNERS file at `revision`, or null when none of the three locations has one. */
@@ -67,7 +69,10 @@ export class CodeOwnersService {
 
   /** The code owner rules for the changed paths, owners resolved to users and groups. */
   async rulesFor(file: CodeOwnersFile, paths: string[], required: boolean): Promise<CodeOwnerRule[]> {
-    const byKey = new Map<string, { section: string; pattern: string; owners: string[]; approvals: number }>();
+    const byKey = new Map<
+      string,
+      { section: string; pattern: string; owners: string[]; approvals: number }
+    >();
     for (const path of paths)
       for (const entry of entriesFor(file, path)) {
         const key = `${entry.section.toLowerCase()}\0${entry.pattern}`;
@@ -78,9 +83,10 @@ export class CodeOwnersService {
     const { names, emails } = splitOwners([...byKey.values()].flatMap((rule) => rule.owners));
     const lowerNames = [...new Set(names.map((name) => name.toLowerCase()))];
     const users = lowerNames.length
-      ? ((await this.dataSource.query(`SELECT id, lower(username) AS name FROM users WHERE lower(username) = ANY($1::text[])`, [
-          lowerNames,
-        ])) as Array<{ id: number; name: string }>)
+      ? ((await this.dataSource.query(
+          `SELECT id, lower(username) AS name FROM users WHERE lower(username) = ANY($1::text[])`,
+          [lowerNames],
+        )) as Array<{ id: number; name: string }>)
       : [];
     const groups = lowerNames.length
       ? ((await this.dataSource.query(
@@ -89,9 +95,10 @@ export class CodeOwnersService {
         )) as Array<{ id: number; name: string }>)
       : [];
     const byEmail = emails.length
-      ? ((await this.dataSource.query(`SELECT id, lower(email) AS name FROM users WHERE lower(email) = ANY($1::text[])`, [
-          [...new Set(emails)],
-        ])) as Array<{ id: number; name: string }>)
+      ? ((await this.dataSource.query(
+          `SELECT id, lower(email) AS name FROM users WHERE lower(email) = ANY($1::text[])`,
+          [[...new Set(emails)]],
+        )) as Array<{ id: number; name: string }>)
       : [];
     const userByName = new Map(users.map((row) => [row.name, row.id]));
     const groupByPath = new Map(groups.map((row) => [row.name, row.id]));
@@ -139,7 +146,9 @@ export class CodeOwnersService {
     if (!mr || mr.state !== 'opened') return;
     const git = await this.gitOf(mr.target_project_id);
     if (!git) return;
-    const diff = (await this.services.mergeRequestVersions.latest(this.dataSource.manager, [mr.id])).get(mr.id);
+    const diff = (await this.services.mergeRequestVersions.latest(this.dataSource.manager, [mr.id])).get(
+      mr.id,
+    );
     const file = await this.read(git, `refs/heads/${mr.target_branch}`);
     let rules: CodeOwnerRule[] = [];
     if (file && diff) {
@@ -148,7 +157,9 @@ export class CodeOwnersService {
     }
     await this.dataSource.transaction(async (tx) => {
       await tx.query(`SELECT 1 FROM merge_requests WHERE id = $1 FOR UPDATE`, [mr.id]);
-      await tx.query(`DELETE FROM approval_rules WHERE merge_request_id = $1 AND rule_type = 'code_owner'`, [mr.id]);
+      await tx.query(`DELETE FROM approval_rules WHERE merge_request_id = $1 AND rule_type = 'code_owner'`, [
+        mr.id,
+      ]);
       for (const rule of rules)
         await tx.query(
           `INSERT INTO approval_rules (project_id, merge_request_id, name, rule_type, section, approvals_required,

@@ -117,7 +117,10 @@ export function patternMatcher(pattern: string): RegExp {
       const end = glob.indexOf(']', i + 1);
       if (end === -1) source += '\\[';
       else {
-        const body = glob.slice(i + 1, end).replace(/^!/, '^').replace(/\\/g, '\\\\');
+        const body = glob
+          .slice(i + 1, end)
+          .replace(/^!/, '^')
+          .replace(/\\/g, '\\\\');
         source += `[${body}]`;
         i = end;
       }

@@ -98,7 +98,10 @@ export interface MergeRequestRecords {
  * copied at creation, the approvals each merge request lacks, and the approval list filters.
  */
 export interface MergeRequestApprovalHooks {
-  created(tx: EntityManager, mr: { id: number; targetProjectId: number; targetBranch: string }): Promise<void>;
+  created(
+    tx: EntityManager,
+    mr: { id: number; targetProjectId: number; targetBranch: string },
+  ): Promise<void>;
   approvalsLeft(manager: EntityManager, items: MergeRequest[]): Promise<Map<number, number>>;
   applyListFilters(query: SelectQueryBuilder<MergeRequest>, params: ListMergeRequestsParams): void;
 }

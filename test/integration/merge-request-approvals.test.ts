@@ -49,7 +49,8 @@ async function openMr(user: TestUser, project: Project, file = 'feature.txt'): P
 const api = (user: TestUser | undefined, method: string, path: string, json?: unknown) =>
   server.request(method, path, { token: user?.token, ...(json === undefined ? {} : { json }) });
 
-const mrPath = (project: Project, mr: Json, suffix = '') => `/projects/${project.id}/merge_requests/${mr.iid}${suffix}`;
+const mrPath = (project: Project, mr: Json, suffix = '') =>
+  `/projects/${project.id}/merge_requests/${mr.iid}${suffix}`;
 
 async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
   const deadline = Date.now() + 20_000;
@@ -94,7 +95,11 @@ describe('project approval configuration', () => {
     [{ require_password_to_approve: true }, 201, { require_reauthentication_to_approve: true }],
     [{ require_reauthentication_to_approve: true }, 201, { require_password_to_approve: true }],
     [{ selective_code_owner_removals: true }, 400, null],
-    [{ reset_approvals_on_push: false, selective_code_owner_removals: true }, 201, { selective_code_owner_removals: true }],
+    [
+      { reset_approvals_on_push: false, selective_code_owner_removals: true },
+      201,
+      { selective_code_owner_removals: true },
+    ],
     [{}, 400, null],
   ])('POST %j answers %i', async (json, status, expected) => {
     const w = await world();
@@ -104,14 +109,18 @@ describe('project approval configuration', () => {
     if (status === 400 && 'selective_code_owner_removals' in json)
       expect(res.body).toEqual({
         message: {
-          base: ['selective_code_owner_removals can only be enabled when reset_approvals_on_push is disabled'],
+          base: [
+            'selective_code_owner_removals can only be enabled when reset_approvals_on_push is disabled',
+          ],
         },
       });
   });
 
   it('is changed by Maintainers only', async () => {
     const w = await world();
-    const res = await api(w.developer, 'POST', `/projects/${w.project.id}/approvals`, { approvals_before_merge: 1 });
+    const res = await api(w.developer, 'POST', `/projects/${w.project.id}/approvals`, {
+      approvals_before_merge: 1,
+    });
     expect(res.status).toBe(403);
   });
 });
@@ -139,8 +148,12 @@ describe('project approval rules', () => {
     expect(updated.body).toMatchObject({ approvals_required: 1, name: 'Security' });
     const one = await api(w.developer, 'GET', `/projects/${w.project.id}/approval_rules/${created.id}`);
     expect(one.body).toMatchObject({ approvals_required: 1 });
-    expect((await api(w.maintainer, 'DELETE', `/projects/${w.project.id}/approval_rules/${created.id}`)).status).toBe(204);
-    expect((await api(w.developer, 'GET', `/projects/${w.project.id}/approval_rules/${created.id}`)).status).toBe(404);
+    expect(
+      (await api(w.maintainer, 'DELETE', `/projects/${w.project.id}/approval_rules/${created.id}`)).status,
+    ).toBe(204);
+    expect(
+      (await api(w.developer, 'GET', `/projects/${w.project.id}/approval_rules/${created.id}`)).status,
+    ).toBe(404);
   });
 
   it.each([
@@ -149,7 +162,10 @@ describe('project approval rules', () => {
     ['no approvals_required', { name: 'A' }],
     ['an unknown rule_type', { name: 'A', approvals_required: 1, rule_type: 'code_owner' }],
     ['a report rule without report_type', { name: 'A', approvals_required: 1, rule_type: 'report_approver' }],
-    ['a protected branch of no such id', { name: 'A', approvals_required: 1, protected_branch_ids: [999999] }],
+    [
+      'a protected branch of no such id',
+      { name: 'A', approvals_required: 1, protected_branch_ids: [999999] },
+    ],
   ])('refuses %s with 400', async (_what, json) => {
     const w = await world();
     const res = await api(w.maintainer, 'POST', `/projects/${w.project.id}/approval_rules`, json);
@@ -176,7 +192,9 @@ describe('project approval rules', () => {
 
   it('copies to new merge requests only the rules whose protected branch scope takes their target', async () => {
     const w = await world();
-    const protect = await api(w.owner, 'POST', `/projects/${w.project.id}/protected_branches`, { name: 'release/*' });
+    const protect = await api(w.owner, 'POST', `/projects/${w.project.id}/protected_branches`, {
+      name: 'release/*',
+    });
     expect(protect.status, protect.text).toBe(201);
     await rule(w.maintainer, w.project, { name: 'Everywhere', approvals_required: 1 });
     await rule(w.maintainer, w.project, {
@@ -184,7 +202,11 @@ describe('project approval rules', () => {
       approvals_required: 1,
       protected_branch_ids: [(protect.body as Json).id],
     });
-    await rule(w.maintainer, w.project, { name: 'Protected', approvals_required: 1, applies_to_all_protected_branches: true });
+    await rule(w.maintainer, w.project, {
+      name: 'Protected',
+      approvals_required: 1,
+      applies_to_all_protected_branches: true,
+    });
     const mr = await openMr(w.developer, w.project);
     const rules = await api(w.developer, 'GET', mrPath(w.project, mr, '/approval_rules'));
     // main is protected (the project's default), release/* is not main.
@@ -204,18 +226,34 @@ describe('merge request rules', () => {
     expect(created.status, created.text).toBe(201);
     const id = (created.body as Json).id;
     const state = await api(w.developer, 'GET', mrPath(w.project, mr, '/approval_state'));
-    expect(state.body).toMatchObject({ approval_rules_overwritten: true, rules: [{ name: 'Docs', approved: false }] });
-    const put = await api(w.developer, 'PUT', mrPath(w.project, mr, `/approval_rules/${id}`), { approvals_required: 2 });
+    expect(state.body).toMatchObject({
+      approval_rules_overwritten: true,
+      rules: [{ name: 'Docs', approved: false }],
+    });
+    const put = await api(w.developer, 'PUT', mrPath(w.project, mr, `/approval_rules/${id}`), {
+      approvals_required: 2,
+    });
     expect(put.body).toMatchObject({ approvals_required: 2 });
-    expect((await api(w.reporter, 'POST', mrPath(w.project, mr, '/approval_rules'), { name: 'X', approvals_required: 1 })).status).toBe(403);
+    expect(
+      (
+        await api(w.reporter, 'POST', mrPath(w.project, mr, '/approval_rules'), {
+          name: 'X',
+          approvals_required: 1,
+        })
+      ).status,
+    ).toBe(403);
     await api(w.maintainer, 'POST', `/projects/${w.project.id}/approvals`, {
       disable_overriding_approvers_per_merge_request: true,
     });
-    expect((await api(w.developer, 'DELETE', mrPath(w.project, mr, `/approval_rules/${id}`))).status).toBe(403);
+    expect((await api(w.developer, 'DELETE', mrPath(w.project, mr, `/approval_rules/${id}`))).status).toBe(
+      403,
+    );
     await api(w.maintainer, 'POST', `/projects/${w.project.id}/approvals`, {
       disable_overriding_approvers_per_merge_request: false,
     });
-    expect((await api(w.developer, 'DELETE', mrPath(w.project, mr, `/approval_rules/${id}`))).status).toBe(204);
+    expect((await api(w.developer, 'DELETE', mrPath(w.project, mr, `/approval_rules/${id}`))).status).toBe(
+      204,
+    );
   });
 });
 
@@ -230,14 +268,18 @@ describe('the state table rows about approvals', () => {
       run: async (w, mr) => {
         const res = await api(w.developer, 'POST', mrPath(w.project, mr, '/approve'), { sha: mr.sha });
         expect(res.status, res.text).toBe(201);
-        expect((res.body as Json).approved_by).toEqual([{ user: expect.objectContaining({ id: w.developer.user.id }) }]);
+        expect((res.body as Json).approved_by).toEqual([
+          { user: expect.objectContaining({ id: w.developer.user.id }) },
+        ]);
         expect(res.body).toMatchObject({ user_has_approved: true, user_can_approve: false });
       },
     },
     {
       row: 'POST approve with a sha that is not the head: 409',
       run: async (w, mr) => {
-        const res = await api(w.developer, 'POST', mrPath(w.project, mr, '/approve'), { sha: '0'.repeat(40) });
+        const res = await api(w.developer, 'POST', mrPath(w.project, mr, '/approve'), {
+          sha: '0'.repeat(40),
+        });
         expect(res.status).toBe(409);
         expect(res.body).toEqual({ message: `SHA does not match HEAD of source branch: ${mr.sha}` });
         expect((await approvalsOf(w.developer, w.project, mr)).approved_by).toEqual([]);
@@ -279,7 +321,11 @@ describe('the state table rows about approvals', () => {
         await api(w.developer, 'POST', mrPath(w.project, mr, '/approve'));
         await api(w.developer2, 'POST', mrPath(w.project, mr, '/approve'));
         await commitFile(w.developer, w.project, mr.branch as string, 'more.txt');
-        await waitFor(() => approvalsOf(w.developer, w.project, mr), (s) => (s.approved_by as Json[]).length === 0, 'reset');
+        await waitFor(
+          () => approvalsOf(w.developer, w.project, mr),
+          (s) => (s.approved_by as Json[]).length === 0,
+          'reset',
+        );
         const notes = await waitFor(
           async () => (await api(w.developer, 'GET', mrPath(w.project, mr, '/notes'))).body as Json[],
           (list) => list.some((note) => String(note.body).startsWith('reset approvals from')),
@@ -306,13 +352,20 @@ describe('who may approve', () => {
     ['a Reporter', 'reporter', {}, 403],
     ['the author', 'developer', {}, 401],
     ['the author when authors may approve', 'developer', { merge_requests_author_approval: true }, 201],
-    ['a committer when committers may not', 'developer', { merge_requests_author_approval: true, merge_requests_disable_committers_approval: true }, 401],
+    [
+      'a committer when committers may not',
+      'developer',
+      { merge_requests_author_approval: true, merge_requests_disable_committers_approval: true },
+      401,
+    ],
     ['another Developer', 'developer2', { merge_requests_disable_committers_approval: true }, 201],
     ['a Maintainer', 'maintainer', {}, 201],
   ] as const)('%s answers as GitLab', async (_what, who, settings, status) => {
     const w = await world();
     if (Object.keys(settings).length > 0)
-      expect((await api(w.maintainer, 'POST', `/projects/${w.project.id}/approvals`, settings)).status).toBe(201);
+      expect((await api(w.maintainer, 'POST', `/projects/${w.project.id}/approvals`, settings)).status).toBe(
+        201,
+      );
     // The author commits with their own e-mail, so they are also the committer.
     const mr = await openMr(w.developer, w.project);
     const res = await api(w[who], 'POST', mrPath(w.project, mr, '/approve'));
@@ -332,11 +385,14 @@ describe('who may approve', () => {
       await hashPassword('correct horse battery'),
       w.maintainer.user.id,
     ]);
-    await api(w.maintainer, 'POST', `/projects/${w.project.id}/approvals`, { require_reauthentication_to_approve: true });
+    await api(w.maintainer, 'POST', `/projects/${w.project.id}/approvals`, {
+      require_reauthentication_to_approve: true,
+    });
     const mr = await openMr(w.developer, w.project);
     expect((await api(w.maintainer, 'POST', mrPath(w.project, mr, '/approve'))).status).toBe(401);
     expect(
-      (await api(w.maintainer, 'POST', mrPath(w.project, mr, '/approve'), { approval_password: 'wrong' })).status,
+      (await api(w.maintainer, 'POST', mrPath(w.project, mr, '/approve'), { approval_password: 'wrong' }))
+        .status,
     ).toBe(401);
     const ok = await api(w.maintainer, 'POST', mrPath(w.project, mr, '/approve'), {
       approval_password: 'correct horse battery',
@@ -381,7 +437,10 @@ describe('approvals hold merges back', () => {
     const w = await world();
     await api(w.maintainer, 'POST', `/projects/${w.project.id}/approvals`, { approvals_before_merge: 1 });
     const mr = await openMr(w.developer, w.project);
-    expect(await approvalsOf(w.developer, w.project, mr)).toMatchObject({ approvals_required: 1, approvals_left: 1 });
+    expect(await approvalsOf(w.developer, w.project, mr)).toMatchObject({
+      approvals_required: 1,
+      approvals_left: 1,
+    });
     await api(w.developer2, 'POST', mrPath(w.project, mr, '/approve'));
     expect(await approvalsOf(w.developer, w.project, mr)).toMatchObject({ approvals_left: 0 });
   });
@@ -403,8 +462,12 @@ describe('list filters', () => {
       ((await api(w.developer, 'GET', `/projects/${w.project.id}/merge_requests?${query}`)).body as Json[])
         .map((mr) => mr.iid)
         .sort();
-    expect(await iids(`approved_by_ids[]=${w.maintainer.user.id}&approved_by_ids[]=${w.developer2.user.id}`)).toEqual([a.iid]);
-    expect(await iids(`approved_by_ids[]=${w.maintainer.user.id}&approved_by_ids[]=${w.reporter.user.id}`)).toEqual([]);
+    expect(
+      await iids(`approved_by_ids[]=${w.maintainer.user.id}&approved_by_ids[]=${w.developer2.user.id}`),
+    ).toEqual([a.iid]);
+    expect(
+      await iids(`approved_by_ids[]=${w.maintainer.user.id}&approved_by_ids[]=${w.reporter.user.id}`),
+    ).toEqual([]);
     expect(await iids('approved_by_ids=None')).toEqual([b.iid]);
     expect(await iids('approved_by_ids=Any')).toEqual([a.iid]);
     expect(await iids(`approved_by_usernames[]=${w.developer2.user.username}`)).toEqual([a.iid]);
@@ -413,7 +476,9 @@ describe('list filters', () => {
     expect(await iids('approved=yes')).toEqual([a.iid]);
     expect(await iids('approved=no')).toEqual([b.iid]);
     const six = [1, 2, 3, 4, 5, 6].map((id) => `approved_by_ids[]=${id}`).join('&');
-    expect((await api(w.developer, 'GET', `/projects/${w.project.id}/merge_requests?${six}`)).status).toBe(400);
+    expect((await api(w.developer, 'GET', `/projects/${w.project.id}/merge_requests?${six}`)).status).toBe(
+      400,
+    );
   });
 });
 

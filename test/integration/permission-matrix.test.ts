@@ -155,7 +155,9 @@ const projectFixture = (c: Case) => fx.projects[c.visibility];
 /** An approval rule of the project (or of its !1) for a case that gets through; refusals never look. */
 async function approvalRule(c: Case, onMergeRequest: boolean): Promise<number> {
   if (c.expected !== 'allowed') return 1;
-  const path = onMergeRequest ? `${project(c)}/merge_requests/1/approval_rules` : `${project(c)}/approval_rules`;
+  const path = onMergeRequest
+    ? `${project(c)}/merge_requests/1/approval_rules`
+    : `${project(c)}/approval_rules`;
   return (await api('POST', path, { name: unique('rule'), approvals_required: 1 })).id as number;
 }
 const groupFixture = (c: Case) => fx.groups[c.visibility];

@@ -120,17 +120,39 @@ describe('owners and state', () => {
     created_at: new Date(),
     ...attrs,
   });
-  const approval = (userId: number) => ({ merge_request_id: 1, user_id: userId, sha: null, created_at: new Date() });
+  const approval = (userId: number) => ({
+    merge_request_id: 1,
+    user_id: userId,
+    sha: null,
+    created_at: new Date(),
+  });
 
   it.each([
     ['no rule, fallback 0', [], [], 0, 0, 0],
     ['no rule, fallback 2, one approval', [], [1], 2, 2, 1],
-    ['a rule of 2 with one eligible approval', [rule({ approvals_required: 2, user_ids: [1, 2] })], [1, 3], 0, 2, 1],
+    [
+      'a rule of 2 with one eligible approval',
+      [rule({ approvals_required: 2, user_ids: [1, 2] })],
+      [1, 3],
+      0,
+      2,
+      1,
+    ],
     ['a group member counts', [rule({ approvals_required: 1, group_ids: [9] })], [7], 0, 1, 0],
-    ['any approver counts anyone', [rule({ rule_type: 'any_approver', approvals_required: 2 })], [5, 6], 0, 2, 0],
+    [
+      'any approver counts anyone',
+      [rule({ rule_type: 'any_approver', approvals_required: 2 })],
+      [5, 6],
+      0,
+      2,
+      0,
+    ],
     [
       'two rules add up',
-      [rule({ id: 1, approvals_required: 1, user_ids: [1] }), rule({ id: 2, approvals_required: 1, user_ids: [2] })],
+      [
+        rule({ id: 1, approvals_required: 1, user_ids: [1] }),
+        rule({ id: 2, approvals_required: 1, user_ids: [2] }),
+      ],
       [1],
       0,
       2,
