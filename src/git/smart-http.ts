@@ -177,7 +177,9 @@ export function gitHttp(
     }
     if (hook === 'pre-receive') {
       faultPoint('push:pre-receive');
-      const reason = await rules.firstRefusal(session.view.project, session.actor, payload.changes);
+      const reason = await rules.firstRefusal(session.view.project, session.actor, payload.changes, {
+        pathsOf: (change) => Promise.resolve(Array.isArray(change.paths) ? change.paths : []),
+      });
       ctx.body = reason ? { allowed: false, message: reason } : { allowed: true };
       return;
     }

@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
 import type { CoreDeps, ServiceRegistry } from '../core/family.js';
-import { refPatternMatches } from '../git/push-rules.js';
+import { refPatternMatches, ZERO_SHA, type RefChange, type RuleProject } from '../git/push-rules.js';
 import type { GitRepository } from '../git/repository.js';
 import {
   CODEOWNERS_PATHS,
@@ -10,6 +10,9 @@ import {
   splitOwners,
   type CodeOwnersFile,
 } from './codeowners.js';
+
+export const CODE_OWNERS_PUSH_REFUSED =
+  'Push to protected branches that contain changes to files matching CODEOWNERS is not allowed';
 
 interface MergeRequestRow {
   id: number;
@@ -41,6 +44,31 @@ export class CodeOwnersService {
   ) {
     this.dataSource = deps.dataSource;
     this.enabled = deps.config.tier !== 'free';
+    if (this.enabled)
+      services.repositories.rules.addCheck((project, change, paths) =>
+        this.pushRefusal(project, change, paths),
+      );
+  }
+
+  /**
+   * GitLab's code owner check on protected branches that require code owner approval: a direct push (not
+   * a merge) that changes a file CODEOWNERS names an owner for (in a section that is not optional) is refused.
+   */
+  async pushRefusal(
+    project: RuleProject,
+    change: RefChange,
+    paths: () => Promise<string[]>,
+  ): Promise<string | null> {
+    if (!change.ref.startsWith('refs/heads/') || change.oldSha === ZERO_SHA || change.newSha === ZERO_SHA)
+      return null;
+    if (!(await this.requiredOn(project.id, change.ref.slice('refs/heads/'.length)))) return null;
+    const git = await this.gitOf(project.id);
+    const file = git ? await this.read(git, change.oldSha) : null;
+    if (!file) return null;
+    const owned = (await paths()).some((path) =>
+      entriesFor(file, path).some((entry) => !entry.optional && entry.owners.length > 0),
+    );
+    return owned ? CODE_OWNERS_PUSH_REFUSED : null;
   }
 
   private async gitOf(projectId: number): Promise<GitRepository | null> {

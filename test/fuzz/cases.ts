@@ -158,6 +158,13 @@ function pathValue(op: FuzzOperation, name: string, fixture: Fixture): string {
       return String(fixture.resourceEvents.milestone);
     case 'resource_state_event_id':
       return String(fixture.resourceEvents.state);
+    case 'approval_rule_id': {
+      const onMergeRequest = op.path.includes('/merge_requests/');
+      const { approvalRules } = fixture;
+      if (op.method === 'DELETE')
+        return String(onMergeRequest ? approvalRules.doomedMergeRequest : approvalRules.doomedProject);
+      return String(onMergeRequest ? approvalRules.mergeRequest : approvalRules.project);
+    }
     case 'award_id': {
       const onNote = op.path.includes('/notes/');
       if (op.method === 'DELETE')

@@ -1,9 +1,12 @@
 /** Merge request approvals: settings, rules, approving, resets on push, merge checks, filters, code owners. */
+import fs from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AccessLevel } from '../../src/core/access-level.js';
 import type { Project } from '../../src/projects/project.entity.js';
 import { hashPassword } from '../../src/users/passwords.js';
 import type { TestUser } from '../helpers/factories.js';
+import { remoteUrl, useGitWorkDir } from '../helpers/git-cli.js';
 import { useTestServer } from '../helpers/server.js';
 
 const server = useTestServer({ env: { FORGE_JOB_POLL: '0.5', FORGE_FEATURES: 'mr_approved_filter' } });
@@ -520,5 +523,92 @@ describe('code owners', () => {
     await api(w.maintainer, 'POST', mrPath(w.project, mr, '/approve'));
     await api(w.developer2, 'POST', mrPath(w.project, mr, '/approve'));
     expect(await approvalsOf(w.developer, w.project, mr)).toMatchObject({ approvals_left: 0 });
+  });
+});
+
+describe('code owner approval on a protected branch', () => {
+  const { work, gitCli } = useGitWorkDir('forge-codeowners-');
+
+  async function guarded() {
+    const w = await world();
+    const added = await api(w.owner, 'POST', `/projects/${w.project.id}/repository/commits`, {
+      branch: 'main',
+      commit_message: 'Add CODEOWNERS',
+      actions: [
+        {
+          action: 'create',
+          file_path: 'CODEOWNERS',
+          content: `/src/ @${w.maintainer.user.username}\n^[Docs]\n*.md @${w.reporter.user.username}\n`,
+        },
+      ],
+    });
+    expect(added.status, added.text).toBe(201);
+    const protect = await api(w.owner, 'PATCH', `/projects/${w.project.id}/protected_branches/main`, {
+      code_owner_approval_required: true,
+    });
+    expect(protect.status, protect.text).toBe(200);
+    return w;
+  }
+
+  const commitTo = (w: Awaited<ReturnType<typeof world>>, path: string) =>
+    api(w.owner, 'POST', `/projects/${w.project.id}/repository/commits`, {
+      branch: 'main',
+      commit_message: `Change ${path}`,
+      actions: [{ action: 'create', file_path: path, content: 'x\n' }],
+    });
+
+  it.each([
+    ['a file with a required code owner', 'src/app.ts', false],
+    ['a file of an optional section only', 'notes.md', true],
+    ['a file nobody owns', 'other.txt', true],
+  ])('a direct API commit changing %s (%s): allowed %s', async (_what, path, allowed) => {
+    const w = await guarded();
+    const res = await commitTo(w, path);
+    if (allowed) expect(res.status, res.text).toBe(201);
+    else {
+      expect(res.status).toBeGreaterThanOrEqual(400);
+      expect(JSON.stringify(res.body)).toContain(
+        'Push to protected branches that contain changes to files matching CODEOWNERS is not allowed',
+      );
+    }
+  });
+
+  it('refuses a git push changing code-owned files, and lets merges through', async () => {
+    const w = await guarded();
+    const dir = path.join(work, `codeowners-${w.project.id}`);
+    const fullPath = ((await api(w.owner, 'GET', `/projects/${w.project.id}`)).body as Json)
+      .path_with_namespace as string;
+    const url = remoteUrl(server.url, fullPath, w.owner.token);
+    expect((await gitCli(['clone', '-q', url, dir])).ok).toBe(true);
+    fs.mkdirSync(path.join(dir, 'src'));
+    fs.writeFileSync(path.join(dir, 'src', 'x.ts'), 'x\n');
+    await gitCli(['add', '.'], dir);
+    await gitCli(['commit', '-q', '-m', 'owned'], dir);
+    const refused = await gitCli(['push', 'origin', 'main'], dir);
+    expect(refused.ok).toBe(false);
+    expect(refused.stderr).toContain(
+      'GitLab: Push to protected branches that contain changes to files matching CODEOWNERS is not allowed',
+    );
+    // Through a merge request, approved by the code owner, the same change merges.
+    const pushed = await gitCli(['push', '-q', 'origin', 'HEAD:owned'], dir);
+    expect(pushed.ok, pushed.stderr).toBe(true);
+    const mr = await api(w.developer, 'POST', `/projects/${w.project.id}/merge_requests`, {
+      source_branch: 'owned',
+      target_branch: 'main',
+      title: 'Owned change',
+    });
+    expect(mr.status, mr.text).toBe(201);
+    const iid = (mr.body as Json).iid;
+    await waitFor(
+      async () => (await approvalsOf(w.developer, w.project, mr.body as Json)).approvals_left as number,
+      (left) => left === 1,
+      'code owner rule',
+    );
+    expect(
+      (await api(w.maintainer, 'PUT', `/projects/${w.project.id}/merge_requests/${iid}/merge`)).status,
+    ).toBe(405);
+    await api(w.maintainer, 'POST', `/projects/${w.project.id}/merge_requests/${iid}/approve`);
+    const merged = await api(w.maintainer, 'PUT', `/projects/${w.project.id}/merge_requests/${iid}/merge`);
+    expect(merged.status, merged.text).toBe(200);
   });
 });
