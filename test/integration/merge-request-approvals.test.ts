@@ -612,3 +612,57 @@ describe('code owner approval on a protected branch', () => {
     expect(merged.status, merged.text).toBe(200);
   });
 });
+
+describe('selective code owner removals', () => {
+  it('removes on a push only the approvals of code owners whose files changed', async () => {
+    const w = await world();
+    const added = await api(w.owner, 'POST', `/projects/${w.project.id}/repository/commits`, {
+      branch: 'main',
+      commit_message: 'Add CODEOWNERS',
+      actions: [
+        {
+          action: 'create',
+          file_path: 'docs/CODEOWNERS',
+          content: `/api/ @${w.maintainer.user.username}\n/web/ @${w.developer2.user.username}\n`,
+        },
+      ],
+    });
+    expect(added.status, added.text).toBe(201);
+    const set = await api(w.maintainer, 'POST', `/projects/${w.project.id}/approvals`, {
+      reset_approvals_on_push: false,
+      selective_code_owner_removals: true,
+    });
+    expect(set.status, set.text).toBe(201);
+    const mr = await openMr(w.owner, w.project, 'api/a.txt');
+    await commitFile(w.owner, w.project, mr.branch as string, 'web/b.txt');
+    await waitFor(
+      async () => (await api(w.developer, 'GET', mrPath(w.project, mr, '/approval_rules'))).body as Json[],
+      (rules) => rules.length === 2,
+      'code owner rules',
+    );
+    for (const user of [w.maintainer, w.developer2, w.developer])
+      expect((await api(user, 'POST', mrPath(w.project, mr, '/approve'))).status).toBe(201);
+    // The push changes a file under /api/ only: the maintainer's approval goes, the others stay.
+    await commitFile(w.owner, w.project, mr.branch as string, 'api/c.txt');
+    const after = await waitFor(
+      () => approvalsOf(w.developer, w.project, mr),
+      (state) => (state.approved_by as Json[]).length === 2,
+      'selective removal',
+    );
+    expect((after.approved_by as Array<{ user: Json }>).map((a) => a.user.id).sort()).toEqual(
+      [w.developer.user.id, w.developer2.user.id].sort(),
+    );
+  });
+});
+
+describe('a Free instance', () => {
+  const free = useTestServer({ env: { FORGE_TIER: 'free' } });
+
+  it('has no approval routes', async () => {
+    const owner = await free.factories.user();
+    const project = await free.factories.projectWithReadme({ owner });
+    const res = await free.request('GET', `/projects/${project.id}/approvals`, { token: owner.token });
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual({ error: '404 Not Found' });
+  });
+});
