@@ -85,7 +85,10 @@ export function presentApprovalRule(
     ...(rule.merge_request_id !== null
       ? {
           overridden: records.overridden ?? false,
-          source_rule: rule.source_rule_id === null ? null : { approvals_required: rule.approvals_required },
+          source_rule:
+            rule.source_rule_id !== null && records.sourceRequired.has(rule.source_rule_id)
+              ? { approvals_required: records.sourceRequired.get(rule.source_rule_id)! }
+              : null,
         }
       : {}),
     ...(state

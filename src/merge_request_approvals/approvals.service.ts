@@ -83,6 +83,8 @@ export interface RuleRecords {
   groups: Map<number, GroupRow>;
   groupMembers: GroupMembers;
   protectedBranches: Map<number, ProtectedBranchRow>;
+  /** `approvals_required` of the project rules that merge request rules were copied from. */
+  sourceRequired: Map<number, number>;
   /** On a merge request: the state of each rule. */
   state?: MergeRequestState;
   overridden?: boolean;
@@ -246,7 +248,16 @@ export class MergeRequestApprovalsService implements MergeRequestApprovalHooks {
         [branchIds],
       )) as ProtectedBranchRow[])
         protectedBranches.set(row.id, row);
-    return { rules, users: await this.users(manager, userIds), groups, groupMembers, protectedBranches };
+    const sourceIds = ids(rules.map((rule) => rule.source_rule_id));
+    const sourceRequired = new Map<number, number>();
+    if (sourceIds.length > 0)
+      for (const row of (await manager.query(
+        `SELECT id, approvals_required FROM approval_rules WHERE id = ANY($1::int[])`,
+        [sourceIds],
+      )) as Array<{ id: number; approvals_required: number }>)
+        sourceRequired.set(row.id, row.approvals_required);
+    const users = await this.users(manager, userIds);
+    return { rules, users, groups, groupMembers, protectedBranches, sourceRequired };
   }
 
   private async users(manager: EntityManager, userIds: number[]): Promise<Map<number, User>> {
