@@ -251,8 +251,8 @@ export class FixtureMaker {
     const approvalRules = {
       project: (await rule(`${p}/approval_rules`, 'Fuzz')).id,
       doomedProject: (await rule(`${p}/approval_rules`, 'Doomed')).id,
-      mergeRequest: (await rule(mrRules, 'Fuzz')).id,
-      doomedMergeRequest: (await rule(mrRules, 'Doomed')).id,
+      mergeRequest: (await rule(mrRules, 'Fuzz on !1')).id,
+      doomedMergeRequest: (await rule(mrRules, 'Doomed on !1')).id,
     };
     const tree = await this.call<Array<{ name: string; id: string }>>('GET', `${p}/repository/tree`);
     const commits = await this.call<Array<{ id: string }>>('GET', `${p}/repository/commits?ref_name=main`);
