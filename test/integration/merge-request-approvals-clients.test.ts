@@ -80,7 +80,7 @@ describe('@gitbeaker/rest', () => {
     expect(reset.approved_by).toEqual([]);
     const notes = await w.api.MergeRequestNotes.all(w.project.id, 2);
     expect(notes.some((note) => note.system && note.body.startsWith('reset approvals from @'))).toBe(true);
-  });
+  }, 90_000);
 
   it('lets a project token bot reset approvals and answers a human 401', async () => {
     const w = await world();
@@ -95,37 +95,41 @@ describe('@gitbeaker/rest', () => {
 });
 
 describe('python-gitlab', () => {
-  it.skipIf(!pythonGitlab)('drives approvals end to end (needs Debian python3-gitlab)', async () => {
-    const w = await world();
-    const stdout = await runPythonClient('python_gitlab_merge_request_approvals.py', [
-      server.url,
-      JSON.stringify({
-        project_id: w.project.id,
-        first: 1,
-        second: 2,
-        second_branch: 'second',
-        owner: w.owner.token,
-        dev1: w.dev1.token,
-        dev2: w.dev2.token,
-        dev1_id: w.dev1.user.id,
-        dev2_id: w.dev2.user.id,
-        maintainer: w.maintainer.token,
-        bot: w.botToken,
-      }),
-    ]);
-    expect(JSON.parse(stdout.trim())).toEqual({
-      configured: [true, false],
-      rule: ['Two developers', 2, [w.dev1.user.id, w.dev2.user.id].sort((a, b) => a - b)],
-      rules: [['Two developers', 2]],
-      before: [2, 2],
-      middle: 1,
-      after: [0, true, 2],
-      state: [['Two developers', true]],
-      merged: 'merged',
-      reset: 0,
-      note: true,
-      human_reset: 401,
-      after_bot: 0,
-    });
-  });
+  it.skipIf(!pythonGitlab)(
+    'drives approvals end to end (needs Debian python3-gitlab)',
+    async () => {
+      const w = await world();
+      const stdout = await runPythonClient('python_gitlab_merge_request_approvals.py', [
+        server.url,
+        JSON.stringify({
+          project_id: w.project.id,
+          first: 1,
+          second: 2,
+          second_branch: 'second',
+          owner: w.owner.token,
+          dev1: w.dev1.token,
+          dev2: w.dev2.token,
+          dev1_id: w.dev1.user.id,
+          dev2_id: w.dev2.user.id,
+          maintainer: w.maintainer.token,
+          bot: w.botToken,
+        }),
+      ]);
+      expect(JSON.parse(stdout.trim())).toEqual({
+        configured: [true, false],
+        rule: ['Two developers', 2, [w.dev1.user.id, w.dev2.user.id].sort((a, b) => a - b)],
+        rules: [['Two developers', 2]],
+        before: [2, 2],
+        middle: 1,
+        after: [0, true, 2],
+        state: [['Two developers', true]],
+        merged: 'merged',
+        reset: 0,
+        note: true,
+        human_reset: 401,
+        after_bot: 0,
+      });
+    },
+    90_000,
+  );
 });
