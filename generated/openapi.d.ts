@@ -706,7 +706,11 @@ export interface paths {
          *       `None` those the caller reacted to with nothing, `Any` those with at least one reaction of the caller.
          *       `not[my_reaction_emoji]` leaves out those the caller awarded that emoji. Reactions on notes do not count.
          *       Without a signed-in caller both are ignored, as GitLab does.
-         *     - Not yet in forge-api (they come with approvals): `approved_by_ids`, `approver_ids`, `approved`.
+         *     - **Approvals** (Premium): `approved_by_ids[]` (at most 5 users, all of whom approved; `None`, `Any`),
+         *       `approved_by_usernames[]` (likewise by username), `approver_ids[]` (users eligible by a rule of the
+         *       merge request; `None`, `Any`) and `approved` (`yes`, `no`: every rule satisfied), which needs the
+         *       `mr_approved_filter` feature flag (off by default; `FORGE_FEATURES=mr_approved_filter`) and is
+         *       ignored without it.
          *     - Offset pagination in SQL: `page`, `per_page` (default 20, at most 100) and GitLab's headers. As in
          *       GitLab, when more than 10,000 merge requests match, `X-Total`, `X-Total-Pages` and the `last` link are
          *       left out (counting them would cost more than the page); `X-Next-Page` and `rel="next"` remain.
@@ -904,7 +908,11 @@ export interface paths {
          *       `None` those the caller reacted to with nothing, `Any` those with at least one reaction of the caller.
          *       `not[my_reaction_emoji]` leaves out those the caller awarded that emoji. Reactions on notes do not count.
          *       Without a signed-in caller both are ignored, as GitLab does.
-         *     - Not yet in forge-api (they come with approvals): `approved_by_ids`, `approver_ids`, `approved`.
+         *     - **Approvals** (Premium): `approved_by_ids[]` (at most 5 users, all of whom approved; `None`, `Any`),
+         *       `approved_by_usernames[]` (likewise by username), `approver_ids[]` (users eligible by a rule of the
+         *       merge request; `None`, `Any`) and `approved` (`yes`, `no`: every rule satisfied), which needs the
+         *       `mr_approved_filter` feature flag (off by default; `FORGE_FEATURES=mr_approved_filter`) and is
+         *       ignored without it.
          *     - Offset pagination in SQL: `page`, `per_page` (default 20, at most 100) and GitLab's headers. As in
          *       GitLab, when more than 10,000 merge requests match, `X-Total`, `X-Total-Pages` and the `last` link are
          *       left out (counting them would cost more than the page); `X-Next-Page` and `rel="next"` remain.
@@ -1400,6 +1408,145 @@ export interface paths {
          *       ahead (400 otherwise).
          */
         post: operations["rotateCurrentProjectAccessToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/approval_rules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List the project's approval rules
+         * @description The project's approval rules, oldest first, with offset pagination (`page`, `per_page`).
+         *
+         *     - **Who.** Whoever may read the project's merge requests.
+         */
+        get: operations["listProjectApprovalRules"];
+        put?: never;
+        /**
+         * Create a project approval rule
+         * @description Creates a rule and answers 201 with it.
+         *
+         *     - **Required:** `name` (at most 1024 characters) and `approvals_required` (0 or more); 400
+         *       `{"error": "name is missing"}` without them.
+         *     - `rule_type`: `regular` (default), `any_approver` (every eligible user; one per project or merge
+         *       request: a second answers 400), or `report_approver` (with `report_type` `code_coverage` or the
+         *       deprecated `license_scanning`).
+         *     - Approvers: `user_ids`, `usernames` and `group_ids` (members of those groups). Unknown ids are
+         *       ignored, as GitLab does.
+         *     - Scope (project rules): `applies_to_all_protected_branches: true` (then `protected_branch_ids` is
+         *       ignored), or `protected_branch_ids` of the project's protected branches (another project's answer
+         *       400); without either the rule applies to every branch. A merge request gets a copy of each project
+         *       rule whose scope matches its target branch when it is created, and open merge requests follow the
+         *       project rule's later changes until their own rules are edited.
+         *     - A name already used by another rule answers 400 `{"message": {"name": ["has already been taken"]}}`.
+         *     - **Who.** Maintainer and above (`admin_project`) for project rules; Developer and above
+         *       (`admin_merge_request`) for merge request rules, which the project may forbid
+         *       (`disable_overriding_approvers_per_merge_request`: 403).
+         */
+        post: operations["createProjectApprovalRule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/approval_rules/{approval_rule_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The approval rule's ID.
+                 * @example 1
+                 */
+                approval_rule_id: components["parameters"]["ApprovalRuleId"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get one project approval rule
+         * @description One rule of the project; another project's rule or none answers 404 `{"message": "404 Not found"}`.
+         */
+        get: operations["getProjectApprovalRule"];
+        /**
+         * Update a project approval rule
+         * @description Changes the attributes given (as creating) and answers 200 with the rule. `user_ids`, `usernames`,
+         *     `group_ids` and `protected_branch_ids` replace the lists. Open merge requests whose rules were not
+         *     edited follow the change.
+         *
+         *     - **Who.** Maintainer and above.
+         */
+        put: operations["updateProjectApprovalRule"];
+        post?: never;
+        /**
+         * Delete a project approval rule
+         * @description Deletes the rule (204), and its copies on open merge requests whose rules were not edited.
+         *
+         *     - **Who.** Maintainer and above.
+         */
+        delete: operations["deleteProjectApprovalRule"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/approvals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get the project's approval configuration
+         * @description The project's approval settings. `approvers` and `approver_groups` are deprecated and always empty;
+         *     `approvals_before_merge` (deprecated) is the number of approvals a merge request without rules needs;
+         *     `require_password_to_approve` (deprecated) mirrors `require_reauthentication_to_approve`.
+         *
+         *     - **Who.** Whoever may read the project's merge requests (`read_merge_request`).
+         */
+        get: operations["getProjectApprovalSettings"];
+        put?: never;
+        /**
+         * Change the project's approval configuration
+         * @description Changes the settings given and answers 201 with the configuration. At least one setting is required,
+         *     else 400.
+         *
+         *     - **Who.** Maintainer and above (`admin_project`).
+         *     - `merge_requests_author_approval: true` lets authors approve their own merge requests;
+         *       `merge_requests_disable_committers_approval: true` keeps committers from approving.
+         *     - `require_password_to_approve` (deprecated) and `require_reauthentication_to_approve` set the same
+         *       setting.
+         *     - `selective_code_owner_removals: true` needs `reset_approvals_on_push` off (as stored or given):
+         *       otherwise 400 `{"message": {"base": ["selective_code_owner_removals can only be enabled when
+         *       reset_approvals_on_push is disabled"]}}`. With it, a push removes only the approvals of code owners
+         *       whose files it changed.
+         */
+        post: operations["updateProjectApprovalSettings"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2152,7 +2299,11 @@ export interface paths {
          *       `None` those the caller reacted to with nothing, `Any` those with at least one reaction of the caller.
          *       `not[my_reaction_emoji]` leaves out those the caller awarded that emoji. Reactions on notes do not count.
          *       Without a signed-in caller both are ignored, as GitLab does.
-         *     - Not yet in forge-api (they come with approvals): `approved_by_ids`, `approver_ids`, `approved`.
+         *     - **Approvals** (Premium): `approved_by_ids[]` (at most 5 users, all of whom approved; `None`, `Any`),
+         *       `approved_by_usernames[]` (likewise by username), `approver_ids[]` (users eligible by a rule of the
+         *       merge request; `None`, `Any`) and `approved` (`yes`, `no`: every rule satisfied), which needs the
+         *       `mr_approved_filter` feature flag (off by default; `FORGE_FEATURES=mr_approved_filter`) and is
+         *       ignored without it.
          *     - Offset pagination in SQL: `page`, `per_page` (default 20, at most 100) and GitLab's headers. As in
          *       GitLab, when more than 10,000 merge requests match, `X-Total`, `X-Total-Pages` and the `last` link are
          *       left out (counting them would cost more than the page); `X-Next-Page` and `rel="next"` remain.
@@ -2303,6 +2454,225 @@ export interface paths {
          *     - Durations use GitLab's format: `1mo 2w 3d 4h 5m 6s` (a month is 4 weeks, a week 5 days, a day 8 hours), also without spaces (`1w2d3h4m`) and spelled out (`2 hours 30 minutes`); a bare number is hours. A duration that does not parse answers 400 `{"error": "duration is invalid"}`.
          */
         post: operations["addMergeRequestSpentTime"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/merge_requests/{merge_request_iid}/approval_rules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List the approval rules of a merge request
+         * @description The merge request's rules, oldest first, code owner rules included, with offset pagination.
+         *
+         *     - **Who.** Whoever may read the merge request.
+         */
+        get: operations["listMergeRequestApprovalRules"];
+        put?: never;
+        /**
+         * Create an approval rule on a merge request
+         * @description Creates a rule and answers 201 with it.
+         *
+         *     - **Required:** `name` (at most 1024 characters) and `approvals_required` (0 or more); 400
+         *       `{"error": "name is missing"}` without them.
+         *     - `rule_type`: `regular` (default), `any_approver` (every eligible user; one per project or merge
+         *       request: a second answers 400), or `report_approver` (with `report_type` `code_coverage` or the
+         *       deprecated `license_scanning`).
+         *     - Approvers: `user_ids`, `usernames` and `group_ids` (members of those groups). Unknown ids are
+         *       ignored, as GitLab does.
+         *     - Scope (project rules): `applies_to_all_protected_branches: true` (then `protected_branch_ids` is
+         *       ignored), or `protected_branch_ids` of the project's protected branches (another project's answer
+         *       400); without either the rule applies to every branch. A merge request gets a copy of each project
+         *       rule whose scope matches its target branch when it is created, and open merge requests follow the
+         *       project rule's later changes until their own rules are edited.
+         *     - A name already used by another rule answers 400 `{"message": {"name": ["has already been taken"]}}`.
+         *     - **Who.** Maintainer and above (`admin_project`) for project rules; Developer and above
+         *       (`admin_merge_request`) for merge request rules, which the project may forbid
+         *       (`disable_overriding_approvers_per_merge_request`: 403).
+         */
+        post: operations["createMergeRequestApprovalRule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/merge_requests/{merge_request_iid}/approval_rules/{approval_rule_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The approval rule's ID.
+                 * @example 1
+                 */
+                approval_rule_id: components["parameters"]["ApprovalRuleId"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get one approval rule of a merge request
+         * @description One rule of the merge request, or 404 `{"message": "404 Not found"}`.
+         */
+        get: operations["getMergeRequestApprovalRule"];
+        /**
+         * Update an approval rule of a merge request
+         * @description Changes the attributes given and answers 200. Code owner rules cannot be changed (403). The merge
+         *     request's rules no longer follow the project's afterwards.
+         *
+         *     - **Who.** Developer and above, unless the project forbids overriding (403).
+         */
+        put: operations["updateMergeRequestApprovalRule"];
+        post?: never;
+        /**
+         * Delete an approval rule of a merge request
+         * @description Deletes the rule (204). Code owner rules cannot be deleted (403).
+         *
+         *     - **Who.** Developer and above, unless the project forbids overriding (403).
+         */
+        delete: operations["deleteMergeRequestApprovalRule"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/merge_requests/{merge_request_iid}/approval_state": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get the approval rules of a merge request with their state
+         * @description Every approval rule of the merge request (those copied from the project at creation, those added on
+         *     the merge request, and the `code_owner` rules CODEOWNERS gives for the changed files), each with its
+         *     eligible approvers, who of them approved (`approved_by`) and whether it is satisfied (`approved`).
+         *     `approval_rules_overwritten` is true once the merge request's rules were edited.
+         *
+         *     - **Who.** Whoever may read the merge request.
+         */
+        get: operations["getMergeRequestApprovalState"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/merge_requests/{merge_request_iid}/approvals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get the approval state of a merge request
+         * @description The merge request's approvals: `approvals_required` (the sum over its approval rules, or the project's
+         *     `approvals_before_merge` when the merge request has no rule), `approvals_left` (the sum over its rules of
+         *     what each still lacks), `approved` (no approval left), and `approved_by`, every user who approved
+         *     whether or not the approval satisfies a rule, oldest first.
+         *
+         *     - **Who.** Whoever may read the merge request (`read_merge_request`).
+         *     - `user_has_approved` and `user_can_approve` answer for the caller (false when anonymous).
+         */
+        get: operations["getMergeRequestApprovals"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/merge_requests/{merge_request_iid}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve a merge request
+         * @description Adds the caller to `approved_by` and answers 201 with the approval state.
+         *
+         *     - **Who.** `approve_merge_request`: Developer and above (a custom role with `admin_merge_request`
+         *       grants it too); others get 403. The merge request must be open.
+         *     - `sha`, when given, must be the merge request's head: otherwise 409
+         *       `{"message": "SHA does not match HEAD of source branch: <head>"}`.
+         *     - When the project requires re-authentication to approve (`require_reauthentication_to_approve`, or its
+         *       deprecated name `require_password_to_approve`), `approval_password` must be the caller's password,
+         *       else 401 `{"message": "401 Unauthorized"}`.
+         *     - The author may approve only with `merge_requests_author_approval` on; a committer of the merge
+         *       request's commits (by commit e-mail) not at all with `merge_requests_disable_committers_approval`
+         *       on; both answer 401, as GitLab's approval service refuses.
+         *     - Approving again answers 401 `{"message": "401 Unauthorized"}` (GitLab before its 304 change).
+         */
+        post: operations["approveMergeRequest"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3139,6 +3509,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{id}/merge_requests/{merge_request_iid}/reset_approvals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Clear every approval of a merge request
+         * @description Clears all approvals and answers 202 with an empty body.
+         *
+         *     - **Who.** Only the bot user of a project or group access token that is a member of the project;
+         *       everyone else, and any caller on a merged merge request, gets 401 `{"message": "401 Unauthorized"}`.
+         */
+        put: operations["resetMergeRequestApprovals"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{id}/merge_requests/{merge_request_iid}/reset_spent_time": {
         parameters: {
             query?: never;
@@ -3493,6 +3897,40 @@ export interface paths {
         get: operations["getMergeRequestTimeStats"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/merge_requests/{merge_request_iid}/unapprove": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Remove the caller's approval
+         * @description Removes the caller's approval and answers 201 with the approval state. A caller who had not approved
+         *     gets 404 `{"message": "404 Not found"}`.
+         *
+         *     - **Who.** `approve_merge_request`, as approving.
+         */
+        post: operations["unapproveMergeRequest"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5858,6 +6296,83 @@ export interface components {
             user_id?: number;
         };
         /**
+         * @description A project or merge request approval rule. `eligible_approvers` are the users of `users` and the members
+         *     of `groups`. On a merge request, `approved_by` and `approved` say who of them approved and whether
+         *     the rule is satisfied; `section` and the CODEOWNERS entry (`name`) describe a code owner rule.
+         */
+        ApprovalRule: {
+            applies_to_all_protected_branches: boolean;
+            approvals_required: number;
+            approved?: boolean;
+            approved_by?: components["schemas"]["UserSummary"][];
+            contains_hidden_groups: boolean;
+            eligible_approvers: components["schemas"]["UserSummary"][];
+            groups: components["schemas"]["ApprovalRuleGroup"][];
+            /** @example 1 */
+            id: number;
+            /** @example Security */
+            name: string;
+            overridden?: boolean;
+            protected_branches: components["schemas"]["ApprovalRuleProtectedBranch"][];
+            report_type: string | null;
+            /** @enum {string} */
+            rule_type: "any_approver" | "regular" | "report_approver" | "code_owner";
+            section?: string | null;
+            source_rule?: {
+                approvals_required?: number;
+            } | null;
+            users: components["schemas"]["UserSummary"][];
+        };
+        ApprovalRuleCreate: {
+            applies_to_all_protected_branches?: boolean;
+            approvals_required: number;
+            group_ids?: number[];
+            name: string;
+            protected_branch_ids?: number[];
+            /** @enum {string} */
+            report_type?: "license_scanning" | "code_coverage";
+            /** @enum {string} */
+            rule_type?: "any_approver" | "regular" | "report_approver";
+            user_ids?: number[];
+            usernames?: string[];
+        };
+        ApprovalRuleGroup: {
+            avatar_url?: string | null;
+            full_name: string;
+            full_path: string;
+            id: number;
+            name: string;
+            path: string;
+            web_url: string;
+        };
+        ApprovalRuleProtectedBranch: {
+            code_owner_approval_required: boolean;
+            id: number;
+            name: string;
+        };
+        ApprovalRuleUpdate: {
+            applies_to_all_protected_branches?: boolean;
+            approvals_required?: number;
+            group_ids?: number[];
+            name?: string;
+            protected_branch_ids?: number[];
+            /** @enum {string} */
+            report_type?: "license_scanning" | "code_coverage";
+            /** @enum {string} */
+            rule_type?: "any_approver" | "regular" | "report_approver";
+            user_ids?: number[];
+            usernames?: string[];
+        };
+        ApproveParams: {
+            /** @description The caller's password, when the project requires re-authentication to approve. */
+            approval_password?: string;
+            /** @description The head the caller approves; 409 when it is not the merge request's head. */
+            sha?: string;
+        };
+        ApproverUser: {
+            user: components["schemas"]["UserSummary"];
+        };
+        /**
          * @description An emoji awarded by a user on a merge request (`awardable_type: MergeRequest`, `awardable_id` its
          *     global id) or on a note (`awardable_type: Note`, the note's id). `url` is a custom emoji's image,
          *     always null here (no custom emoji). A reaction whose user was deleted belongs to the ghost user.
@@ -7250,11 +7765,11 @@ export interface components {
             /** @example Loads the file on first use. */
             description: string | null;
             /**
-             * @description In GitLab's precedence: `unchecked` or `checking` while the check is pending, then `not_open` (closed or merged), `draft_status`, `conflict`, `need_rebase` (fast-forward merge method and the target head is not in the source), `discussions_not_resolved` (the project's `only_allow_merge_if_all_discussions_are_resolved` is on and a thread is unresolved; read live, so resolving the last thread lifts it at once), else `mergeable`. Pipelines and approvals do not exist yet in forge-api, so their statuses are never given.
+             * @description In GitLab's precedence: `unchecked` or `checking` while the check is pending, then `not_open` (closed or merged), `draft_status`, `conflict`, `need_rebase` (fast-forward merge method and the target head is not in the source), `discussions_not_resolved` (the project's `only_allow_merge_if_all_discussions_are_resolved` is on and a thread is unresolved; read live, so resolving the last thread lifts it at once), `not_approved` (an approval rule still lacks approvals, read live), else `mergeable`. Pipelines do not exist yet in forge-api, so their statuses are never given.
              * @example mergeable
              * @enum {string}
              */
-            detailed_merge_status: "unchecked" | "checking" | "not_open" | "draft_status" | "conflict" | "need_rebase" | "discussions_not_resolved" | "mergeable";
+            detailed_merge_status: "unchecked" | "checking" | "not_open" | "draft_status" | "conflict" | "need_rebase" | "discussions_not_resolved" | "not_approved" | "mergeable";
             /** @example null */
             discussion_locked: boolean | null;
             /**
@@ -7407,6 +7922,48 @@ export interface components {
              * @example false
              */
             work_in_progress: boolean;
+        };
+        MergeRequestApprovals: {
+            approval_rules_left: {
+                id: number;
+                name: string;
+                rule_type: string;
+            }[];
+            approvals_left: number;
+            approvals_required: number;
+            approved: boolean;
+            approved_by: components["schemas"]["ApproverUser"][];
+            /** @description Deprecated, always empty. */
+            approver_groups: Record<string, never>[];
+            /** @description Deprecated, always empty. */
+            approvers: Record<string, never>[];
+            /** Format: date-time */
+            created_at: string;
+            description: string | null;
+            has_approval_rules: boolean;
+            /** @example 5 */
+            id: number;
+            /** @example 5 */
+            iid: number;
+            invalid_approvers_rules: Record<string, never>[];
+            merge_request_approvers_available: boolean;
+            merge_status: string;
+            multiple_approval_rules_available: boolean;
+            /** @example 1 */
+            project_id: number;
+            require_password_to_approve: boolean;
+            /** @enum {string} */
+            state: "opened" | "closed" | "locked" | "merged";
+            suggested_approvers: components["schemas"]["UserSummary"][];
+            title: string;
+            /** Format: date-time */
+            updated_at: string;
+            user_can_approve: boolean;
+            user_has_approved: boolean;
+        };
+        MergeRequestApprovalState: {
+            approval_rules_overwritten: boolean;
+            rules: components["schemas"]["ApprovalRule"][];
         };
         /**
          * MergeRequestChanges
@@ -8534,6 +9091,32 @@ export interface components {
              */
             notification_level: 0 | 1 | 2 | 3 | 4 | 5;
         } | null;
+        ProjectApprovalSettings: {
+            /** @description Deprecated. */
+            approvals_before_merge: number;
+            /** @description Deprecated, always empty. */
+            approver_groups: Record<string, never>[];
+            /** @description Deprecated, always empty. */
+            approvers: Record<string, never>[];
+            disable_overriding_approvers_per_merge_request: boolean;
+            merge_requests_author_approval: boolean;
+            merge_requests_disable_committers_approval: boolean;
+            /** @description Deprecated. */
+            require_password_to_approve: boolean;
+            require_reauthentication_to_approve: boolean;
+            reset_approvals_on_push: boolean;
+            selective_code_owner_removals: boolean;
+        };
+        ProjectApprovalSettingsUpdate: {
+            approvals_before_merge?: number;
+            disable_overriding_approvers_per_merge_request?: boolean;
+            merge_requests_author_approval?: boolean;
+            merge_requests_disable_committers_approval?: boolean;
+            require_password_to_approve?: boolean;
+            require_reauthentication_to_approve?: boolean;
+            reset_approvals_on_push?: boolean;
+            selective_code_owner_removals?: boolean;
+        };
         /**
          * ProjectAttributes
          * @description The attributes of a project that a caller sets, on creation or on update. Defaults shown are those a new project gets; on update, an attribute left out keeps its current value. Unknown attributes are ignored. In form bodies and the query string, booleans and integers arrive as strings and are read as described in the API conventions.
@@ -10811,6 +11394,11 @@ export interface components {
         /** @description `true` lists every group the caller may see; `false` only the groups the caller belongs to. Defaults to `true` for administrators and callers without a token, `false` for other users. `owned` and `min_access_level` take precedence. */
         AllAvailable: boolean;
         /**
+         * @description The approval rule's ID.
+         * @example 1
+         */
+        ApprovalRuleId: number;
+        /**
          * @description Paths to leave out of the archive, as `exclude_paths[]=a&exclude_paths[]=b`.
          * @example [
          *       "docs/drafts"
@@ -10915,6 +11503,32 @@ export interface components {
          *     ]
          */
         MemberUserIds: number[] | string;
+        /**
+         * @description `yes` for merge requests whose approval rules are all satisfied, `no` for the others. Needs the `mr_approved_filter` feature flag (`FORGE_FEATURES`); ignored without it.
+         * @example yes
+         */
+        MergeRequestApproved: "yes" | "no";
+        /**
+         * @description Only merge requests approved by all these users (`approved_by_ids[]=1&approved_by_ids[]=2`, at most 5); `None` for those without approvals, `Any` for those with one.
+         * @example [
+         *       5
+         *     ]
+         */
+        MergeRequestApprovedByIds: number[] | ("None" | "Any" | "none" | "any");
+        /**
+         * @description Only merge requests approved by all these users, by username (at most 5); `None` or `Any` as for `approved_by_ids`.
+         * @example [
+         *       "ada"
+         *     ]
+         */
+        MergeRequestApprovedByUsernames: string[] | ("None" | "Any" | "none" | "any");
+        /**
+         * @description Only merge requests with all these users as eligible approvers of one of their rules; `None` for those whose rules name no approver, `Any` for those with one.
+         * @example [
+         *       5
+         *     ]
+         */
+        MergeRequestApproverIds: number[] | ("None" | "Any" | "none" | "any");
         /**
          * @description Only merge requests assigned to this user; `None` for unassigned ones, `Any` for those with an assignee.
          * @example Any
@@ -11396,6 +12010,13 @@ export interface components {
 }
 export type SchemaAccessLevelChange = components['schemas']['AccessLevelChange'];
 export type SchemaAccessLevelInput = components['schemas']['AccessLevelInput'];
+export type SchemaApprovalRule = components['schemas']['ApprovalRule'];
+export type SchemaApprovalRuleCreate = components['schemas']['ApprovalRuleCreate'];
+export type SchemaApprovalRuleGroup = components['schemas']['ApprovalRuleGroup'];
+export type SchemaApprovalRuleProtectedBranch = components['schemas']['ApprovalRuleProtectedBranch'];
+export type SchemaApprovalRuleUpdate = components['schemas']['ApprovalRuleUpdate'];
+export type SchemaApproveParams = components['schemas']['ApproveParams'];
+export type SchemaApproverUser = components['schemas']['ApproverUser'];
 export type SchemaAwardEmoji = components['schemas']['AwardEmoji'];
 export type SchemaAwardEmojiCreate = components['schemas']['AwardEmojiCreate'];
 export type SchemaBlameRange = components['schemas']['BlameRange'];
@@ -11453,6 +12074,8 @@ export type SchemaMemberCreate = components['schemas']['MemberCreate'];
 export type SchemaMemberUpdate = components['schemas']['MemberUpdate'];
 export type SchemaMergeRef = components['schemas']['MergeRef'];
 export type SchemaMergeRequest = components['schemas']['MergeRequest'];
+export type SchemaMergeRequestApprovals = components['schemas']['MergeRequestApprovals'];
+export type SchemaMergeRequestApprovalState = components['schemas']['MergeRequestApprovalState'];
 export type SchemaMergeRequestChanges = components['schemas']['MergeRequestChanges'];
 export type SchemaMergeRequestCreate = components['schemas']['MergeRequestCreate'];
 export type SchemaMergeRequestDetail = components['schemas']['MergeRequestDetail'];
@@ -11475,6 +12098,8 @@ export type SchemaPersonalAccessTokenCreate = components['schemas']['PersonalAcc
 export type SchemaPersonalAccessTokenWithToken = components['schemas']['PersonalAccessTokenWithToken'];
 export type SchemaProject = components['schemas']['Project'];
 export type SchemaProjectAccess = components['schemas']['ProjectAccess'];
+export type SchemaProjectApprovalSettings = components['schemas']['ProjectApprovalSettings'];
+export type SchemaProjectApprovalSettingsUpdate = components['schemas']['ProjectApprovalSettingsUpdate'];
 export type SchemaProjectAttributes = components['schemas']['ProjectAttributes'];
 export type SchemaProjectCreate = components['schemas']['ProjectCreate'];
 export type SchemaProjectCreationLevel = components['schemas']['ProjectCreationLevel'];
@@ -11587,6 +12212,7 @@ export type ResponseTooManyRequests = components['responses']['TooManyRequests']
 export type ResponseUnauthorized = components['responses']['Unauthorized'];
 export type ResponseUnprocessableEntity = components['responses']['UnprocessableEntity'];
 export type ParameterAllAvailable = components['parameters']['AllAvailable'];
+export type ParameterApprovalRuleId = components['parameters']['ApprovalRuleId'];
 export type ParameterArchiveExcludePaths = components['parameters']['ArchiveExcludePaths'];
 export type ParameterArchiveIncludeLfsBlobs = components['parameters']['ArchiveIncludeLfsBlobs'];
 export type ParameterArchivePath = components['parameters']['ArchivePath'];
@@ -11612,6 +12238,10 @@ export type ParameterMemberSkipUsers = components['parameters']['MemberSkipUsers
 export type ParameterMemberState = components['parameters']['MemberState'];
 export type ParameterMemberUserId = components['parameters']['MemberUserId'];
 export type ParameterMemberUserIds = components['parameters']['MemberUserIds'];
+export type ParameterMergeRequestApproved = components['parameters']['MergeRequestApproved'];
+export type ParameterMergeRequestApprovedByIds = components['parameters']['MergeRequestApprovedByIds'];
+export type ParameterMergeRequestApprovedByUsernames = components['parameters']['MergeRequestApprovedByUsernames'];
+export type ParameterMergeRequestApproverIds = components['parameters']['MergeRequestApproverIds'];
 export type ParameterMergeRequestAssigneeId = components['parameters']['MergeRequestAssigneeId'];
 export type ParameterMergeRequestAuthorId = components['parameters']['MergeRequestAuthorId'];
 export type ParameterMergeRequestAuthorUsername = components['parameters']['MergeRequestAuthorUsername'];
@@ -13104,6 +13734,32 @@ export interface operations {
         parameters: {
             query?: {
                 /**
+                 * @description `yes` for merge requests whose approval rules are all satisfied, `no` for the others. Needs the `mr_approved_filter` feature flag (`FORGE_FEATURES`); ignored without it.
+                 * @example yes
+                 */
+                approved?: components["parameters"]["MergeRequestApproved"];
+                /**
+                 * @description Only merge requests approved by all these users (`approved_by_ids[]=1&approved_by_ids[]=2`, at most 5); `None` for those without approvals, `Any` for those with one.
+                 * @example [
+                 *       5
+                 *     ]
+                 */
+                approved_by_ids?: components["parameters"]["MergeRequestApprovedByIds"];
+                /**
+                 * @description Only merge requests approved by all these users, by username (at most 5); `None` or `Any` as for `approved_by_ids`.
+                 * @example [
+                 *       "ada"
+                 *     ]
+                 */
+                approved_by_usernames?: components["parameters"]["MergeRequestApprovedByUsernames"];
+                /**
+                 * @description Only merge requests with all these users as eligible approvers of one of their rules; `None` for those whose rules name no approver, `Any` for those with one.
+                 * @example [
+                 *       5
+                 *     ]
+                 */
+                approver_ids?: components["parameters"]["MergeRequestApproverIds"];
+                /**
                  * @description Only merge requests assigned to this user; `None` for unassigned ones, `Any` for those with an assignee.
                  * @example Any
                  */
@@ -13777,6 +14433,32 @@ export interface operations {
     listMergeRequests: {
         parameters: {
             query?: {
+                /**
+                 * @description `yes` for merge requests whose approval rules are all satisfied, `no` for the others. Needs the `mr_approved_filter` feature flag (`FORGE_FEATURES`); ignored without it.
+                 * @example yes
+                 */
+                approved?: components["parameters"]["MergeRequestApproved"];
+                /**
+                 * @description Only merge requests approved by all these users (`approved_by_ids[]=1&approved_by_ids[]=2`, at most 5); `None` for those without approvals, `Any` for those with one.
+                 * @example [
+                 *       5
+                 *     ]
+                 */
+                approved_by_ids?: components["parameters"]["MergeRequestApprovedByIds"];
+                /**
+                 * @description Only merge requests approved by all these users, by username (at most 5); `None` or `Any` as for `approved_by_ids`.
+                 * @example [
+                 *       "ada"
+                 *     ]
+                 */
+                approved_by_usernames?: components["parameters"]["MergeRequestApprovedByUsernames"];
+                /**
+                 * @description Only merge requests with all these users as eligible approvers of one of their rules; `None` for those whose rules name no approver, `Any` for those with one.
+                 * @example [
+                 *       5
+                 *     ]
+                 */
+                approver_ids?: components["parameters"]["MergeRequestApproverIds"];
                 /**
                  * @description Only merge requests assigned to this user; `None` for unassigned ones, `Any` for those with an assignee.
                  * @example Any
@@ -14936,6 +15618,350 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listProjectApprovalRules: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of rules. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApprovalRule"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createProjectApprovalRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Security",
+                 *       "approvals_required": 2,
+                 *       "user_ids": [
+                 *         5,
+                 *         6
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["ApprovalRuleCreate"];
+                /**
+                 * @example {
+                 *       "name": "Security",
+                 *       "approvals_required": 2,
+                 *       "user_ids": [
+                 *         5,
+                 *         6
+                 *       ]
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["ApprovalRuleCreate"];
+                /**
+                 * @example {
+                 *       "name": "Security",
+                 *       "approvals_required": 2,
+                 *       "user_ids": [
+                 *         5,
+                 *         6
+                 *       ]
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["ApprovalRuleCreate"];
+            };
+        };
+        responses: {
+            /** @description The new rule. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApprovalRule"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getProjectApprovalRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The approval rule's ID.
+                 * @example 1
+                 */
+                approval_rule_id: components["parameters"]["ApprovalRuleId"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rule. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApprovalRule"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateProjectApprovalRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The approval rule's ID.
+                 * @example 1
+                 */
+                approval_rule_id: components["parameters"]["ApprovalRuleId"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "approvals_required": 1
+                 *     }
+                 */
+                "application/json": components["schemas"]["ApprovalRuleUpdate"];
+                /**
+                 * @example {
+                 *       "approvals_required": 1
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["ApprovalRuleUpdate"];
+                /**
+                 * @example {
+                 *       "approvals_required": 1
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["ApprovalRuleUpdate"];
+            };
+        };
+        responses: {
+            /** @description The rule. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApprovalRule"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteProjectApprovalRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The approval rule's ID.
+                 * @example 1
+                 */
+                approval_rule_id: components["parameters"]["ApprovalRuleId"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getProjectApprovalSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The configuration. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectApprovalSettings"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateProjectApprovalSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "reset_approvals_on_push": true,
+                 *       "merge_requests_author_approval": false
+                 *     }
+                 */
+                "application/json": components["schemas"]["ProjectApprovalSettingsUpdate"];
+                /**
+                 * @example {
+                 *       "reset_approvals_on_push": true,
+                 *       "merge_requests_author_approval": false
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["ProjectApprovalSettingsUpdate"];
+                /**
+                 * @example {
+                 *       "reset_approvals_on_push": true,
+                 *       "merge_requests_author_approval": false
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["ProjectApprovalSettingsUpdate"];
+            };
+        };
+        responses: {
+            /** @description The configuration after the change. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectApprovalSettings"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -16219,6 +17245,32 @@ export interface operations {
         parameters: {
             query?: {
                 /**
+                 * @description `yes` for merge requests whose approval rules are all satisfied, `no` for the others. Needs the `mr_approved_filter` feature flag (`FORGE_FEATURES`); ignored without it.
+                 * @example yes
+                 */
+                approved?: components["parameters"]["MergeRequestApproved"];
+                /**
+                 * @description Only merge requests approved by all these users (`approved_by_ids[]=1&approved_by_ids[]=2`, at most 5); `None` for those without approvals, `Any` for those with one.
+                 * @example [
+                 *       5
+                 *     ]
+                 */
+                approved_by_ids?: components["parameters"]["MergeRequestApprovedByIds"];
+                /**
+                 * @description Only merge requests approved by all these users, by username (at most 5); `None` or `Any` as for `approved_by_ids`.
+                 * @example [
+                 *       "ada"
+                 *     ]
+                 */
+                approved_by_usernames?: components["parameters"]["MergeRequestApprovedByUsernames"];
+                /**
+                 * @description Only merge requests with all these users as eligible approvers of one of their rules; `None` for those whose rules name no approver, `Any` for those with one.
+                 * @example [
+                 *       5
+                 *     ]
+                 */
+                approver_ids?: components["parameters"]["MergeRequestApproverIds"];
+                /**
                  * @description Only merge requests assigned to this user; `None` for unassigned ones, `Any` for those with an assignee.
                  * @example Any
                  */
@@ -16688,6 +17740,422 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listMergeRequestApprovalRules: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of rules. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApprovalRule"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createMergeRequestApprovalRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Security",
+                 *       "approvals_required": 2,
+                 *       "user_ids": [
+                 *         5,
+                 *         6
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["ApprovalRuleCreate"];
+                /**
+                 * @example {
+                 *       "name": "Security",
+                 *       "approvals_required": 2,
+                 *       "user_ids": [
+                 *         5,
+                 *         6
+                 *       ]
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["ApprovalRuleCreate"];
+                /**
+                 * @example {
+                 *       "name": "Security",
+                 *       "approvals_required": 2,
+                 *       "user_ids": [
+                 *         5,
+                 *         6
+                 *       ]
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["ApprovalRuleCreate"];
+            };
+        };
+        responses: {
+            /** @description The new rule. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApprovalRule"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getMergeRequestApprovalRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The approval rule's ID.
+                 * @example 1
+                 */
+                approval_rule_id: components["parameters"]["ApprovalRuleId"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rule. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApprovalRule"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateMergeRequestApprovalRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The approval rule's ID.
+                 * @example 1
+                 */
+                approval_rule_id: components["parameters"]["ApprovalRuleId"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "approvals_required": 1
+                 *     }
+                 */
+                "application/json": components["schemas"]["ApprovalRuleUpdate"];
+                /**
+                 * @example {
+                 *       "approvals_required": 1
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["ApprovalRuleUpdate"];
+                /**
+                 * @example {
+                 *       "approvals_required": 1
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["ApprovalRuleUpdate"];
+            };
+        };
+        responses: {
+            /** @description The rule. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApprovalRule"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteMergeRequestApprovalRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The approval rule's ID.
+                 * @example 1
+                 */
+                approval_rule_id: components["parameters"]["ApprovalRuleId"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getMergeRequestApprovalState: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rules and their state. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MergeRequestApprovalState"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getMergeRequestApprovals: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The approval state. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MergeRequestApprovals"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    approveMergeRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "sha": "6104942438c14ec7bd21c6cd5bd995272b3faff6"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ApproveParams"];
+                /**
+                 * @example {
+                 *       "sha": "6104942438c14ec7bd21c6cd5bd995272b3faff6"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["ApproveParams"];
+                /**
+                 * @example {
+                 *       "sha": "6104942438c14ec7bd21c6cd5bd995272b3faff6"
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["ApproveParams"];
+            };
+        };
+        responses: {
+            /** @description The approval state after the approval. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MergeRequestApprovals"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -18191,6 +19659,43 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    resetMergeRequestApprovals: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The approvals were cleared. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     resetMergeRequestSpentTime: {
         parameters: {
             query?: never;
@@ -18641,6 +20146,45 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TimeStats"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    unapproveMergeRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The approval state after the removal. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MergeRequestApprovals"];
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -3,6 +3,7 @@ export interface OperationSubjects {
   addGroupMember: 'group';
   addMergeRequestSpentTime: 'project';
   addProjectMember: 'project';
+  approveMergeRequest: 'project';
   archiveProject: 'project';
   blockUser: 'instance';
   cancelMergeRequestAutoMerge: 'project';
@@ -15,6 +16,7 @@ export interface OperationSubjects {
   createGroupLabel: 'group';
   createGroupMilestone: 'group';
   createMergeRequest: 'project';
+  createMergeRequestApprovalRule: 'project';
   createMergeRequestAwardEmoji: 'project';
   createMergeRequestDiscussion: 'project';
   createMergeRequestDiscussionNote: 'project';
@@ -22,6 +24,7 @@ export interface OperationSubjects {
   createMergeRequestNoteAwardEmoji: 'project';
   createProject: 'instance';
   createProjectAccessToken: 'project';
+  createProjectApprovalRule: 'project';
   createProjectForkRelation: 'instance';
   createProjectLabel: 'project';
   createProjectMilestone: 'project';
@@ -39,12 +42,14 @@ export interface OperationSubjects {
   deleteGroupLabel: 'group';
   deleteGroupMilestone: 'group';
   deleteMergeRequest: 'project';
+  deleteMergeRequestApprovalRule: 'project';
   deleteMergeRequestAwardEmoji: 'project';
   deleteMergeRequestDiscussionNote: 'project';
   deleteMergeRequestNote: 'project';
   deleteMergeRequestNoteAwardEmoji: 'project';
   deleteMergedBranches: 'project';
   deleteProject: 'project';
+  deleteProjectApprovalRule: 'project';
   deleteProjectCustomAttribute: 'instance';
   deleteProjectForkRelation: 'project';
   deleteProjectLabel: 'project';
@@ -69,6 +74,9 @@ export interface OperationSubjects {
   getGroupMemberWithInherited: 'group';
   getGroupMilestone: 'group';
   getMergeRequest: 'project';
+  getMergeRequestApprovalRule: 'project';
+  getMergeRequestApprovalState: 'project';
+  getMergeRequestApprovals: 'project';
   getMergeRequestAwardEmoji: 'project';
   getMergeRequestChanges: 'project';
   getMergeRequestDiscussion: 'project';
@@ -84,6 +92,8 @@ export interface OperationSubjects {
   getPersonalAccessToken: 'instance';
   getProject: 'project';
   getProjectAccessToken: 'project';
+  getProjectApprovalRule: 'project';
+  getProjectApprovalSettings: 'project';
   getProjectCustomAttribute: 'instance';
   getProjectLabel: 'project';
   getProjectMember: 'project';
@@ -131,6 +141,7 @@ export interface OperationSubjects {
   listGroupMilestones: 'group';
   listGroupProjects: 'group';
   listGroups: 'instance';
+  listMergeRequestApprovalRules: 'project';
   listMergeRequestAwardEmoji: 'project';
   listMergeRequestCommits: 'project';
   listMergeRequestDiffs: 'project';
@@ -145,6 +156,7 @@ export interface OperationSubjects {
   listMergeRequests: 'instance';
   listPersonalAccessTokens: 'instance';
   listProjectAccessTokens: 'project';
+  listProjectApprovalRules: 'project';
   listProjectCustomAttributes: 'instance';
   listProjectForks: 'project';
   listProjectLabels: 'project';
@@ -172,6 +184,7 @@ export interface OperationSubjects {
   rebaseMergeRequest: 'project';
   removeGroupMember: 'group';
   removeProjectMember: 'project';
+  resetMergeRequestApprovals: 'project';
   resetMergeRequestSpentTime: 'project';
   resetMergeRequestTimeEstimate: 'project';
   resolveMergeRequestDiscussion: 'project';
@@ -192,6 +205,7 @@ export interface OperationSubjects {
   subscribeGroupLabel: 'group';
   subscribeProjectLabel: 'project';
   syncRemoteMirror: 'project';
+  unapproveMergeRequest: 'project';
   unarchiveProject: 'project';
   unblockUser: 'instance';
   unprotectBranch: 'project';
@@ -204,9 +218,12 @@ export interface OperationSubjects {
   updateGroupMember: 'group';
   updateGroupMilestone: 'group';
   updateMergeRequest: 'project';
+  updateMergeRequestApprovalRule: 'project';
   updateMergeRequestDiscussionNote: 'project';
   updateMergeRequestNote: 'project';
   updateProject: 'project';
+  updateProjectApprovalRule: 'project';
+  updateProjectApprovalSettings: 'project';
   updateProjectLabel: 'project';
   updateProjectLabelByName: 'project';
   updateProjectMember: 'project';

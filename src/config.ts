@@ -34,6 +34,11 @@ export interface Config {
   secretKey?: string;
   /** GitLab's `allow_local_requests_from_web_hooks_and_services`: mirrors may point at local addresses. */
   allowLocalRequests: boolean;
+  /**
+   * GitLab feature flags that are off by default and turned on here (`FORGE_FEATURES`, comma-separated),
+   * for example `mr_approved_filter`.
+   */
+  features: Set<string>;
 }
 
 export const TIERS = ['free', 'premium', 'ultimate'] as const;
@@ -65,6 +70,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimits: parseRateLimits(env.FORGE_RATE_LIMITS),
     storages: parseStorages(env.FORGE_STORAGES, dataDir),
     tier: parseTier(env.FORGE_TIER),
+    features: new Set(
+      (env.FORGE_FEATURES ?? '')
+        .split(',')
+        .map((name) => name.trim())
+        .filter(Boolean),
+    ),
     bodyTimeoutSeconds: seconds(env, 'FORGE_BODY_TIMEOUT', 30, 1),
     monitoringAllowlist: parseIpAllowlist(
       env.FORGE_MONITORING_ALLOWLIST ?? DEFAULT_MONITORING_ALLOWLIST,

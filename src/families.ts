@@ -22,6 +22,7 @@ import { gitManifest } from './git/manifest.js';
 import { groupsManifest } from './groups/manifest.js';
 import { labelsManifest } from './labels/manifest.js';
 import { membersManifest } from './members/manifest.js';
+import { mergeRequestApprovalsManifest } from './merge_request_approvals/manifest.js';
 import { mergeRequestsManifest } from './merge_requests/manifest.js';
 import { metadataManifest } from './metadata/manifest.js';
 import { milestonesManifest } from './milestones/manifest.js';
@@ -51,6 +52,7 @@ export const families = [
   labelsManifest,
   membersManifest,
   mergeRequestsManifest,
+  mergeRequestApprovalsManifest,
   metadataManifest,
   milestonesManifest,
   namespacesManifest,

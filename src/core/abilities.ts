@@ -80,6 +80,12 @@ const PROJECT_ABILITIES = {
   /** Creating project snippets; editing and deleting them is for their author or Maintainer and above. */
   create_snippet: AccessLevel.Reporter,
   admin_snippet: AccessLevel.Maintainer,
+  // --- merge_request_approvals family ---
+  /**
+   * Approving merge requests: Developer and above (GitLab's `approve_merge_request`); a custom role's
+   * `admin_merge_request` grants this ability by name. Eligibility (author, committers) is the service's.
+   */
+  approve_merge_request: AccessLevel.Developer,
 } as const;
 
 /** The role each group ability needs, beyond being able to see the group. */
@@ -571,6 +577,15 @@ export async function projectSubject(
     access,
   };
 }
+
+// --- merge_request_approvals family ---
+/** May the caller approve merge requests in the project (`approve_merge_request`)? */
+export const canApproveMergeRequests = (caller: Caller, subject: Subject) =>
+  caller.user !== null && canProject(caller, 'approve_merge_request', subject);
+
+/** Resetting a merge request's approvals: the bot of a project or group access token, a member of the project. */
+export const canResetApprovals = (caller: Caller, accessLevel: number) =>
+  caller.user?.userType === 'project_bot' && isMemberLevel(accessLevel);
 
 /**
  * Instance abilities: about the caller and the instance, with no `:id` subject. The value says who has

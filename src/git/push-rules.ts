@@ -32,6 +32,8 @@ export interface RefChange {
   newSha: string;
   /** The new commit does not descend from the old one. */
   forced?: boolean;
+  /** Paths the update changes, when the pre-receive hook read them (its objects are quarantined). */
+  paths?: string[];
 }
 
 export interface AccessEntry {
@@ -116,10 +118,29 @@ export interface RefusalOptions {
   throughApi?: boolean;
   /** A merge request's merge: protected branches admit their merge entries, not their push entries. */
   merging?: boolean;
+  /** The paths a change touches, for checks on content (read only when a check asks). */
+  pathsOf?: (change: RefChange) => Promise<string[]>;
 }
 
+/**
+ * A check of a push's content that another family adds (code owners); it sees each change that the
+ * rules above admitted, and answers a refusal message or null.
+ */
+export type PushCheck = (
+  project: RuleProject,
+  change: RefChange,
+  paths: () => Promise<string[]>,
+) => Promise<string | null>;
+
 export class PushRules {
+  private readonly checks: PushCheck[] = [];
+
   constructor(private readonly dataSource: DataSource) {}
+
+  /** Adds a content check to every push and API write but merges (see `PushCheck`). */
+  addCheck(check: PushCheck): void {
+    this.checks.push(check);
+  }
 
   async actor(caller: Caller, accessLevel: number): Promise<PushActor> {
     const groupLevels = new Map<number, number>();
@@ -293,6 +314,13 @@ export class PushRules {
       const reason = await this.refusal(project, actor, change, options, loaded);
       if (reason) return reason;
     }
+    if (options.merging || !options.pathsOf) return null;
+    const pathsOf = options.pathsOf;
+    for (const check of this.checks)
+      for (const change of changes) {
+        const reason = await check(project, change, () => pathsOf(change));
+        if (reason) return reason;
+      }
     return null;
   }
 }

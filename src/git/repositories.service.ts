@@ -145,6 +145,8 @@ export class RepositoriesService {
     const reason = await this.rules.firstRefusal(view.project, actor, changes, {
       throughApi: true,
       merging: options.merging,
+      pathsOf: async (change) =>
+        (await git.diffs(change.oldSha, change.newSha)).diffs.flatMap((diff) => [diff.oldPath, diff.newPath]),
     });
     if (reason) throw new RefUpdateRefused(reason);
     if (!(await git.applyRefUpdates(changes)))

@@ -258,7 +258,10 @@ export function gitHttp(
             collaborationBranches,
           };
           env = hookEnv(ctx, {
-            refusal: (changes) => rules.firstRefusal(view.project, actor, changes),
+            refusal: (changes) =>
+              rules.firstRefusal(view.project, actor, changes, {
+                pathsOf: (change) => Promise.resolve(Array.isArray(change.paths) ? change.paths : []),
+              }),
             record: (changes) =>
               services.repositories.recordPush(view.project, caller.user?.id ?? null, changes, 'git'),
           });

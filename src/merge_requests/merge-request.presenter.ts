@@ -38,13 +38,14 @@ export function presentTimeStats(mr: MergeRequest): TimeStatsJson {
 
 /**
  * GitLab's precedence: a pending check first, then not open, draft, conflict, rebase, unresolved threads
- * (when the project requires them resolved); else mergeable. Threads are read live, so resolving one
+ * (when the project requires them resolved), approvals still missing; else mergeable. Threads are read live, so resolving one
  * shows at once.
  */
 function detailedMergeStatus(
   mr: MergeRequest,
   project: MergeRequestProject,
   unresolvedDiscussions: boolean,
+  approvalsLeft: number,
 ): MergeRequestJson['detailed_merge_status'] {
   if (mr.state !== 'opened') return 'not_open';
   if (mr.mergeStatus === 'unchecked' || mr.mergeStatus === 'checking') return mr.mergeStatus;
@@ -53,6 +54,7 @@ function detailedMergeStatus(
   if (mr.diverged && project.mergeMethod !== 'merge') return 'need_rebase';
   if (unresolvedDiscussions && project.onlyAllowMergeIfAllDiscussionsAreResolved)
     return 'discussions_not_resolved';
+  if (approvalsLeft > 0) return 'not_approved';
   return 'mergeable';
 }
 
@@ -139,7 +141,12 @@ export function presentMergeRequest(
     milestone: milestoneOf(mr, records, externalUrl),
     merge_when_pipeline_succeeds: mr.autoMerge,
     merge_status: mr.mergeStatus,
-    detailed_merge_status: detailedMergeStatus(mr, project, records.unresolvedDiscussions.has(mr.id)),
+    detailed_merge_status: detailedMergeStatus(
+      mr,
+      project,
+      records.unresolvedDiscussions.has(mr.id),
+      records.approvalsLeft.get(mr.id) ?? 0,
+    ),
     sha: mr.headSha,
     merge_commit_sha: mr.mergeCommitSha,
     squash_commit_sha: mr.squashCommitSha,

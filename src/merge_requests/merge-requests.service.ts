@@ -89,6 +89,21 @@ export interface MergeRequestRecords {
   votes: Map<number, { up: number; down: number }>;
   /** Labels as objects rather than names (`with_labels_details=true`). */
   withLabelsDetails?: boolean;
+  /** Approvals each open merge request still lacks (none without approvals). */
+  approvalsLeft: Map<number, number>;
+}
+
+/**
+ * What the merge request approvals family adds (registered by it, so this family names none of it): rules
+ * copied at creation, the approvals each merge request lacks, and the approval list filters.
+ */
+export interface MergeRequestApprovalHooks {
+  created(
+    tx: EntityManager,
+    mr: { id: number; targetProjectId: number; targetBranch: string },
+  ): Promise<void>;
+  approvalsLeft(manager: EntityManager, items: MergeRequest[]): Promise<Map<number, number>>;
+  applyListFilters(query: SelectQueryBuilder<MergeRequest>, params: ListMergeRequestsParams): void;
 }
 
 /** What only the single read adds. */
@@ -231,6 +246,7 @@ export class MergeRequestsService {
   private readonly userRows: EntityRows<User>;
   private readonly labelRows: EntityRows<Label>;
   private readonly milestoneRows: EntityRows<Milestone>;
+  private approvalHooks: MergeRequestApprovalHooks | null = null;
 
   constructor(
     deps: CoreDeps,
@@ -272,6 +288,11 @@ export class MergeRequestsService {
     whereMergeRequestsReadable(query, caller, 'p', 'n');
     const rows = await query.getRawMany<{ label_id: number; count: number }>();
     return new Map(rows.map((row) => [Number(row.label_id), Number(row.count)]));
+  }
+
+  /** Called once by the approvals family when it is built. */
+  useApprovals(hooks: MergeRequestApprovalHooks): void {
+    this.approvalHooks = hooks;
   }
 
   private get versions(): MergeRequestVersions {
@@ -323,6 +344,7 @@ export class MergeRequestsService {
     if (scope === 'reviews_for_me') query.andWhere(exists('merge_request_reviewers', ':me'), { me });
     applyFilters(query, params);
     applyReactionFilters(query, params, caller.user?.id);
+    this.approvalHooks?.applyListFilters(query, params);
 
     const perPage = perPageOf(params);
     const page = Math.max(params.page ?? 1, 1);
@@ -476,6 +498,7 @@ export class MergeRequestsService {
       milestones,
       collaboration: await collaborationOf(manager, items),
       votes,
+      approvalsLeft: (await this.approvalHooks?.approvalsLeft(manager, items)) ?? new Map(),
     };
   }
 
@@ -611,6 +634,11 @@ export class MergeRequestsService {
         );
         await recordMilestoneChange(tx, origin, null, milestoneId ?? null);
         await this.versions.store(tx, mergeRequestId, version);
+        await this.approvalHooks?.created(tx, {
+          id: mergeRequestId,
+          targetProjectId: target.project.id,
+          targetBranch: params.target_branch,
+        });
         return mergeRequestId;
       })
       .catch(async (err: unknown) => {

@@ -160,14 +160,15 @@ export class MergeRequestMerging {
     mr = current;
     const head = current.headSha;
     const records = await this.services.mergeRequests.related(this.dataSource.manager, [mr]);
-    // Checks that can pass later, which an automatic merge waits for. There are no pipelines yet, so a
-    // project that needs a successful one merges nothing now.
+    // Checks that can pass later, which an automatic merge waits for (approvals among them). There are no
+    // pipelines yet, so a project that needs a successful one merges nothing now.
     const pending =
       mr.draft ||
       settings.only_allow_merge_if_pipeline_succeeds ||
       (settings.only_allow_merge_if_all_discussions_are_resolved &&
         records.unresolvedDiscussions.has(mr.id)) ||
-      (mr.mergeAfter !== null && mr.mergeAfter.getTime() > Date.now());
+      (mr.mergeAfter !== null && mr.mergeAfter.getTime() > Date.now()) ||
+      (records.approvalsLeft.get(mr.id) ?? 0) > 0;
     const auto = params.auto_merge === true || params.merge_when_pipeline_succeeds === true;
     if (pending && !auto) throw methodNotAllowed();
     const fastForward = await git.isAncestor(target, head);

@@ -164,6 +164,13 @@ function pathValue(op: FuzzOperation, name: string, fixture: Fixture): string {
       return String(fixture.resourceEvents.state);
     case 'mirror_id':
       return String(op.method === 'DELETE' ? fixture.remoteMirrors.doomed : fixture.remoteMirrors.mirror);
+    case 'approval_rule_id': {
+      const onMergeRequest = op.path.includes('/merge_requests/');
+      const { approvalRules } = fixture;
+      if (op.method === 'DELETE')
+        return String(onMergeRequest ? approvalRules.doomedMergeRequest : approvalRules.doomedProject);
+      return String(onMergeRequest ? approvalRules.mergeRequest : approvalRules.project);
+    }
     case 'award_id': {
       const onNote = op.path.includes('/notes/');
       if (op.method === 'DELETE')

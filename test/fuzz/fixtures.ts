@@ -48,6 +48,8 @@ export interface Fixture {
   };
   /** Emoji reactions on !1 and on its plain note, and one of each for the deletions. */
   awards: { mergeRequest: number; note: number; doomedMergeRequest: number; doomedNote: number };
+  /** Approval rules of the project and of !1, and one of each for the deletions. */
+  approvalRules: { project: number; mergeRequest: number; doomedProject: number; doomedMergeRequest: number };
   /** A resource event of each kind on !1 (its label and milestone added, closed). */
   resourceEvents: { label: number; milestone: number; state: number };
   /** Enabled SSH push mirrors of the project (to a host that never resolves), and one for deleteRemoteMirror. */
@@ -257,6 +259,15 @@ export class FixtureMaker {
       mirror: (await mirror('ssh://git@mirror.invalid/fuzz.git')).id,
       doomed: (await mirror('ssh://git@mirror.invalid/doomed.git')).id,
     };
+    const rule = (path: string, name: string) =>
+      this.call<{ id: number }>('POST', path, { name, approvals_required: 1 });
+    const mrRules = `${p}/merge_requests/${mergeRequest.iid}/approval_rules`;
+    const approvalRules = {
+      project: (await rule(`${p}/approval_rules`, 'Fuzz')).id,
+      doomedProject: (await rule(`${p}/approval_rules`, 'Doomed')).id,
+      mergeRequest: (await rule(mrRules, 'Fuzz on !1')).id,
+      doomedMergeRequest: (await rule(mrRules, 'Doomed on !1')).id,
+    };
     const tree = await this.call<Array<{ name: string; id: string }>>('GET', `${p}/repository/tree`);
     const commits = await this.call<Array<{ id: string }>>('GET', `${p}/repository/commits?ref_name=main`);
     return {
@@ -291,6 +302,7 @@ export class FixtureMaker {
         doomedThreadNoteId: doomedReply.id,
       },
       awards,
+      approvalRules,
       resourceEvents,
       projectToken: { id: projectToken.id, token: projectToken.token },
       groupToken: { id: groupToken.id, token: groupToken.token },

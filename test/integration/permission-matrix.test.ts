@@ -152,6 +152,14 @@ async function freshMergeRequest(c: Case, title = 'Fresh'): Promise<number> {
   return mr.iid as number;
 }
 const projectFixture = (c: Case) => fx.projects[c.visibility];
+/** An approval rule of the project (or of its !1) for a case that gets through; refusals never look. */
+async function approvalRule(c: Case, onMergeRequest: boolean): Promise<number> {
+  if (c.expected !== 'allowed') return 1;
+  const path = onMergeRequest
+    ? `${project(c)}/merge_requests/1/approval_rules`
+    : `${project(c)}/approval_rules`;
+  return (await api('POST', path, { name: unique('rule'), approvals_required: 1 })).id as number;
+}
 const groupFixture = (c: Case) => fx.groups[c.visibility];
 /** The factories tell a project from a group by its `namespaceId`; the matrix knows subjects by id. */
 const source = (kind: 'project' | 'group', id: number) =>
@@ -460,6 +468,45 @@ const CALLS: Record<string, (c: Case) => Call | Promise<Call>> = {
     const [note] = doomed.notes as Json[];
     return { path: { merge_request_iid: 1, discussion_id: doomed.id as string, note_id: note.id as number } };
   },
+  // Merge request approvals: !1 of each fixture project (by the administrator, who as its author may not
+  // approve it); a caller allowed to approve first withdraws an earlier approval, and one allowed to
+  // withdraw first approves. Rules that are changed, read or removed are made for the case.
+  approveMergeRequest: async (c) => {
+    if (c.expected === 'allowed' && c.user)
+      await server.request('POST', `${project(c)}/merge_requests/1/unapprove`, { token: c.user.token });
+    return { path: { merge_request_iid: 1 }, body: {} };
+  },
+  unapproveMergeRequest: async (c) => {
+    if (c.expected === 'allowed' && c.user)
+      await server.request('POST', `${project(c)}/merge_requests/1/approve`, { token: c.user.token });
+    return { path: { merge_request_iid: 1 } };
+  },
+  getMergeRequestApprovals: () => ({ path: { merge_request_iid: 1 } }),
+  getMergeRequestApprovalState: () => ({ path: { merge_request_iid: 1 } }),
+  resetMergeRequestApprovals: () => ({ path: { merge_request_iid: 1 } }),
+  updateProjectApprovalSettings: () => ({ body: { reset_approvals_on_push: true } }),
+  createProjectApprovalRule: () => ({ body: { name: unique('rule'), approvals_required: 1 } }),
+  getProjectApprovalRule: async (c) => ({ path: { approval_rule_id: await approvalRule(c, false) } }),
+  updateProjectApprovalRule: async (c) => ({
+    path: { approval_rule_id: await approvalRule(c, false) },
+    body: { approvals_required: 2 },
+  }),
+  deleteProjectApprovalRule: async (c) => ({ path: { approval_rule_id: await approvalRule(c, false) } }),
+  listMergeRequestApprovalRules: () => ({ path: { merge_request_iid: 1 } }),
+  createMergeRequestApprovalRule: () => ({
+    path: { merge_request_iid: 1 },
+    body: { name: unique('rule'), approvals_required: 1 },
+  }),
+  getMergeRequestApprovalRule: async (c) => ({
+    path: { merge_request_iid: 1, approval_rule_id: await approvalRule(c, true) },
+  }),
+  updateMergeRequestApprovalRule: async (c) => ({
+    path: { merge_request_iid: 1, approval_rule_id: await approvalRule(c, true) },
+    body: { approvals_required: 2 },
+  }),
+  deleteMergeRequestApprovalRule: async (c) => ({
+    path: { merge_request_iid: 1, approval_rule_id: await approvalRule(c, true) },
+  }),
   // Projects
   createProject: () => ({ body: { path: unique('created') } }),
   updateProject: () => ({ body: { description: unique('description') } }),
@@ -734,6 +781,9 @@ const FINER_RULES: Record<string, (c: Case) => number | undefined> = {
   deleteMergeRequestDiscussionNote: refusedBelow(AccessLevel.Maintainer),
   // Resolving a thread: the merge request's author (the fixture's administrator) or Developer and above.
   resolveMergeRequestDiscussion: refusedBelow(AccessLevel.Developer),
+  // Approvals: the fixture's author (the administrator) may not approve !1; only token bots reset approvals.
+  approveMergeRequest: (c) => (c.expected === 'allowed' && c.caller === 'admin' ? 401 : undefined),
+  resetMergeRequestApprovals: (c) => (c.expected === 'allowed' ? 401 : undefined),
 };
 
 /**

@@ -24,6 +24,21 @@ if (hook === 'pre-receive') {
     } catch {
       change.forced = true;
     }
+    // The paths a branch update changes, for content checks (code owners) that need the quarantined objects.
+    if (change.ref.startsWith('refs/heads/')) {
+      try {
+        const names = execFileSync(
+          'git',
+          ['diff', '--name-only', '-z', '--no-renames', change.oldSha, change.newSha],
+          {
+            maxBuffer: 64 * 1024 * 1024,
+          },
+        );
+        change.paths = names.toString('utf8').split('\0').filter(Boolean);
+      } catch {
+        // Without the paths the content checks see none; the rest of the push is decided as before.
+      }
+    }
   }
 }
 

@@ -1,0 +1,46 @@
+import { defineSubscriber } from '../core/events.js';
+import { defineFamily, defineService } from '../core/family.js';
+import { MergeRequestApprovals1767745000000 } from '../db/migrations/1767745000000-merge-request-approvals.js';
+import { mergeRequestApprovalsHandlers } from './approvals.handlers.js';
+import { MergeRequestApprovalsService } from './approvals.service.js';
+import { CodeOwnersService } from './code-owners.service.js';
+
+declare module '../core/family.js' {
+  interface ServiceRegistry {
+    mergeRequestApprovals: MergeRequestApprovalsService;
+    /** CODEOWNERS and the code owner rules of merge requests. */
+    codeOwners: CodeOwnersService;
+  }
+}
+
+export const mergeRequestApprovalsManifest = defineFamily({
+  name: 'merge_request_approvals',
+  migrations: [MergeRequestApprovals1767745000000],
+  services: [
+    defineService(
+      'codeOwners',
+      ['repositories', 'mergeRequestVersions'],
+      (core, deps) => new CodeOwnersService(core, deps),
+    ),
+    defineService(
+      'mergeRequestApprovals',
+      ['mergeRequests', 'mergeRequestVersions', 'repositories', 'codeOwners'],
+      (core, deps) => new MergeRequestApprovalsService(core, deps),
+    ),
+  ],
+  subscribers: ({ mergeRequestApprovals, codeOwners }) => [
+    // GitLab's `reset_approvals_on_push`: new commits on the source branch clear earlier approvals.
+    defineSubscriber({
+      event: 'refs.updated',
+      name: 'merge_request_approvals.reset_on_push',
+      handle: (payload) => mergeRequestApprovals.afterPush(payload),
+    }),
+    // Every new version (and target move) asks for a merge status check: the code owner rules follow it.
+    defineSubscriber({
+      event: 'merge_request.merge_status_check_requested',
+      name: 'merge_request_approvals.sync_code_owner_rules',
+      handle: ({ mergeRequestId }) => codeOwners.sync(mergeRequestId),
+    }),
+  ],
+  handlers: mergeRequestApprovalsHandlers,
+});
