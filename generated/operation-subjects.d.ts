@@ -14,6 +14,7 @@ export interface OperationSubjects {
   createGroupAccessToken: 'group';
   createGroupLabel: 'group';
   createGroupMilestone: 'group';
+  createGroupRepositoryStorageMove: 'instance';
   createMergeRequest: 'project';
   createMergeRequestAwardEmoji: 'project';
   createMergeRequestDiscussion: 'project';
@@ -25,6 +26,7 @@ export interface OperationSubjects {
   createProjectForkRelation: 'instance';
   createProjectLabel: 'project';
   createProjectMilestone: 'project';
+  createProjectRepositoryStorageMove: 'instance';
   createProjectUpload: 'project';
   createProtectedTag: 'project';
   createRepositoryFile: 'project';
@@ -62,6 +64,8 @@ export interface OperationSubjects {
   getGroupMember: 'group';
   getGroupMemberWithInherited: 'group';
   getGroupMilestone: 'group';
+  getGroupRepositoryStorageMove: 'instance';
+  getGroupRepositoryStorageMoveOfGroup: 'instance';
   getMergeRequest: 'project';
   getMergeRequestAwardEmoji: 'project';
   getMergeRequestChanges: 'project';
@@ -83,6 +87,8 @@ export interface OperationSubjects {
   getProjectMember: 'project';
   getProjectMemberWithInherited: 'project';
   getProjectMilestone: 'project';
+  getProjectRepositoryStorageMove: 'instance';
+  getProjectRepositoryStorageMoveOfProject: 'instance';
   getProjectUpload: 'project';
   getProjectUploadBySecret: 'project';
   getProtectedBranch: 'project';
@@ -113,6 +119,8 @@ export interface OperationSubjects {
   listGroupMergeRequests: 'group';
   listGroupMilestones: 'group';
   listGroupProjects: 'group';
+  listGroupRepositoryStorageMoves: 'instance';
+  listGroupRepositoryStorageMovesOfGroup: 'instance';
   listGroups: 'instance';
   listMergeRequestAwardEmoji: 'project';
   listMergeRequestCommits: 'project';
@@ -135,6 +143,8 @@ export interface OperationSubjects {
   listProjectMembersWithInherited: 'project';
   listProjectMergeRequests: 'project';
   listProjectMilestones: 'project';
+  listProjectRepositoryStorageMoves: 'instance';
+  listProjectRepositoryStorageMovesOfProject: 'instance';
   listProjectUploads: 'project';
   listProjects: 'instance';
   listProtectedBranches: 'project';
@@ -164,6 +174,8 @@ export interface OperationSubjects {
   rotateGroupAccessToken: 'group';
   rotatePersonalAccessToken: 'instance';
   rotateProjectAccessToken: 'project';
+  scheduleGroupRepositoryStorageMoves: 'instance';
+  scheduleProjectRepositoryStorageMoves: 'instance';
   setMergeRequestTimeEstimate: 'project';
   setProjectCustomAttribute: 'instance';
   shareProjectWithGroup: 'project';

@@ -31,6 +31,7 @@ import { projectsManifest } from './projects/manifest.js';
 import { protectedBranchesManifest } from './protected_branches/manifest.js';
 import { protectedTagsManifest } from './protected_tags/manifest.js';
 import { repositoryManifest } from './repository/manifest.js';
+import { repositoryStorageMovesManifest } from './repository_storage_moves/manifest.js';
 import { resourceEventsManifest } from './resource_events/manifest.js';
 import { sidekiqManifest } from './sidekiq/manifest.js';
 import { tagsManifest } from './tags/manifest.js';
@@ -57,6 +58,7 @@ export const families = [
   protectedBranchesManifest,
   protectedTagsManifest,
   repositoryManifest,
+  repositoryStorageMovesManifest,
   resourceEventsManifest,
   sidekiqManifest,
   tagsManifest,

@@ -4,6 +4,9 @@ import { PushEvent } from './push-event.entity.js';
 import { RepositoriesService } from './repositories.service.js';
 import { StorageRecovery } from './storage-recovery.js';
 import { RepositoryStorage } from './storage.js';
+import { RepositoryWriteGate } from './write-gate.js';
+import { groupContainer, projectContainer } from './storage-move-containers.js';
+import { StorageMover } from './storage-moves.js';
 
 declare module '../core/family.js' {
   interface ServiceRegistry {
@@ -12,6 +15,10 @@ declare module '../core/family.js' {
     storageRecovery: StorageRecovery;
     /** Every family reaches a project's repository through this, so that the push rules apply. */
     repositories: RepositoriesService;
+    /** Keeps a repository read-only while it moves between storages, and counts its writers. */
+    writeGate: RepositoryWriteGate;
+    /** Moves repositories between storages (repository storage moves run it on the queue). */
+    storageMover: StorageMover;
   }
 }
 
@@ -26,7 +33,18 @@ export const gitManifest = defineFamily({
       ['storage'],
       (core, { storage }) => new StorageRecovery(core.dataSource, storage),
     ),
-    defineService('repositories', ['storage'], (core, { storage }) => new RepositoriesService(core, storage)),
+    defineService('writeGate', [], () => new RepositoryWriteGate()),
+    defineService(
+      'repositories',
+      ['storage', 'writeGate'],
+      (core, { storage, writeGate }) => new RepositoriesService(core, storage, writeGate),
+    ),
+    defineService('storageMover', ['storage', 'writeGate', 'repositories'], (core, deps) => {
+      const mover = new StorageMover(core.dataSource, deps.storage, deps.writeGate, deps.repositories);
+      mover.register(projectContainer(deps.storage));
+      mover.register(groupContainer());
+      return mover;
+    }),
   ],
   subscribers: ({ repositories }) => [
     // Every push may leave work for housekeeping; its own checks decide whether there is any.
