@@ -158,13 +158,7 @@ export function gitHttp(
     ctx.body = body;
   }
 
-  function run(
-    ctx: Context,
-    service: Service,
-    dir: string,
-    env: Record<string, string>,
-    projectId: number,
-  ) {
+  function run(ctx: Context, service: Service, dir: string, env: Record<string, string>, projectId: number) {
     const protocol = ctx.get('Git-Protocol');
     const args = [...receiveConfig(service), service.slice(4), '--stateless-rpc', dir];
     // git's own `gc --auto` after a push could prune objects that forks borrow: housekeeping, which

@@ -18,7 +18,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { DataSource, EntityManager } from 'typeorm';
 import { faultPause, faultPoint } from '../core/faults.js';
-import { git, GitError, gitText } from './git.js';
+import { git, gitText } from './git.js';
 import { borrowAndFetch, lendersOf } from './object-sharing.js';
 import { readRefs } from './ref-store.js';
 import type { RepositoriesService } from './repositories.service.js';
@@ -110,7 +110,9 @@ export class StorageMover {
     ])) as MoveRow[];
     if (!row) return null;
     const resumable: number[] = [MOVE_STATES.started, MOVE_STATES.replicated];
-    return resumable.includes(row.state) ? { ...row, id: Number(row.id), container_id: Number(row.container_id) } : null;
+    return resumable.includes(row.state)
+      ? { ...row, id: Number(row.id), container_id: Number(row.container_id) }
+      : null;
   }
 
   /** started → replicated: copy, verify, switch. Any failure → failed, with the copy removed. */
@@ -152,17 +154,17 @@ export class StorageMover {
           building = destinationDir;
         }
         await container.relocate(tx, id, destination, borrowing);
-        await tx.query(
-          `UPDATE repository_storage_moves SET state = $2, updated_at = now() WHERE id = $1`,
-          [move.id, MOVE_STATES.replicated],
-        );
+        await tx.query(`UPDATE repository_storage_moves SET state = $2, updated_at = now() WHERE id = $1`, [
+          move.id,
+          MOVE_STATES.replicated,
+        ]);
       });
       building = null;
       return { ...move, state: MOVE_STATES.replicated };
     } catch (err) {
-      if (building) await this.discard(container, id, source, building);
-      if (!(err instanceof MoveError) && !isGitFailure(err)) throw err;
-      await this.fail(move, MOVE_STATES.failed, err.message);
+      if (building) await this.discard(container, id, source, building).catch(() => undefined);
+      // Recorded as GitLab records it; if even that fails (the database is away), the job retries.
+      await this.fail(move, MOVE_STATES.failed, messageOf(err));
       return { ...move, state: MOVE_STATES.failed };
     }
   }
@@ -192,8 +194,7 @@ export class StorageMover {
         [move.id, MOVE_STATES.finished, MOVE_STATES.replicated],
       );
     } catch (err) {
-      if (!isGitFailure(err) && !isFileFailure(err)) throw err;
-      await this.fail(move, MOVE_STATES.cleanup_failed, (err as Error).message);
+      await this.fail(move, MOVE_STATES.cleanup_failed, messageOf(err));
     }
   }
 
@@ -203,7 +204,9 @@ export class StorageMover {
    */
   private async discard(container: RepositoryContainer, id: number, source: string, dir: string) {
     if (dir.includes('.moving-')) return fs.rm(dir, { recursive: true, force: true });
-    const location = await this.dataSource.transaction((tx) => container.locate(tx, id)).catch(() => undefined);
+    const location = await this.dataSource
+      .transaction((tx) => container.locate(tx, id))
+      .catch(() => undefined);
     if (location === undefined || (location !== null && location.storage !== source)) return;
     if (await this.storage.moveToTrash(dir)) await removeTrash(dir);
   }
@@ -226,9 +229,7 @@ export class StorageMover {
 
 const capitalize = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
 
-const isGitFailure = (err: unknown): err is Error => err instanceof GitError;
-const isFileFailure = (err: unknown): err is Error =>
-  err instanceof Error && typeof (err as NodeJS.ErrnoException).code === 'string';
+const messageOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 /**
  * A fresh bare repository at `building` with every ref of `sourceDir` (fetched, so only objects its

@@ -46,7 +46,11 @@ export const repositoryStorageMovesHandlers = defineHandlers({
 
   async listGroupRepositoryStorageMoves({ params, services, request }) {
     const page = await services.repositoryStorageMoves.list('group', null, params, request);
-    return { status: 200, body: page.items.map((move) => presentGroupStorageMove(move, request.externalUrl)), headers: page.headers };
+    return {
+      status: 200,
+      body: page.items.map((move) => presentGroupStorageMove(move, request.externalUrl)),
+      headers: page.headers,
+    };
   },
 
   async getGroupRepositoryStorageMove({ params, services, request }) {
@@ -67,7 +71,11 @@ export const repositoryStorageMovesHandlers = defineHandlers({
     const moves = services.repositoryStorageMoves;
     const id = await moves.containerId(caller, 'group', params.id);
     const page = await moves.list('group', id, params, request);
-    return { status: 200, body: page.items.map((move) => presentGroupStorageMove(move, request.externalUrl)), headers: page.headers };
+    return {
+      status: 200,
+      body: page.items.map((move) => presentGroupStorageMove(move, request.externalUrl)),
+      headers: page.headers,
+    };
   },
 
   async getGroupRepositoryStorageMoveOfGroup({ params, caller, services, request }) {

@@ -145,7 +145,8 @@ export class RepositoryStorageMovesService {
 
   /** Asks for moves of every repository of a kind on `source`; a job schedules them. */
   async scheduleAll(type: MovableType, source: string, destination?: string): Promise<void> {
-    if (!this.services.storage.has(source)) throw badParameter('source_storage_name does not have a valid value');
+    if (!this.services.storage.has(source))
+      throw badParameter('source_storage_name does not have a valid value');
     if (destination !== undefined && !this.services.storage.has(destination))
       throw badParameter('destination_storage_name does not have a valid value');
     await this.dataSource.transaction((tx) =>
@@ -201,12 +202,14 @@ export class RepositoryStorageMovesService {
         return move.id;
       });
     } catch (err) {
-      if ((err as { code?: string }).code === '23505' || /repository_storage_moves_in_progress/.test(String(err)))
+      if (
+        (err as { code?: string }).code === '23505' ||
+        /repository_storage_moves_in_progress/.test(String(err))
+      )
         return null;
       throw err;
     }
   }
-
 }
 
 const select = (type: MovableType) =>
