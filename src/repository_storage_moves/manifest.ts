@@ -26,6 +26,9 @@ export const repositoryStorageMovesManifest = defineFamily({
     defineSubscriber({
       event: 'repository_storage_move.scheduled',
       name: 'repository_storage_moves.move',
+      // A move killed with its process resumes soon after the restart; its repository is read-only meanwhile.
+      retryDelaySeconds: 2,
+      retryBackoff: false,
       handle: ({ moveId }) => storageMover.run(moveId),
     }),
     defineSubscriber({
