@@ -9,7 +9,7 @@ export const repositoryStorageMovesHandlers = defineHandlers({
     return { status: 200, body: page.items.map(presentProjectStorageMove), headers: page.headers };
   },
 
-  async getProjectRepositoryStorageMove({ params, services, request }) {
+  async getProjectRepositoryStorageMove({ params, services }) {
     const move = await services.repositoryStorageMoves.get('project', null, params.repository_storage_id);
     return { status: 200, body: presentProjectStorageMove(move) };
   },
@@ -30,14 +30,14 @@ export const repositoryStorageMovesHandlers = defineHandlers({
     return { status: 200, body: page.items.map(presentProjectStorageMove), headers: page.headers };
   },
 
-  async getProjectRepositoryStorageMoveOfProject({ params, caller, services, request }) {
+  async getProjectRepositoryStorageMoveOfProject({ params, caller, services }) {
     const moves = services.repositoryStorageMoves;
     const id = await moves.containerId(caller, 'project', params.id);
     const move = await moves.get('project', id, params.repository_storage_id);
     return { status: 200, body: presentProjectStorageMove(move) };
   },
 
-  async createProjectRepositoryStorageMove({ params, body, caller, services, request }) {
+  async createProjectRepositoryStorageMove({ params, body, caller, services }) {
     const moves = services.repositoryStorageMoves;
     const id = await moves.containerId(caller, 'project', params.id);
     const move = await moves.schedule('project', id, body?.destination_storage_name);
