@@ -7604,6 +7604,8 @@ export interface components {
         MoveRequest: {
             /** @description The storage the repository moves to; omitted, the one the storage weights pick. */
             destination_storage_name?: string;
+            /** @description Ignored, as GitLab ignores it here (some clients send it): a move starts from the storage the repository is on. */
+            source_storage_name?: string;
         };
         /**
          * NamespaceSummary
