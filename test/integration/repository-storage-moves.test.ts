@@ -315,6 +315,25 @@ describe('fork networks', () => {
   });
 });
 
+describe('storage recovery', () => {
+  it("removes a dead move's copy, and leaves a live one", async () => {
+    const project = await server.factories.projectWithReadme({ owner: admin });
+    const target = diskPath('second', project.id);
+    const dead = `${target}.moving-deadbeef`;
+    const live = `${target}.moving-0123abcd`;
+    for (const dir of [dead, live]) fs.mkdirSync(path.join(dir, 'objects'), { recursive: true });
+    const past = new Date(Date.now() - 3_600_000);
+    for (const item of [path.join(dead, 'objects'), dead]) fs.utimesSync(item, past, past);
+    const report = await server.services.storageRecovery.recover({
+      staleBefore: new Date(Date.now() - 60_000),
+    });
+    expect(report.unfinished).toBeGreaterThanOrEqual(1);
+    expect(fs.existsSync(dead)).toBe(false);
+    expect(fs.existsSync(live)).toBe(true);
+    fs.rmSync(live, { recursive: true, force: true });
+  });
+});
+
 describe('group moves', () => {
   it('a group without a wiki repository moves with nothing to copy', async () => {
     const group = await server.factories.group({ visibility: 'private' });
