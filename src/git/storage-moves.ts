@@ -139,6 +139,7 @@ export class StorageMover {
         building = `${destinationDir}.moving-${crypto.randomBytes(4).toString('hex')}`;
         await copyRepository(sourceDir, building, lenderDir);
         borrowing = lenderDir !== null;
+        await verifyCopy(sourceDir, building);
         faultPoint('storage-move:replicated');
         await faultPause('storage-move:replicated');
       }
@@ -146,8 +147,11 @@ export class StorageMover {
         await holdStorageShared(tx);
         const now = await container.locate(tx, id);
         if (!now) throw new MoveError(`${capitalize(container.label)} not found`);
+        // Another run of this move (a job delivered twice) switched it meanwhile.
+        if (now.storage !== location.storage) throw new MoveError('The move was replicated meanwhile');
         if (building) {
-          await verifyCopy(sourceDir, building);
+          // Cheap under the lock: the refs again, in case a write from another process landed.
+          await verifyRefs(sourceDir, building);
           // Whatever is at the destination path belongs to nobody (the row names the source).
           if (await this.storage.moveToTrash(destinationDir)) await removeTrash(destinationDir);
           await fs.rename(building, destinationDir);
@@ -163,8 +167,10 @@ export class StorageMover {
       return { ...move, state: MOVE_STATES.replicated };
     } catch (err) {
       if (building) await this.discard(container, id, source, building).catch(() => undefined);
-      // Recorded as GitLab records it; if even that fails (the database is away), the job retries.
-      await this.fail(move, MOVE_STATES.failed, messageOf(err));
+      // Recorded as GitLab records it. When that changes nothing (the switch committed after all) or
+      // fails (the database is away), the job retries and resumes from the state the move is in.
+      if (!(await this.fail(move, [MOVE_STATES.scheduled, MOVE_STATES.started], MOVE_STATES.failed, err)))
+        throw err;
       return { ...move, state: MOVE_STATES.failed };
     }
   }
@@ -194,7 +200,7 @@ export class StorageMover {
         [move.id, MOVE_STATES.finished, MOVE_STATES.replicated],
       );
     } catch (err) {
-      await this.fail(move, MOVE_STATES.cleanup_failed, messageOf(err));
+      if (!(await this.fail(move, [MOVE_STATES.replicated], MOVE_STATES.cleanup_failed, err))) throw err;
     }
   }
 
@@ -211,25 +217,21 @@ export class StorageMover {
     if (await this.storage.moveToTrash(dir)) await removeTrash(dir);
   }
 
-  private async fail(move: MoveRow, state: number, message: string): Promise<void> {
-    await this.dataSource.query(
-      `UPDATE repository_storage_moves SET state = $2, error_message = $3, updated_at = now()
-       WHERE id = $1 AND state IN ($4, $5, $6)`,
-      [
-        move.id,
-        state,
-        message.slice(0, 256),
-        MOVE_STATES.scheduled,
-        MOVE_STATES.started,
-        MOVE_STATES.replicated,
-      ],
-    );
+  /** Moves a move from one of `from` to the failure state `to`; false when it was in none of them. */
+  private async fail(move: MoveRow, from: number[], to: number, err: unknown): Promise<boolean> {
+    const message = (err instanceof Error ? err.message : String(err)).slice(0, 256);
+    const rows = (await this.dataSource.query(
+      `WITH failed AS (
+         UPDATE repository_storage_moves SET state = $2, error_message = $3, updated_at = now()
+         WHERE id = $1 AND state = ANY($4::smallint[]) RETURNING id
+       ) SELECT id FROM failed`,
+      [move.id, to, message, from],
+    )) as unknown[];
+    return rows.length > 0;
   }
 }
 
 const capitalize = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
-
-const messageOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 /**
  * A fresh bare repository at `building` with every ref of `sourceDir` (fetched, so only objects its
@@ -252,10 +254,14 @@ async function copyRepository(sourceDir: string, building: string, lenderDir: st
 
 /** The copy is good when its refs are the source's, one for one, and `git fsck` finds it whole. */
 async function verifyCopy(sourceDir: string, copyDir: string): Promise<void> {
+  await verifyRefs(sourceDir, copyDir);
+  await git(['fsck', '--no-progress', '--no-dangling'], { gitDir: copyDir });
+}
+
+async function verifyRefs(sourceDir: string, copyDir: string): Promise<void> {
   const [source, copy] = await Promise.all([readRefs(sourceDir), readRefs(copyDir)]);
   if (digestRefs(source) !== digestRefs(copy))
     throw new MoveError('Failed to verify the repository copy: its refs differ from the source');
-  await git(['fsck', '--no-progress', '--no-dangling'], { gitDir: copyDir });
 }
 
 /** A previous attempt's copy (its process died): only one move of a repository runs at a time. */
