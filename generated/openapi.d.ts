@@ -4,6 +4,63 @@
  */
 
 export interface paths {
+    "/group_repository_storage_moves": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List all group repository storage moves
+         * @description Every group repository storage move of the instance, newest first. Premium and Ultimate.
+         *
+         *     - Administrators only: other users get 403, a request without a token 401.
+         *     - Offset pagination in SQL: `page`, `per_page` (default 20, at most 100) and GitLab's headers.
+         */
+        get: operations["listGroupRepositoryStorageMoves"];
+        put?: never;
+        /**
+         * Schedule moves of every group repository on a storage
+         * @description Schedules a move of every group repository on `source_storage_name` and answers 202
+         *     `{"message": "202 Accepted"}`. Premium and Ultimate.
+         *
+         *     A group's repository is its wiki's. forge-api has no group wikis, so no group has a repository on
+         *     any storage and this schedules nothing, as GitLab schedules nothing for groups without a wiki
+         *     repository. Parameters and errors as `POST /project_repository_storage_moves`.
+         *
+         *     - Administrators only: other users get 403, a request without a token 401.
+         */
+        post: operations["scheduleGroupRepositoryStorageMoves"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/group_repository_storage_moves/{repository_storage_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a group repository storage move
+         * @description One group repository storage move by its id. Premium and Ultimate.
+         *
+         *     - Administrators only: other users get 403, a request without a token 401.
+         *     - An id that names no group move answers 404 `{"message": "404 Not found"}`.
+         */
+        get: operations["getGroupRepositoryStorageMove"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/groups": {
         parameters: {
             query?: never;
@@ -850,6 +907,83 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/groups/{id}/repository_storage_moves": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List the repository storage moves of a group
+         * @description The group's repository storage moves, newest first. Premium and Ultimate.
+         *
+         *     - Administrators only: other users get 403 whatever the group, a request without a token 401; for
+         *       an administrator a group that does not exist answers 404 `{"message": "404 Group Not Found"}`.
+         *     - Offset pagination in SQL: `page`, `per_page` (default 20, at most 100) and GitLab's headers.
+         */
+        get: operations["listGroupRepositoryStorageMovesOfGroup"];
+        put?: never;
+        /**
+         * Schedule a move of a group's repository
+         * @description Schedules a move of the group's wiki repository to `destination_storage_name` and answers 201
+         *     with the move in state `scheduled`. Premium and Ultimate.
+         *
+         *     - Administrators only: other users get 403, a request without a token 401.
+         *     - The source is the storage the group's repository is on; a group without a wiki repository has
+         *       none, and GitLab then names the storage its weights pick, `default` here.
+         *     - forge-api has no group wikis: the move runs on the queue, finds nothing to copy and finishes (GitLab
+         *       mirrors and removes the wiki repository only when it exists).
+         *     - Errors as `POST /projects/{id}/repository_storage_moves`, with `group` in the read-only error.
+         */
+        post: operations["createGroupRepositoryStorageMove"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/groups/{id}/repository_storage_moves/{repository_storage_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+                /**
+                 * @description The move's id.
+                 * @example 1
+                 */
+                repository_storage_id: components["parameters"]["RepositoryStorageId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a repository storage move of a group
+         * @description One of the group's repository storage moves. Premium and Ultimate.
+         *
+         *     - Administrators only: other users get 403, a request without a token 401.
+         *     - A group that does not exist answers 404 `{"message": "404 Group Not Found"}`; an id that names
+         *       no move of this group 404 `{"message": "404 Not found"}`.
+         */
+        get: operations["getGroupRepositoryStorageMoveOfGroup"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/groups/{id}/subgroups": {
         parameters: {
             query?: never;
@@ -1105,6 +1239,70 @@ export interface paths {
          *       `{"message": "400 Bad request - Expires at must be before 2027-03-01"}`.
          */
         post: operations["rotateCurrentPersonalAccessToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/project_repository_storage_moves": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List all project repository storage moves
+         * @description Every project repository storage move of the instance, newest first.
+         *
+         *     - Administrators only: other users get 403, a request without a token 401.
+         *     - Offset pagination in SQL: `page`, `per_page` (default 20, at most 100) and GitLab's headers.
+         *     - Moves of deleted projects are not listed (GitLab deletes them with the project).
+         */
+        get: operations["listProjectRepositoryStorageMoves"];
+        put?: never;
+        /**
+         * Schedule moves of every project repository on a storage
+         * @description Schedules a move of every project whose repository is on `source_storage_name`, and answers 202
+         *     `{"message": "202 Accepted"}` at once: the moves are scheduled by a job on the queue, one per
+         *     project, each as `POST /projects/{id}/repository_storage_moves` would (a project whose repository
+         *     is already read-only, being moved, is skipped, as GitLab skips it).
+         *
+         *     - Administrators only: other users get 403, a request without a token 401.
+         *     - **Required:** `source_storage_name`; 400 `{"error": "source_storage_name is missing"}` without it.
+         *       A name that is not a configured storage answers 400
+         *       `{"error": "source_storage_name does not have a valid value"}` (likewise for
+         *       `destination_storage_name`).
+         *     - `destination_storage_name` omitted: the storage GitLab's storage weights pick. forge-api has no
+         *       weights setting; GitLab's default weights (`default` 100, every other storage 0) apply, so it is
+         *       `default`. A destination equal to the source is not refused: as GitLab does for storages on the
+         *       same filesystem, such a move copies nothing and finishes.
+         */
+        post: operations["scheduleProjectRepositoryStorageMoves"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/project_repository_storage_moves/{repository_storage_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a project repository storage move
+         * @description One project repository storage move by its id.
+         *
+         *     - Administrators only: other users get 403, a request without a token 401.
+         *     - An id that names no project move answers 404 `{"message": "404 Not found"}`.
+         */
+        get: operations["getProjectRepositoryStorageMove"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -4451,6 +4649,97 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{id}/repository_storage_moves": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List the repository storage moves of a project
+         * @description The project's repository storage moves, newest first.
+         *
+         *     - Administrators only: other users get 403 whatever the project, a request without a token 401;
+         *       for an administrator a project that does not exist answers 404 `{"message": "404 Project Not Found"}`.
+         *     - Offset pagination in SQL: `page`, `per_page` (default 20, at most 100) and GitLab's headers.
+         */
+        get: operations["listProjectRepositoryStorageMovesOfProject"];
+        put?: never;
+        /**
+         * Schedule a move of a project's repository
+         * @description Schedules a move of the project's repository from the storage it is on to
+         *     `destination_storage_name`, and answers 201 with the move in state `scheduled`. The project's
+         *     repository is read-only from now until the move is `replicated` or `failed`.
+         *
+         *     - Administrators only: other users get 403, a request without a token 401.
+         *     - `destination_storage_name` omitted: picked by GitLab's default storage weights, `default` (see
+         *       the bulk operation). A storage that is not configured answers 400
+         *       `{"message": {"destination_storage_name": ["is not included in the list"]}}`.
+         *     - A project whose repository is already read-only (a move of it is scheduled or started) answers
+         *       400 `{"message": {"project": ["is read-only"]}}`, GitLab's validation error.
+         *     - A destination equal to the project's storage is not refused: the move copies nothing and
+         *       finishes, as GitLab's move on the same filesystem does.
+         *
+         *     What the move does, on the queue: waits up to 30 s for pushes in flight (else it fails with
+         *     `Timeout waiting for project repository pushes`), copies every ref into a fresh bare repository on
+         *     the destination (`git fetch` of `refs/*`, and HEAD), verifies that its refs equal the source's and
+         *     that `git fsck` passes, then in one transaction renames the copy into place and records the
+         *     project's `repository_storage` (state `replicated`, the repository writable again). Last it removes
+         *     the source copy (state `finished`). A fork whose lender is on the destination keeps borrowing its
+         *     objects there; otherwise the copy holds its own objects and the fork stops borrowing. Forks that
+         *     borrow from the moved project get their own copy of its objects before its source copy goes.
+         *     A failure before the switch ends in `failed` (the source stays in use, nothing of the copy stays);
+         *     one while removing the source in `cleanup_failed`. Scheduling a new move clears a failure.
+         */
+        post: operations["createProjectRepositoryStorageMove"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/repository_storage_moves/{repository_storage_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The move's id.
+                 * @example 1
+                 */
+                repository_storage_id: components["parameters"]["RepositoryStorageId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a repository storage move of a project
+         * @description One of the project's repository storage moves.
+         *
+         *     - Administrators only: other users get 403, a request without a token 401.
+         *     - A project that does not exist answers 404 `{"message": "404 Project Not Found"}`; an id that
+         *       names no move of this project 404 `{"message": "404 Not found"}`.
+         */
+        get: operations["getProjectRepositoryStorageMoveOfProject"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{id}/repository/archive": {
         parameters: {
             query?: never;
@@ -6544,6 +6833,12 @@ export interface components {
              */
             developer_can_initial_push?: boolean;
         };
+        BulkMoveRequest: {
+            /** @description The storage they move to; omitted, the one the storage weights pick (`default`). */
+            destination_storage_name?: string;
+            /** @description The storage whose repositories move. */
+            source_storage_name: string;
+        };
         /**
          * Commit
          * @description A commit as lists and other resources embed it. `created_at` equals `committed_date`; `title` is the first line of `message`. `trailers` keeps the last value of a repeated key, `extended_trailers` all of them.
@@ -7458,6 +7753,13 @@ export interface components {
          * @description The label to change, and the changes.
          */
         GroupLabelUpdateByName: components["schemas"]["LabelSelector"] & components["schemas"]["GroupLabelUpdate"];
+        GroupRepositoryStorageMove: components["schemas"]["RepositoryStorageMoveBase"] & {
+            group: {
+                id: number;
+                name: string;
+                web_url: string;
+            };
+        };
         /**
          * GroupSharedWithGroup
          * @description A group this group is shared with, and the role its members get.
@@ -8411,6 +8713,12 @@ export interface components {
             state_event?: "close" | "activate";
             /** @example v1.0.1 */
             title?: string;
+        };
+        MoveRequest: {
+            /** @description The storage the repository moves to; omitted, the one the storage weights pick. */
+            destination_storage_name?: string;
+            /** @description Ignored, as GitLab ignores it here (some clients send it): a move starts from the storage the repository is on. */
+            source_storage_name?: string;
         };
         /**
          * NamespaceSummary
@@ -9476,6 +9784,18 @@ export interface components {
             group_access: components["schemas"]["ProjectAccess"];
             project_access: components["schemas"]["ProjectAccess"];
         };
+        ProjectRepositoryStorageMove: components["schemas"]["RepositoryStorageMoveBase"] & {
+            project: {
+                /** Format: date-time */
+                created_at: string;
+                description: string | null;
+                id: number;
+                name: string;
+                name_with_namespace: string;
+                path: string;
+                path_with_namespace: string;
+            };
+        };
         /**
          * ProjectShareCreate
          * @description The group to share the project with, and the most its members get.
@@ -10156,6 +10476,21 @@ export interface components {
              * @example false
              */
             execute_filemode?: boolean;
+        };
+        RepositoryStorageMoveBase: {
+            /** Format: date-time */
+            created_at: string;
+            destination_storage_name: string;
+            id: number;
+            source_storage_name: string;
+            /**
+             * @description `initial`, `scheduled` (read-only, waiting for its job), `started` (copying), `replicated`
+             *     (the container is on the destination; the source copy is being removed), `finished`,
+             *     `failed` (before the switch: nothing changed), `cleanup_failed` (after it: the source copy
+             *     may remain).
+             * @enum {string}
+             */
+            state: "initial" | "scheduled" | "started" | "replicated" | "finished" | "failed" | "cleanup_failed";
         };
         /**
          * ResourceAccessToken
@@ -11770,6 +12105,11 @@ export interface components {
          */
         ProtectedTagName: string;
         /**
+         * @description The move's id.
+         * @example 1
+         */
+        RepositoryStorageId: number;
+        /**
          * @description The token's ID.
          * @example 58
          */
@@ -12025,6 +12365,7 @@ export type SchemaBranch = components['schemas']['Branch'];
 export type SchemaBranchCreate = components['schemas']['BranchCreate'];
 export type SchemaBranchProtectionAccessLevel = components['schemas']['BranchProtectionAccessLevel'];
 export type SchemaBranchProtectionDefaults = components['schemas']['BranchProtectionDefaults'];
+export type SchemaBulkMoveRequest = components['schemas']['BulkMoveRequest'];
 export type SchemaCommit = components['schemas']['Commit'];
 export type SchemaCommitAction = components['schemas']['CommitAction'];
 export type SchemaCommitCreate = components['schemas']['CommitCreate'];
@@ -12060,6 +12401,7 @@ export type SchemaGroupLabel = components['schemas']['GroupLabel'];
 export type SchemaGroupLabelCreate = components['schemas']['GroupLabelCreate'];
 export type SchemaGroupLabelUpdate = components['schemas']['GroupLabelUpdate'];
 export type SchemaGroupLabelUpdateByName = components['schemas']['GroupLabelUpdateByName'];
+export type SchemaGroupRepositoryStorageMove = components['schemas']['GroupRepositoryStorageMove'];
 export type SchemaGroupSharedWithGroup = components['schemas']['GroupSharedWithGroup'];
 export type SchemaGroupStatistics = components['schemas']['GroupStatistics'];
 export type SchemaGroupUpdate = components['schemas']['GroupUpdate'];
@@ -12089,6 +12431,7 @@ export type SchemaMetadata = components['schemas']['Metadata'];
 export type SchemaMilestone = components['schemas']['Milestone'];
 export type SchemaMilestoneCreate = components['schemas']['MilestoneCreate'];
 export type SchemaMilestoneUpdate = components['schemas']['MilestoneUpdate'];
+export type SchemaMoveRequest = components['schemas']['MoveRequest'];
 export type SchemaNamespaceSummary = components['schemas']['NamespaceSummary'];
 export type SchemaNote = components['schemas']['Note'];
 export type SchemaNoteCreate = components['schemas']['NoteCreate'];
@@ -12114,6 +12457,7 @@ export type SchemaProjectLinks = components['schemas']['ProjectLinks'];
 export type SchemaProjectListItem = components['schemas']['ProjectListItem'];
 export type SchemaProjectOwner = components['schemas']['ProjectOwner'];
 export type SchemaProjectPermissions = components['schemas']['ProjectPermissions'];
+export type SchemaProjectRepositoryStorageMove = components['schemas']['ProjectRepositoryStorageMove'];
 export type SchemaProjectShareCreate = components['schemas']['ProjectShareCreate'];
 export type SchemaProjectSharedGroup = components['schemas']['ProjectSharedGroup'];
 export type SchemaProjectSimple = components['schemas']['ProjectSimple'];
@@ -12138,6 +12482,7 @@ export type SchemaRepositoryFile = components['schemas']['RepositoryFile'];
 export type SchemaRepositoryFileCommit = components['schemas']['RepositoryFileCommit'];
 export type SchemaRepositoryFileDelete = components['schemas']['RepositoryFileDelete'];
 export type SchemaRepositoryFileWrite = components['schemas']['RepositoryFileWrite'];
+export type SchemaRepositoryStorageMoveBase = components['schemas']['RepositoryStorageMoveBase'];
 export type SchemaResourceAccessToken = components['schemas']['ResourceAccessToken'];
 export type SchemaResourceAccessTokenCreate = components['schemas']['ResourceAccessTokenCreate'];
 export type SchemaResourceAccessTokenWithToken = components['schemas']['ResourceAccessTokenWithToken'];
@@ -12290,6 +12635,7 @@ export type ParameterPersonalSnippetId = components['parameters']['PersonalSnipp
 export type ParameterProjectId = components['parameters']['ProjectId'];
 export type ParameterProtectedBranchName = components['parameters']['ProtectedBranchName'];
 export type ParameterProtectedTagName = components['parameters']['ProtectedTagName'];
+export type ParameterRepositoryStorageId = components['parameters']['RepositoryStorageId'];
 export type ParameterResourceTokenId = components['parameters']['ResourceTokenId'];
 export type ParameterSearch = components['parameters']['Search'];
 export type ParameterShowSeatInfo = components['parameters']['ShowSeatInfo'];
@@ -12344,6 +12690,130 @@ export type HeaderXTotal = components['headers']['XTotal'];
 export type HeaderXTotalPages = components['headers']['XTotalPages'];
 export type $defs = Record<string, never>;
 export interface operations {
+    listGroupRepositoryStorageMoves: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of group repository storage moves. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GroupRepositoryStorageMove"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    scheduleGroupRepositoryStorageMoves: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "source_storage_name": "default",
+                 *       "destination_storage_name": "storage2"
+                 *     }
+                 */
+                "application/json": components["schemas"]["BulkMoveRequest"];
+                /**
+                 * @example {
+                 *       "source_storage_name": "default",
+                 *       "destination_storage_name": "storage2"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["BulkMoveRequest"];
+            };
+        };
+        responses: {
+            /** @description The moves will be scheduled. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "202 Accepted"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getGroupRepositoryStorageMove: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The move's id.
+                 * @example 1
+                 */
+                repository_storage_id: components["parameters"]["RepositoryStorageId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The move. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GroupRepositoryStorageMove"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listGroups: {
         parameters: {
             query?: {
@@ -14360,6 +14830,140 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listGroupRepositoryStorageMovesOfGroup: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of group repository storage moves. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GroupRepositoryStorageMove"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createGroupRepositoryStorageMove: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "destination_storage_name": "storage2"
+                 *     }
+                 */
+                "application/json": components["schemas"]["MoveRequest"];
+                /**
+                 * @example {
+                 *       "destination_storage_name": "storage2"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["MoveRequest"];
+            };
+        };
+        responses: {
+            /** @description The scheduled move. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GroupRepositoryStorageMove"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getGroupRepositoryStorageMoveOfGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+                /**
+                 * @description The move's id.
+                 * @example 1
+                 */
+                repository_storage_id: components["parameters"]["RepositoryStorageId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The move. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GroupRepositoryStorageMove"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listSubgroups: {
         parameters: {
             query?: {
@@ -14965,6 +15569,130 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PersonalAccessTokenWithToken"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listProjectRepositoryStorageMoves: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of project repository storage moves. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectRepositoryStorageMove"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    scheduleProjectRepositoryStorageMoves: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "source_storage_name": "default",
+                 *       "destination_storage_name": "storage2"
+                 *     }
+                 */
+                "application/json": components["schemas"]["BulkMoveRequest"];
+                /**
+                 * @example {
+                 *       "source_storage_name": "default",
+                 *       "destination_storage_name": "storage2"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["BulkMoveRequest"];
+            };
+        };
+        responses: {
+            /** @description The moves will be scheduled. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "202 Accepted"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getProjectRepositoryStorageMove: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The move's id.
+                 * @example 1
+                 */
+                repository_storage_id: components["parameters"]["RepositoryStorageId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The move. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectRepositoryStorageMove"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -21383,6 +22111,140 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listProjectRepositoryStorageMovesOfProject: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of project repository storage moves. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectRepositoryStorageMove"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createProjectRepositoryStorageMove: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "destination_storage_name": "storage2"
+                 *     }
+                 */
+                "application/json": components["schemas"]["MoveRequest"];
+                /**
+                 * @example {
+                 *       "destination_storage_name": "storage2"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["MoveRequest"];
+            };
+        };
+        responses: {
+            /** @description The scheduled move. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectRepositoryStorageMove"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getProjectRepositoryStorageMoveOfProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The move's id.
+                 * @example 1
+                 */
+                repository_storage_id: components["parameters"]["RepositoryStorageId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The move. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectRepositoryStorageMove"];
+                };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];

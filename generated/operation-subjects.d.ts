@@ -15,6 +15,7 @@ export interface OperationSubjects {
   createGroupAccessToken: 'group';
   createGroupLabel: 'group';
   createGroupMilestone: 'group';
+  createGroupRepositoryStorageMove: 'instance';
   createMergeRequest: 'project';
   createMergeRequestApprovalRule: 'project';
   createMergeRequestAwardEmoji: 'project';
@@ -28,6 +29,7 @@ export interface OperationSubjects {
   createProjectForkRelation: 'instance';
   createProjectLabel: 'project';
   createProjectMilestone: 'project';
+  createProjectRepositoryStorageMove: 'instance';
   createProjectSnippet: 'project';
   createProjectUpload: 'project';
   createProtectedTag: 'project';
@@ -73,6 +75,8 @@ export interface OperationSubjects {
   getGroupMember: 'group';
   getGroupMemberWithInherited: 'group';
   getGroupMilestone: 'group';
+  getGroupRepositoryStorageMove: 'instance';
+  getGroupRepositoryStorageMoveOfGroup: 'instance';
   getMergeRequest: 'project';
   getMergeRequestApprovalRule: 'project';
   getMergeRequestApprovalState: 'project';
@@ -99,6 +103,8 @@ export interface OperationSubjects {
   getProjectMember: 'project';
   getProjectMemberWithInherited: 'project';
   getProjectMilestone: 'project';
+  getProjectRepositoryStorageMove: 'instance';
+  getProjectRepositoryStorageMoveOfProject: 'instance';
   getProjectSnippet: 'project';
   getProjectSnippetFileRaw: 'project';
   getProjectSnippetRaw: 'project';
@@ -140,6 +146,8 @@ export interface OperationSubjects {
   listGroupMergeRequests: 'group';
   listGroupMilestones: 'group';
   listGroupProjects: 'group';
+  listGroupRepositoryStorageMoves: 'instance';
+  listGroupRepositoryStorageMovesOfGroup: 'instance';
   listGroups: 'instance';
   listMergeRequestApprovalRules: 'project';
   listMergeRequestAwardEmoji: 'project';
@@ -164,6 +172,8 @@ export interface OperationSubjects {
   listProjectMembersWithInherited: 'project';
   listProjectMergeRequests: 'project';
   listProjectMilestones: 'project';
+  listProjectRepositoryStorageMoves: 'instance';
+  listProjectRepositoryStorageMovesOfProject: 'instance';
   listProjectSnippets: 'project';
   listProjectUploads: 'project';
   listProjects: 'instance';
@@ -198,6 +208,8 @@ export interface OperationSubjects {
   rotateGroupAccessToken: 'group';
   rotatePersonalAccessToken: 'instance';
   rotateProjectAccessToken: 'project';
+  scheduleGroupRepositoryStorageMoves: 'instance';
+  scheduleProjectRepositoryStorageMoves: 'instance';
   setMergeRequestTimeEstimate: 'project';
   setProjectCustomAttribute: 'instance';
   shareProjectWithGroup: 'project';

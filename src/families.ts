@@ -33,6 +33,7 @@ import { protectedBranchesManifest } from './protected_branches/manifest.js';
 import { protectedTagsManifest } from './protected_tags/manifest.js';
 import { remoteMirrorsManifest } from './remote_mirrors/manifest.js';
 import { repositoryManifest } from './repository/manifest.js';
+import { repositoryStorageMovesManifest } from './repository_storage_moves/manifest.js';
 import { resourceEventsManifest } from './resource_events/manifest.js';
 import { sidekiqManifest } from './sidekiq/manifest.js';
 import { snippetsManifest } from './snippets/manifest.js';
@@ -62,6 +63,7 @@ export const families = [
   protectedTagsManifest,
   remoteMirrorsManifest,
   repositoryManifest,
+  repositoryStorageMovesManifest,
   resourceEventsManifest,
   sidekiqManifest,
   snippetsManifest,

@@ -18,3 +18,15 @@ export function faultPoint(name: string): void {
   }
   process.kill(process.pid, 'SIGKILL');
 }
+
+/**
+ * Tests only: `FORGE_FAULT_PAUSE=<point>` holds background work at that named point for as long as the
+ * file `FORGE_FAULT_PAUSE_FILE` exists, so a test can act while, say, a storage move is half done.
+ * Read at each call (tests set it in-process); unset, it costs one lookup.
+ */
+export async function faultPause(name: string): Promise<void> {
+  const file = process.env.FORGE_FAULT_PAUSE_FILE;
+  if (process.env.FORGE_FAULT_PAUSE !== name || !file) return;
+  const { existsSync } = await import('node:fs');
+  while (existsSync(file)) await new Promise((resolve) => setTimeout(resolve, 25));
+}

@@ -5,6 +5,9 @@ import { RepositoriesService } from './repositories.service.js';
 import { SnippetRepositories } from './snippet-repositories.js';
 import { StorageRecovery } from './storage-recovery.js';
 import { RepositoryStorage } from './storage.js';
+import { RepositoryWriteGate } from './write-gate.js';
+import { groupContainer, projectContainer } from './storage-move-containers.js';
+import { StorageMover } from './storage-moves.js';
 
 declare module '../core/family.js' {
   interface ServiceRegistry {
@@ -15,6 +18,10 @@ declare module '../core/family.js' {
     repositories: RepositoriesService;
     /** Snippets' repositories (`@snippets/<hash>.git`), beside the projects' in the same storages. */
     snippetRepositories: SnippetRepositories;
+    /** Keeps a repository read-only while it moves between storages, and counts its writers. */
+    writeGate: RepositoryWriteGate;
+    /** Moves repositories between storages (repository storage moves run it on the queue). */
+    storageMover: StorageMover;
   }
 }
 
@@ -29,12 +36,23 @@ export const gitManifest = defineFamily({
       ['storage'],
       (core, { storage }) => new StorageRecovery(core.dataSource, storage),
     ),
-    defineService('repositories', ['storage'], (core, { storage }) => new RepositoriesService(core, storage)),
     defineService(
       'snippetRepositories',
       ['storage'],
       (_core, { storage }) => new SnippetRepositories(storage),
     ),
+    defineService('writeGate', [], () => new RepositoryWriteGate()),
+    defineService(
+      'repositories',
+      ['storage', 'writeGate'],
+      (core, { storage, writeGate }) => new RepositoriesService(core, storage, writeGate),
+    ),
+    defineService('storageMover', ['storage', 'writeGate', 'repositories'], (core, deps) => {
+      const mover = new StorageMover(core.dataSource, deps.storage, deps.writeGate, deps.repositories);
+      mover.register(projectContainer(deps.storage));
+      mover.register(groupContainer());
+      return mover;
+    }),
   ],
   subscribers: ({ repositories }) => [
     // Every push may leave work for housekeeping; its own checks decide whether there is any.

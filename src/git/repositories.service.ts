@@ -14,6 +14,7 @@ import { writeRepositoryState } from './repository-state.js';
 import { openGitRepository, type GitRepository } from './repository.js';
 import './repositories.events.js';
 import type { RepositoryStorage } from './storage.js';
+import { READ_ONLY_MESSAGE, type RepositoryWriteGate } from './write-gate.js';
 
 /** A project's repository as one caller may use it. */
 export interface OpenRepository {
@@ -45,10 +46,16 @@ export class RepositoriesService {
   constructor(
     deps: CoreDeps,
     private readonly storage: RepositoryStorage,
+    private readonly gate: RepositoryWriteGate,
   ) {
     this.dataSource = deps.dataSource;
     this.events = deps.events;
     this.rules = new PushRules(deps.dataSource);
+  }
+
+  /** The database, for checks outside a transaction (the write gate's). */
+  get manager() {
+    return this.dataSource.manager;
   }
 
   dir(view: ProjectView): string {
@@ -127,13 +134,26 @@ export class RepositoriesService {
 
   /**
    * Applies ref changes atomically (all or none, each checked against its expected old value) after the
-   * push rules accept every one, then records them. Throws RefUpdateRefused with GitLab's reason.
+   * push rules accept every one, then records them. Throws RefUpdateRefused with GitLab's reason; every
+   * API write of every family passes here, so a repository being moved refuses them all at once.
    */
   async updateRefs(
     caller: Caller,
     repository: OpenRepository,
     changes: RefChange[],
     options: { merging?: boolean } = {},
+  ): Promise<void> {
+    const refusal = () => new RefUpdateRefused(READ_ONLY_MESSAGE);
+    await this.gate.write(this.dataSource.manager, 'project', repository.view.project.id, refusal, () =>
+      this.applyRefChanges(caller, repository, changes, options),
+    );
+  }
+
+  private async applyRefChanges(
+    caller: Caller,
+    repository: OpenRepository,
+    changes: RefChange[],
+    options: { merging?: boolean },
   ): Promise<void> {
     const { view, git } = repository;
     const actor = await this.rules.actor(caller, view.accessLevel);

@@ -17,6 +17,7 @@ import type { ProjectView } from '../projects/projects.service.js';
 import type { ServiceRegistry } from '../core/family.js';
 import { spawnGit } from './git.js';
 import type { PushActor, RefChange } from './push-rules.js';
+import { READ_ONLY_MESSAGE } from './write-gate.js';
 
 type Service = 'git-upload-pack' | 'git-receive-pack';
 
@@ -63,9 +64,12 @@ function basicToken(ctx: Context): string | undefined {
 }
 
 export function gitHttp(
-  services: Pick<ServiceRegistry, 'authentication' | 'projects' | 'repositories' | 'snippets'>,
+  services: Pick<ServiceRegistry, 'authentication' | 'projects' | 'repositories' | 'snippets' | 'writeGate'>,
 ): Middleware {
   const rules = services.repositories.rules;
+  const gate = services.writeGate;
+  const readOnly = (view: ProjectView) =>
+    gate.readOnly(services.repositories.manager, 'project', view.project.id);
   const sessions = new Map<string, PushSession>();
 
   async function authenticate(ctx: Context): Promise<Caller> {
@@ -148,6 +152,8 @@ export function gitHttp(
             : 'You are not allowed to push code to this project.',
         );
       }
+      // As GitLab's access check: a repository being moved refuses pushes before they send anything.
+      if (await readOnly(view)) throw new GitHttpError(403, READ_ONLY_MESSAGE);
     } else if (!canProject(caller, 'read_code', subject)) {
       if (!caller.user) throw new GitHttpError(401, 'HTTP Basic: Access denied', true);
       throw new GitHttpError(403, 'You are not allowed to download code from this project.');
@@ -189,14 +195,25 @@ export function gitHttp(
     ctx.body = body;
   }
 
-  function run(ctx: Context, service: Service, dir: string, env: Record<string, string>) {
+  function run(
+    ctx: Context,
+    service: Service,
+    dir: string,
+    env: Record<string, string>,
+    projectId: number | null,
+  ) {
     const protocol = ctx.get('Git-Protocol');
     const args = [...receiveConfig(service), service.slice(4), '--stateless-rpc', dir];
     // git's own `gc --auto` after a push could prune objects that forks borrow: housekeeping, which
     // knows about lenders, runs on the queue after every push instead.
     if (service === 'git-receive-pack')
       args.unshift('-c', `core.hooksPath=${HOOKS_DIR}`, '-c', 'receive.autogc=false');
+    // A push is a writer from before its pre-receive check until its refs moved (see write-gate.ts).
+    const leave =
+      service === 'git-receive-pack' && projectId !== null ? gate.enter('project', projectId) : () => undefined;
     const child = spawnGit(args, { env: { ...env, ...(protocol ? { GIT_PROTOCOL: protocol } : {}) } });
+    child.once('close', leave);
+    child.once('error', leave);
     pipeline(decodedStream(ctx.req), child.stdin!, () => undefined);
     ctx.status = 200;
     ctx.set('Content-Type', `application/x-${service}-result`);
@@ -244,6 +261,7 @@ export function gitHttp(
       const snippet = SNIPPET_PATH.exec(decodeURIComponent(fullPath));
       let env: Record<string, string> = {};
       let dir: string;
+      let projectId: number | null = null;
       if (snippet) {
         const target = await authorizeSnippet(ctx, snippet, service);
         dir = target.dir;
@@ -252,23 +270,26 @@ export function gitHttp(
         const authorized = await authorize(ctx, decodeURIComponent(fullPath), service);
         const { caller, view, collaborationBranches } = authorized;
         dir = authorized.dir;
+        projectId = view.project.id;
         if (pushing) {
           const actor: PushActor = {
             ...(await rules.actor(caller, view.accessLevel)),
             collaborationBranches,
           };
           env = hookEnv(ctx, {
-            refusal: (changes) =>
-              rules.firstRefusal(view.project, actor, changes, {
-                pathsOf: (change) => Promise.resolve(Array.isArray(change.paths) ? change.paths : []),
-              }),
+            refusal: async (changes) =>
+              (await readOnly(view))
+                ? READ_ONLY_MESSAGE
+                : rules.firstRefusal(view.project, actor, changes, {
+                    pathsOf: (change) => Promise.resolve(Array.isArray(change.paths) ? change.paths : []),
+                  }),
             record: (changes) =>
               services.repositories.recordPush(view.project, caller.user?.id ?? null, changes, 'git'),
           });
         }
       }
       if (action === 'info/refs') await advertise(ctx, service, dir, env);
-      else run(ctx, service, dir, env);
+      else run(ctx, service, dir, env, projectId);
     } catch (err) {
       if (!(err instanceof GitHttpError)) throw err;
       ctx.status = err.status;

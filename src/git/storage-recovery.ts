@@ -9,6 +9,9 @@
  *   and `.creating-*` directories are moved to the trash under the exclusive storage lock, which waits
  *   for every creation in flight, so a row about to commit never loses its repository.
  * - A `.deleting-*` directory is trash, always: nothing ever moves one back.
+ * - A `.moving-*` directory is a storage move's copy, renamed into place only by the move's own
+ *   transaction; one nothing touched since `staleBefore` belongs to a move whose process died (its
+ *   resumed job copies afresh) and is removed, counted as unfinished.
  * - An orphan that a project's repository still borrows objects from (a deleted fork source) stays
  *   until its deletion job has given the borrowers their own copies; see object-sharing.ts.
  * - Inside a project's repository, what git leaves when it is killed during a push or a ref update (its
@@ -44,7 +47,7 @@ interface Entry {
   storage: string;
   dir: string;
   hash: string;
-  kind: 'repository' | 'creating' | 'deleting';
+  kind: 'repository' | 'creating' | 'deleting' | 'moving';
 }
 
 /** git's temporary files in a repository: quarantines and packs being written, and lock files. */
@@ -99,7 +102,8 @@ export class StorageRecovery {
         if (entry.kind === 'repository' && owned.has(key(entry)))
           for (const lender of await lendersOf(entry.dir)) lent.add(lender);
       for (const entry of entries) {
-        if (entry.kind === 'deleting' || (entry.kind === 'repository' && owned.has(key(entry)))) continue;
+        if (entry.kind === 'deleting' || entry.kind === 'moving') continue;
+        if (entry.kind === 'repository' && owned.has(key(entry))) continue;
         // A deleted lender stays until its deletion job has given every borrower its own copy.
         if (entry.kind === 'repository' && lent.has(path.resolve(entry.dir))) {
           report.lent++;
@@ -121,6 +125,12 @@ export class StorageRecovery {
       report.trash++;
     }
     for (const entry of entries) {
+      if (entry.kind !== 'moving' || (await lastTouched(entry.dir)) >= options.staleBefore.getTime())
+        continue;
+      await fs.rm(entry.dir, { recursive: true, force: true });
+      report.unfinished++;
+    }
+    for (const entry of entries) {
       if (entry.kind !== 'repository' || !owned.has(key(entry))) continue;
       const cleaned = await cleanRepository(entry.dir, options.staleBefore.getTime());
       report.quarantines += cleaned.quarantines;
@@ -139,7 +149,7 @@ export class StorageRecovery {
           for (const name of await subdirectories(path.join(hashed, a, b))) {
             const match = STORAGE_ENTRY.exec(name);
             if (!match) continue;
-            const kind = (match[2] as 'creating' | 'deleting' | undefined) ?? 'repository';
+            const kind = (match[2] as Entry['kind'] | undefined) ?? 'repository';
             entries.push({ storage, dir: path.join(hashed, a, b, name), hash: match[1], kind });
           }
         }

@@ -32,8 +32,11 @@ export interface Signature {
   email: string;
 }
 
-/** What a storage holds under `@hashed/ab/cd/`: a repository, one being built, one being removed. */
-export const STORAGE_ENTRY = /^([0-9a-f]{64})\.git(?:\.(creating|deleting)-[0-9a-f]{8})?$/;
+/**
+ * What a storage holds under `@hashed/ab/cd/`: a repository, one being built, one being removed, and a
+ * storage move's copy (see storage-moves.ts).
+ */
+export const STORAGE_ENTRY = /^([0-9a-f]{64})\.git(?:\.(creating|deleting|moving)-[0-9a-f]{8})?$/;
 
 const suffix = (kind: 'creating' | 'deleting') => `.${kind}-${crypto.randomBytes(4).toString('hex')}`;
 

@@ -6,6 +6,8 @@
  * how to fill its parameters may need a line below.
  */
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { AccessLevel } from '../../src/core/access-level.js';
 import {
@@ -23,7 +25,13 @@ import type { TestUser } from '../helpers/factories.js';
 import { useTestServer, type TestResponse } from '../helpers/server.js';
 
 // Archives and large blobs have endpoint limits of a few a minute; the matrix calls them many times.
-const server = useTestServer({ env: { FORGE_RATE_LIMITS: 'repository_archive=off,large_blob=off' } });
+const server = useTestServer({
+  env: {
+    FORGE_RATE_LIMITS: 'repository_archive=off,large_blob=off',
+    // An empty storage: bulk storage moves from it schedule nothing, so they leave the fixtures writable.
+    FORGE_STORAGES: `matrix=${path.join(os.tmpdir(), 'forge-matrix-empty-storage')}`,
+  },
+});
 
 type Json = Record<string, unknown>;
 const spec = JSON.parse(
@@ -194,6 +202,15 @@ const uploadSecretFor = async (c: Case) =>
   c.expected === 'allowed'
     ? (({ secret, filename }) => ({ secret, filename }))(await uploadTo(c))
     : { secret: '0'.repeat(32), filename: 'none.txt' };
+
+/** A repository storage move of a fresh project or group, made for an allowed case only. */
+async function storageMove(c: Case, kind: 'projects' | 'groups'): Promise<{ subject: number; id: number }> {
+  const fixture = kind === 'projects' ? fx.projects.public.id : fx.groups.public.id;
+  if (c.expected !== 'allowed') return { subject: fixture, id: 1 };
+  const subject = kind === 'projects' ? await freshProject('public') : await freshGroup('public');
+  const move = await api('POST', `/${kind}/${subject}/repository_storage_moves`, {});
+  return { subject, id: move.id as number };
+}
 
 /**
  * Snippets: one of each fixture project, of the project's visibility, and one public personal snippet,
@@ -675,6 +692,38 @@ const CALLS: Record<string, (c: Case) => Call | Promise<Call>> = {
     path: { mirror_id: await mirrorFor(c, { auth_method: 'ssh_public_key' }) },
   }),
   syncRemoteMirror: async (c) => ({ path: { mirror_id: await mirrorFor(c, { enabled: true }) } }),
+  // Repository storage moves (administrators): moves of fresh subjects, to the storage they are on, so
+  // no fixture turns read-only; bulk moves from the empty `matrix` storage.
+  listProjectRepositoryStorageMovesOfProject: () => ({ path: { id: fx.projects.public.id } }),
+  getProjectRepositoryStorageMove: async (c) => ({
+    path: { repository_storage_id: (await storageMove(c, 'projects')).id },
+  }),
+  getProjectRepositoryStorageMoveOfProject: async (c) => {
+    const move = await storageMove(c, 'projects');
+    return { path: { id: move.subject, repository_storage_id: move.id } };
+  },
+  createProjectRepositoryStorageMove: async (c) => ({
+    path: { id: c.expected === 'allowed' ? await freshProject('public') : fx.projects.public.id },
+    body: {},
+  }),
+  scheduleProjectRepositoryStorageMoves: () => ({
+    body: { source_storage_name: 'matrix', destination_storage_name: 'matrix' },
+  }),
+  listGroupRepositoryStorageMovesOfGroup: () => ({ path: { id: fx.groups.public.id } }),
+  getGroupRepositoryStorageMove: async (c) => ({
+    path: { repository_storage_id: (await storageMove(c, 'groups')).id },
+  }),
+  getGroupRepositoryStorageMoveOfGroup: async (c) => {
+    const move = await storageMove(c, 'groups');
+    return { path: { id: move.subject, repository_storage_id: move.id } };
+  },
+  createGroupRepositoryStorageMove: async (c) => ({
+    path: { id: c.expected === 'allowed' ? await freshGroup('public') : fx.groups.public.id },
+    body: {},
+  }),
+  scheduleGroupRepositoryStorageMoves: () => ({
+    body: { source_storage_name: 'matrix', destination_storage_name: 'matrix' },
+  }),
 };
 
 /** A new push mirror of the case's project when the call is allowed, else any id. */

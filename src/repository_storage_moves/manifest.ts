@@ -1,0 +1,42 @@
+import { defineSubscriber } from '../core/events.js';
+import { defineFamily, defineService } from '../core/family.js';
+import { RepositoryStorageMoves1767745600000 } from '../db/migrations/1767745600000-repository-storage-moves.js';
+import { RepositoryStorageMove } from './repository-storage-move.entity.js';
+import { repositoryStorageMovesHandlers } from './repository-storage-moves.handlers.js';
+import { RepositoryStorageMovesService } from './repository-storage-moves.service.js';
+
+declare module '../core/family.js' {
+  interface ServiceRegistry {
+    repositoryStorageMoves: RepositoryStorageMovesService;
+  }
+}
+
+export const repositoryStorageMovesManifest = defineFamily({
+  name: 'repository_storage_moves',
+  entities: [RepositoryStorageMove],
+  migrations: [RepositoryStorageMoves1767745600000],
+  services: [
+    defineService(
+      'repositoryStorageMoves',
+      ['projects', 'groups', 'storage', 'writeGate', 'storageMover'],
+      (core, deps) => new RepositoryStorageMovesService(core, deps),
+    ),
+  ],
+  subscribers: ({ storageMover, repositoryStorageMoves }) => [
+    defineSubscriber({
+      event: 'repository_storage_move.scheduled',
+      name: 'repository_storage_moves.move',
+      // A move killed with its process resumes soon after the restart; its repository is read-only meanwhile.
+      retryDelaySeconds: 2,
+      retryBackoff: false,
+      handle: ({ moveId }) => storageMover.run(moveId),
+    }),
+    defineSubscriber({
+      event: 'repository_storage_moves.requested',
+      name: 'repository_storage_moves.schedule_all',
+      handle: ({ containerType, source, destination }) =>
+        repositoryStorageMoves.scheduleEach(containerType as 'project' | 'group', source, destination),
+    }),
+  ],
+  handlers: repositoryStorageMovesHandlers,
+});

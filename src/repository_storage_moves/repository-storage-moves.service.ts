@@ -1,0 +1,238 @@
+import type { DataSource } from 'typeorm';
+import type { Caller } from '../core/auth.js';
+import { badParameter, recordNotFound, validationFailed } from '../core/errors.js';
+import type { Events } from '../core/events.js';
+import type { CoreDeps, ServiceRegistry } from '../core/family.js';
+import { offsetHeaders, perPageOf, type RequestInfo } from '../core/pagination.js';
+import { MOVE_STATES, type ContainerType } from '../git/write-gate.js';
+import { RepositoryStorageMove } from './repository-storage-move.entity.js';
+import './repository-storage-moves.events.js';
+
+/** The kinds of container this API moves (snippets join once they have repositories). */
+export type MovableType = Extract<ContainerType, 'project' | 'group'>;
+
+type PageParams = { page?: number; per_page?: number };
+
+/**
+ * GitLab's `Repository.pick_storage_shard` with its default weights (`default` 100, every storage added
+ * later 0): forge-api has no weights setting, so the pick is always `default`.
+ */
+const PICKED_STORAGE = 'default';
+
+/** How many containers the bulk job schedules per statement. */
+const BULK_BATCH = 100;
+
+/** A move as lists show it, with what it moves. */
+export interface MoveRecord {
+  id: number;
+  createdAt: Date;
+  state: number;
+  source: string;
+  destination: string;
+  container: {
+    id: number;
+    name: string;
+    path: string;
+    description: string | null;
+    createdAt: Date;
+    /** The full path, and for a project the full name (namespace / name). */
+    fullPath: string;
+    fullName: string;
+  };
+}
+
+/** Per kind: the join that names each move's container (moves of deleted ones left out), and its names. */
+const CONTAINER_SQL: Record<MovableType, { join: string; fullPath: string; fullName: string }> = {
+  project: {
+    join: 'JOIN projects c ON c.id = m.container_id JOIN namespaces n ON n.id = c.namespace_id',
+    fullPath: `n.full_path || '/' || c.path`,
+    fullName: `n.full_name || ' / ' || c.name`,
+  },
+  group: {
+    join: `JOIN namespaces c ON c.id = m.container_id AND c.kind = 'group'`,
+    fullPath: 'c.full_path',
+    fullName: 'c.full_name',
+  },
+};
+
+interface MoveRow {
+  id: number;
+  created_at: Date;
+  state: number;
+  source_storage_name: string;
+  destination_storage_name: string;
+  c_id: number;
+  c_name: string;
+  c_path: string;
+  c_description: string | null;
+  c_created_at: Date;
+  c_full_path: string;
+  c_full_name: string;
+}
+
+/**
+ * Schedules and lists repository storage moves; the moving itself is the git layer's StorageMover,
+ * run on the queue for each scheduled move.
+ */
+export class RepositoryStorageMovesService {
+  private readonly dataSource: DataSource;
+  private readonly events: Events;
+
+  constructor(
+    deps: CoreDeps,
+    private readonly services: Pick<
+      ServiceRegistry,
+      'projects' | 'groups' | 'storage' | 'writeGate' | 'storageMover'
+    >,
+  ) {
+    this.dataSource = deps.dataSource;
+    this.events = deps.events;
+  }
+
+  /** The id of the project or group `id` names (an administrator sees every one). */
+  async containerId(caller: Caller, type: MovableType, id: string | number): Promise<number> {
+    if (type === 'project') return (await this.services.projects.find(caller, id)).project.id;
+    return (await this.services.groups.find(caller, id)).group.id;
+  }
+
+  async list(
+    type: MovableType,
+    containerId: number | null,
+    params: PageParams,
+    request: RequestInfo,
+  ): Promise<{ items: MoveRecord[]; headers: Record<string, string> }> {
+    const perPage = perPageOf(params);
+    const page = Math.max(params.page ?? 1, 1);
+    const values: unknown[] = [type];
+    const where = containerId === null ? '' : `AND m.container_id = $${values.push(containerId)}`;
+    const from = `FROM repository_storage_moves m ${CONTAINER_SQL[type].join}
+      WHERE m.container_type = $1 ${where}`;
+    const [rows, [{ total }]] = await Promise.all([
+      this.dataSource.query(
+        `${select(type)} ${from} ORDER BY m.id DESC LIMIT ${perPage} OFFSET ${(page - 1) * perPage}`,
+        values,
+      ) as Promise<MoveRow[]>,
+      this.dataSource.query(`SELECT count(*) AS total ${from}`, values) as Promise<[{ total: string }]>,
+    ]);
+    return { items: rows.map(toRecord), headers: offsetHeaders(Number(total), page, perPage, request) };
+  }
+
+  async get(type: MovableType, containerId: number | null, moveId: number): Promise<MoveRecord> {
+    const values: unknown[] = [type, moveId];
+    const where = containerId === null ? '' : `AND m.container_id = $${values.push(containerId)}`;
+    const [row] = (await this.dataSource.query(
+      `${select(type)} FROM repository_storage_moves m ${CONTAINER_SQL[type].join}
+       WHERE m.container_type = $1 AND m.id = $2 ${where}`,
+      values,
+    )) as MoveRow[];
+    if (!row) throw recordNotFound();
+    return toRecord(row);
+  }
+
+  /**
+   * Schedules a move of one container's repository from where it is now; the container is read-only
+   * from the commit on. GitLab's validation errors: an unknown destination, a container already
+   * read-only (being moved).
+   */
+  async schedule(type: MovableType, containerId: number, destination?: string): Promise<MoveRecord> {
+    const target = destination ?? PICKED_STORAGE;
+    if (!this.services.storage.has(target))
+      throw validationFailed({ destination_storage_name: ['is not included in the list'] });
+    const moveId = await this.scheduleMove(type, containerId, target);
+    if (moveId === null) throw validationFailed({ [type]: ['is read-only'] });
+    return this.get(type, containerId, moveId);
+  }
+
+  /** Asks for moves of every repository of a kind on `source`; a job schedules them. */
+  async scheduleAll(type: MovableType, source: string, destination?: string): Promise<void> {
+    if (!this.services.storage.has(source))
+      throw badParameter('source_storage_name does not have a valid value');
+    if (destination !== undefined && !this.services.storage.has(destination))
+      throw badParameter('destination_storage_name does not have a valid value');
+    await this.dataSource.transaction((tx) =>
+      this.events.publish(tx, 'repository_storage_moves.requested', {
+        containerType: type,
+        source,
+        destination: destination ?? PICKED_STORAGE,
+      }),
+    );
+  }
+
+  /**
+   * The bulk job: a move for each container on `source`, in id order, one transaction each. Those
+   * already being moved are skipped, as GitLab's bulk service skips invalid moves; safe to repeat.
+   */
+  async scheduleEach(type: MovableType, source: string, destination: string): Promise<void> {
+    const container = this.services.storageMover.container(type);
+    let after = 0;
+    for (;;) {
+      const ids = await container.onStorage(this.dataSource.manager, source, after, BULK_BATCH);
+      for (const id of ids) await this.scheduleMove(type, id, destination, source);
+      if (ids.length < BULK_BATCH) return;
+      after = ids[ids.length - 1];
+    }
+  }
+
+  /**
+   * Inserts a scheduled move and its job in one transaction; null when the container is already being
+   * moved (the partial unique index settles a race), gone, or (for the bulk job) no longer on `onlyFrom`.
+   */
+  private async scheduleMove(
+    type: MovableType,
+    containerId: number,
+    destination: string,
+    onlyFrom?: string,
+  ): Promise<number | null> {
+    const container = this.services.storageMover.container(type);
+    try {
+      return await this.dataSource.transaction(async (tx) => {
+        const location = await container.locate(tx, containerId);
+        if (!location) return null;
+        const source = location.storage ?? PICKED_STORAGE;
+        if (onlyFrom !== undefined && source !== onlyFrom) return null;
+        if (await this.services.writeGate.readOnly(tx, type, containerId)) return null;
+        const move = await tx.getRepository(RepositoryStorageMove).save({
+          containerType: type,
+          containerId,
+          state: MOVE_STATES.scheduled,
+          sourceStorageName: source,
+          destinationStorageName: destination,
+        });
+        await this.events.publish(tx, 'repository_storage_move.scheduled', { moveId: move.id });
+        return move.id;
+      });
+    } catch (err) {
+      if (
+        (err as { code?: string }).code === '23505' ||
+        /repository_storage_moves_in_progress/.test(String(err))
+      )
+        return null;
+      throw err;
+    }
+  }
+}
+
+const select = (type: MovableType) =>
+  `SELECT m.id, m.created_at, m.state, m.source_storage_name, m.destination_storage_name,
+    c.id AS c_id, c.name AS c_name, c.path AS c_path, c.description AS c_description,
+    c.created_at AS c_created_at, ${CONTAINER_SQL[type].fullPath} AS c_full_path,
+    ${CONTAINER_SQL[type].fullName} AS c_full_name`;
+
+function toRecord(row: MoveRow): MoveRecord {
+  return {
+    id: Number(row.id),
+    createdAt: new Date(row.created_at),
+    state: Number(row.state),
+    source: row.source_storage_name,
+    destination: row.destination_storage_name,
+    container: {
+      id: Number(row.c_id),
+      name: row.c_name,
+      path: row.c_path,
+      description: row.c_description,
+      createdAt: new Date(row.c_created_at),
+      fullPath: row.c_full_path,
+      fullName: row.c_full_name,
+    },
+  };
+}
