@@ -210,7 +210,9 @@ export function gitHttp(
       args.unshift('-c', `core.hooksPath=${HOOKS_DIR}`, '-c', 'receive.autogc=false');
     // A push is a writer from before its pre-receive check until its refs moved (see write-gate.ts).
     const leave =
-      service === 'git-receive-pack' && projectId !== null ? gate.enter('project', projectId) : () => undefined;
+      service === 'git-receive-pack' && projectId !== null
+        ? gate.enter('project', projectId)
+        : () => undefined;
     const child = spawnGit(args, { env: { ...env, ...(protocol ? { GIT_PROTOCOL: protocol } : {}) } });
     child.once('close', leave);
     child.once('error', leave);
