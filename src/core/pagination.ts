@@ -11,6 +11,8 @@ export interface RequestInfo {
   ip?: string;
   /** `HEAD` when the GET operation answers a HEAD request. */
   method?: string;
+  /** The operation's own credential, when its `security` names only its own schemes (see api.ts). */
+  credential?: string;
 }
 
 export interface PageParams {
