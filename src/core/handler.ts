@@ -20,7 +20,9 @@ type ParamsIn<O extends OperationId, In extends 'path' | 'query' | 'header'> = O
   : unknown;
 
 /** Path, query and declared header parameters, after coercion and validation. */
-export type Params<O extends OperationId> = ParamsIn<O, 'path'> & ParamsIn<O, 'query'> & ParamsIn<O, 'header'>;
+export type Params<O extends OperationId> = ParamsIn<O, 'path'> &
+  ParamsIn<O, 'query'> &
+  ParamsIn<O, 'header'>;
 
 /** The validated request body, whichever media type it came in. */
 export type Body<O extends OperationId> =
