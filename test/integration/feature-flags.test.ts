@@ -229,6 +229,18 @@ describe('feature flags', () => {
     expect(await call(w.developer, 'GET', flags(w))).toEqual([]);
   });
 
+  it('goes with its project, lists in use included', async () => {
+    const w = await world();
+    const list = await newList(w, 'beta');
+    await call(w.developer, 'POST', flags(w), userListFlag('with-list', list.id as number));
+    await server.dataSource.query('DELETE FROM projects WHERE id = $1', [w.project.id]);
+    const left = (await server.dataSource.query(
+      'SELECT (SELECT count(*) FROM feature_flags WHERE project_id = $1) + (SELECT count(*) FROM feature_flag_user_lists WHERE project_id = $1) AS n',
+      [w.project.id],
+    )) as Array<{ n: string }>;
+    expect(Number(left[0].n)).toBe(0);
+  });
+
   it('refuses a user list of another project', async () => {
     const w = await world();
     const other = await world();

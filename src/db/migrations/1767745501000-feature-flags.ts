@@ -3,8 +3,9 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 /**
  * Feature flags (GitLab's new-version flags) with their strategies and each strategy's environment
  * scopes, the project's user lists, and the project's Unleash client (its instance id). A strategy of
- * type `gitlabUserList` names one list; the foreign key refuses deleting a list in use, which the service
- * answers first with GitLab's 409.
+ * type `gitlabUserList` names one list; the foreign key refuses deleting a list in use (the service answers
+ * first with GitLab's 409). It is checked at commit (deferred), so that deleting the project takes its
+ * flags and lists together, whatever order the cascades run in.
  */
 export class FeatureFlags1767745501000 implements MigrationInterface {
   name = 'FeatureFlags1767745501000';
@@ -41,7 +42,7 @@ export class FeatureFlags1767745501000 implements MigrationInterface {
         feature_flag_id integer NOT NULL REFERENCES feature_flags (id) ON DELETE CASCADE,
         name varchar(255) NOT NULL,
         parameters jsonb NOT NULL DEFAULT '{}',
-        user_list_id integer REFERENCES feature_flag_user_lists (id) ON DELETE RESTRICT
+        user_list_id integer REFERENCES feature_flag_user_lists (id) DEFERRABLE INITIALLY DEFERRED
       );
       CREATE INDEX feature_flag_strategies_flag ON feature_flag_strategies (feature_flag_id, id);
       CREATE INDEX feature_flag_strategies_user_list ON feature_flag_strategies (user_list_id);
