@@ -4,6 +4,138 @@
  */
 
 export interface paths {
+    "/feature_flags/unleash/{project_id}/client/features": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's id or URL-encoded full path.
+                 * @example 7
+                 */
+                project_id: components["parameters"]["UnleashProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get the feature flags for an Unleash client
+         * @description The project's flags as an Unleash client reads them, for one environment: the SDK's application name
+         *     (`UNLEASH-APPNAME` header, or `app_name`). A flag is listed when one of its strategies has a scope matching the
+         *     environment, with those strategies only; `enabled` is the flag's `active`. A `gitlabUserList` strategy is served
+         *     as Unleash's `userWithId` with the list's current ids in `userIds`. Without an application name the list is
+         *     empty, as GitLab answers.
+         *
+         *     - **Authentication:** the project's Unleash instance id (see `GET /projects/:id/feature_flags_client`), in the
+         *       `UNLEASH-INSTANCEID` header or the `instance_id` query parameter; personal access tokens are not read here. A
+         *       missing or wrong instance id, or a project that does not exist, answers 401 `{"message": "401 Unauthorized"}`.
+         */
+        get: operations["getUnleashClientFeatures"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/feature_flags/unleash/{project_id}/client/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's id or URL-encoded full path.
+                 * @example 7
+                 */
+                project_id: components["parameters"]["UnleashProjectId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept an Unleash client's metrics
+         * @description Unleash SDKs send this on start (`register`) and periodically (`metrics`). It is accepted and not kept, as
+         *     GitLab does: 200 without a body.
+         *
+         *     - **Authentication:** the project's Unleash instance id (see `GET /projects/:id/feature_flags_client`), in the
+         *       `UNLEASH-INSTANCEID` header or the `instance_id` query parameter; personal access tokens are not read here. A
+         *       missing or wrong instance id, or a project that does not exist, answers 401 `{"message": "401 Unauthorized"}`.
+         */
+        post: operations["postUnleashClientMetrics"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/feature_flags/unleash/{project_id}/client/register": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's id or URL-encoded full path.
+                 * @example 7
+                 */
+                project_id: components["parameters"]["UnleashProjectId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept an Unleash client registration
+         * @description Unleash SDKs send this on start (`register`) and periodically (`metrics`). It is accepted and not kept, as
+         *     GitLab does: 200 without a body.
+         *
+         *     - **Authentication:** the project's Unleash instance id (see `GET /projects/:id/feature_flags_client`), in the
+         *       `UNLEASH-INSTANCEID` header or the `instance_id` query parameter; personal access tokens are not read here. A
+         *       missing or wrong instance id, or a project that does not exist, answers 401 `{"message": "401 Unauthorized"}`.
+         */
+        post: operations["registerUnleashClient"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/feature_flags/unleash/{project_id}/features": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's id or URL-encoded full path.
+                 * @example 7
+                 */
+                project_id: components["parameters"]["UnleashProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get the feature flags for an Unleash client (older clients)
+         * @description The same as `client/features`, at the path older Unleash clients read.
+         *
+         *     The project's flags as an Unleash client reads them, for one environment: the SDK's application name
+         *     (`UNLEASH-APPNAME` header, or `app_name`). A flag is listed when one of its strategies has a scope matching the
+         *     environment, with those strategies only; `enabled` is the flag's `active`. A `gitlabUserList` strategy is served
+         *     as Unleash's `userWithId` with the list's current ids in `userIds`. Without an application name the list is
+         *     empty, as GitLab answers.
+         *
+         *     - **Authentication:** the project's Unleash instance id (see `GET /projects/:id/feature_flags_client`), in the
+         *       `UNLEASH-INSTANCEID` header or the `instance_id` query parameter; personal access tokens are not read here. A
+         *       missing or wrong instance id, or a project that does not exist, answers 401 `{"message": "401 Unauthorized"}`.
+         */
+        get: operations["getUnleashFeatures"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/group_repository_storage_moves": {
         parameters: {
             query?: never;
@@ -1009,6 +1141,35 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/internal/kubernetes/agent_info": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the calling agent's information (agent server API)
+         * @description What GitLab's agent server (KAS) asks about the agent whose token it holds: the agent, its project, where
+         *     the project's repository is and its default branch. Reading it records the token's use (`last_used_at`).
+         *
+         *     - **Authentication:** the agent token alone, as `Authorization: Bearer <token>`; personal access tokens are
+         *       not accepted here. A missing, unknown or revoked token answers 401 `{"message": "401 Unauthorized"}`.
+         *       GitLab also requires the agent server's shared-secret JWT (`Gitlab-Kas-Api-Request`); forge-api has no
+         *       agent server secret and does not ask for it.
+         *     - forge-api has no Gitaly: `gitaly_info.address` is `file://` and the repository storage's directory, where
+         *       `gitaly_repository.relative_path` is the bare repository (GitLab's hashed layout); `token` is empty and
+         *       `features` has no flags.
+         */
+        get: operations["getKubernetesAgentInfo"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/merge_requests": {
         parameters: {
             query?: never;
@@ -1777,6 +1938,181 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{id}/cluster_agents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a project's cluster agents
+         * @description The agents registered for the project, oldest first (by id).
+         *
+         *     - **Who.** Developer and above (`read_cluster_agent`); administrators too.
+         *     - Offset pagination in SQL: `page`, `per_page` (default 20, at most 100) and GitLab's headers.
+         *     - `config_project` is the project the agent is registered in (its configuration lives in that project's
+         *       repository, at `.gitlab/agents/<name>/config.yaml`).
+         */
+        get: operations["listClusterAgents"];
+        put?: never;
+        /**
+         * Register a cluster agent
+         * @description Registers an agent with the project. Answers 201 with the agent.
+         *
+         *     - **Who.** Maintainer and above (`admin_cluster`).
+         *     - **Required:** `name` (400 `{"error": "name is missing"}` without it): 1 to 63 characters, lowercase
+         *       letters, digits and `-`, not starting or ending with `-` (GitLab's `cluster_agent_name_regex`); otherwise 400
+         *       `{"message": {"name": ["can contain only lowercase letters, digits, and '-', but cannot start or end with '-'"]}}`.
+         *     - Names are unique per project: 400 `{"message": {"name": ["has already been taken"]}}`.
+         *     - `created_by_user_id` is the caller.
+         */
+        post: operations["registerClusterAgent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/cluster_agents/{agent_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's id.
+                 * @example 1
+                 */
+                agent_id: components["parameters"]["AgentId"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a cluster agent
+         * @description One agent of the project. An agent of another project, or none, answers 404 `{"message": "404 Not found"}`.
+         *
+         *     - **Who.** Developer and above (`read_cluster_agent`); administrators too.
+         */
+        get: operations["getClusterAgent"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a cluster agent registration
+         * @description Removes the agent's registration. Its tokens are revoked in the same transaction: from then on they
+         *     authenticate nothing (the agent server gets 401). Answers 204 without a body.
+         *
+         *     - **Who.** Maintainer and above (`admin_cluster`).
+         *     - An agent that is not there answers 404 `{"message": "404 Not found"}`.
+         */
+        delete: operations["deleteClusterAgent"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/cluster_agents/{agent_id}/tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's id.
+                 * @example 1
+                 */
+                agent_id: components["parameters"]["AgentId"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List an agent's active tokens
+         * @description The agent's active tokens, oldest first; revoked tokens are not listed. The secret is never shown, and
+         *     `last_used_at` is left out (only the single-token endpoint returns it).
+         *
+         *     - **Who.** Developer and above (`read_cluster_agent`); administrators too.
+         *     - Offset pagination in SQL: `page`, `per_page` (default 20, at most 100) and GitLab's headers.
+         */
+        get: operations["listClusterAgentTokens"];
+        put?: never;
+        /**
+         * Create an agent token
+         * @description Issues a token for the agent. Answers 201 with the token, whose secret (`token`, starting with `glagent-`)
+         *     is shown this once: only its SHA-256 digest is stored.
+         *
+         *     - **Who.** Maintainer and above (`admin_cluster`).
+         *     - **Required:** `name` (1 to 255 characters); optional `description`.
+         *     - **At most two active tokens per agent:** a third answers 400
+         *       `{"message": "An agent can have only two active tokens at a time"}`; revoke one first.
+         *     - The token authenticates the agent server's `GET /internal/kubernetes/agent_info`.
+         */
+        post: operations["createClusterAgentToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/cluster_agents/{agent_id}/tokens/{token_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's id.
+                 * @example 1
+                 */
+                agent_id: components["parameters"]["AgentId"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The token's id.
+                 * @example 3
+                 */
+                token_id: components["parameters"]["TokenId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get an agent token
+         * @description One active token of the agent, with `last_used_at` (moved by the agent server's calls; null until the
+         *     first). A revoked token answers 404 `{"message": "404 Not found"}`, as does one of another agent.
+         *
+         *     - **Who.** Developer and above (`read_cluster_agent`); administrators too.
+         */
+        get: operations["getClusterAgentToken"];
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an agent token
+         * @description Revokes the token (its `status` becomes `revoked`): it no longer authenticates, is no longer listed, and
+         *     its single read answers 404. Answers 204 without a body. An already revoked token answers 404.
+         *
+         *     - **Who.** Maintainer and above (`admin_cluster`).
+         */
+        delete: operations["revokeClusterAgentToken"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{id}/custom_attributes": {
         parameters: {
             query?: never;
@@ -1839,6 +2175,241 @@ export interface paths {
          *     callers). An unknown key answers 404 `{"message": "404 Custom Attribute Not Found"}`.
          */
         delete: operations["deleteProjectCustomAttribute"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/feature_flags": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a project's feature flags
+         * @description The project's feature flags by name, each with its strategies and their scopes.
+         *
+         *     - **Who.** Developer and above (`read_feature_flag`); administrators too.
+         *     - `scope`: `enabled` (active flags) or `disabled`.
+         *     - Offset pagination in SQL: `page`, `per_page` (default 20, at most 100) and GitLab's headers.
+         */
+        get: operations["listFeatureFlags"];
+        put?: never;
+        /**
+         * Create a feature flag
+         * @description Creates a flag (GitLab's `new_version_flag`). Answers 201 with it.
+         *
+         *     - **Who.** Developer and above (`admin_feature_flag`); administrators too.
+         *     - **Required:** `name`: lowercase letters, digits, `_` and `-`, starting with a letter and not ending with `_` or
+         *       `-`, at most 63 characters, unique in the project (400 `{"message": ["Name has already been taken"]}`).
+         *     - `version`: only `new_version_flag` (legacy flags are read-only in GitLab); `active` defaults to true;
+         *       `description` at most 255 characters.
+         *     - **Strategies** (`strategies[]`): `name` one of `default` (everyone; `parameters` `{}`), `gradualRolloutUserId`
+         *       (`{"groupId": "default", "percentage": "50"}`), `userWithId` (`{"userIds": "u1,u2"}`), `flexibleRollout`
+         *       (`{"groupId": "default", "rollout": "50", "stickiness": "default"}`; stickiness `default`, `userId`, `sessionId`
+         *       or `random`) and `gitlabUserList` (`parameters` `{}` and `user_list_id`, a user list of the same project). Percentages
+         *       are strings of integers from 0 to 100; `groupId` is lowercase letters, at most 32. `parameters` may also come as a
+         *       JSON string (python-gitlab's form). A wrong strategy answers 400 with GitLab's full messages, e.g.
+         *       `{"message": ["Strategies name strategy name is invalid"]}`.
+         *     - **Scopes** (`strategies[].scopes[]`): `environment_scope`, an environment name or a pattern where `*` matches
+         *       anything (`*` alone: every environment). A strategy without scopes applies nowhere.
+         */
+        post: operations["createFeatureFlag"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/feature_flags_client": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get the project's Unleash client configuration
+         * @description What GitLab shows under **Feature flags > Configure**: the Unleash API URL and the project's instance id, the
+         *     credential an Unleash SDK presents (`instanceId`, sent as `UNLEASH-INSTANCEID`). The instance id is made on the
+         *     first read and stays. GitLab has this in its web interface only; forge-api serves it here, as JSON.
+         *
+         *     - **Who.** Developer and above (`read_feature_flag`); administrators too.
+         */
+        get: operations["getFeatureFlagsClient"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/feature_flags_user_lists": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a project's feature flag user lists
+         * @description The project's user lists, oldest first (by `iid`).
+         *
+         *     - **Who.** Developer and above (`admin_feature_flags_user_lists`); administrators too.
+         *     - `search`: each word of it must appear in the name (case-insensitive); empty lists everything.
+         *     - Offset pagination in SQL: `page`, `per_page` (default 20, at most 100) and GitLab's headers.
+         */
+        get: operations["listFeatureFlagUserLists"];
+        put?: never;
+        /**
+         * Create a feature flag user list
+         * @description Creates a user list. Answers 201 with it. Its `iid` comes from the project's internal-id sequence for user
+         *     lists.
+         *
+         *     - **Who.** Developer and above (`admin_feature_flags_user_lists`); administrators too.
+         *     - **Required:** `name` and `user_xids` (400 `{"error": "name is missing"}` without them).
+         *     - `user_xids`: the external user ids, comma-separated. They are normalised as they are stored: each id
+         *       trimmed, empty entries and repeats dropped, order kept (`' a, b,,a '` is stored as `a,b`). An id longer than
+         *       256 characters answers 400 `{"message": ["User xids user_xids must be a string of unique comma separated values
+         *       each 256 characters or less"]}`.
+         *     - `name`: 1 to 255 characters, unique in the project: 400 `{"message": ["Name has already been taken"]}`.
+         */
+        post: operations["createFeatureFlagUserList"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/feature_flags_user_lists/{iid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The user list's iid in the project.
+                 * @example 1
+                 */
+                iid: components["parameters"]["UserListIid"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a feature flag user list
+         * @description One user list by its `iid` in the project; none answers 404 `{"message": "404 Not found"}`.
+         *
+         *     - **Who.** Developer and above (`admin_feature_flags_user_lists`); administrators too.
+         */
+        get: operations["getFeatureFlagUserList"];
+        /**
+         * Update a feature flag user list
+         * @description Changes the list's `name` and/or `user_xids`; what is left out stays. Strategies using the list see the change
+         *     at once (the Unleash API reads the list's ids).
+         *
+         *     - **Who.** Developer and above (`admin_feature_flags_user_lists`); administrators too.
+         *     - `user_xids`: the external user ids, comma-separated. They are normalised as they are stored: each id
+         *       trimmed, empty entries and repeats dropped, order kept (`' a, b,,a '` is stored as `a,b`). An id longer than
+         *       256 characters answers 400 `{"message": ["User xids user_xids must be a string of unique comma separated values
+         *       each 256 characters or less"]}`.
+         *     - `name`: 1 to 255 characters, unique in the project: 400 `{"message": ["Name has already been taken"]}`.
+         */
+        put: operations["updateFeatureFlagUserList"];
+        post?: never;
+        /**
+         * Delete a feature flag user list
+         * @description Deletes the list. Answers 204 without a body.
+         *
+         *     - **Who.** Developer and above (`admin_feature_flags_user_lists`); administrators too.
+         *     - A list used by a `gitlabUserList` strategy is kept: 409 `{"message": ["User list is associated with a strategy"]}`,
+         *       as GitLab answers. Remove the strategy (or the flag) first.
+         */
+        delete: operations["deleteFeatureFlagUserList"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/feature_flags/{feature_flag_name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The flag's name.
+                 * @example new-checkout
+                 */
+                feature_flag_name: components["parameters"]["FeatureFlagName"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a feature flag
+         * @description One flag by name; none answers 404 `{"message": "404 Not found"}`.
+         *
+         *     - **Who.** Developer and above (`read_feature_flag`); administrators too.
+         */
+        get: operations["getFeatureFlag"];
+        /**
+         * Update a feature flag
+         * @description Changes the flag. What is left out stays.
+         *
+         *     - **Who.** Developer and above (`admin_feature_flag`); administrators too.
+         *     - `name`, `description`, `active` as on create.
+         *     - `strategies[]`: an item with `id` changes that strategy (`name`, `parameters`, `user_list_id`, `scopes`), or
+         *       removes it with `_destroy: true`; an item without `id` adds a strategy. Scopes likewise: with `id` changed or
+         *       removed (`_destroy`), without added. An `id` that is not the flag's (or the strategy's) answers
+         *       404 `{"message": "404 Not found"}`.
+         *     - **Strategies** (`strategies[]`): `name` one of `default` (everyone; `parameters` `{}`), `gradualRolloutUserId`
+         *       (`{"groupId": "default", "percentage": "50"}`), `userWithId` (`{"userIds": "u1,u2"}`), `flexibleRollout`
+         *       (`{"groupId": "default", "rollout": "50", "stickiness": "default"}`; stickiness `default`, `userId`, `sessionId`
+         *       or `random`) and `gitlabUserList` (`parameters` `{}` and `user_list_id`, a user list of the same project). Percentages
+         *       are strings of integers from 0 to 100; `groupId` is lowercase letters, at most 32. `parameters` may also come as a
+         *       JSON string (python-gitlab's form). A wrong strategy answers 400 with GitLab's full messages, e.g.
+         *       `{"message": ["Strategies name strategy name is invalid"]}`.
+         *     - **Scopes** (`strategies[].scopes[]`): `environment_scope`, an environment name or a pattern where `*` matches
+         *       anything (`*` alone: every environment). A strategy without scopes applies nowhere.
+         */
+        put: operations["updateFeatureFlag"];
+        post?: never;
+        /**
+         * Delete a feature flag
+         * @description Deletes the flag with its strategies and scopes, and answers 200 with the deleted flag, as GitLab does. User lists
+         *     it used are then free to delete.
+         *
+         *     - **Who.** Developer and above (`admin_feature_flag`); administrators too.
+         */
+        delete: operations["deleteFeatureFlag"];
         options?: never;
         head?: never;
         patch?: never;
@@ -6839,6 +7410,60 @@ export interface components {
             /** @description The storage whose repositories move. */
             source_storage_name: string;
         };
+        ClusterAgent: {
+            config_project: components["schemas"]["ClusterAgentConfigProject"];
+            /** Format: date-time */
+            created_at: string;
+            /** @description The user who registered the agent (null once deleted). */
+            created_by_user_id: number | null;
+            id: number;
+            name: string;
+        };
+        /** @description The project holding the agent (and its configuration). */
+        ClusterAgentConfigProject: {
+            /** Format: date-time */
+            created_at: string;
+            description: string | null;
+            id: number;
+            name: string;
+            name_with_namespace: string;
+            path: string;
+            path_with_namespace: string;
+        };
+        ClusterAgentCreate: {
+            /**
+             * @description The agent's name.
+             * @example production
+             */
+            name: string;
+        };
+        ClusterAgentToken: components["schemas"]["ClusterAgentTokenBasic"] & {
+            /** Format: date-time */
+            last_used_at: string | null;
+        };
+        /** @description A token as lists show it: no secret, no `last_used_at`. */
+        ClusterAgentTokenBasic: {
+            agent_id: number;
+            /** Format: date-time */
+            created_at: string;
+            /** @description The creating user's id; GitLab declares it a string, so it is one here (null once the user is deleted). */
+            created_by_user_id: string | null;
+            description: string | null;
+            id: number;
+            name: string;
+            /** @enum {string} */
+            status: "active" | "revoked";
+        };
+        ClusterAgentTokenCreate: {
+            /** @example Token for the production cluster */
+            description?: string;
+            /** @example kas */
+            name: string;
+        };
+        ClusterAgentTokenWithSecret: components["schemas"]["ClusterAgentTokenBasic"] & {
+            /** @description The secret, shown once. Starts with `glagent-`. */
+            token: string;
+        };
         /**
          * Commit
          * @description A commit as lists and other resources embed it. `created_at` equals `committed_date`; `title` is the first line of `message`. `trailers` keeps the last value of a repeated key, `extended_trailers` all of them.
@@ -7419,6 +8044,93 @@ export interface components {
          * @enum {string}
          */
         FeatureAccessLevel: "disabled" | "private" | "enabled";
+        FeatureFlag: {
+            active: boolean;
+            /** Format: date-time */
+            created_at: string;
+            description: string | null;
+            name: string;
+            /** @description Legacy flags' scopes: always empty. */
+            scopes: Record<string, never>[];
+            strategies: components["schemas"]["FeatureFlagStrategy"][];
+            /** Format: date-time */
+            updated_at: string;
+            /** @enum {string} */
+            version: "new_version_flag";
+        };
+        FeatureFlagCreate: {
+            active?: boolean;
+            description?: string;
+            /** @example new-checkout */
+            name: string;
+            strategies?: components["schemas"]["StrategyInput"][];
+            /**
+             * @example new_version_flag
+             * @enum {string}
+             */
+            version?: "new_version_flag";
+        };
+        FeatureFlagsClient: {
+            /** @description The SDK's `instanceId`. */
+            instance_id: string;
+            /** @description The SDK's `url`. */
+            unleash_api_url: string;
+        };
+        FeatureFlagScope: {
+            environment_scope: string;
+            id: number;
+        };
+        FeatureFlagStrategy: {
+            id: number;
+            /** @enum {string} */
+            name: "default" | "gradualRolloutUserId" | "userWithId" | "flexibleRollout" | "gitlabUserList";
+            parameters: {
+                [key: string]: string;
+            };
+            scopes: components["schemas"]["FeatureFlagScope"][];
+            user_list?: components["schemas"]["FeatureFlagUserListBasic"];
+        };
+        FeatureFlagUpdate: {
+            active?: boolean;
+            description?: string;
+            name?: string;
+            strategies?: components["schemas"]["StrategyInput"][];
+        };
+        FeatureFlagUserList: {
+            /** Format: date-time */
+            created_at: string;
+            edit_path: string;
+            id: number;
+            iid: number;
+            name: string;
+            /** @description The list's page, relative to the server. */
+            path: string;
+            project_id: number;
+            /** Format: date-time */
+            updated_at: string;
+            user_xids: string;
+        };
+        FeatureFlagUserListBasic: {
+            id: number;
+            iid: number;
+            name: string;
+            user_xids: string;
+        };
+        FeatureFlagUserListCreate: {
+            /** @example beta-testers */
+            name: string;
+            /**
+             * @description Comma-separated external user ids.
+             * @example user1,user2
+             */
+            user_xids: string;
+        };
+        FeatureFlagUserListUpdate: {
+            /** @example beta-testers */
+            name?: string;
+            /** @example user1,user2 */
+            user_xids?: string;
+        };
         /**
          * GpgTagSignature
          * @description A GPG (OpenPGP) signature. forge-api cannot verify it, having no users' GPG keys.
@@ -7832,6 +8544,25 @@ export interface components {
              * @enum {string}
              */
             task?: "eager" | "prune";
+        };
+        KubernetesAgentInfo: {
+            agent_id: number;
+            agent_name: string;
+            default_branch: string;
+            gitaly_info: {
+                address: string;
+                features: {
+                    [key: string]: string;
+                };
+                token: string;
+            };
+            gitaly_repository: {
+                gl_project_path: string;
+                gl_repository: string;
+                relative_path: string;
+                storage_name: string;
+            };
+            project_id: number;
         };
         /**
          * LabelBasic
@@ -10575,6 +11306,11 @@ export interface components {
             state: "closed" | "reopened" | "merged";
             user: components["schemas"]["UserSummary"];
         };
+        ScopeInput: {
+            _destroy?: boolean;
+            environment_scope?: string;
+            id?: number;
+        };
         /**
          * SharedRunnersSetting
          * @description Whether instance runners serve the group's projects and subgroups: `enabled`, `disabled_and_overridable` (subgroups may enable them), `disabled_and_unoverridable`, or the deprecated `disabled_with_override`.
@@ -10802,6 +11538,18 @@ export interface components {
          * @example true
          */
         StateChange: boolean | null;
+        StrategyInput: {
+            _destroy?: boolean;
+            id?: number;
+            name?: string;
+            parameters?: components["schemas"]["StrategyParameters"];
+            scopes?: components["schemas"]["ScopeInput"][];
+            user_list_id?: number;
+        };
+        /** @description The parameters: an object of strings, or the same as a JSON string. */
+        StrategyParameters: {
+            [key: string]: string | number;
+        } | string;
         /**
          * SubgroupCreationLevel
          * @description Who may create subgroups: `owner` (Owners) or `maintainer` (Maintainers and Owners).
@@ -10987,6 +11735,28 @@ export interface components {
              * @enum {string}
              */
             type: "tree" | "blob" | "commit";
+        };
+        /** @description Whatever the SDK reports; not kept. */
+        UnleashClientReport: {
+            [key: string]: unknown;
+        };
+        UnleashFeature: {
+            /** @description Left out when the flag has none. */
+            description?: string;
+            enabled: boolean;
+            name: string;
+            strategies: components["schemas"]["UnleashStrategy"][];
+        };
+        UnleashFeatures: {
+            features: components["schemas"]["UnleashFeature"][];
+            /** @constant */
+            version: 1;
+        };
+        UnleashStrategy: {
+            name: string;
+            parameters: {
+                [key: string]: string;
+            };
         };
         /**
          * UnprotectLevelChange
@@ -11726,6 +12496,11 @@ export interface components {
         };
     };
     parameters: {
+        /**
+         * @description The agent's id.
+         * @example 1
+         */
+        AgentId: number;
         /** @description `true` lists every group the caller may see; `false` only the groups the caller belongs to. Defaults to `true` for administrators and callers without a token, `false` for other users. `owned` and `min_access_level` take precedence. */
         AllAvailable: boolean;
         /**
@@ -11777,6 +12552,11 @@ export interface components {
          * @example 6a9c1750b37d513a43987b574953fceb50b03ce7
          */
         DiscussionId: string;
+        /**
+         * @description The flag's name.
+         * @example new-checkout
+         */
+        FeatureFlagName: string;
         /**
          * @description The file's path in the repository, URL-encoded (`lib%2Fparser.rb`).
          * @example lib%2Fparser.rb
@@ -12186,6 +12966,11 @@ export interface components {
          */
         TokenGroupId: number | string;
         /**
+         * @description The token's id.
+         * @example 3
+         */
+        TokenId: number;
+        /**
          * @description Only tokens last used at or after this time; never-used tokens are left out.
          * @example 2026-01-01
          */
@@ -12212,10 +12997,20 @@ export interface components {
         /** @description Unassign the user from the issues and merge requests of the project or group. Accepted; forge-api has none yet. */
         UnassignIssuables: boolean;
         /**
+         * @description The project's id or URL-encoded full path.
+         * @example 7
+         */
+        UnleashProjectId: string;
+        /**
          * @description The user's integer ID.
          * @example 12
          */
         UserId: number;
+        /**
+         * @description The user list's iid in the project.
+         * @example 1
+         */
+        UserListIid: number;
         /** @description Add the issue and merge request counts to each label. */
         WithCounts: boolean;
         /** @description Administrators only: include `custom_attributes` in each project. Ignored for other callers. */
@@ -12366,6 +13161,13 @@ export type SchemaBranchCreate = components['schemas']['BranchCreate'];
 export type SchemaBranchProtectionAccessLevel = components['schemas']['BranchProtectionAccessLevel'];
 export type SchemaBranchProtectionDefaults = components['schemas']['BranchProtectionDefaults'];
 export type SchemaBulkMoveRequest = components['schemas']['BulkMoveRequest'];
+export type SchemaClusterAgent = components['schemas']['ClusterAgent'];
+export type SchemaClusterAgentConfigProject = components['schemas']['ClusterAgentConfigProject'];
+export type SchemaClusterAgentCreate = components['schemas']['ClusterAgentCreate'];
+export type SchemaClusterAgentToken = components['schemas']['ClusterAgentToken'];
+export type SchemaClusterAgentTokenBasic = components['schemas']['ClusterAgentTokenBasic'];
+export type SchemaClusterAgentTokenCreate = components['schemas']['ClusterAgentTokenCreate'];
+export type SchemaClusterAgentTokenWithSecret = components['schemas']['ClusterAgentTokenWithSecret'];
 export type SchemaCommit = components['schemas']['Commit'];
 export type SchemaCommitAction = components['schemas']['CommitAction'];
 export type SchemaCommitCreate = components['schemas']['CommitCreate'];
@@ -12392,6 +13194,16 @@ export type SchemaDiscussionNoteUpdate = components['schemas']['DiscussionNoteUp
 export type SchemaDiscussionResolve = components['schemas']['DiscussionResolve'];
 export type SchemaError = components['schemas']['Error'];
 export type SchemaFeatureAccessLevel = components['schemas']['FeatureAccessLevel'];
+export type SchemaFeatureFlag = components['schemas']['FeatureFlag'];
+export type SchemaFeatureFlagCreate = components['schemas']['FeatureFlagCreate'];
+export type SchemaFeatureFlagsClient = components['schemas']['FeatureFlagsClient'];
+export type SchemaFeatureFlagScope = components['schemas']['FeatureFlagScope'];
+export type SchemaFeatureFlagStrategy = components['schemas']['FeatureFlagStrategy'];
+export type SchemaFeatureFlagUpdate = components['schemas']['FeatureFlagUpdate'];
+export type SchemaFeatureFlagUserList = components['schemas']['FeatureFlagUserList'];
+export type SchemaFeatureFlagUserListBasic = components['schemas']['FeatureFlagUserListBasic'];
+export type SchemaFeatureFlagUserListCreate = components['schemas']['FeatureFlagUserListCreate'];
+export type SchemaFeatureFlagUserListUpdate = components['schemas']['FeatureFlagUserListUpdate'];
 export type SchemaGpgTagSignature = components['schemas']['GpgTagSignature'];
 export type SchemaGroup = components['schemas']['Group'];
 export type SchemaGroupAttributes = components['schemas']['GroupAttributes'];
@@ -12406,6 +13218,7 @@ export type SchemaGroupSharedWithGroup = components['schemas']['GroupSharedWithG
 export type SchemaGroupStatistics = components['schemas']['GroupStatistics'];
 export type SchemaGroupUpdate = components['schemas']['GroupUpdate'];
 export type SchemaHousekeepingRequest = components['schemas']['HousekeepingRequest'];
+export type SchemaKubernetesAgentInfo = components['schemas']['KubernetesAgentInfo'];
 export type SchemaLabelBasic = components['schemas']['LabelBasic'];
 export type SchemaLabelPriorityInput = components['schemas']['LabelPriorityInput'];
 export type SchemaLabelPromote = components['schemas']['LabelPromote'];
@@ -12489,6 +13302,7 @@ export type SchemaResourceAccessTokenWithToken = components['schemas']['Resource
 export type SchemaResourceLabelEvent = components['schemas']['ResourceLabelEvent'];
 export type SchemaResourceMilestoneEvent = components['schemas']['ResourceMilestoneEvent'];
 export type SchemaResourceStateEvent = components['schemas']['ResourceStateEvent'];
+export type SchemaScopeInput = components['schemas']['ScopeInput'];
 export type SchemaSharedRunnersSetting = components['schemas']['SharedRunnersSetting'];
 export type SchemaSidekiqCompoundMetrics = components['schemas']['SidekiqCompoundMetrics'];
 export type SchemaSidekiqJobCounts = components['schemas']['SidekiqJobCounts'];
@@ -12507,6 +13321,8 @@ export type SchemaSnippetVisibility = components['schemas']['SnippetVisibility']
 export type SchemaSpentTime = components['schemas']['SpentTime'];
 export type SchemaSshTagSignature = components['schemas']['SshTagSignature'];
 export type SchemaStateChange = components['schemas']['StateChange'];
+export type SchemaStrategyInput = components['schemas']['StrategyInput'];
+export type SchemaStrategyParameters = components['schemas']['StrategyParameters'];
 export type SchemaSubgroupCreationLevel = components['schemas']['SubgroupCreationLevel'];
 export type SchemaTag = components['schemas']['Tag'];
 export type SchemaTagCreate = components['schemas']['TagCreate'];
@@ -12520,6 +13336,10 @@ export type SchemaTokenRotation = components['schemas']['TokenRotation'];
 export type SchemaTokenScopeList = components['schemas']['TokenScopeList'];
 export type SchemaTokenTimeFilter = components['schemas']['TokenTimeFilter'];
 export type SchemaTreeEntry = components['schemas']['TreeEntry'];
+export type SchemaUnleashClientReport = components['schemas']['UnleashClientReport'];
+export type SchemaUnleashFeature = components['schemas']['UnleashFeature'];
+export type SchemaUnleashFeatures = components['schemas']['UnleashFeatures'];
+export type SchemaUnleashStrategy = components['schemas']['UnleashStrategy'];
 export type SchemaUnprotectLevelChange = components['schemas']['UnprotectLevelChange'];
 export type SchemaUnprotectLevelInput = components['schemas']['UnprotectLevelInput'];
 export type SchemaUpload = components['schemas']['Upload'];
@@ -12556,6 +13376,7 @@ export type ResponseTagNotCreated = components['responses']['TagNotCreated'];
 export type ResponseTooManyRequests = components['responses']['TooManyRequests'];
 export type ResponseUnauthorized = components['responses']['Unauthorized'];
 export type ResponseUnprocessableEntity = components['responses']['UnprocessableEntity'];
+export type ParameterAgentId = components['parameters']['AgentId'];
 export type ParameterAllAvailable = components['parameters']['AllAvailable'];
 export type ParameterApprovalRuleId = components['parameters']['ApprovalRuleId'];
 export type ParameterArchiveExcludePaths = components['parameters']['ArchiveExcludePaths'];
@@ -12567,6 +13388,7 @@ export type ParameterBlobSha = components['parameters']['BlobSha'];
 export type ParameterBranchName = components['parameters']['BranchName'];
 export type ParameterCustomAttributeKey = components['parameters']['CustomAttributeKey'];
 export type ParameterDiscussionId = components['parameters']['DiscussionId'];
+export type ParameterFeatureFlagName = components['parameters']['FeatureFlagName'];
 export type ParameterFilePath = components['parameters']['FilePath'];
 export type ParameterGroupId = components['parameters']['GroupId'];
 export type ParameterGroupMinAccessLevel = components['parameters']['GroupMinAccessLevel'];
@@ -12653,6 +13475,7 @@ export type ParameterTokenCreatedBefore = components['parameters']['TokenCreated
 export type ParameterTokenExpiresAfter = components['parameters']['TokenExpiresAfter'];
 export type ParameterTokenExpiresBefore = components['parameters']['TokenExpiresBefore'];
 export type ParameterTokenGroupId = components['parameters']['TokenGroupId'];
+export type ParameterTokenId = components['parameters']['TokenId'];
 export type ParameterTokenLastUsedAfter = components['parameters']['TokenLastUsedAfter'];
 export type ParameterTokenLastUsedBefore = components['parameters']['TokenLastUsedBefore'];
 export type ParameterTokenRevoked = components['parameters']['TokenRevoked'];
@@ -12660,7 +13483,9 @@ export type ParameterTokenSearch = components['parameters']['TokenSearch'];
 export type ParameterTokenSort = components['parameters']['TokenSort'];
 export type ParameterTokenState = components['parameters']['TokenState'];
 export type ParameterUnassignIssuables = components['parameters']['UnassignIssuables'];
+export type ParameterUnleashProjectId = components['parameters']['UnleashProjectId'];
 export type ParameterUserId = components['parameters']['UserId'];
+export type ParameterUserListIid = components['parameters']['UserListIid'];
 export type ParameterWithCounts = components['parameters']['WithCounts'];
 export type ParameterWithCustomAttributes = components['parameters']['WithCustomAttributes'];
 export type HeaderLink = components['headers']['Link'];
@@ -12690,6 +13515,184 @@ export type HeaderXTotal = components['headers']['XTotal'];
 export type HeaderXTotalPages = components['headers']['XTotalPages'];
 export type $defs = Record<string, never>;
 export interface operations {
+    getUnleashClientFeatures: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The environment, when the header is absent.
+                 * @example production
+                 */
+                app_name?: string;
+            };
+            header?: {
+                /**
+                 * @description The environment to evaluate the flags for (the SDK's `appName`).
+                 * @example production
+                 */
+                "UNLEASH-APPNAME"?: string;
+            };
+            path: {
+                /**
+                 * @description The project's id or URL-encoded full path.
+                 * @example 7
+                 */
+                project_id: components["parameters"]["UnleashProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The features. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnleashFeatures"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postUnleashClientMetrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's id or URL-encoded full path.
+                 * @example 7
+                 */
+                project_id: components["parameters"]["UnleashProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "appName": "production",
+                 *       "instanceId": "glffct-example",
+                 *       "sdkVersion": "unleash-client-node:6.1.0"
+                 *     }
+                 */
+                "application/json": components["schemas"]["UnleashClientReport"];
+            };
+        };
+        responses: {
+            /** @description Accepted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    registerUnleashClient: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's id or URL-encoded full path.
+                 * @example 7
+                 */
+                project_id: components["parameters"]["UnleashProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "appName": "production",
+                 *       "instanceId": "glffct-example",
+                 *       "sdkVersion": "unleash-client-node:6.1.0"
+                 *     }
+                 */
+                "application/json": components["schemas"]["UnleashClientReport"];
+            };
+        };
+        responses: {
+            /** @description Accepted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getUnleashFeatures: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The environment, when the header is absent.
+                 * @example production
+                 */
+                app_name?: string;
+            };
+            header?: {
+                /**
+                 * @description The environment to evaluate the flags for (the SDK's `appName`).
+                 * @example production
+                 */
+                "UNLEASH-APPNAME"?: string;
+            };
+            path: {
+                /**
+                 * @description The project's id or URL-encoded full path.
+                 * @example 7
+                 */
+                project_id: components["parameters"]["UnleashProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The features. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnleashFeatures"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listGroupRepositoryStorageMoves: {
         parameters: {
             query?: {
@@ -15034,6 +16037,34 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getKubernetesAgentInfo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The agent's information. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KubernetesAgentInfo"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listMergeRequests: {
         parameters: {
             query?: {
@@ -16730,6 +17761,383 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listClusterAgents: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of agents. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClusterAgent"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    registerClusterAgent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "production"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ClusterAgentCreate"];
+                /**
+                 * @example {
+                 *       "name": "production"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["ClusterAgentCreate"];
+                /**
+                 * @example {
+                 *       "name": "production"
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["ClusterAgentCreate"];
+            };
+        };
+        responses: {
+            /** @description The new agent. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClusterAgent"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getClusterAgent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's id.
+                 * @example 1
+                 */
+                agent_id: components["parameters"]["AgentId"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The agent. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClusterAgent"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteClusterAgent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's id.
+                 * @example 1
+                 */
+                agent_id: components["parameters"]["AgentId"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listClusterAgentTokens: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's id.
+                 * @example 1
+                 */
+                agent_id: components["parameters"]["AgentId"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of tokens. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClusterAgentTokenBasic"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createClusterAgentToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's id.
+                 * @example 1
+                 */
+                agent_id: components["parameters"]["AgentId"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "kas",
+                 *       "description": "Token for the production cluster"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ClusterAgentTokenCreate"];
+                /**
+                 * @example {
+                 *       "name": "kas",
+                 *       "description": "Token for the production cluster"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["ClusterAgentTokenCreate"];
+                /**
+                 * @example {
+                 *       "name": "kas",
+                 *       "description": "Token for the production cluster"
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["ClusterAgentTokenCreate"];
+            };
+        };
+        responses: {
+            /** @description The new token, with its secret. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClusterAgentTokenWithSecret"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getClusterAgentToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's id.
+                 * @example 1
+                 */
+                agent_id: components["parameters"]["AgentId"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The token's id.
+                 * @example 3
+                 */
+                token_id: components["parameters"]["TokenId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The token. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClusterAgentToken"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    revokeClusterAgentToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's id.
+                 * @example 1
+                 */
+                agent_id: components["parameters"]["AgentId"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The token's id.
+                 * @example 3
+                 */
+                token_id: components["parameters"]["TokenId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listProjectCustomAttributes: {
         parameters: {
             query?: never;
@@ -16898,6 +18306,572 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listFeatureFlags: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+                /**
+                 * @description Only active (`enabled`) or inactive (`disabled`) flags.
+                 * @example enabled
+                 */
+                scope?: "enabled" | "disabled";
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of feature flags. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FeatureFlag"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createFeatureFlag: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "new-checkout",
+                 *       "version": "new_version_flag",
+                 *       "description": "The new checkout page",
+                 *       "strategies": [
+                 *         {
+                 *           "name": "gitlabUserList",
+                 *           "parameters": {},
+                 *           "user_list_id": 4,
+                 *           "scopes": [
+                 *             {
+                 *               "environment_scope": "production"
+                 *             }
+                 *           ]
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["FeatureFlagCreate"];
+                /**
+                 * @example {
+                 *       "name": "new-checkout",
+                 *       "version": "new_version_flag",
+                 *       "description": "The new checkout page",
+                 *       "strategies": [
+                 *         {
+                 *           "name": "gitlabUserList",
+                 *           "parameters": {},
+                 *           "user_list_id": 4,
+                 *           "scopes": [
+                 *             {
+                 *               "environment_scope": "production"
+                 *             }
+                 *           ]
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["FeatureFlagCreate"];
+                /**
+                 * @example {
+                 *       "name": "new-checkout",
+                 *       "version": "new_version_flag",
+                 *       "description": "The new checkout page",
+                 *       "strategies": [
+                 *         {
+                 *           "name": "gitlabUserList",
+                 *           "parameters": {},
+                 *           "user_list_id": 4,
+                 *           "scopes": [
+                 *             {
+                 *               "environment_scope": "production"
+                 *             }
+                 *           ]
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["FeatureFlagCreate"];
+            };
+        };
+        responses: {
+            /** @description The new feature flag. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FeatureFlag"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getFeatureFlagsClient: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The Unleash configuration. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FeatureFlagsClient"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listFeatureFlagUserLists: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+                /**
+                 * @description Words the names must contain.
+                 * @example beta
+                 */
+                search?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of user lists. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FeatureFlagUserList"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createFeatureFlagUserList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "beta-testers",
+                 *       "user_xids": "user1,user2"
+                 *     }
+                 */
+                "application/json": components["schemas"]["FeatureFlagUserListCreate"];
+                /**
+                 * @example {
+                 *       "name": "beta-testers",
+                 *       "user_xids": "user1,user2"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["FeatureFlagUserListCreate"];
+                /**
+                 * @example {
+                 *       "name": "beta-testers",
+                 *       "user_xids": "user1,user2"
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["FeatureFlagUserListCreate"];
+            };
+        };
+        responses: {
+            /** @description The new user list. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FeatureFlagUserList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getFeatureFlagUserList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The user list's iid in the project.
+                 * @example 1
+                 */
+                iid: components["parameters"]["UserListIid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The user list. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FeatureFlagUserList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateFeatureFlagUserList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The user list's iid in the project.
+                 * @example 1
+                 */
+                iid: components["parameters"]["UserListIid"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "user_xids": "user1,user2,user3"
+                 *     }
+                 */
+                "application/json": components["schemas"]["FeatureFlagUserListUpdate"];
+                /**
+                 * @example {
+                 *       "user_xids": "user1,user2,user3"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["FeatureFlagUserListUpdate"];
+                /**
+                 * @example {
+                 *       "user_xids": "user1,user2,user3"
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["FeatureFlagUserListUpdate"];
+            };
+        };
+        responses: {
+            /** @description The updated user list. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FeatureFlagUserList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteFeatureFlagUserList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The user list's iid in the project.
+                 * @example 1
+                 */
+                iid: components["parameters"]["UserListIid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getFeatureFlag: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The flag's name.
+                 * @example new-checkout
+                 */
+                feature_flag_name: components["parameters"]["FeatureFlagName"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The feature flag. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FeatureFlag"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateFeatureFlag: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The flag's name.
+                 * @example new-checkout
+                 */
+                feature_flag_name: components["parameters"]["FeatureFlagName"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "active": false
+                 *     }
+                 */
+                "application/json": components["schemas"]["FeatureFlagUpdate"];
+                /**
+                 * @example {
+                 *       "active": false
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["FeatureFlagUpdate"];
+                /**
+                 * @example {
+                 *       "active": false
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["FeatureFlagUpdate"];
+            };
+        };
+        responses: {
+            /** @description The updated feature flag. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FeatureFlag"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteFeatureFlag: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The flag's name.
+                 * @example new-checkout
+                 */
+                feature_flag_name: components["parameters"]["FeatureFlagName"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deleted feature flag. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FeatureFlag"];
+                };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];

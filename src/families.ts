@@ -5,6 +5,7 @@
 import { accessTokensManifest } from './access_tokens/manifest.js';
 import { awardEmojiManifest } from './award_emoji/manifest.js';
 import { branchesManifest } from './branches/manifest.js';
+import { clusterAgentsManifest } from './cluster_agents/manifest.js';
 import { commitsManifest } from './commits/manifest.js';
 import {
   buildServices,
@@ -17,6 +18,7 @@ import type { AnySubscriber } from './core/events.js';
 import type { SubjectResolvers } from './core/subjects.js';
 import type { HandlerMap } from './core/handler.js';
 import { coreManifest } from './core/manifest.js';
+import { featureFlagsManifest } from './feature_flags/manifest.js';
 import { filesManifest } from './files/manifest.js';
 import { gitManifest } from './git/manifest.js';
 import { groupsManifest } from './groups/manifest.js';
@@ -46,7 +48,9 @@ export const families = [
   accessTokensManifest,
   awardEmojiManifest,
   branchesManifest,
+  clusterAgentsManifest,
   commitsManifest,
+  featureFlagsManifest,
   filesManifest,
   gitManifest,
   groupsManifest,

@@ -86,6 +86,14 @@ const PROJECT_ABILITIES = {
    * `admin_merge_request` grants this ability by name. Eligibility (author, committers) is the service's.
    */
   approve_merge_request: AccessLevel.Developer,
+  // --- Cluster agents and feature flags (cluster_agents, feature_flags families) ---
+  /** Agents and their tokens: Developer reads them; Maintainer registers, removes and issues tokens. */
+  read_cluster_agent: AccessLevel.Developer,
+  admin_cluster: AccessLevel.Maintainer,
+  /** Feature flags and user lists: Developer and above read and manage them (GitLab's `*_feature_flag`). */
+  read_feature_flag: AccessLevel.Developer,
+  admin_feature_flag: AccessLevel.Developer,
+  admin_feature_flags_user_lists: AccessLevel.Developer,
 } as const;
 
 /** The role each group ability needs, beyond being able to see the group. */

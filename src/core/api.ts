@@ -1,9 +1,17 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import type { Context, Middleware } from 'koa';
 import { TIERS, type Config, type Tier } from '../config.js';
 import type { ServiceRegistry } from './family.js';
-import { presentedToken, requireScope, sudoIdentifier, type Authenticator, type Caller } from './auth.js';
+import {
+  anonymous,
+  presentedToken,
+  requireScope,
+  sudoIdentifier,
+  type Authenticator,
+  type Caller,
+} from './auth.js';
 import { Router, validateRequest, type Backend, type Operation, type RouteMatch } from './contract.js';
 import {
   ApiError,
@@ -64,8 +72,20 @@ const aboveTier = (declared: { 'x-tier'?: string } | undefined, tier: Tier) =>
  * Puts each merged parameter where the contract declares it, coerced to its declared type. Parameters of
  * a higher tier than the instance's are ignored, as a lower tier of GitLab ignores them.
  */
-function placeParams(operation: Operation, merged: ParamObject, path: ParamObject, tier: Tier) {
+function placeParams(
+  operation: Operation,
+  merged: ParamObject,
+  path: ParamObject,
+  tier: Tier,
+  headers: IncomingHttpHeaders,
+) {
   const parameters = (operation.parameters ?? []) as ParameterObject[];
+  // Declared header parameters (Unleash's `UNLEASH-APPNAME`) are read as they are named.
+  const header: ParamObject = {};
+  for (const p of parameters.filter((p) => p.in === 'header')) {
+    const value = headers[p.name.toLowerCase()];
+    if (typeof value === 'string' && value.trim()) header[p.name] = value.trim();
+  }
   const bodySchema = (operation.requestBody as { content?: Record<string, { schema?: Schema }> } | undefined)
     ?.content?.['application/json']?.schema;
   const query: ParamObject = {};
@@ -91,7 +111,7 @@ function placeParams(operation: Operation, merged: ParamObject, path: ParamObjec
       if (id > max || id < -MAX_ID - 1) throw recordNotFound();
     }
   }
-  return { query, body: bodySchema ? body : undefined, path: typedPath };
+  return { query, header, body: bodySchema ? body : undefined, path: typedPath };
 }
 
 interface AjvError {
@@ -169,6 +189,42 @@ const declarationOf = (operation: Operation): Declaration => {
   };
 };
 
+// --- Operations with their own credential (cluster agent tokens, Unleash instance ids) ---
+const USER_TOKEN_SCHEMES = new Set(['PrivateToken', 'Bearer', 'PrivateTokenQuery']);
+type SchemeObject = { type: string; scheme?: string; in?: string; name?: string };
+
+/**
+ * The schemes of an operation whose `security` names only schemes of its own: such an operation
+ * authenticates no user; the pipeline reads the credential as the scheme says and its service checks it.
+ */
+function ownSchemes(backend: Backend, operation: Operation): SchemeObject[] | undefined {
+  const names = (operation.security ?? []).flatMap((requirement) => Object.keys(requirement));
+  if (names.length === 0 || names.some((name) => USER_TOKEN_SCHEMES.has(name))) return undefined;
+  const defined = (backend.definition.components?.securitySchemes ?? {}) as Record<string, SchemeObject>;
+  return names.map((name) => defined[name]);
+}
+
+function ownCredential(
+  schemes: SchemeObject[],
+  headers: IncomingHttpHeaders,
+  query: Array<[string, string]>,
+): string | undefined {
+  for (const scheme of schemes) {
+    if (scheme.type === 'http' && scheme.scheme === 'bearer') {
+      const match = /^Bearer\s+(\S+)$/i.exec(headers.authorization ?? '');
+      if (match) return match[1];
+    } else if (scheme.type === 'apiKey' && scheme.in === 'header') {
+      const value = headers[scheme.name!.toLowerCase()];
+      if (typeof value === 'string' && value.trim()) return value.trim();
+    } else if (scheme.type === 'apiKey' && scheme.in === 'query') {
+      const value = query.find(([key]) => key === scheme.name)?.[1];
+      if (value) return value;
+    }
+  }
+  return undefined;
+}
+// --- end of own credentials ---
+
 const allowsAnonymous = (operation: Operation) =>
   Array.isArray(operation.security) &&
   operation.security.some((requirement) => Object.keys(requirement).length === 0);
@@ -213,8 +269,13 @@ export function apiMiddleware(options: ApiOptions): Middleware {
     ctx.state.operationId = operationId;
 
     const rawQuery = queryPairs(ctx.querystring);
-    const authenticated = await authenticator.authenticate(presentedToken(ctx.headers, rawQuery));
-    if (!authenticated.user && !allowsAnonymous(operation)) throw unauthorized();
+    const own = ownSchemes(backend, operation);
+    const credential = own && ownCredential(own, ctx.headers, rawQuery);
+    if (own && !credential) throw unauthorized();
+    const authenticated = own
+      ? anonymous
+      : await authenticator.authenticate(presentedToken(ctx.headers, rawQuery));
+    if (!own && !authenticated.user && !allowsAnonymous(operation)) throw unauthorized();
     requireScope(authenticated, operationScopes(operation, method));
     const caller: Caller = await authenticator.actAs(authenticated, sudoIdentifier(ctx.headers, rawQuery));
     ctx.state.caller = caller;
@@ -241,6 +302,7 @@ export function apiMiddleware(options: ApiOptions): Middleware {
         mergeParams(parseBracketPairs(rawQuery), bodyParams),
         path,
         config.tier,
+        ctx.headers,
       );
       const errors = validateRequest(backend, operation, {
         path: placed.path,
@@ -258,7 +320,7 @@ export function apiMiddleware(options: ApiOptions): Middleware {
         headers?: Record<string, string>;
       }>;
       const result = await handler({
-        params: { ...placed.query, ...placed.path } as never,
+        params: { ...placed.query, ...placed.header, ...placed.path } as never,
         subject: subject as never,
         body: placed.body as never,
         caller,
@@ -270,6 +332,7 @@ export function apiMiddleware(options: ApiOptions): Middleware {
           ip: ctx.ip,
           method: ctx.method,
           userAgent: ctx.get('User-Agent'),
+          credential: credential || undefined,
         },
         files,
       });

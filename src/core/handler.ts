@@ -11,7 +11,7 @@ import type { SubjectTypes } from './subjects.js';
 export type OperationId = keyof operations;
 type Op<O extends OperationId> = operations[O];
 
-type ParamsIn<O extends OperationId, In extends 'path' | 'query'> = Op<O>['parameters'] extends {
+type ParamsIn<O extends OperationId, In extends 'path' | 'query' | 'header'> = Op<O>['parameters'] extends {
   [K in In]?: infer P;
 }
   ? [P] extends [undefined]
@@ -19,8 +19,10 @@ type ParamsIn<O extends OperationId, In extends 'path' | 'query'> = Op<O>['param
     : NonNullable<P>
   : unknown;
 
-/** Path and query parameters, after coercion and validation. */
-export type Params<O extends OperationId> = ParamsIn<O, 'path'> & ParamsIn<O, 'query'>;
+/** Path, query and declared header parameters, after coercion and validation. */
+export type Params<O extends OperationId> = ParamsIn<O, 'path'> &
+  ParamsIn<O, 'query'> &
+  ParamsIn<O, 'header'>;
 
 /** The validated request body, whichever media type it came in. */
 export type Body<O extends OperationId> =

@@ -126,7 +126,23 @@ function pathValue(op: FuzzOperation, name: string, fixture: Fixture): string {
     case 'key':
       return fixture.customAttribute;
     case 'token_id':
+      if (op.path.includes('/cluster_agents/')) return String(fixture.agents.tokenId);
       return String(under === 'groups' ? fixture.spareTokens.group : fixture.spareTokens.project);
+    case 'agent_id':
+      // Deleting an agent takes the doomed one; revoking its token leaves the agent.
+      return String(
+        op.method === 'DELETE' && op.path.endsWith('{agent_id}')
+          ? fixture.agents.doomedId
+          : fixture.agents.id,
+      );
+    case 'iid':
+      return String(
+        op.method === 'DELETE' ? fixture.featureFlags.doomedListIid : fixture.featureFlags.listIid,
+      );
+    case 'feature_flag_name':
+      return fixture.featureFlags.flag;
+    case 'project_id':
+      return String(fixture.project.id);
     case 'group_id':
       return String(fixture.sharedGroup.id);
     case 'label_id':

@@ -57,6 +57,12 @@ export interface Fixture {
   /** The bot tokens `self` operations authenticate with. */
   projectToken: { id: number; token: string };
   groupToken: { id: number; token: string };
+  /**
+   * Cluster agents: one that stays with a token, and one for deleteClusterAgent; a user list (by iid) used
+   * by a feature flag, a spare list for deletions, and the project's Unleash instance id.
+   */
+  agents: { id: number; tokenId: number; doomedId: number };
+  featureFlags: { listIid: number; doomedListIid: number; flag: string; instanceId: string };
   /** Token ids that operations naming a token by id rotate and revoke. */
   spareTokens: { personal: number; project: number; group: number };
   /** Snippets holding README.md: the project's and a public personal one, and one of each to delete. */
@@ -268,6 +274,33 @@ export class FixtureMaker {
       mergeRequest: (await rule(mrRules, 'Fuzz on !1')).id,
       doomedMergeRequest: (await rule(mrRules, 'Doomed on !1')).id,
     };
+    const agent = await this.call<{ id: number }>('POST', `${p}/cluster_agents`, { name: 'fuzz-agent' });
+    const agentToken = await this.call<{ id: number }>('POST', `${p}/cluster_agents/${agent.id}/tokens`, {
+      name: 'fuzz',
+    });
+    const doomedAgent = await this.call<{ id: number }>('POST', `${p}/cluster_agents`, {
+      name: 'fuzz-doomed',
+    });
+    const list = await this.call<{ id: number; iid: number }>('POST', `${p}/feature_flags_user_lists`, {
+      name: 'fuzz-list',
+      user_xids: 'a,b',
+    });
+    const doomedList = await this.call<{ iid: number }>('POST', `${p}/feature_flags_user_lists`, {
+      name: 'fuzz-doomed',
+      user_xids: 'c',
+    });
+    await this.call('POST', `${p}/feature_flags`, {
+      name: 'fuzz-flag',
+      strategies: [
+        {
+          name: 'gitlabUserList',
+          parameters: {},
+          user_list_id: list.id,
+          scopes: [{ environment_scope: '*' }],
+        },
+      ],
+    });
+    const unleash = await this.call<{ instance_id: string }>('GET', `${p}/feature_flags_client`);
     const tree = await this.call<Array<{ name: string; id: string }>>('GET', `${p}/repository/tree`);
     const commits = await this.call<Array<{ id: string }>>('GET', `${p}/repository/commits?ref_name=main`);
     return {
@@ -304,6 +337,13 @@ export class FixtureMaker {
       awards,
       approvalRules,
       resourceEvents,
+      agents: { id: agent.id, tokenId: agentToken.id, doomedId: doomedAgent.id },
+      featureFlags: {
+        listIid: list.iid,
+        doomedListIid: doomedList.iid,
+        flag: 'fuzz-flag',
+        instanceId: unleash.instance_id,
+      },
       projectToken: { id: projectToken.id, token: projectToken.token },
       groupToken: { id: groupToken.id, token: groupToken.token },
       spareTokens,

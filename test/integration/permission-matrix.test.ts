@@ -95,6 +95,9 @@ interface ProjectFixture {
   labelEventId: number;
   milestoneEventId: number;
   stateEventId: number;
+  /** A cluster agent with one active token; user list !1 and the flag `matrix-flag` using it. */
+  agentId: number;
+  agentTokenId: number;
 }
 interface GroupFixture {
   id: number;
@@ -724,6 +727,51 @@ const CALLS: Record<string, (c: Case) => Call | Promise<Call>> = {
   scheduleGroupRepositoryStorageMoves: () => ({
     body: { source_storage_name: 'matrix', destination_storage_name: 'matrix' },
   }),
+  // Cluster agents: writes that consume data get an agent or token of their own (two tokens at most)
+  getClusterAgent: (c) => ({ path: { agent_id: projectFixture(c).agentId } }),
+  registerClusterAgent: () => ({ body: { name: unique('agent') } }),
+  deleteClusterAgent: async (c) => ({
+    path: { agent_id: c.expected === 'allowed' ? await freshAgent(c) : projectFixture(c).agentId },
+  }),
+  listClusterAgentTokens: (c) => ({ path: { agent_id: projectFixture(c).agentId } }),
+  getClusterAgentToken: (c) => ({
+    path: { agent_id: projectFixture(c).agentId, token_id: projectFixture(c).agentTokenId },
+  }),
+  createClusterAgentToken: async (c) => ({
+    path: { agent_id: c.expected === 'allowed' ? await freshAgent(c) : projectFixture(c).agentId },
+    body: { name: 'matrix' },
+  }),
+  revokeClusterAgentToken: async (c) => {
+    const agentId = projectFixture(c).agentId;
+    if (c.expected !== 'allowed')
+      return { path: { agent_id: agentId, token_id: projectFixture(c).agentTokenId } };
+    const token = await api('POST', `${project(c)}/cluster_agents/${agentId}/tokens`, { name: 'doomed' });
+    return { path: { agent_id: agentId, token_id: token.id as number } };
+  },
+  // Feature flags and user lists (user list !1 is in use by `matrix-flag`)
+  getFeatureFlagUserList: () => ({ path: { iid: 1 } }),
+  createFeatureFlagUserList: () => ({ body: { name: unique('list'), user_xids: 'a,b' } }),
+  updateFeatureFlagUserList: () => ({ path: { iid: 1 }, body: { user_xids: 'alice,bob' } }),
+  deleteFeatureFlagUserList: async (c) => {
+    if (c.expected !== 'allowed') return { path: { iid: 1 } };
+    const list = await api('POST', `${project(c)}/feature_flags_user_lists`, {
+      name: unique('doomed'),
+      user_xids: 'x',
+    });
+    return { path: { iid: list.iid as number } };
+  },
+  getFeatureFlag: () => ({ path: { feature_flag_name: 'matrix-flag' } }),
+  createFeatureFlag: () => ({ body: { name: unique('flag') } }),
+  updateFeatureFlag: () => ({ path: { feature_flag_name: 'matrix-flag' }, body: { active: true } }),
+  deleteFeatureFlag: async (c) => {
+    if (c.expected !== 'allowed') return { path: { feature_flag_name: 'matrix-flag' } };
+    const flag = await api('POST', `${project(c)}/feature_flags`, { name: unique('doomed') });
+    return { path: { feature_flag_name: flag.name as string } };
+  },
+  getUnleashClientFeatures: () => ({ path: { project_id: fx.projects.public.id } }),
+  getUnleashFeatures: () => ({ path: { project_id: fx.projects.public.id } }),
+  registerUnleashClient: () => ({ path: { project_id: fx.projects.public.id } }),
+  postUnleashClientMetrics: () => ({ path: { project_id: fx.projects.public.id } }),
 };
 
 /** A new push mirror of the case's project when the call is allowed, else any id. */
@@ -732,6 +780,11 @@ async function mirrorFor(c: Case, attrs: Record<string, unknown> = {}): Promise<
   const body = { url: 'https://bot:secret@mirror.invalid/x.git', ...attrs };
   return (await api('POST', `${project(c)}/remote_mirrors`, body)).id as number;
 }
+};
+
+/** A new cluster agent of the case's project, by its administrator. */
+const freshAgent = async (c: Case) =>
+  (await api('POST', `${project(c)}/cluster_agents`, { name: unique('agent') })).id as number;
 
 /** A label only an allowed call deletes: refused calls name the fixture's. */
 async function doomedLabel(c: Case, kind: 'projects' | 'groups'): Promise<string> {
@@ -793,6 +846,12 @@ const FINER_RULES: Record<string, (c: Case) => number | undefined> = {
   deleteProjectSnippet: refusedBelow(AccessLevel.Maintainer),
   getProjectSnippetUserAgentDetail: (c) =>
     c.expected === 'allowed' && c.caller !== 'admin' ? 403 : undefined,
+  // Operations with their own credential (an agent token, an Unleash instance id): a personal token is none.
+  getKubernetesAgentInfo: () => 401,
+  getUnleashClientFeatures: () => 401,
+  getUnleashFeatures: () => 401,
+  registerUnleashClient: () => 401,
+  postUnleashClientMetrics: () => 401,
   // Pushing a commit or deleting a tag needs Developer, after the branch or tag is found.
   createCommit: refusedBelow(AccessLevel.Developer),
   deleteRepositoryTag: refusedBelow(AccessLevel.Developer),
@@ -1057,6 +1116,22 @@ beforeAll(async () => {
       const firstEvent = async (kind: string) =>
         ((await api('GET', `${p}/merge_requests/1/resource_${kind}_events`)) as unknown as Json[])[0]
           .id as number;
+      const agent = await api('POST', `${p}/cluster_agents`, { name: 'matrix' });
+      const agentToken = await api('POST', `${p}/cluster_agents/${agent.id as number}/tokens`, {
+        name: 'matrix',
+      });
+      const userList = await api('POST', `${p}/feature_flags_user_lists`, { name: 'matrix', user_xids: 'a' });
+      await api('POST', `${p}/feature_flags`, {
+        name: 'matrix-flag',
+        strategies: [
+          {
+            name: 'gitlabUserList',
+            parameters: {},
+            user_list_id: userList.id,
+            scopes: [{ environment_scope: '*' }],
+          },
+        ],
+      });
       fx.projects[visibility] = {
         id,
         readmeBlob: tree.find((entry) => entry.name === 'README.md')!.id as string,
@@ -1072,6 +1147,8 @@ beforeAll(async () => {
         labelEventId: await firstEvent('label'),
         milestoneEventId: await firstEvent('milestone'),
         stateEventId: await firstEvent('state'),
+        agentId: agent.id as number,
+        agentTokenId: agentToken.id as number,
       };
       const groupId = await freshGroup(visibility);
       const groupToken = await api('POST', `/groups/${groupId}/access_tokens`, {

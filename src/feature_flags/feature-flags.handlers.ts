@@ -1,0 +1,102 @@
+import { defineHandlers } from '../core/handler.js';
+import {
+  presentFeatureFlag,
+  presentFeatureFlagsClient,
+  presentUnleashFeatures,
+  presentUserList,
+} from './feature-flag.presenter.js';
+
+export const featureFlagsHandlers = defineHandlers({
+  async listFeatureFlagUserLists({ params, subject, services, request }) {
+    const page = await services.featureFlagUserLists.list(subject, params, request);
+    return {
+      status: 200,
+      body: page.items.map((list) => presentUserList(list, subject)),
+      headers: page.headers,
+    };
+  },
+
+  async createFeatureFlagUserList({ body, subject, services }) {
+    const list = await services.featureFlagUserLists.create(subject, body);
+    return { status: 201, body: presentUserList(list, subject) };
+  },
+
+  async getFeatureFlagUserList({ params, subject, services }) {
+    const list = await services.featureFlagUserLists.get(subject, params.iid);
+    return { status: 200, body: presentUserList(list, subject) };
+  },
+
+  async updateFeatureFlagUserList({ params, body, subject, services }) {
+    const list = await services.featureFlagUserLists.update(subject, params.iid, body ?? {});
+    return { status: 200, body: presentUserList(list, subject) };
+  },
+
+  async deleteFeatureFlagUserList({ params, subject, services }) {
+    await services.featureFlagUserLists.remove(subject, params.iid);
+    return { status: 204, body: null };
+  },
+
+  async listFeatureFlags({ params, subject, services, request }) {
+    const records = await services.featureFlags.list(subject, params, request);
+    return {
+      status: 200,
+      body: records.flags.map((flag) => presentFeatureFlag(flag, records)),
+      headers: records.headers,
+    };
+  },
+
+  async createFeatureFlag({ body, subject, services }) {
+    const records = await services.featureFlags.create(subject, body);
+    return { status: 201, body: presentFeatureFlag(records.flags[0], records) };
+  },
+
+  async getFeatureFlag({ params, subject, services }) {
+    const records = await services.featureFlags.get(subject, params.feature_flag_name);
+    return { status: 200, body: presentFeatureFlag(records.flags[0], records) };
+  },
+
+  async updateFeatureFlag({ params, body, subject, services }) {
+    const records = await services.featureFlags.update(subject, params.feature_flag_name, body ?? {});
+    return { status: 200, body: presentFeatureFlag(records.flags[0], records) };
+  },
+
+  async deleteFeatureFlag({ params, subject, services }) {
+    const records = await services.featureFlags.remove(subject, params.feature_flag_name);
+    return { status: 200, body: presentFeatureFlag(records.flags[0], records) };
+  },
+
+  async getFeatureFlagsClient({ subject, services, request }) {
+    const client = await services.featureFlags.client(subject);
+    return { status: 200, body: presentFeatureFlagsClient(client, request.externalUrl) };
+  },
+
+  async getUnleashClientFeatures({ params, services, request }) {
+    const environment = params['UNLEASH-APPNAME'] ?? params.app_name;
+    const records = await services.featureFlags.unleashFeatures(
+      params.project_id,
+      request.credential,
+      environment,
+    );
+    return { status: 200, body: presentUnleashFeatures(records) };
+  },
+
+  async getUnleashFeatures({ params, services, request }) {
+    const environment = params['UNLEASH-APPNAME'] ?? params.app_name;
+    const records = await services.featureFlags.unleashFeatures(
+      params.project_id,
+      request.credential,
+      environment,
+    );
+    return { status: 200, body: presentUnleashFeatures(records) };
+  },
+
+  async registerUnleashClient({ params, services, request }) {
+    await services.featureFlags.unleashProject(params.project_id, request.credential);
+    return { status: 200, body: null };
+  },
+
+  async postUnleashClientMetrics({ params, services, request }) {
+    await services.featureFlags.unleashProject(params.project_id, request.credential);
+    return { status: 200, body: null };
+  },
+});
