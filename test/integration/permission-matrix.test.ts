@@ -780,7 +780,6 @@ async function mirrorFor(c: Case, attrs: Record<string, unknown> = {}): Promise<
   const body = { url: 'https://bot:secret@mirror.invalid/x.git', ...attrs };
   return (await api('POST', `${project(c)}/remote_mirrors`, body)).id as number;
 }
-};
 
 /** A new cluster agent of the case's project, by its administrator. */
 const freshAgent = async (c: Case) =>
