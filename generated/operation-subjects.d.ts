@@ -5,6 +5,7 @@ export interface OperationSubjects {
   addProjectMember: 'project';
   archiveProject: 'project';
   blockUser: 'instance';
+  bulkPublishMergeRequestDraftNotes: 'project';
   cancelMergeRequestAutoMerge: 'project';
   compareRepositoryRefs: 'project';
   createBranch: 'project';
@@ -18,6 +19,7 @@ export interface OperationSubjects {
   createMergeRequestAwardEmoji: 'project';
   createMergeRequestDiscussion: 'project';
   createMergeRequestDiscussionNote: 'project';
+  createMergeRequestDraftNote: 'project';
   createMergeRequestNote: 'project';
   createMergeRequestNoteAwardEmoji: 'project';
   createProject: 'instance';
@@ -38,6 +40,7 @@ export interface OperationSubjects {
   deleteMergeRequest: 'project';
   deleteMergeRequestAwardEmoji: 'project';
   deleteMergeRequestDiscussionNote: 'project';
+  deleteMergeRequestDraftNote: 'project';
   deleteMergeRequestNote: 'project';
   deleteMergeRequestNoteAwardEmoji: 'project';
   deleteMergedBranches: 'project';
@@ -66,6 +69,7 @@ export interface OperationSubjects {
   getMergeRequestAwardEmoji: 'project';
   getMergeRequestChanges: 'project';
   getMergeRequestDiscussion: 'project';
+  getMergeRequestDraftNote: 'project';
   getMergeRequestMergeRef: 'project';
   getMergeRequestNote: 'project';
   getMergeRequestNoteAwardEmoji: 'project';
@@ -118,6 +122,7 @@ export interface OperationSubjects {
   listMergeRequestCommits: 'project';
   listMergeRequestDiffs: 'project';
   listMergeRequestDiscussions: 'project';
+  listMergeRequestDraftNotes: 'project';
   listMergeRequestNoteAwardEmoji: 'project';
   listMergeRequestNotes: 'project';
   listMergeRequestParticipants: 'project';
@@ -148,6 +153,7 @@ export interface OperationSubjects {
   promoteProjectLabel: 'project';
   promoteProjectLabelByName: 'project';
   protectBranch: 'project';
+  publishMergeRequestDraftNote: 'project';
   rebaseMergeRequest: 'project';
   removeGroupMember: 'group';
   removeProjectMember: 'project';
@@ -183,6 +189,7 @@ export interface OperationSubjects {
   updateGroupMilestone: 'group';
   updateMergeRequest: 'project';
   updateMergeRequestDiscussionNote: 'project';
+  updateMergeRequestDraftNote: 'project';
   updateMergeRequestNote: 'project';
   updateProject: 'project';
   updateProjectLabel: 'project';

@@ -17,6 +17,7 @@ import type { AnySubscriber } from './core/events.js';
 import type { SubjectResolvers } from './core/subjects.js';
 import type { HandlerMap } from './core/handler.js';
 import { coreManifest } from './core/manifest.js';
+import { draftNotesManifest } from './draft_notes/manifest.js';
 import { filesManifest } from './files/manifest.js';
 import { gitManifest } from './git/manifest.js';
 import { groupsManifest } from './groups/manifest.js';
@@ -43,6 +44,7 @@ export const families = [
   awardEmojiManifest,
   branchesManifest,
   commitsManifest,
+  draftNotesManifest,
   filesManifest,
   gitManifest,
   groupsManifest,
