@@ -158,6 +158,10 @@ function pathValue(op: FuzzOperation, name: string, fixture: Fixture): string {
       return String(fixture.resourceEvents.milestone);
     case 'resource_state_event_id':
       return String(fixture.resourceEvents.state);
+    case 'draft_note_id':
+      if (op.method === 'DELETE') return String(fixture.draftNotes.doomedDraftId);
+      if (op.path.endsWith('/publish')) return String(fixture.draftNotes.publishedDraftId);
+      return String(fixture.draftNotes.draftId);
     case 'award_id': {
       const onNote = op.path.includes('/notes/');
       if (op.method === 'DELETE')

@@ -48,6 +48,8 @@ export interface Fixture {
   };
   /** Emoji reactions on !1 and on its plain note, and one of each for the deletions. */
   awards: { mergeRequest: number; note: number; doomedMergeRequest: number; doomedNote: number };
+  /** Draft notes of root's on !1: one to read and edit, one to delete, one to publish. */
+  draftNotes: { draftId: number; doomedDraftId: number; publishedDraftId: number };
   /** A resource event of each kind on !1 (its label and milestone added, closed). */
   resourceEvents: { label: number; milestone: number; state: number };
   /** The bot tokens `self` operations authenticate with. */
@@ -243,6 +245,13 @@ export class FixtureMaker {
       doomedMergeRequest: (await award(mrAwards, 'wastebasket')).id,
       doomedNote: (await award(noteAwards, 'wastebasket')).id,
     };
+    const draftsPath = `${p}/merge_requests/${mergeRequest.iid}/draft_notes`;
+    const draft = async (note: string) => (await this.call<{ id: number }>('POST', draftsPath, { note })).id;
+    const draftNotes = {
+      draftId: await draft('Fuzz'),
+      doomedDraftId: await draft('Doomed'),
+      publishedDraftId: await draft('Published'),
+    };
     const tree = await this.call<Array<{ name: string; id: string }>>('GET', `${p}/repository/tree`);
     const commits = await this.call<Array<{ id: string }>>('GET', `${p}/repository/commits?ref_name=main`);
     return {
@@ -276,6 +285,7 @@ export class FixtureMaker {
         doomedThreadNoteId: doomedReply.id,
       },
       awards,
+      draftNotes,
       resourceEvents,
       projectToken: { id: projectToken.id, token: projectToken.token },
       groupToken: { id: groupToken.id, token: groupToken.token },
