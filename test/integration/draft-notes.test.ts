@@ -103,6 +103,14 @@ const refsOf = (w: World) => ({
   start_sha: w.refs.start_sha,
   head_sha: w.refs.head_sha,
 });
+/** A text position on lib.txt's new line `newLine`, in !1's diff. */
+const onLib = (w: World, newLine: number) => ({
+  ...refsOf(w),
+  position_type: 'text',
+  old_path: 'lib.txt',
+  new_path: 'lib.txt',
+  new_line: newLine,
+});
 const lineCodeError = {
   message: `400 Bad request - Note {:line_code=>["can't be blank", "must be a valid line code"]}`,
 };
@@ -385,13 +393,7 @@ describe('editing and deleting', () => {
     const w = await world();
     const created = await draft(w, w.reviewer, {
       note: 'Here',
-      position: {
-        ...refsOf(w),
-        position_type: 'text',
-        old_path: 'lib.txt',
-        new_path: 'lib.txt',
-        new_line: 2,
-      },
+      position: onLib(w, 2),
     });
     const path = `${draftsPath(w)}/${created.id as number}`;
     const renamed = await server.request('PUT', path, { token: w.reviewer.token, json: { note: 'There' } });
@@ -406,13 +408,7 @@ describe('editing and deleting', () => {
     const invalid = await server.request('PUT', path, {
       token: w.reviewer.token,
       json: {
-        position: {
-          ...refsOf(w),
-          position_type: 'text',
-          old_path: 'lib.txt',
-          new_path: 'lib.txt',
-          new_line: 99,
-        },
+        position: onLib(w, 99),
       },
     });
     expect(invalid.status).toBe(400);
@@ -645,13 +641,7 @@ describe('publishing', () => {
     await draft(w, w.reviewer, { note: 'first' });
     await draft(w, w.reviewer, {
       note: 'on a line',
-      position: {
-        ...refsOf(w),
-        position_type: 'text',
-        old_path: 'lib.txt',
-        new_path: 'lib.txt',
-        new_line: 2,
-      },
+      position: onLib(w, 2),
     });
     await draft(w, w.reviewer, {
       note: 'resolving',
@@ -717,13 +707,7 @@ describe('publishing', () => {
     await draft(w, w.reviewer, { note: 'fine' });
     const onLine = await draft(w, w.reviewer, {
       note: 'on a line',
-      position: {
-        ...refsOf(w),
-        position_type: 'text',
-        old_path: 'lib.txt',
-        new_path: 'lib.txt',
-        new_line: 2,
-      },
+      position: onLib(w, 2),
     });
     // The version it was placed on is gone (as if the merge request's diffs were rebuilt).
     await server.dataSource.query(
