@@ -202,12 +202,12 @@ export class DraftNotesService {
     if (draft.discussionId) {
       const thread = await this.services.notes.findThread(caller, view, mergeRequest, draft.discussionId);
       if (!thread) throw threadGone();
-      return { body, thread, placement: null, resolve };
+      return { body, commitId: null, thread, placement: null, resolve };
     }
     let placement: Placement | null = null;
     if (draft.position)
       placement = await this.services.notes.place(view, mergeRequest, storedInput(draft.position));
-    return { body, thread: null, placement, resolve };
+    return { body, commitId: draft.commitId, thread: null, placement, resolve };
   }
 
   /** The thread a draft answers: one of the merge request's, not a system note's. */

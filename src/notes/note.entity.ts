@@ -70,6 +70,10 @@ export class Note {
   @Column({ type: 'varchar', length: 100, name: 'line_code', nullable: true })
   lineCode: string | null;
 
+  /** The commit a diff note is about (a published draft note's `commit_id`). */
+  @Column({ type: 'varchar', length: 64, name: 'commit_id', nullable: true })
+  commitId: string | null;
+
   @Column({ type: 'timestamptz', name: 'resolved_at', nullable: true })
   resolvedAt: Date | null;
 

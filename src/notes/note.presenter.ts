@@ -63,6 +63,7 @@ export function presentNote(
     imported: false,
     imported_from: 'none',
     commands_changes: {},
+    ...(note.type === 'DiffNote' ? { commit_id: note.commitId } : {}),
     ...(note.type === 'DiffNote' && note.position ? { position: presentPosition(note.position) } : {}),
   };
 }

@@ -24,7 +24,7 @@ import type { MergeRequestChanged } from '../merge_requests/merge-requests.event
 
 type ListParams = NonNullable<operations['listMergeRequestNotes']['parameters']['query']>;
 type PageParams = { page?: number; per_page?: number };
-type CreateParams = { body: string; internal?: boolean; confidential?: boolean };
+type CreateParams = { body: string; internal?: boolean; confidential?: boolean; commitId?: string | null };
 type PositionParams = NonNullable<components['schemas']['DiscussionCreate']['position']>;
 /** One end of a line range as the API takes it; its line code and type are found again on the diff. */
 type LineRangeEndInput = { old_line?: number | null; new_line?: number | null };
@@ -38,6 +38,8 @@ export type Placement = { position: DiffPosition; lineCode: string | null };
 /** What a draft note publishes as, checked beforehand with `findThread` and `place`. */
 export interface PendingNote {
   body: string;
+  /** The commit a new diff thread is about. */
+  commitId: string | null;
   /** The thread it answers, or null for a note (or, with a placement, a diff thread) of its own. */
   thread: Discussion | null;
   placement: Placement | null;
@@ -155,6 +157,7 @@ export class NotesService {
       internal,
       position: placement?.position ?? null,
       lineCode: placement?.lineCode ?? null,
+      commitId: placement ? (params.commitId ?? null) : null,
       createdAt: now,
       updatedAt: now,
     });
@@ -309,14 +312,14 @@ export class NotesService {
     tx: EntityManager,
   ): Promise<Note> {
     const { thread, placement } = pending;
-    const params = { body: pending.body };
     if (!thread) {
+      const params = { body: pending.body, commitId: pending.commitId };
       const type = placement ? 'DiffNote' : null;
       return this.insertNote(caller, view, mergeRequest, params, type, newDiscussionId(), tx, placement);
     }
     if (!(await tx.getRepository(Note).existsBy({ noteableId: mergeRequest.id, discussionId: thread.id })))
       throw threadGone();
-    const note = await this.appendToThread(caller, view, mergeRequest, thread, params, tx);
+    const note = await this.appendToThread(caller, view, mergeRequest, thread, { body: pending.body }, tx);
     const resolve = pending.resolve && canResolveDiscussion(caller, view.accessLevel, mergeRequest.authorId);
     const resolvable = {
       noteableId: mergeRequest.id,

@@ -555,6 +555,7 @@ describe('publishing', () => {
           type: 'DiffNote',
           resolvable: true,
           resolved: false,
+          commit_id: w.refs.head_sha,
           position: {
             ...refsOf(w),
             position_type: 'text',
@@ -629,6 +630,7 @@ describe('publishing', () => {
       ['DiffNote', 'Yes.'],
     ]);
     expect((diff.notes as Json[])[1].position).toEqual((diff.notes as Json[])[0].position);
+    expect((diff.notes as Json[]).map((n) => n.commit_id)).toEqual([null, null]);
     const answered = all.find((d) => d.id === plainDiscussion)!;
     expect(answered.individual_note).toBe(false);
     expect((answered.notes as Json[]).map((n) => n.type)).toEqual(['DiscussionNote', 'DiscussionNote']);

@@ -2,7 +2,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
  * A reviewer's pending comments on a merge request, removed when published. They go with their merge
- * request and with their author (nobody else ever sees them).
+ * request and with their author (nobody else ever sees them). A published draft's `commit_id` stays on
+ * the diff note it becomes, as GitLab's do.
  */
 export class DraftNotes1767745100000 implements MigrationInterface {
   name = 'DraftNotes1767745100000';
@@ -28,10 +29,12 @@ export class DraftNotes1767745100000 implements MigrationInterface {
       CREATE UNIQUE INDEX draft_notes_one_reply ON draft_notes (merge_request_id, author_id, discussion_id)
         WHERE discussion_id IS NOT NULL;
       CREATE INDEX draft_notes_author ON draft_notes (author_id);
+      -- A published draft's commit, on the diff note it becomes.
+      ALTER TABLE notes ADD COLUMN commit_id varchar(64);
     `);
   }
 
   async down(q: QueryRunner): Promise<void> {
-    await q.query('DROP TABLE draft_notes');
+    await q.query('DROP TABLE draft_notes; ALTER TABLE notes DROP COLUMN commit_id');
   }
 }
