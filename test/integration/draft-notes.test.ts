@@ -744,3 +744,60 @@ describe('publishing', () => {
     expect((await notes(w)).map((n) => n.body)).toEqual(['once']);
   });
 });
+
+describe('odd input', () => {
+  it.each<[string, Json, number]>([
+    ['a position that is no hash', { note: 'x', position: 'lib.txt' }, 400],
+    [
+      'a line range without its end',
+      { note: 'x', position: { position_type: 'text', line_range: { start: {} } } },
+      400,
+    ],
+    [
+      'a line range of empty ends',
+      {
+        note: 'x',
+        position: {
+          position_type: 'text',
+          old_path: 'lib.txt',
+          new_path: 'lib.txt',
+          new_line: 2,
+          line_range: { start: {}, end: {} },
+        },
+      },
+      400,
+    ],
+    [
+      'a line beyond the integer columns',
+      { note: 'x', position: { position_type: 'text', new_line: 2147483648 } },
+      400,
+    ],
+    [
+      'a thread id of odd characters',
+      { note: 'x', in_reply_to_discussion_id: "'; DROP TABLE notes; --" },
+      400,
+    ],
+    ['an empty note', { note: '' }, 400],
+    ['resolve_discussion that is no boolean', { note: 'x', resolve_discussion: 'maybe' }, 400],
+  ])('answers %s with 400', async (_, json, status) => {
+    const w = await world();
+    const filled =
+      json.position && typeof json.position === 'object'
+        ? { ...json, position: { ...refsOf(w), ...(json.position as Json) } }
+        : json;
+    const res = await server.request('POST', draftsPath(w), { token: w.reviewer.token, json: filled });
+    expect(res.status, res.text).toBe(status);
+    expect(await draftsOf(w, w.reviewer)).toEqual([]);
+  });
+
+  it.each([
+    ['GET', '/bulk_publish', 400],
+    ['GET', '/2147483648', 404],
+    ['PUT', '/0/publish', 400],
+    ['DELETE', '/99999', 404],
+  ])('answers %s …/draft_notes%s with %i', async (method, suffix, status) => {
+    const w = await world();
+    const res = await server.request(method, `${draftsPath(w)}${suffix}`, { token: w.reviewer.token });
+    expect(res.status, res.text).toBe(status);
+  });
+});
