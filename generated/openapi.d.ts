@@ -7653,6 +7653,8 @@ export interface components {
             author: components["schemas"]["UserSummary"];
             body: string;
             commands_changes: Record<string, never>;
+            /** @description Diff notes only, as GitLab gives it. The commit the comment is about (from a published draft note), else null. */
+            commit_id?: string | null;
             confidential: boolean;
             /** Format: date-time */
             created_at: string;
