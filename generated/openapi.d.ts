@@ -3895,6 +3895,221 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{id}/merge_requests/{merge_request_iid}/draft_notes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List the caller's draft notes on a merge request
+         * @description Every pending draft note of the caller on the merge request, oldest first (by id). Other users'
+         *     drafts are never listed.
+         *
+         *     - **Who.** A signed-in user who may read the merge request (`read_merge_request`); GitLab
+         *       authenticates every draft note call, so no token answers 401.
+         *     - Not paginated, as in GitLab: the answer is the whole list (a review's drafts).
+         *     - A merge request that does not exist answers 404 `{"message": "404 Not found"}`.
+         */
+        get: operations["listMergeRequestDraftNotes"];
+        put?: never;
+        /**
+         * Create a draft note
+         * @description Adds a pending comment by the caller, visible only to them until published. Answers 201 with the
+         *     draft.
+         *
+         *     - **Who.** Whoever may comment on the merge request (`create_note`, as notes): any signed-in user
+         *       who may read it; when its `discussion_locked` is true, project members (and administrators) only,
+         *       others get 403.
+         *     - **Required:** `note` (400 `{"error": "note is missing"}`), at most 1,000,000 characters.
+         *     - `in_reply_to_discussion_id`: the draft answers that thread when published (`discussion_id` is
+         *       set). A thread the merge request does not have (or the caller cannot see) answers 400
+         *       `{"message": {"base": ["Thread to reply to cannot be found"]}}`; a system note's
+         *       `{"message": {"base": ["Replies to system notes are not allowed"]}}`. One draft reply per
+         *       thread and author: a second answers 400 `{"message": {"author_id": ["has already been taken"]}}`,
+         *       as GitLab's uniqueness validation does.
+         *     - `resolve_discussion`: resolve the answered thread on publication (otherwise publishing a reply
+         *       unresolves it, as GitLab does). It needs a thread the caller may resolve (Developer and higher,
+         *       or the merge request's author); otherwise, also without `in_reply_to_discussion_id`, 400
+         *       `{"message": {"base": ["User is not allowed to resolve thread"]}}`, as GitLab answers.
+         *     - `commit_id`: the commit (40 or 64 hex characters) the comment is about; a diff note keeps it
+         *       when published.
+         *     - `position`: a comment on the diff, checked as a diff thread's position is (see
+         *       `createMergeRequestDiscussion`) against the merge request's versions. Required in it:
+         *       `base_sha`, `start_sha`, `head_sha`, `position_type` (`text`, `image`, `file`); `text` also
+         *       needs `old_path` and `new_path` (400 `{"error": "position[new_path] is missing"}`). `image`
+         *       needs `width`, `height`, `x`, `y`; `image` and `file` take either path for both when one is
+         *       missing. `line_range` (text only) marks a multi-line comment: `start` and `end`, each an
+         *       `old_line` and/or `new_line` shown in the file's diff, get GitLab's `line_code` and `type`
+         *       (`new` for an added line, `old` for a removed one, null for an unchanged one). A position
+         *       that does not hold answers 400 as diff threads do, e.g.
+         *       `{"message": "400 Bad request - Note {:line_code=>[\"can't be blank\", \"must be a valid line code\"]}"}`.
+         *       A reply's position is its thread's: a `position` given with `in_reply_to_discussion_id` is
+         *       still checked and kept on the draft, but the published note sits where its thread does.
+         */
+        post: operations["createMergeRequestDraftNote"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/merge_requests/{merge_request_iid}/draft_notes/{draft_note_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The draft note's id.
+                 * @example 5
+                 */
+                draft_note_id: components["parameters"]["DraftNoteId"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get one of the caller's draft notes
+         * @description One draft note of the caller. Another user's draft, or one of another merge request, answers 404
+         *     `{"message": "404 Not found"}`, as if it did not exist.
+         *
+         *     - **Who.** A signed-in user who may read the merge request.
+         */
+        get: operations["getMergeRequestDraftNote"];
+        /**
+         * Edit one of the caller's draft notes
+         * @description Replaces the draft's `note` and/or `position` (checked as on creation). Neither answers 400
+         *     `{"message": "400 Bad request - Missing params to modify"}`, as GitLab does without `note`
+         *     (forge-api also takes a `position` alone, as the seed makes `note` optional). A `position` left
+         *     out keeps the draft's. Another user's draft answers 404 `{"message": "404 Not found"}`.
+         *
+         *     - **Who.** The draft's author (`read_merge_request` to reach it).
+         */
+        put: operations["updateMergeRequestDraftNote"];
+        post?: never;
+        /**
+         * Delete one of the caller's draft notes
+         * @description Discards the draft. Answers 204 without a body. Another user's draft answers 404
+         *     `{"message": "404 Not found"}`.
+         *
+         *     - **Who.** The draft's author (`read_merge_request` to reach it).
+         */
+        delete: operations["deleteMergeRequestDraftNote"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/merge_requests/{merge_request_iid}/draft_notes/{draft_note_id}/publish": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The draft note's id.
+                 * @example 5
+                 */
+                draft_note_id: components["parameters"]["DraftNoteId"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Publish one of the caller's draft notes
+         * @description Publishes the draft as `bulk_publish` publishes each (a note, a reply that resolves or unresolves
+         *     its thread, or a diff thread) and removes it, in one transaction. Answers 204 without a body.
+         *
+         *     - **Who.** The draft's author, who may comment on the merge request (`create_note`). Another
+         *       user's draft answers 404 `{"message": "404 Not found"}`.
+         *     - A draft that no longer holds (its thread deleted, its position on no version) answers 400 as
+         *       `bulk_publish` does and stays a draft.
+         */
+        put: operations["publishMergeRequestDraftNote"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/merge_requests/{merge_request_iid}/draft_notes/bulk_publish": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Publish all of the caller's draft notes
+         * @description Publishes every pending draft note of the caller on the merge request, oldest first, then
+         *     removes them. Answers 204 without a body (also when there is none to publish).
+         *
+         *     - **Who.** Whoever may comment on the merge request (`create_note`, members only on a locked
+         *       discussion); only the caller's own drafts are published.
+         *     - Each draft becomes what a note written directly would be: a plain note; a reply in its thread
+         *       (`in_reply_to_discussion_id`; a plain note answered becomes a thread); or a new diff thread at
+         *       its `position` (`DiffNote`, with `commit_id`). A reply's thread is then resolved when the
+         *       draft's `resolve_discussion` is true and the caller may resolve it, else unresolved, as GitLab
+         *       does.
+         *     - **All or nothing.** Every draft is checked again first (its thread still there, its position
+         *       still on one of the merge request's versions), and the notes, resolutions and the removal of
+         *       the drafts are one transaction: when one draft fails, nothing is published and every draft
+         *       stays. A thread that is gone answers 400
+         *       `{"message": "400 Bad request - Unable to save Note: Thread to reply to cannot be found"}`; a
+         *       position that no longer holds answers the diff thread's 400. (GitLab answers these with 500;
+         *       forge-api keeps 5xx for its own faults.)
+         */
+        post: operations["bulkPublishMergeRequestDraftNotes"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{id}/merge_requests/{merge_request_iid}/merge": {
         parameters: {
             query?: never;
@@ -7939,6 +8154,18 @@ export interface components {
             x: number;
             y: number;
         };
+        DiffLineRange: {
+            end: components["schemas"]["DiffLineRangeEnd"];
+            start: components["schemas"]["DiffLineRangeEnd"];
+        };
+        /** @description One end of a line range, with GitLab's line code and `type` (`new` added, `old` removed, null unchanged). */
+        DiffLineRangeEnd: {
+            line_code: string;
+            new_line: number | null;
+            old_line: number | null;
+            /** @enum {string|null} */
+            type: "new" | "old" | null;
+        };
         /** @description A diff note's position, with the fields GitLab returns for its `position_type`. */
         DiffPosition: components["schemas"]["DiffTextPosition"] | components["schemas"]["DiffImagePosition"] | components["schemas"]["DiffFilePosition"];
         /** @description Where on the diff the thread starts; which fields count depends on `position_type`. */
@@ -7978,7 +8205,8 @@ export interface components {
         DiffTextPosition: {
             base_sha: string;
             head_sha: string;
-            line_range: null;
+            /** @description The first and last lines of a multi-line comment (from a published draft note), else null. */
+            line_range: null | components["schemas"]["DiffLineRange"];
             new_line: number | null;
             new_path: string;
             old_line: number | null;
@@ -8014,6 +8242,91 @@ export interface components {
         DiscussionResolve: {
             /** @description True resolves the thread, false unresolves it. */
             resolved: boolean;
+        };
+        /** @description A pending comment on a merge request, in GitLab's draft note shape. */
+        DraftNote: {
+            author_id: number;
+            commit_id: string | null;
+            /** @description The thread the draft answers. */
+            discussion_id: string | null;
+            id: number;
+            /** @description GitLab's line code of a `text` position's line. */
+            line_code: string | null;
+            /** @description The merge request's global id (not its `iid`). */
+            merge_request_id: number;
+            note: string;
+            position: components["schemas"]["DraftNotePosition"];
+            resolve_discussion: boolean;
+        };
+        DraftNoteCreate: {
+            /** @description The commit the comment is about. */
+            commit_id?: string;
+            /** @description The thread the draft answers. */
+            in_reply_to_discussion_id?: string;
+            /** @description The comment's text (Markdown). */
+            note: string;
+            position?: components["schemas"]["DraftNotePositionCreate"];
+            /** @description Resolve the answered thread when the draft is published. */
+            resolve_discussion?: boolean;
+        };
+        /** @description One end of a line range: the line's numbers as the diff shows them (`line_code` and `type` are accepted and recomputed from them). */
+        DraftNoteLineRangeEndCreate: {
+            line_code?: string;
+            new_line?: number | null;
+            old_line?: number | null;
+            /** @enum {string|null} */
+            type?: "new" | "old" | null;
+        };
+        /** @description The draft's position as GitLab returns it: for a draft without one, a `text` position whose fields are all null; `image` adds `width`, `height`, `x`, `y` in place of the line fields. */
+        DraftNotePosition: {
+            base_sha: string | null;
+            head_sha: string | null;
+            height?: number;
+            line_range?: null | components["schemas"]["DiffLineRange"];
+            new_line?: number | null;
+            new_path: string | null;
+            old_line?: number | null;
+            old_path: string | null;
+            /** @enum {string} */
+            position_type: "text" | "image" | "file";
+            start_sha: string | null;
+            width?: number;
+            x?: number;
+            y?: number;
+        };
+        /** @description Where on the diff the comment sits; which fields count depends on `position_type`. */
+        DraftNotePositionCreate: {
+            base_sha: string;
+            head_sha: string;
+            /** @description `image`: the height the image was shown at. */
+            height?: number;
+            /** @description `text`: the first and last lines of a multi-line comment. */
+            line_range?: {
+                end: components["schemas"]["DraftNoteLineRangeEndCreate"];
+                start: components["schemas"]["DraftNoteLineRangeEndCreate"];
+            };
+            /** @description `text`: the line on the new side. */
+            new_line?: number | null;
+            /** @description The file's path after the change (required for `text`). */
+            new_path?: string;
+            /** @description `text`: the line on the old side. */
+            old_line?: number | null;
+            /** @description The file's path before the change (required for `text`). */
+            old_path?: string;
+            /** @enum {string} */
+            position_type: "text" | "image" | "file";
+            start_sha: string;
+            /** @description `image`: the width the image was shown at. */
+            width?: number;
+            /** @description `image`: the point's distance from the left edge. */
+            x?: number;
+            /** @description `image`: the point's distance from the top edge. */
+            y?: number;
+        };
+        DraftNoteUpdate: {
+            /** @description The comment's new text. */
+            note?: string;
+            position?: components["schemas"]["DraftNotePositionCreate"];
         };
         /**
          * Error
@@ -9492,6 +9805,8 @@ export interface components {
             author: components["schemas"]["UserSummary"];
             body: string;
             commands_changes: Record<string, never>;
+            /** @description Diff notes only, as GitLab gives it. The commit the comment is about (from a published draft note), else null. */
+            commit_id?: string | null;
             confidential: boolean;
             /** Format: date-time */
             created_at: string;
@@ -12553,6 +12868,11 @@ export interface components {
          */
         DiscussionId: string;
         /**
+         * @description The draft note's id.
+         * @example 5
+         */
+        DraftNoteId: number;
+        /**
          * @description The flag's name.
          * @example new-checkout
          */
@@ -13184,6 +13504,8 @@ export type SchemaCustomAttributeValue = components['schemas']['CustomAttributeV
 export type SchemaDiff = components['schemas']['Diff'];
 export type SchemaDiffFilePosition = components['schemas']['DiffFilePosition'];
 export type SchemaDiffImagePosition = components['schemas']['DiffImagePosition'];
+export type SchemaDiffLineRange = components['schemas']['DiffLineRange'];
+export type SchemaDiffLineRangeEnd = components['schemas']['DiffLineRangeEnd'];
 export type SchemaDiffPosition = components['schemas']['DiffPosition'];
 export type SchemaDiffPositionCreate = components['schemas']['DiffPositionCreate'];
 export type SchemaDiffRefs = components['schemas']['DiffRefs'];
@@ -13192,6 +13514,12 @@ export type SchemaDiscussion = components['schemas']['Discussion'];
 export type SchemaDiscussionCreate = components['schemas']['DiscussionCreate'];
 export type SchemaDiscussionNoteUpdate = components['schemas']['DiscussionNoteUpdate'];
 export type SchemaDiscussionResolve = components['schemas']['DiscussionResolve'];
+export type SchemaDraftNote = components['schemas']['DraftNote'];
+export type SchemaDraftNoteCreate = components['schemas']['DraftNoteCreate'];
+export type SchemaDraftNoteLineRangeEndCreate = components['schemas']['DraftNoteLineRangeEndCreate'];
+export type SchemaDraftNotePosition = components['schemas']['DraftNotePosition'];
+export type SchemaDraftNotePositionCreate = components['schemas']['DraftNotePositionCreate'];
+export type SchemaDraftNoteUpdate = components['schemas']['DraftNoteUpdate'];
 export type SchemaError = components['schemas']['Error'];
 export type SchemaFeatureAccessLevel = components['schemas']['FeatureAccessLevel'];
 export type SchemaFeatureFlag = components['schemas']['FeatureFlag'];
@@ -13388,6 +13716,7 @@ export type ParameterBlobSha = components['parameters']['BlobSha'];
 export type ParameterBranchName = components['parameters']['BranchName'];
 export type ParameterCustomAttributeKey = components['parameters']['CustomAttributeKey'];
 export type ParameterDiscussionId = components['parameters']['DiscussionId'];
+export type ParameterDraftNoteId = components['parameters']['DraftNoteId'];
 export type ParameterFeatureFlagName = components['parameters']['FeatureFlagName'];
 export type ParameterFilePath = components['parameters']['FilePath'];
 export type ParameterGroupId = components['parameters']['GroupId'];
@@ -21645,6 +21974,335 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listMergeRequestDraftNotes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller's draft notes. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DraftNote"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createMergeRequestDraftNote: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "note": "Should this parse lazily?"
+                 *     }
+                 */
+                "application/json": components["schemas"]["DraftNoteCreate"];
+                /**
+                 * @example {
+                 *       "note": "Should this parse lazily?"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["DraftNoteCreate"];
+                /**
+                 * @example {
+                 *       "note": "Should this parse lazily?"
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["DraftNoteCreate"];
+            };
+        };
+        responses: {
+            /** @description The new draft note. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DraftNote"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getMergeRequestDraftNote: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The draft note's id.
+                 * @example 5
+                 */
+                draft_note_id: components["parameters"]["DraftNoteId"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The draft note. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DraftNote"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateMergeRequestDraftNote: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The draft note's id.
+                 * @example 5
+                 */
+                draft_note_id: components["parameters"]["DraftNoteId"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "note": "Should this parse lazily, and cache?"
+                 *     }
+                 */
+                "application/json": components["schemas"]["DraftNoteUpdate"];
+                /**
+                 * @example {
+                 *       "note": "Should this parse lazily, and cache?"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["DraftNoteUpdate"];
+                /**
+                 * @example {
+                 *       "note": "Should this parse lazily, and cache?"
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["DraftNoteUpdate"];
+            };
+        };
+        responses: {
+            /** @description The draft after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DraftNote"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteMergeRequestDraftNote: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The draft note's id.
+                 * @example 5
+                 */
+                draft_note_id: components["parameters"]["DraftNoteId"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    publishMergeRequestDraftNote: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The draft note's id.
+                 * @example 5
+                 */
+                draft_note_id: components["parameters"]["DraftNoteId"];
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Published. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkPublishMergeRequestDraftNotes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Published. */
             204: {
                 headers: {
                     [name: string]: unknown;

@@ -6,6 +6,7 @@ export interface OperationSubjects {
   approveMergeRequest: 'project';
   archiveProject: 'project';
   blockUser: 'instance';
+  bulkPublishMergeRequestDraftNotes: 'project';
   cancelMergeRequestAutoMerge: 'project';
   compareRepositoryRefs: 'project';
   createBranch: 'project';
@@ -24,6 +25,7 @@ export interface OperationSubjects {
   createMergeRequestAwardEmoji: 'project';
   createMergeRequestDiscussion: 'project';
   createMergeRequestDiscussionNote: 'project';
+  createMergeRequestDraftNote: 'project';
   createMergeRequestNote: 'project';
   createMergeRequestNoteAwardEmoji: 'project';
   createProject: 'instance';
@@ -53,6 +55,7 @@ export interface OperationSubjects {
   deleteMergeRequestApprovalRule: 'project';
   deleteMergeRequestAwardEmoji: 'project';
   deleteMergeRequestDiscussionNote: 'project';
+  deleteMergeRequestDraftNote: 'project';
   deleteMergeRequestNote: 'project';
   deleteMergeRequestNoteAwardEmoji: 'project';
   deleteMergedBranches: 'project';
@@ -96,6 +99,7 @@ export interface OperationSubjects {
   getMergeRequestAwardEmoji: 'project';
   getMergeRequestChanges: 'project';
   getMergeRequestDiscussion: 'project';
+  getMergeRequestDraftNote: 'project';
   getMergeRequestMergeRef: 'project';
   getMergeRequestNote: 'project';
   getMergeRequestNoteAwardEmoji: 'project';
@@ -172,6 +176,7 @@ export interface OperationSubjects {
   listMergeRequestCommits: 'project';
   listMergeRequestDiffs: 'project';
   listMergeRequestDiscussions: 'project';
+  listMergeRequestDraftNotes: 'project';
   listMergeRequestNoteAwardEmoji: 'project';
   listMergeRequestNotes: 'project';
   listMergeRequestParticipants: 'project';
@@ -210,6 +215,7 @@ export interface OperationSubjects {
   promoteProjectLabel: 'project';
   promoteProjectLabelByName: 'project';
   protectBranch: 'project';
+  publishMergeRequestDraftNote: 'project';
   rebaseMergeRequest: 'project';
   registerClusterAgent: 'project';
   registerUnleashClient: 'none';
@@ -256,6 +262,7 @@ export interface OperationSubjects {
   updateMergeRequest: 'project';
   updateMergeRequestApprovalRule: 'project';
   updateMergeRequestDiscussionNote: 'project';
+  updateMergeRequestDraftNote: 'project';
   updateMergeRequestNote: 'project';
   updateProject: 'project';
   updateProjectApprovalRule: 'project';

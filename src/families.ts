@@ -19,6 +19,7 @@ import type { SubjectResolvers } from './core/subjects.js';
 import type { HandlerMap } from './core/handler.js';
 import { coreManifest } from './core/manifest.js';
 import { featureFlagsManifest } from './feature_flags/manifest.js';
+import { draftNotesManifest } from './draft_notes/manifest.js';
 import { filesManifest } from './files/manifest.js';
 import { gitManifest } from './git/manifest.js';
 import { groupsManifest } from './groups/manifest.js';
@@ -51,6 +52,7 @@ export const families = [
   clusterAgentsManifest,
   commitsManifest,
   featureFlagsManifest,
+  draftNotesManifest,
   filesManifest,
   gitManifest,
   groupsManifest,

@@ -34,15 +34,22 @@ export function diffLines(patch: string): DiffLine[] {
 export const lineCode = (path: string, oldLine: number, newLine: number) =>
   `${createHash('sha1').update(path).digest('hex')}_${oldLine}_${newLine}`;
 
+/** A line a position names on a file's diff: GitLab's line code and which side it is on. */
+export interface PositionLine {
+  lineCode: string;
+  /** `new` for an added line, `old` for a removed one, null for an unchanged one (GitLab's line types). */
+  type: 'new' | 'old' | null;
+}
+
 /**
- * The line code of a position on a file's diff, or null when the position names no line it shows: a new
- * line alone is an added line, an old line alone a removed one, both an unchanged line.
+ * The line a position names on a file's diff, or null when it names no line the diff shows: a new line
+ * alone is an added line, an old line alone a removed one, both an unchanged line.
  */
-export function positionLineCode(
+export function positionLine(
   file: FileDiff,
   oldLine: number | null | undefined,
   newLine: number | null | undefined,
-): string | null {
+): PositionLine | null {
   if (!oldLine && !newLine) return null;
   const line = diffLines(file.diff).find((candidate) =>
     oldLine && newLine
@@ -51,8 +58,17 @@ export function positionLineCode(
         ? candidate.kind === 'added' && candidate.newLine === newLine
         : candidate.kind === 'removed' && candidate.oldLine === oldLine,
   );
-  return line ? lineCode(file.newPath, line.oldLine, line.newLine) : null;
+  if (!line) return null;
+  const type = line.kind === 'added' ? 'new' : line.kind === 'removed' ? 'old' : null;
+  return { lineCode: lineCode(file.newPath, line.oldLine, line.newLine), type };
 }
+
+/** The line code of a position on a file's diff, or null when it names no line the diff shows. */
+export const positionLineCode = (
+  file: FileDiff,
+  oldLine: number | null | undefined,
+  newLine: number | null | undefined,
+): string | null => positionLine(file, oldLine, newLine)?.lineCode ?? null;
 
 /** The extensions GitLab's image diff viewer shows as images (its safe image extensions). */
 const IMAGE_EXTENSIONS = new Set(['png', 'jpg', 'jpeg', 'gif', 'bmp', 'tiff', 'ico', 'webp']);

@@ -11,9 +11,23 @@ interface DiffFileRef {
   new_path: string;
 }
 
+/** One end of a multi-line comment's range, as GitLab stores it. */
+export interface LineRangeEnd {
+  line_code: string;
+  type: 'new' | 'old' | null;
+  old_line: number | null;
+  new_line: number | null;
+}
+
 /** A position on a merge request's diff, as GitLab stores it: a line, a point of an image, or a whole file. */
 export type DiffPosition =
-  | (DiffFileRef & { position_type: 'text'; old_line: number | null; new_line: number | null })
+  | (DiffFileRef & {
+      position_type: 'text';
+      old_line: number | null;
+      new_line: number | null;
+      /** The first and last lines of a multi-line comment (drafts take one). */
+      line_range?: { start: LineRangeEnd; end: LineRangeEnd } | null;
+    })
   | (DiffFileRef & { position_type: 'image'; width: number; height: number; x: number; y: number })
   | (DiffFileRef & { position_type: 'file' });
 
@@ -55,6 +69,10 @@ export class Note {
 
   @Column({ type: 'varchar', length: 100, name: 'line_code', nullable: true })
   lineCode: string | null;
+
+  /** The commit a diff note is about (a published draft note's `commit_id`). */
+  @Column({ type: 'varchar', length: 64, name: 'commit_id', nullable: true })
+  commitId: string | null;
 
   @Column({ type: 'timestamptz', name: 'resolved_at', nullable: true })
   resolvedAt: Date | null;

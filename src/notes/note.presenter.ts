@@ -25,9 +25,11 @@ const summary = (users: Map<number, User>, id: number | null, externalUrl: strin
   return user ? presentUserSummary(user, externalUrl) : null;
 };
 
-/** The fields GitLab returns for each type of position; a text one has no multi-line range here. */
-const presentPosition = (position: DiffPosition): NoteJson['position'] =>
-  position.position_type === 'text' ? { ...position, line_range: null } : { ...position };
+/** The fields GitLab returns for each type of position; a text one's range is null unless it spans lines. */
+export const presentPosition = (position: DiffPosition): NonNullable<NoteJson['position']> =>
+  position.position_type === 'text'
+    ? { ...position, line_range: position.line_range ?? null }
+    : { ...position };
 
 export function presentNote(
   note: Note,
@@ -61,6 +63,7 @@ export function presentNote(
     imported: false,
     imported_from: 'none',
     commands_changes: {},
+    ...(note.type === 'DiffNote' ? { commit_id: note.commitId } : {}),
     ...(note.type === 'DiffNote' && note.position ? { position: presentPosition(note.position) } : {}),
   };
 }

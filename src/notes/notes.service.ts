@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { In, type DataSource, type EntityManager } from 'typeorm';
+import { In, IsNull, Not, type DataSource, type EntityManager, type FindOptionsWhere } from 'typeorm';
 import type { components, operations } from '../../generated/openapi.js';
 import {
   canCommentWhenLocked,
@@ -18,16 +18,34 @@ import type { ProjectView } from '../projects/projects.service.js';
 import { User } from '../users/user.entity.js';
 import { MergeRequestDiff } from '../merge_requests/merge-request.entity.js';
 import type { FileDiff } from '../git/diffs.js';
-import { isImagePath, positionLineCode } from './diff-position.js';
-import { Note, type DiffPosition } from './note.entity.js';
+import { isImagePath, positionLine, positionLineCode } from './diff-position.js';
+import { Note, type DiffPosition, type LineRangeEnd } from './note.entity.js';
 import type { MergeRequestChanged } from '../merge_requests/merge-requests.events.js';
 
 type ListParams = NonNullable<operations['listMergeRequestNotes']['parameters']['query']>;
 type PageParams = { page?: number; per_page?: number };
-type CreateParams = { body: string; internal?: boolean; confidential?: boolean };
+type CreateParams = { body: string; internal?: boolean; confidential?: boolean; commitId?: string | null };
 type PositionParams = NonNullable<components['schemas']['DiscussionCreate']['position']>;
+/** One end of a line range as the API takes it; its line code and type are found again on the diff. */
+type LineRangeEndInput = { old_line?: number | null; new_line?: number | null };
+/** A position as the API takes it: a diff thread's, or a draft note's, which may span lines. */
+export type PositionInput = PositionParams & {
+  line_range?: { start: LineRangeEndInput; end: LineRangeEndInput } | null;
+};
 /** Where a diff note sits, as stored. */
-type Placement = { position: DiffPosition; lineCode: string | null };
+export type Placement = { position: DiffPosition; lineCode: string | null };
+
+/** What a draft note publishes as, checked beforehand with `findThread` and `place`. */
+export interface PendingNote {
+  body: string;
+  /** The commit a new diff thread is about. */
+  commitId: string | null;
+  /** The thread it answers, or null for a note (or, with a placement, a diff thread) of its own. */
+  thread: Discussion | null;
+  placement: Placement | null;
+  /** Resolve the answered thread (when the caller may), else unresolve it, as GitLab's publication does. */
+  resolve: boolean;
+}
 
 /** One discussion: its id and its notes, oldest first. */
 export interface Discussion {
@@ -43,6 +61,9 @@ export interface DiscussionRecords {
 }
 
 const badRequest = (reason: string) => new ApiError(400, { message: `400 Bad request - ${reason}` });
+
+/** A pending reply whose thread was deleted meanwhile. */
+export const threadGone = () => badRequest('Unable to save Note: Thread to reply to cannot be found');
 
 /** Notes with their merge request and the users they name, loaded a page at a time. */
 export interface NoteRecords {
@@ -136,6 +157,7 @@ export class NotesService {
       internal,
       position: placement?.position ?? null,
       lineCode: placement?.lineCode ?? null,
+      commitId: placement ? (params.commitId ?? null) : null,
       createdAt: now,
       updatedAt: now,
     });
@@ -252,17 +274,61 @@ export class NotesService {
     const mergeRequest = await this.services.mergeRequests.find(view, iid);
     const discussion = await this.findDiscussion(caller, view, mergeRequest, discussionId);
     if (discussion.notes.some((note) => note.system)) throw badRequest('Discussion cannot be replied to');
-    const note = await this.dataSource.transaction(async (tx) => {
-      await tx.query(
-        `UPDATE notes SET type = 'DiscussionNote' WHERE discussion_id = $1 AND noteable_id = $2 AND type IS NULL`,
-        [discussion.id, mergeRequest.id],
-      );
-      const [first] = discussion.notes;
-      const type = first.type ?? 'DiscussionNote';
-      const placement = first.position ? { position: first.position, lineCode: first.lineCode } : null;
-      return this.insertNote(caller, view, mergeRequest, params, type, discussion.id, tx, placement);
-    });
+    const note = await this.dataSource.transaction((tx) =>
+      this.appendToThread(caller, view, mergeRequest, discussion, params, tx),
+    );
     return { items: [note], mergeRequest, users: await this.users([note]) };
+  }
+
+  /** A note added to a thread: its type and position are the thread's. */
+  private async appendToThread(
+    caller: Caller,
+    view: ProjectView,
+    mergeRequest: MergeRequest,
+    discussion: Discussion,
+    params: CreateParams,
+    tx: EntityManager,
+  ): Promise<Note> {
+    await tx.query(
+      `UPDATE notes SET type = 'DiscussionNote' WHERE discussion_id = $1 AND noteable_id = $2 AND type IS NULL`,
+      [discussion.id, mergeRequest.id],
+    );
+    const [first] = discussion.notes;
+    const type = first.type ?? 'DiscussionNote';
+    const placement = first.position ? { position: first.position, lineCode: first.lineCode } : null;
+    return this.insertNote(caller, view, mergeRequest, params, type, discussion.id, tx, placement);
+  }
+
+  /**
+   * Writes a published draft in the caller's transaction, so that a batch is all or nothing: a reply (its
+   * thread must still be there), whose thread is then resolved or unresolved, or a note or diff thread of
+   * its own.
+   */
+  async writePending(
+    caller: Caller,
+    view: ProjectView,
+    mergeRequest: MergeRequest,
+    pending: PendingNote,
+    tx: EntityManager,
+  ): Promise<Note> {
+    const { thread, placement } = pending;
+    if (!thread) {
+      const params = { body: pending.body, commitId: pending.commitId };
+      const type = placement ? 'DiffNote' : null;
+      return this.insertNote(caller, view, mergeRequest, params, type, newDiscussionId(), tx, placement);
+    }
+    if (!(await tx.getRepository(Note).existsBy({ noteableId: mergeRequest.id, discussionId: thread.id })))
+      throw threadGone();
+    const note = await this.appendToThread(caller, view, mergeRequest, thread, { body: pending.body }, tx);
+    const resolve = pending.resolve && canResolveDiscussion(caller, view.accessLevel, mergeRequest.authorId);
+    const resolvable = {
+      noteableId: mergeRequest.id,
+      discussionId: thread.id,
+      system: false,
+      type: Not(IsNull()),
+    };
+    await this.markResolved(tx, caller, mergeRequest, resolvable, resolve);
+    return note;
   }
 
   /** Resolves or unresolves every note of a thread. */
@@ -325,11 +391,7 @@ export class NotesService {
    * its type needs. A text position that does not hold has, as in GitLab, a blank line code; an image or file
    * position must be complete, as GitLab checks, and on a file of the diff (an image for an image position).
    */
-  private async place(
-    view: ProjectView,
-    mergeRequest: MergeRequest,
-    position: PositionParams,
-  ): Promise<Placement> {
+  async place(view: ProjectView, mergeRequest: MergeRequest, position: PositionInput): Promise<Placement> {
     const refs = {
       base_sha: position.base_sha,
       start_sha: position.start_sha,
@@ -340,9 +402,12 @@ export class NotesService {
     if (position.position_type === 'text') {
       const file = await this.diffFile(view, mergeRequest, refs);
       const code = file ? positionLineCode(file, position.old_line, position.new_line) : null;
-      if (!code) throw badRequest(`Note {:line_code=>["can't be blank", "must be a valid line code"]}`);
+      const range = file && position.line_range ? lineRangeOn(file, position.line_range) : null;
+      if (!code || (position.line_range && !range))
+        throw badRequest(`Note {:line_code=>["can't be blank", "must be a valid line code"]}`);
       const lines = { old_line: position.old_line ?? null, new_line: position.new_line ?? null };
-      return { lineCode: code, position: { ...refs, position_type: 'text', ...lines } };
+      const text = { ...refs, position_type: 'text' as const, ...lines };
+      return { lineCode: code, position: range ? { ...text, line_range: range } : text };
     }
     const incomplete = () => badRequest('Note {:position=>["is incomplete"]}');
     const invalid = () => badRequest('Note {:position=>["is invalid"]}');
@@ -391,18 +456,28 @@ export class NotesService {
     resolved: boolean,
   ): Promise<void> {
     if (noteIds.length === 0) return;
-    await this.dataSource.transaction(async (tx) => {
-      await tx
-        .getRepository(Note)
-        .update(
-          { id: In(noteIds) },
-          resolved
-            ? { resolvedAt: new Date(), resolvedById: caller.user?.id ?? null }
-            : { resolvedAt: null, resolvedById: null },
-        );
-      if (resolved && mergeRequest.autoMerge)
-        await this.events.publish(tx, 'merge_request.auto_merge_check', { mergeRequestId: mergeRequest.id });
-    });
+    await this.dataSource.transaction((tx) =>
+      this.markResolved(tx, caller, mergeRequest, { id: In(noteIds) }, resolved),
+    );
+  }
+
+  private async markResolved(
+    tx: EntityManager,
+    caller: Caller,
+    mergeRequest: MergeRequest,
+    notes: FindOptionsWhere<Note>,
+    resolved: boolean,
+  ): Promise<void> {
+    await tx
+      .getRepository(Note)
+      .update(
+        notes,
+        resolved
+          ? { resolvedAt: new Date(), resolvedById: caller.user?.id ?? null }
+          : { resolvedAt: null, resolvedById: null },
+      );
+    if (resolved && mergeRequest.autoMerge)
+      await this.events.publish(tx, 'merge_request.auto_merge_check', { mergeRequestId: mergeRequest.id });
   }
 
   private async findDiscussion(
@@ -411,10 +486,21 @@ export class NotesService {
     mergeRequest: MergeRequest,
     discussionId: string,
   ): Promise<Discussion> {
-    const hideInternal = !canReadInternalNotes(caller, view.accessLevel);
-    const [discussion] = await this.discussionsOf(mergeRequest, [discussionId], hideInternal);
+    const discussion = await this.findThread(caller, view, mergeRequest, discussionId);
     if (!discussion) throw notFound('Discussion');
     return discussion;
+  }
+
+  /** The discussion by that id, or null when the merge request has none the caller may see. */
+  async findThread(
+    caller: Caller,
+    view: ProjectView,
+    mergeRequest: MergeRequest,
+    discussionId: string,
+  ): Promise<Discussion | null> {
+    const hideInternal = !canReadInternalNotes(caller, view.accessLevel);
+    const [discussion] = await this.discussionsOf(mergeRequest, [discussionId], hideInternal);
+    return discussion ?? null;
   }
 
   /** The notes of the given discussions, in the order of `ids`: one query. */
@@ -502,6 +588,26 @@ export class NotesService {
         users.set(user.id, user);
     return users;
   }
+}
+
+/** A multi-line range whose ends are both lines of the file's diff, with their line codes; else null. */
+function lineRangeOn(
+  file: FileDiff,
+  range: NonNullable<PositionInput['line_range']>,
+): { start: LineRangeEnd; end: LineRangeEnd } | null {
+  const end = (input: LineRangeEndInput): LineRangeEnd | null => {
+    const line = positionLine(file, input.old_line, input.new_line);
+    return (
+      line && {
+        line_code: line.lineCode,
+        type: line.type,
+        old_line: input.old_line ?? null,
+        new_line: input.new_line ?? null,
+      }
+    );
+  };
+  const [first, last] = [end(range.start), end(range.end)];
+  return first && last ? { start: first, end: last } : null;
 }
 
 /** Thread and diff notes can be resolved; plain and system notes cannot. */

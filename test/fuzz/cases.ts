@@ -187,6 +187,10 @@ function pathValue(op: FuzzOperation, name: string, fixture: Fixture): string {
         return String(onMergeRequest ? approvalRules.doomedMergeRequest : approvalRules.doomedProject);
       return String(onMergeRequest ? approvalRules.mergeRequest : approvalRules.project);
     }
+    case 'draft_note_id':
+      if (op.method === 'DELETE') return String(fixture.draftNotes.doomedDraftId);
+      if (op.path.endsWith('/publish')) return String(fixture.draftNotes.publishedDraftId);
+      return String(fixture.draftNotes.draftId);
     case 'award_id': {
       const onNote = op.path.includes('/notes/');
       if (op.method === 'DELETE')

@@ -50,6 +50,8 @@ export interface Fixture {
   awards: { mergeRequest: number; note: number; doomedMergeRequest: number; doomedNote: number };
   /** Approval rules of the project and of !1, and one of each for the deletions. */
   approvalRules: { project: number; mergeRequest: number; doomedProject: number; doomedMergeRequest: number };
+  /** Draft notes of root's on !1: one to read and edit, one to delete, one to publish. */
+  draftNotes: { draftId: number; doomedDraftId: number; publishedDraftId: number };
   /** A resource event of each kind on !1 (its label and milestone added, closed). */
   resourceEvents: { label: number; milestone: number; state: number };
   /** Enabled SSH push mirrors of the project (to a host that never resolves), and one for deleteRemoteMirror. */
@@ -301,6 +303,13 @@ export class FixtureMaker {
       ],
     });
     const unleash = await this.call<{ instance_id: string }>('GET', `${p}/feature_flags_client`);
+    const draftsPath = `${p}/merge_requests/${mergeRequest.iid}/draft_notes`;
+    const draft = async (note: string) => (await this.call<{ id: number }>('POST', draftsPath, { note })).id;
+    const draftNotes = {
+      draftId: await draft('Fuzz'),
+      doomedDraftId: await draft('Doomed'),
+      publishedDraftId: await draft('Published'),
+    };
     const tree = await this.call<Array<{ name: string; id: string }>>('GET', `${p}/repository/tree`);
     const commits = await this.call<Array<{ id: string }>>('GET', `${p}/repository/commits?ref_name=main`);
     return {
@@ -336,6 +345,7 @@ export class FixtureMaker {
       },
       awards,
       approvalRules,
+      draftNotes,
       resourceEvents,
       agents: { id: agent.id, tokenId: agentToken.id, doomedId: doomedAgent.id },
       featureFlags: {

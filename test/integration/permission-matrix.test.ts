@@ -527,6 +527,26 @@ const CALLS: Record<string, (c: Case) => Call | Promise<Call>> = {
   deleteMergeRequestApprovalRule: async (c) => ({
     path: { merge_request_iid: 1, approval_rule_id: await approvalRule(c, true) },
   }),
+  // Draft notes: only their author reaches them, so an allowed call acts on a draft of the caller's own on !1.
+  listMergeRequestDraftNotes: () => ({ path: { merge_request_iid: 1 } }),
+  createMergeRequestDraftNote: () => ({ path: { merge_request_iid: 1 }, body: { note: unique('draft') } }),
+  getMergeRequestDraftNote: async (c) => ({
+    path: { merge_request_iid: 1, draft_note_id: await ownDraft(c) },
+  }),
+  updateMergeRequestDraftNote: async (c) => ({
+    path: { merge_request_iid: 1, draft_note_id: await ownDraft(c) },
+    body: { note: unique('draft') },
+  }),
+  deleteMergeRequestDraftNote: async (c) => ({
+    path: { merge_request_iid: 1, draft_note_id: await ownDraft(c) },
+  }),
+  publishMergeRequestDraftNote: async (c) => ({
+    path: { merge_request_iid: 1, draft_note_id: await ownDraft(c) },
+  }),
+  bulkPublishMergeRequestDraftNotes: async (c) => {
+    await ownDraft(c);
+    return { path: { merge_request_iid: 1 } };
+  },
   // Projects
   createProject: () => ({ body: { path: unique('created') } }),
   updateProject: () => ({ body: { description: unique('description') } }),
@@ -784,6 +804,13 @@ async function mirrorFor(c: Case, attrs: Record<string, unknown> = {}): Promise<
 /** A new cluster agent of the case's project, by its administrator. */
 const freshAgent = async (c: Case) =>
   (await api('POST', `${project(c)}/cluster_agents`, { name: unique('agent') })).id as number;
+
+/** A new draft note of the caller on !1 when the call will go through; refused calls name any id. */
+async function ownDraft(c: Case): Promise<number> {
+  if (c.expected !== 'allowed' || !c.user) return 1;
+  const path = `${project(c)}/merge_requests/1/draft_notes`;
+  return (await api('POST', path, { note: unique('draft') }, c.user.token)).id as number;
+}
 
 /** A label only an allowed call deletes: refused calls name the fixture's. */
 async function doomedLabel(c: Case, kind: 'projects' | 'groups'): Promise<string> {
