@@ -13,7 +13,9 @@ export interface OperationSubjects {
   createGroup: 'instance';
   createGroupAccessToken: 'group';
   createGroupLabel: 'group';
+  createGroupMemberRole: 'group';
   createGroupMilestone: 'group';
+  createInstanceMemberRole: 'instance';
   createMergeRequest: 'project';
   createMergeRequestAwardEmoji: 'project';
   createMergeRequestDiscussion: 'project';
@@ -25,6 +27,7 @@ export interface OperationSubjects {
   createProjectForkRelation: 'instance';
   createProjectLabel: 'project';
   createProjectMilestone: 'project';
+  createProjectPushRule: 'project';
   createProjectUpload: 'project';
   createProtectedTag: 'project';
   createRepositoryFile: 'project';
@@ -34,7 +37,9 @@ export interface OperationSubjects {
   deleteBranch: 'project';
   deleteGroup: 'group';
   deleteGroupLabel: 'group';
+  deleteGroupMemberRole: 'group';
   deleteGroupMilestone: 'group';
+  deleteInstanceMemberRole: 'instance';
   deleteMergeRequest: 'project';
   deleteMergeRequestAwardEmoji: 'project';
   deleteMergeRequestDiscussionNote: 'project';
@@ -46,6 +51,7 @@ export interface OperationSubjects {
   deleteProjectForkRelation: 'project';
   deleteProjectLabel: 'project';
   deleteProjectMilestone: 'project';
+  deleteProjectPushRule: 'project';
   deleteProjectUpload: 'project';
   deleteProjectUploadBySecret: 'project';
   deleteProtectedTag: 'project';
@@ -83,6 +89,7 @@ export interface OperationSubjects {
   getProjectMember: 'project';
   getProjectMemberWithInherited: 'project';
   getProjectMilestone: 'project';
+  getProjectPushRule: 'project';
   getProjectUpload: 'project';
   getProjectUploadBySecret: 'project';
   getProtectedBranch: 'project';
@@ -108,12 +115,14 @@ export interface OperationSubjects {
   listDescendantGroups: 'group';
   listGroupAccessTokens: 'group';
   listGroupLabels: 'group';
+  listGroupMemberRoles: 'group';
   listGroupMembers: 'group';
   listGroupMembersWithInherited: 'group';
   listGroupMergeRequests: 'group';
   listGroupMilestones: 'group';
   listGroupProjects: 'group';
   listGroups: 'instance';
+  listInstanceMemberRoles: 'instance';
   listMergeRequestAwardEmoji: 'project';
   listMergeRequestCommits: 'project';
   listMergeRequestDiffs: 'project';
@@ -189,6 +198,7 @@ export interface OperationSubjects {
   updateProjectLabelByName: 'project';
   updateProjectMember: 'project';
   updateProjectMilestone: 'project';
+  updateProjectPushRule: 'project';
   updateProtectedBranch: 'project';
   updateProtectedBranchWithPut: 'project';
   updateRepositoryFile: 'project';

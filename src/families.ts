@@ -21,6 +21,7 @@ import { filesManifest } from './files/manifest.js';
 import { gitManifest } from './git/manifest.js';
 import { groupsManifest } from './groups/manifest.js';
 import { labelsManifest } from './labels/manifest.js';
+import { memberRolesManifest } from './member_roles/manifest.js';
 import { membersManifest } from './members/manifest.js';
 import { mergeRequestsManifest } from './merge_requests/manifest.js';
 import { metadataManifest } from './metadata/manifest.js';
@@ -30,6 +31,7 @@ import { notesManifest } from './notes/manifest.js';
 import { projectsManifest } from './projects/manifest.js';
 import { protectedBranchesManifest } from './protected_branches/manifest.js';
 import { protectedTagsManifest } from './protected_tags/manifest.js';
+import { pushRulesManifest } from './push_rules/manifest.js';
 import { repositoryManifest } from './repository/manifest.js';
 import { resourceEventsManifest } from './resource_events/manifest.js';
 import { sidekiqManifest } from './sidekiq/manifest.js';
@@ -47,6 +49,7 @@ export const families = [
   gitManifest,
   groupsManifest,
   labelsManifest,
+  memberRolesManifest,
   membersManifest,
   mergeRequestsManifest,
   metadataManifest,
@@ -56,6 +59,7 @@ export const families = [
   projectsManifest,
   protectedBranchesManifest,
   protectedTagsManifest,
+  pushRulesManifest,
   repositoryManifest,
   resourceEventsManifest,
   sidekiqManifest,

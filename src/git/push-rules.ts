@@ -20,6 +20,7 @@ import {
   type ProtectedBranchAction,
 } from '../protected_branches/protected-branch.entity.js';
 import { ProtectedTag } from '../protected_tags/protected-tag.entity.js';
+import { PushRuleChecks } from './push-rule-checks.js';
 
 export const ZERO_SHA = '0000000000000000000000000000000000000000';
 
@@ -116,10 +117,19 @@ export interface RefusalOptions {
   throughApi?: boolean;
   /** A merge request's merge: protected branches admit their merge entries, not their push entries. */
   merging?: boolean;
+  /**
+   * The repository holding the new commits (and git's quarantine of a running push): the project's push
+   * rule then checks them too. Left out, only the protections are asked.
+   */
+  content?: { dir: string; env?: Record<string, string> };
 }
 
 export class PushRules {
-  constructor(private readonly dataSource: DataSource) {}
+  private readonly checks: PushRuleChecks;
+
+  constructor(private readonly dataSource: DataSource) {
+    this.checks = new PushRuleChecks(dataSource);
+  }
 
   async actor(caller: Caller, accessLevel: number): Promise<PushActor> {
     const groupLevels = new Map<number, number>();
@@ -293,6 +303,12 @@ export class PushRules {
       const reason = await this.refusal(project, actor, change, options, loaded);
       if (reason) return reason;
     }
-    return null;
+    if (!options.content) return null;
+    return this.checks.refusal(project.id, changes, {
+      ...options.content,
+      defaultBranch: project.defaultBranch,
+      userId: actor.caller.user?.id ?? null,
+      throughApi: options.throughApi,
+    });
   }
 }

@@ -145,6 +145,7 @@ export class RepositoriesService {
     const reason = await this.rules.firstRefusal(view.project, actor, changes, {
       throughApi: true,
       merging: options.merging,
+      content: { dir: this.dir(view) },
     });
     if (reason) throw new RefUpdateRefused(reason);
     if (!(await git.applyRefUpdates(changes)))

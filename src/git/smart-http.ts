@@ -5,6 +5,7 @@
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import path from 'node:path';
 import { PassThrough, pipeline } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import type { Context, Middleware } from 'koa';
@@ -33,6 +34,22 @@ const HOOKS_DIR = [new URL('./hooks', import.meta.url), new URL('../../../src/gi
 interface PushSession {
   view: ProjectView;
   actor: PushActor;
+  /** The repository on disk. */
+  dir: string;
+}
+
+/**
+ * git's quarantine of a running push, as the hook reported it: only object directories inside the
+ * repository are taken (alternates may also name the lenders of a fork).
+ */
+function quarantineEnv(dir: string, reported: Record<string, string> | undefined): Record<string, string> {
+  const objects = reported?.GIT_OBJECT_DIRECTORY ?? '';
+  if (!objects || !path.resolve(objects).startsWith(path.join(path.resolve(dir), 'objects') + path.sep))
+    return {};
+  const env: Record<string, string> = { GIT_OBJECT_DIRECTORY: objects };
+  if (reported?.GIT_ALTERNATE_OBJECT_DIRECTORIES)
+    env.GIT_ALTERNATE_OBJECT_DIRECTORIES = reported.GIT_ALTERNATE_OBJECT_DIRECTORIES;
+  return env;
 }
 
 class GitHttpError extends Error {
@@ -168,7 +185,11 @@ export function gitHttp(
   }
 
   async function receiveHook(ctx: Context, hook: string) {
-    const payload = (await readBodyParams(ctx)) as { secret?: string; changes?: RefChange[] };
+    const payload = (await readBodyParams(ctx)) as {
+      secret?: string;
+      changes?: RefChange[];
+      quarantine?: Record<string, string>;
+    };
     const session = payload.secret ? sessions.get(payload.secret) : undefined;
     if (!session || !Array.isArray(payload.changes)) {
       ctx.status = 403;
@@ -177,7 +198,9 @@ export function gitHttp(
     }
     if (hook === 'pre-receive') {
       faultPoint('push:pre-receive');
-      const reason = await rules.firstRefusal(session.view.project, session.actor, payload.changes);
+      const reason = await rules.firstRefusal(session.view.project, session.actor, payload.changes, {
+        content: { dir: session.dir, env: quarantineEnv(session.dir, payload.quarantine) },
+      });
       ctx.body = reason ? { allowed: false, message: reason } : { allowed: true };
       return;
     }
@@ -216,7 +239,7 @@ export function gitHttp(
       let env: Record<string, string> = {};
       if (service === 'git-receive-pack' && action !== 'info/refs') {
         const actor = await rules.actor(caller, view.accessLevel);
-        env = hookEnv(ctx, { view, actor: { ...actor, collaborationBranches } });
+        env = hookEnv(ctx, { view, actor: { ...actor, collaborationBranches }, dir });
       }
       if (action === 'info/refs') await advertise(ctx, service, dir, env);
       else run(ctx, service, dir, env);
