@@ -584,9 +584,27 @@ const CALLS: Record<string, (c: Case) => Call | Promise<Call>> = {
     path: { member_role_id: await doomedRole(c, `/groups/${c.subjectId}/member_roles`) },
   }),
   // Push rules: attributes that leave the fixtures' later commits alone
-  createProjectPushRule: () => ({ body: { deny_delete_tag: true } }),
-  updateProjectPushRule: () => ({ body: { max_file_size: 100 } }),
+  createProjectPushRule: async (c) => {
+    if (c.expected === 'allowed') await pushRule(c, 'DELETE');
+    return { body: { deny_delete_tag: true } };
+  },
+  updateProjectPushRule: async (c) => {
+    if (c.expected === 'allowed') await pushRule(c, 'POST');
+    return { body: { max_file_size: 100 } };
+  },
+  deleteProjectPushRule: async (c) => {
+    if (c.expected === 'allowed') await pushRule(c, 'POST');
+    return {};
+  },
 };
+
+/** Makes sure the case's project has (POST) or has not (DELETE) a push rule, whichever it had. */
+async function pushRule(c: Case, method: 'POST' | 'DELETE') {
+  await server.request(method, `${project(c)}/push_rule`, {
+    token: fx.adminToken,
+    json: method === 'POST' ? { deny_delete_tag: true } : undefined,
+  });
+}
 
 /** A role only an allowed call deletes (refused calls name one that does not exist). */
 async function doomedRole(c: Case, path: string): Promise<number> {
@@ -657,13 +675,16 @@ const FINER_RULES: Record<string, (c: Case) => number | undefined> = {
   // Members may remove themselves; removing anyone else needs the member admin role.
   removeProjectMember: refusedBelow(AccessLevel.Maintainer),
   removeGroupMember: refusedBelow(AccessLevel.Owner, 403, 'admin_group_member'),
+  // A custom role's admin_group_member gives levels up to the holder's own (Guest), not the example's.
+  addGroupMember: (c) => (c.expected === 'allowed' && c.caller === 'guest_custom_all' ? 403 : undefined),
+  updateGroupMember: (c) => (c.expected === 'allowed' && c.caller === 'guest_custom_all' ? 403 : undefined),
   // External users have no personal namespace to create projects in: GitLab's limit_reached, 403.
   createProject: (c) => (c.caller === 'external' ? 403 : undefined),
   // Nor to fork into: GitLab's `valid_fork_target?` fails, 404 Target Namespace.
   forkProject: (c) => (c.caller === 'external' && c.expected === 'allowed' ? 404 : undefined),
   // GitLab's resource access token API refuses creating and revoking with 400 and its own message.
   createProjectAccessToken: refusedBelow(AccessLevel.Maintainer, 400),
-  revokeProjectAccessToken: refusedBelow(AccessLevel.Maintainer, 400, 'manage_project_access_tokens'),
+  revokeProjectAccessToken: refusedBelow(AccessLevel.Maintainer, 400),
   createGroupAccessToken: refusedBelow(AccessLevel.Owner, 400),
   revokeGroupAccessToken: refusedBelow(AccessLevel.Owner, 400, 'manage_group_access_tokens'),
   // Anonymous callers may look a user up by username only, and never read /users/:id (GitLab: 403).
