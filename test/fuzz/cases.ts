@@ -158,6 +158,8 @@ function pathValue(op: FuzzOperation, name: string, fixture: Fixture): string {
       return String(fixture.resourceEvents.milestone);
     case 'resource_state_event_id':
       return String(fixture.resourceEvents.state);
+    case 'member_role_id':
+      return String(under === 'groups' ? fixture.memberRoles.group : fixture.memberRoles.instance);
     case 'award_id': {
       const onNote = op.path.includes('/notes/');
       if (op.method === 'DELETE')

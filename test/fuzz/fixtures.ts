@@ -55,6 +55,8 @@ export interface Fixture {
   groupToken: { id: number; token: string };
   /** Token ids that operations naming a token by id rotate and revoke. */
   spareTokens: { personal: number; project: number; group: number };
+  /** An instance role and a role of the group (member_roles family). */
+  memberRoles: { instance: number; group: number };
 }
 
 export const ADMIN_SCOPES = [
@@ -243,6 +245,13 @@ export class FixtureMaker {
       doomedMergeRequest: (await award(mrAwards, 'wastebasket')).id,
       doomedNote: (await award(noteAwards, 'wastebasket')).id,
     };
+    // Custom roles for the member role routes (member_roles family); the fuzzer may delete them.
+    const role = (path: string) =>
+      this.call<{ id: number }>('POST', path, { name: this.name('role'), base_access_level: 10 });
+    const memberRoles = {
+      instance: (await role('/member_roles')).id,
+      group: (await role(`/groups/${group.id}/member_roles`)).id,
+    };
     const tree = await this.call<Array<{ name: string; id: string }>>('GET', `${p}/repository/tree`);
     const commits = await this.call<Array<{ id: string }>>('GET', `${p}/repository/commits?ref_name=main`);
     return {
@@ -280,6 +289,7 @@ export class FixtureMaker {
       projectToken: { id: projectToken.id, token: projectToken.token },
       groupToken: { id: groupToken.id, token: groupToken.token },
       spareTokens,
+      memberRoles,
     };
   }
 }
