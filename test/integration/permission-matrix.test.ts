@@ -1002,6 +1002,7 @@ describe('permission matrix, derived from each operation’s declaration', () =>
 
   it('most allowed calls succeed with the fixtures (not only pass authorization)', () => {
     if (allowedButNot2xx.length) console.error(`allowed but not 2xx:\n${allowedButNot2xx.join('\n')}`);
-    expect(allowedButNot2xx.length).toBeLessThan(60);
+    // About six per caller kind (60 for the ten kinds before the custom-role Guests).
+    expect(allowedButNot2xx.length).toBeLessThan(6 * CALLERS.length);
   });
 });
