@@ -698,6 +698,83 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/groups/{id}/member_roles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a group's member roles
+         * @description The custom roles of the group, by id. Not paginated, as in GitLab.
+         *
+         *     - **Who.** Owners of the group and administrators (`admin_member_role`): a caller who cannot see
+         *       the group gets 404 `{"message": "404 Group Not Found"}`, one who sees it without the role 403.
+         *     - A subgroup has no roles of its own: its list is empty.
+         *     - Ultimate only.
+         */
+        get: operations["listGroupMemberRoles"];
+        put?: never;
+        /**
+         * Create a group member role
+         * @description Creates a custom role of the group. Answers 201 with the role.
+         *
+         *     - **Who.** Owners of the group and administrators (`admin_member_role`).
+         *     - Only a top-level group holds roles: on a subgroup 400 `{"message": "Creation of member role is
+         *       allowed only for root groups"}`.
+         *     - Parameters and validations as for instance roles; names are unique within the group.
+         *     - Ultimate only.
+         */
+        post: operations["createGroupMemberRole"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/groups/{id}/member_roles/{member_role_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+                /**
+                 * @description The role's ID.
+                 * @example 3
+                 */
+                member_role_id: components["parameters"]["MemberRoleId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a group member role
+         * @description Deletes a role of the group. Answers 204 with an empty body.
+         *
+         *     - **Who.** Owners of the group and administrators (`admin_member_role`).
+         *     - A role that is not the group's: 404 `{"message": "404 Member Role Not Found"}`.
+         *     - A role still given to a member: 400, as for instance roles.
+         *     - Ultimate only.
+         */
+        delete: operations["deleteGroupMemberRole"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/groups/{id}/members": {
         parameters: {
             query?: never;
@@ -1165,6 +1242,74 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/member_roles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the instance's member roles
+         * @description Every instance-wide custom role (`group_id` null), by id. Not paginated, as in GitLab.
+         *
+         *     - **Who.** Administrators (`admin_all_resources`); other users get 403, requests without a token 401.
+         *     - Ultimate only (`x-tier`): below it the route does not exist.
+         */
+        get: operations["listInstanceMemberRoles"];
+        put?: never;
+        /**
+         * Create an instance member role
+         * @description Creates an instance-wide custom role. Answers 201 with the role.
+         *
+         *     - **Who.** Administrators (`admin_all_resources`).
+         *     - `name` and `base_access_level` are required (`{"error": "name is missing"}`); `base_access_level`
+         *       is one of 10, 15 (Planner), 20, 30, 40, 50 (`{"error": "base_access_level does not have a valid
+         *       value"}`). Flags left out are stored false; a missing `description` is null.
+         *     - A name already used by another instance role: 400 `{"message": "Name has already been taken"}`.
+         *     - Updating a role's name or description is not part of GitLab's REST API (only its UI and GraphQL
+         *       API do it), so forge-api has no update route either.
+         *     - Ultimate only.
+         */
+        post: operations["createInstanceMemberRole"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/member_roles/{member_role_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The role's ID.
+                 * @example 3
+                 */
+                member_role_id: components["parameters"]["MemberRoleId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete an instance member role
+         * @description Deletes an instance role. Answers 204 with an empty body.
+         *
+         *     - **Who.** Administrators (`admin_all_resources`).
+         *     - An unknown id (or a group's role): 404 `{"message": "404 Member Role Not Found"}`.
+         *     - A role still given to a member is kept: 400 `{"message": "Role is assigned to one or more group
+         *       members. Remove role from all group members, then delete role."}`, as GitLab refuses it.
+         *     - Ultimate only.
+         */
+        delete: operations["deleteInstanceMemberRole"];
         options?: never;
         head?: never;
         patch?: never;
@@ -5301,6 +5446,77 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{id}/push_rule": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a project's push rule
+         * @description The project's push rule, or `null` (200) when it has none, as GitLab answers.
+         *
+         *     - **Who.** Maintainers and above, administrators, and members whose custom role has
+         *       `admin_push_rules` (`admin_push_rules`).
+         *     - Premium and Ultimate (`x-tier`): below, the route does not exist.
+         */
+        get: operations["getProjectPushRule"];
+        /**
+         * Edit a project's push rule
+         * @description Changes the attributes given; the others stay. Answers 200 with the rule.
+         *
+         *     - **Who.** As for reading (`admin_push_rules`).
+         *     - No rule yet: 404 `{"message": "404 Push Rule Not Found"}`. At least one attribute is required, and
+         *       regexes must be valid RE2, as on creation.
+         *     - Premium and Ultimate.
+         */
+        put: operations["updateProjectPushRule"];
+        /**
+         * Add a push rule to a project
+         * @description Creates the project's push rule. Answers 201 with it.
+         *
+         *     - **Who.** As for reading (`admin_push_rules`).
+         *     - At least one attribute is required: 400 `{"error": "commit_message_regex, commit_message_negative_regex, branch_name_regex, author_email_regex, file_name_regex, deny_delete_tag, member_check, commit_committer_check, commit_committer_name_check, reject_non_dco_commits, max_file_size are missing, at least one parameter
+         *       must be provided"}`.
+         *     - A project that already has one: 422 `{"message": "Project push rule exists"}`.
+         *     - A regex that is not valid RE2: 400 `{"message": {"commit_message_regex": ["not valid RE2 syntax: ..."]}}`.
+         *     - **What is enforced.** On every `git push` (the pre-receive answer, printed by git as
+         *       `remote: GitLab: <message>`) and every API write that makes commits, branches or tags (files,
+         *       commits, branches, tags, merges), with GitLab's messages: `Commit message does not follow the
+         *       pattern '<regex>'`, `Commit message contains the forbidden pattern '<regex>'`, `Branch name does not
+         *       follow the pattern '<regex>'`, `Author's commit email '<email>' does not follow the pattern
+         *       '<regex>'`, `Committer's email '<email>' does not follow the pattern '<regex>'`, `Author '<email>' is
+         *       not a member of team`, `You cannot push commits for '<email>'. You can only push commits if the
+         *       committer email is one of your own verified emails.`, `Your git username is inconsistent with GitLab
+         *       account name`, `Commit message must contain a DCO signoff`, `File name <path> was prohibited by
+         *       the pattern "<regex>".`, `File "<path>" is larger than the allowed size of <n> MiB. Use Git LFS to
+         *       manage this file.`, `You cannot delete a tag`. New commits are those no existing ref reaches.
+         *     - GitLab's `prevent_secrets` (secret detection) and `reject_unsigned_commits` are not offered:
+         *       forge-api cannot enforce them yet, so they are not in this contract.
+         *     - Premium and Ultimate.
+         */
+        post: operations["createProjectPushRule"];
+        /**
+         * Delete a project's push rule
+         * @description Removes the push rule. Answers 204 with no body.
+         *
+         *     - **Who.** As for reading (`admin_push_rules`).
+         *     - No rule: 404 `{"message": "404 Push Rule Not Found"}`.
+         *     - Premium and Ultimate.
+         */
+        delete: operations["deleteProjectPushRule"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{id}/remote_mirrors": {
         parameters: {
             query?: never;
@@ -8974,6 +9190,8 @@ export interface components {
             id: number;
             /** @example false */
             locked?: boolean;
+            /** @description The custom role the membership carries (Ultimate); left out when it has none. */
+            member_role?: components["schemas"]["MemberRole"];
             /**
              * @description `active`; `awaiting` exists only with the seat limits of Premium and Ultimate.
              * @example active
@@ -9030,6 +9248,11 @@ export interface components {
              * @example members-api
              */
             invite_source?: string;
+            /**
+             * @description A custom role to give (Ultimate): an instance role or a role of the source's top-level group, whose `base_access_level` equals `access_level`. Otherwise 400 `{"message": {"member_role": ["not found"]}}` or `{"message": {"member_role_id": ["role's base access level does not match the access level of the membership"]}}`.
+             * @example 3
+             */
+            member_role_id?: number | null;
             /** @description Deprecated in GitLab. Ignored. */
             tasks_to_be_done?: string[];
             /**
@@ -9042,6 +9265,245 @@ export interface components {
              * @example ada
              */
             username?: string;
+        };
+        /**
+         * MemberRole
+         * @description A custom role: a base access level and the permission flags it adds. Every flag is present; those never set are false.
+         */
+        MemberRole: {
+            /**
+             * @description Create, read, update and delete CI/CD variables.
+             * @example false
+             */
+            admin_cicd_variables: boolean;
+            /**
+             * @description Administer compliance frameworks.
+             * @example false
+             */
+            admin_compliance_framework: boolean;
+            /**
+             * @description Add, remove and assign members of the group.
+             * @example false
+             */
+            admin_group_member: boolean;
+            /**
+             * @description Approve merge requests.
+             * @example false
+             */
+            admin_merge_request: boolean;
+            /**
+             * @description Configure the project's push rules.
+             * @example false
+             */
+            admin_push_rules: boolean;
+            /**
+             * @description Administer the project's infrastructure state.
+             * @example false
+             */
+            admin_terraform_state: boolean;
+            /**
+             * @description Edit vulnerability objects (status, linking an issue).
+             * @example false
+             */
+            admin_vulnerability: boolean;
+            /**
+             * @description Administer web hooks.
+             * @example false
+             */
+            admin_web_hook: boolean;
+            /**
+             * @description Archive and unarchive projects.
+             * @example false
+             */
+            archive_project: boolean;
+            /**
+             * @description 10 Guest, 15 Planner, 20 Reporter, 30 Developer, 40 Maintainer, 50 Owner.
+             * @example 10
+             * @enum {integer}
+             */
+            base_access_level: 10 | 15 | 20 | 30 | 40 | 50;
+            /** @example Guests who may read the code */
+            description: string | null;
+            /**
+             * @description The top-level group holding the role; null for an instance role.
+             * @example null
+             */
+            group_id: number | null;
+            /** @example 3 */
+            id: number;
+            /**
+             * @description Manage deploy tokens.
+             * @example false
+             */
+            manage_deploy_tokens: boolean;
+            /**
+             * @description Manage the group's access tokens.
+             * @example false
+             */
+            manage_group_access_tokens: boolean;
+            /**
+             * @description Manage merge request settings.
+             * @example false
+             */
+            manage_merge_request_settings: boolean;
+            /**
+             * @description Manage project access tokens.
+             * @example false
+             */
+            manage_project_access_tokens: boolean;
+            /**
+             * @description Link security policy projects.
+             * @example false
+             */
+            manage_security_policy_link: boolean;
+            /** @example Guest + read code */
+            name: string;
+            /**
+             * @description Read the repository (a Guest otherwise cannot read a private project's code).
+             * @example true
+             */
+            read_code: boolean;
+            /**
+             * @description Read the dependency list.
+             * @example false
+             */
+            read_dependency: boolean;
+            /**
+             * @description View project runners.
+             * @example false
+             */
+            read_runners: boolean;
+            /**
+             * @description Read vulnerability reports.
+             * @example false
+             */
+            read_vulnerability: boolean;
+            /**
+             * @description Delete or restore a group.
+             * @example false
+             */
+            remove_group: boolean;
+            /**
+             * @description Delete a project.
+             * @example false
+             */
+            remove_project: boolean;
+        };
+        /**
+         * MemberRoleCreate
+         * @description A new role; flags left out are false.
+         */
+        MemberRoleCreate: {
+            /**
+             * @description Create, read, update and delete CI/CD variables.
+             * @example false
+             */
+            admin_cicd_variables?: boolean;
+            /**
+             * @description Administer compliance frameworks.
+             * @example false
+             */
+            admin_compliance_framework?: boolean;
+            /**
+             * @description Add, remove and assign members of the group.
+             * @example false
+             */
+            admin_group_member?: boolean;
+            /**
+             * @description Approve merge requests.
+             * @example false
+             */
+            admin_merge_request?: boolean;
+            /**
+             * @description Configure the project's push rules.
+             * @example false
+             */
+            admin_push_rules?: boolean;
+            /**
+             * @description Administer the project's infrastructure state.
+             * @example false
+             */
+            admin_terraform_state?: boolean;
+            /**
+             * @description Edit vulnerability objects (status, linking an issue).
+             * @example false
+             */
+            admin_vulnerability?: boolean;
+            /**
+             * @description Administer web hooks.
+             * @example false
+             */
+            admin_web_hook?: boolean;
+            /**
+             * @description Archive and unarchive projects.
+             * @example false
+             */
+            archive_project?: boolean;
+            /**
+             * @description 10 Guest, 15 Planner, 20 Reporter, 30 Developer, 40 Maintainer, 50 Owner.
+             * @example 10
+             * @enum {integer}
+             */
+            base_access_level: 10 | 15 | 20 | 30 | 40 | 50;
+            /** @example Guests who may read the code */
+            description?: string | null;
+            /**
+             * @description Manage deploy tokens.
+             * @example false
+             */
+            manage_deploy_tokens?: boolean;
+            /**
+             * @description Manage the group's access tokens.
+             * @example false
+             */
+            manage_group_access_tokens?: boolean;
+            /**
+             * @description Manage merge request settings.
+             * @example false
+             */
+            manage_merge_request_settings?: boolean;
+            /**
+             * @description Manage project access tokens.
+             * @example false
+             */
+            manage_project_access_tokens?: boolean;
+            /**
+             * @description Link security policy projects.
+             * @example false
+             */
+            manage_security_policy_link?: boolean;
+            /** @example Guest + read code */
+            name: string;
+            /**
+             * @description Read the repository (a Guest otherwise cannot read a private project's code).
+             * @example true
+             */
+            read_code?: boolean;
+            /**
+             * @description Read the dependency list.
+             * @example false
+             */
+            read_dependency?: boolean;
+            /**
+             * @description View project runners.
+             * @example false
+             */
+            read_runners?: boolean;
+            /**
+             * @description Read vulnerability reports.
+             * @example false
+             */
+            read_vulnerability?: boolean;
+            /**
+             * @description Delete or restore a group.
+             * @example false
+             */
+            remove_group?: boolean;
+            /**
+             * @description Delete a project.
+             * @example false
+             */
+            remove_project?: boolean;
         };
         /**
          * MemberUpdate
@@ -9059,6 +9521,11 @@ export interface components {
              * @example 2026-12-31
              */
             expires_at?: string | null;
+            /**
+             * @description A custom role to give (Ultimate): an instance role or a role of the source's top-level group, whose `base_access_level` equals `access_level`. Otherwise 400 `{"message": {"member_role": ["not found"]}}` or `{"message": {"member_role_id": ["role's base access level does not match the access level of the membership"]}}`. Null takes the role away; left out, the role stays, and then `access_level` must stay its base level (`{"message": {"access_level": ["cannot be changed because of an existing association with a custom role"]}}`).
+             * @example 3
+             */
+            member_role_id?: number | null;
         };
         /** MergeRef */
         MergeRef: {
@@ -11218,6 +11685,137 @@ export interface components {
              */
             name: string;
         };
+        /**
+         * PushRule
+         * @description A project's push rule.
+         */
+        PushRule: {
+            /**
+             * @description The author and committer emails of every new commit must match (RE2).
+             * @example @example\.com$
+             */
+            author_email_regex: string | null;
+            /**
+             * @description Every branch created or updated, except the default branch, must match (RE2).
+             * @example ^(feature|fix)/
+             */
+            branch_name_regex: string | null;
+            /**
+             * @description The committer email of every new commit must be the pusher's own (confirmed) email.
+             * @example false
+             */
+            commit_committer_check: boolean;
+            /**
+             * @description The committer name of every new commit must be the pusher's name.
+             * @example false
+             */
+            commit_committer_name_check: boolean;
+            /**
+             * @description No new commit's message may match (RE2, multiline).
+             * @example ssh_private_key
+             */
+            commit_message_negative_regex: string | null;
+            /**
+             * @description Every new commit's message must match (RE2, multiline).
+             * @example JIRA-\\d+
+             */
+            commit_message_regex: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-03-01T12:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * @description Tags cannot be deleted with `git push` (the API still deletes them).
+             * @example false
+             */
+            deny_delete_tag: boolean;
+            /**
+             * @description No file added, changed or renamed by a new commit may have a path matching (RE2).
+             * @example \.exe$
+             */
+            file_name_regex: string | null;
+            /** @example 2 */
+            id: number;
+            /**
+             * @description The largest file (in MiB) a new commit may add or change; 0 for no limit.
+             * @example 0
+             */
+            max_file_size: number;
+            /**
+             * @description The author and committer email of every new commit must belong to a user of the instance.
+             * @example false
+             */
+            member_check: boolean;
+            /** @example 5 */
+            project_id: number;
+            /**
+             * @description Every new commit's message must carry a `Signed-off-by:` line (DCO).
+             * @example false
+             */
+            reject_non_dco_commits: boolean;
+        };
+        /**
+         * PushRuleInput
+         * @description Attributes of a push rule; regexes are RE2, at most 511 characters, empty or null for none.
+         */
+        PushRuleInput: {
+            /**
+             * @description The author and committer emails of every new commit must match (RE2).
+             * @example @example\.com$
+             */
+            author_email_regex?: string | null;
+            /**
+             * @description Every branch created or updated, except the default branch, must match (RE2).
+             * @example ^(feature|fix)/
+             */
+            branch_name_regex?: string | null;
+            /**
+             * @description The committer email of every new commit must be the pusher's own (confirmed) email.
+             * @example false
+             */
+            commit_committer_check?: boolean;
+            /**
+             * @description The committer name of every new commit must be the pusher's name.
+             * @example false
+             */
+            commit_committer_name_check?: boolean;
+            /**
+             * @description No new commit's message may match (RE2, multiline).
+             * @example ssh_private_key
+             */
+            commit_message_negative_regex?: string | null;
+            /**
+             * @description Every new commit's message must match (RE2, multiline).
+             * @example JIRA-\\d+
+             */
+            commit_message_regex?: string | null;
+            /**
+             * @description Tags cannot be deleted with `git push` (the API still deletes them).
+             * @example false
+             */
+            deny_delete_tag?: boolean;
+            /**
+             * @description No file added, changed or renamed by a new commit may have a path matching (RE2).
+             * @example \.exe$
+             */
+            file_name_regex?: string | null;
+            /**
+             * @description The largest file (in MiB) a new commit may add or change; 0 for no limit.
+             * @example 0
+             */
+            max_file_size?: number;
+            /**
+             * @description The author and committer email of every new commit must belong to a user of the instance.
+             * @example false
+             */
+            member_check?: boolean;
+            /**
+             * @description Every new commit's message must carry a `Signed-off-by:` line (DCO).
+             * @example false
+             */
+            reject_non_dco_commits?: boolean;
+        };
         /** RebaseAccepted */
         RebaseAccepted: {
             /** @example true */
@@ -12917,6 +13515,11 @@ export interface components {
          */
         MemberQuery: string;
         /**
+         * @description The role's ID.
+         * @example 3
+         */
+        MemberRoleId: number;
+        /**
          * @description Leave these users out: `skip_users[]=12`, or the IDs comma-separated (`skip_users=12,13`).
          * @example [
          *       1
@@ -13554,6 +14157,8 @@ export type SchemaLabelSelector = components['schemas']['LabelSelector'];
 export type SchemaMember = components['schemas']['Member'];
 export type SchemaMemberBatchResult = components['schemas']['MemberBatchResult'];
 export type SchemaMemberCreate = components['schemas']['MemberCreate'];
+export type SchemaMemberRole = components['schemas']['MemberRole'];
+export type SchemaMemberRoleCreate = components['schemas']['MemberRoleCreate'];
 export type SchemaMemberUpdate = components['schemas']['MemberUpdate'];
 export type SchemaMergeRef = components['schemas']['MergeRef'];
 export type SchemaMergeRequest = components['schemas']['MergeRequest'];
@@ -13612,6 +14217,8 @@ export type SchemaProtectedTag = components['schemas']['ProtectedTag'];
 export type SchemaProtectedTagAccessLevel = components['schemas']['ProtectedTagAccessLevel'];
 export type SchemaProtectedTagAccessLevelCreate = components['schemas']['ProtectedTagAccessLevelCreate'];
 export type SchemaProtectedTagCreate = components['schemas']['ProtectedTagCreate'];
+export type SchemaPushRule = components['schemas']['PushRule'];
+export type SchemaPushRuleInput = components['schemas']['PushRuleInput'];
 export type SchemaRebaseAccepted = components['schemas']['RebaseAccepted'];
 export type SchemaRebaseRequest = components['schemas']['RebaseRequest'];
 export type SchemaReferences = components['schemas']['References'];
@@ -13730,6 +14337,7 @@ export type ParameterIncludeDescendantGroups = components['parameters']['Include
 export type ParameterLabelEventId = components['parameters']['LabelEventId'];
 export type ParameterLabelId = components['parameters']['LabelId'];
 export type ParameterMemberQuery = components['parameters']['MemberQuery'];
+export type ParameterMemberRoleId = components['parameters']['MemberRoleId'];
 export type ParameterMemberSkipUsers = components['parameters']['MemberSkipUsers'];
 export type ParameterMemberState = components['parameters']['MemberState'];
 export type ParameterMemberUserId = components['parameters']['MemberUserId'];
@@ -15214,6 +15822,123 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listGroupMemberRoles: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The group's roles. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberRole"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createGroupMemberRole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Guest + read code",
+                 *       "description": "Guests who may read the code",
+                 *       "base_access_level": 10,
+                 *       "read_code": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["MemberRoleCreate"];
+            };
+        };
+        responses: {
+            /** @description The new role. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberRole"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteGroupMemberRole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+                /**
+                 * @description The role's ID.
+                 * @example 3
+                 */
+                member_role_id: components["parameters"]["MemberRoleId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted; no body. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listGroupMembers: {
         parameters: {
             query?: {
@@ -16383,6 +17108,106 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["KubernetesAgentInfo"];
                 };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listInstanceMemberRoles: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The instance's roles. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberRole"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createInstanceMemberRole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Guest + read code",
+                 *       "description": "Guests who may read the code",
+                 *       "base_access_level": 10,
+                 *       "read_code": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["MemberRoleCreate"];
+            };
+        };
+        responses: {
+            /** @description The new role. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberRole"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteInstanceMemberRole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The role's ID.
+                 * @example 3
+                 */
+                member_role_id: components["parameters"]["MemberRoleId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted; no body. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -24432,6 +25257,160 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description The rule was removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getProjectPushRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The push rule, or null. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PushRule"] | null;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateProjectPushRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "max_file_size": 10
+                 *     }
+                 */
+                "application/json": components["schemas"]["PushRuleInput"];
+            };
+        };
+        responses: {
+            /** @description The push rule. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PushRule"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createProjectPushRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "commit_message_regex": "JIRA-\\d+",
+                 *       "deny_delete_tag": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["PushRuleInput"];
+            };
+        };
+        responses: {
+            /** @description The new push rule. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PushRule"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteProjectPushRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted; no body. */
             204: {
                 headers: {
                     [name: string]: unknown;

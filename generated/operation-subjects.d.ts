@@ -18,8 +18,10 @@ export interface OperationSubjects {
   createGroup: 'instance';
   createGroupAccessToken: 'group';
   createGroupLabel: 'group';
+  createGroupMemberRole: 'group';
   createGroupMilestone: 'group';
   createGroupRepositoryStorageMove: 'instance';
+  createInstanceMemberRole: 'instance';
   createMergeRequest: 'project';
   createMergeRequestApprovalRule: 'project';
   createMergeRequestAwardEmoji: 'project';
@@ -34,6 +36,7 @@ export interface OperationSubjects {
   createProjectForkRelation: 'instance';
   createProjectLabel: 'project';
   createProjectMilestone: 'project';
+  createProjectPushRule: 'project';
   createProjectRepositoryStorageMove: 'instance';
   createProjectSnippet: 'project';
   createProjectUpload: 'project';
@@ -50,7 +53,9 @@ export interface OperationSubjects {
   deleteFeatureFlagUserList: 'project';
   deleteGroup: 'group';
   deleteGroupLabel: 'group';
+  deleteGroupMemberRole: 'group';
   deleteGroupMilestone: 'group';
+  deleteInstanceMemberRole: 'instance';
   deleteMergeRequest: 'project';
   deleteMergeRequestApprovalRule: 'project';
   deleteMergeRequestAwardEmoji: 'project';
@@ -65,6 +70,7 @@ export interface OperationSubjects {
   deleteProjectForkRelation: 'project';
   deleteProjectLabel: 'project';
   deleteProjectMilestone: 'project';
+  deleteProjectPushRule: 'project';
   deleteProjectSnippet: 'project';
   deleteProjectUpload: 'project';
   deleteProjectUploadBySecret: 'project';
@@ -119,6 +125,7 @@ export interface OperationSubjects {
   getProjectMember: 'project';
   getProjectMemberWithInherited: 'project';
   getProjectMilestone: 'project';
+  getProjectPushRule: 'project';
   getProjectRepositoryStorageMove: 'instance';
   getProjectRepositoryStorageMoveOfProject: 'instance';
   getProjectSnippet: 'project';
@@ -163,6 +170,7 @@ export interface OperationSubjects {
   listFeatureFlags: 'project';
   listGroupAccessTokens: 'group';
   listGroupLabels: 'group';
+  listGroupMemberRoles: 'group';
   listGroupMembers: 'group';
   listGroupMembersWithInherited: 'group';
   listGroupMergeRequests: 'group';
@@ -171,6 +179,7 @@ export interface OperationSubjects {
   listGroupRepositoryStorageMoves: 'instance';
   listGroupRepositoryStorageMovesOfGroup: 'instance';
   listGroups: 'instance';
+  listInstanceMemberRoles: 'instance';
   listMergeRequestApprovalRules: 'project';
   listMergeRequestAwardEmoji: 'project';
   listMergeRequestCommits: 'project';
@@ -271,6 +280,7 @@ export interface OperationSubjects {
   updateProjectLabelByName: 'project';
   updateProjectMember: 'project';
   updateProjectMilestone: 'project';
+  updateProjectPushRule: 'project';
   updateProjectSnippet: 'project';
   updateProtectedBranch: 'project';
   updateProtectedBranchWithPut: 'project';

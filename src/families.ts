@@ -24,6 +24,7 @@ import { filesManifest } from './files/manifest.js';
 import { gitManifest } from './git/manifest.js';
 import { groupsManifest } from './groups/manifest.js';
 import { labelsManifest } from './labels/manifest.js';
+import { memberRolesManifest } from './member_roles/manifest.js';
 import { membersManifest } from './members/manifest.js';
 import { mergeRequestApprovalsManifest } from './merge_request_approvals/manifest.js';
 import { mergeRequestsManifest } from './merge_requests/manifest.js';
@@ -35,6 +36,7 @@ import { projectsManifest } from './projects/manifest.js';
 import { protectedBranchesManifest } from './protected_branches/manifest.js';
 import { protectedTagsManifest } from './protected_tags/manifest.js';
 import { remoteMirrorsManifest } from './remote_mirrors/manifest.js';
+import { pushRulesManifest } from './push_rules/manifest.js';
 import { repositoryManifest } from './repository/manifest.js';
 import { repositoryStorageMovesManifest } from './repository_storage_moves/manifest.js';
 import { resourceEventsManifest } from './resource_events/manifest.js';
@@ -57,6 +59,7 @@ export const families = [
   gitManifest,
   groupsManifest,
   labelsManifest,
+  memberRolesManifest,
   membersManifest,
   mergeRequestsManifest,
   mergeRequestApprovalsManifest,
@@ -68,6 +71,7 @@ export const families = [
   protectedBranchesManifest,
   protectedTagsManifest,
   remoteMirrorsManifest,
+  pushRulesManifest,
   repositoryManifest,
   repositoryStorageMovesManifest,
   resourceEventsManifest,

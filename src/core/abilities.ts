@@ -94,6 +94,8 @@ const PROJECT_ABILITIES = {
   read_feature_flag: AccessLevel.Developer,
   admin_feature_flag: AccessLevel.Developer,
   admin_feature_flags_user_lists: AccessLevel.Developer,
+  // member_roles / push_rules family
+  admin_push_rules: AccessLevel.Maintainer,
 } as const;
 
 /** The role each group ability needs, beyond being able to see the group. */
@@ -111,10 +113,102 @@ const GROUP_ABILITIES = {
   admin_group_member: AccessLevel.Owner,
   admin_group_access_token: AccessLevel.Owner,
   remove_group: AccessLevel.Owner,
+  // member_roles family
+  admin_member_role: AccessLevel.Owner,
 } as const;
 
 export type ProjectAbility = keyof typeof PROJECT_ABILITIES;
 export type GroupAbility = keyof typeof GROUP_ABILITIES;
+
+// ---- member_roles family: what custom roles grant ------------------------------------------------------
+
+/** The permission flags of a custom member role, in GitLab's order. */
+export const MEMBER_ROLE_PERMISSIONS = [
+  'admin_cicd_variables',
+  'admin_compliance_framework',
+  'admin_group_member',
+  'admin_merge_request',
+  'admin_push_rules',
+  'admin_terraform_state',
+  'admin_vulnerability',
+  'admin_web_hook',
+  'archive_project',
+  'manage_deploy_tokens',
+  'manage_group_access_tokens',
+  'manage_merge_request_settings',
+  'manage_project_access_tokens',
+  'manage_security_policy_link',
+  'read_code',
+  'read_runners',
+  'read_dependency',
+  'read_vulnerability',
+  'remove_group',
+  'remove_project',
+] as const;
+
+export type MemberRolePermission = (typeof MEMBER_ROLE_PERMISSIONS)[number];
+
+/**
+ * The abilities each flag of a custom role opens, on projects and on groups, whatever the membership's
+ * base level. The names are ability names, not checked against the tables above: a flag whose family
+ * does not exist yet (CI/CD variables, runners, vulnerabilities, web hooks, deploy tokens, compliance,
+ * Terraform state, security policies, approvals) names the ability that family will declare, and grants
+ * it from the day it does.
+ */
+export const MEMBER_ROLE_GRANTS: Record<MemberRolePermission, { project?: string[]; group?: string[] }> = {
+  admin_cicd_variables: { project: ['admin_cicd_variables'], group: ['admin_cicd_variables'] },
+  admin_compliance_framework: {
+    project: ['admin_compliance_framework'],
+    group: ['admin_compliance_framework'],
+  },
+  admin_group_member: { group: ['admin_group_member'] },
+  admin_merge_request: { project: ['approve_merge_request'] },
+  admin_push_rules: { project: ['admin_push_rules'], group: ['admin_push_rules'] },
+  admin_terraform_state: { project: ['admin_terraform_state'] },
+  admin_vulnerability: {
+    project: ['admin_vulnerability', 'read_vulnerability'],
+    group: ['admin_vulnerability', 'read_vulnerability'],
+  },
+  admin_web_hook: { project: ['admin_web_hook'], group: ['admin_web_hook'] },
+  archive_project: { project: ['archive_project'] },
+  manage_deploy_tokens: { project: ['manage_deploy_tokens'], group: ['manage_deploy_tokens'] },
+  manage_group_access_tokens: { group: ['admin_group_access_token'] },
+  manage_merge_request_settings: { project: ['manage_merge_request_settings'] },
+  manage_project_access_tokens: { project: ['admin_project_access_token'] },
+  manage_security_policy_link: {
+    project: ['manage_security_policy_link'],
+    group: ['manage_security_policy_link'],
+  },
+  read_code: { project: ['read_code'] },
+  read_runners: { project: ['read_runners'], group: ['read_runners'] },
+  read_dependency: { project: ['read_dependency'], group: ['read_dependency'] },
+  read_vulnerability: { project: ['read_vulnerability'], group: ['read_vulnerability'] },
+  remove_group: { group: ['remove_group'] },
+  remove_project: { project: ['remove_project'] },
+};
+
+const isMemberRolePermission = (name: string): name is MemberRolePermission => name in MEMBER_ROLE_GRANTS;
+
+/** Does a custom role on the caller's memberships grant `ability` on a subject of this kind? */
+function grantedByRole(subject: Subject, kind: 'project' | 'group', ability: string): boolean {
+  return (subject.memberRolePermissions ?? []).some(
+    (flag) => isMemberRolePermission(flag) && (MEMBER_ROLE_GRANTS[flag][kind] ?? []).includes(ability),
+  );
+}
+
+/**
+ * SQL for the enabled flags of the custom roles on the caller's active memberships of a project
+ * (`projectSql` its id) or of the groups `traversalSql` lists, as a text array. `callerParam` holds the
+ * user's id.
+ */
+export function memberRolePermissionsSql(callerParam: string, traversalSql: string, projectSql?: string) {
+  const project = projectSql ? `(m.source_type = 'Project' AND m.source_id = ${projectSql}) OR ` : '';
+  return `ARRAY(SELECT DISTINCT unnest(r.permissions) FROM members m
+      JOIN member_roles r ON r.id = m.member_role_id
+      WHERE m.user_id = ${callerParam} AND ${activeSql('m')}
+        AND (${project}(m.source_type = 'Namespace' AND m.source_id = ANY(${traversalSql}))))`;
+}
+// ---- end of member_roles family ------------------------------------------------------------------------
 
 /** What the abilities need to know about a project or group, as seen by one caller. */
 export interface Subject {
@@ -124,6 +218,8 @@ export interface Subject {
   /** Groups only: the caller belongs to something inside the group, which makes a private group visible. */
   hasDescendantAccess?: boolean;
   archived?: boolean;
+  /** The flags of the custom roles the caller's memberships carry (see MEMBER_ROLE_GRANTS). */
+  memberRolePermissions?: readonly string[];
 }
 
 /** Visibility alone: may the caller see the subject at all? */
@@ -135,10 +231,15 @@ export function canSee(caller: Caller, subject: Subject): boolean {
   return subject.visibilityLevel >= Visibility.internal && !user.external;
 }
 
-function canWith(caller: Caller, subject: Subject, needed: number): boolean {
+function canWith(
+  caller: Caller,
+  subject: Subject,
+  needed: number,
+  granted: { kind: 'project' | 'group'; ability: string },
+): boolean {
   if (!canSee(caller, subject)) return false;
   if (needed === AccessLevel.NoAccess || isAdmin(caller)) return true;
-  return subject.accessLevel >= needed;
+  return subject.accessLevel >= needed || grantedByRole(subject, granted.kind, granted.ability);
 }
 
 /**
@@ -174,11 +275,11 @@ export function canProject(caller: Caller, ability: ProjectAbility, subject: Sub
     subject.visibilityLevel >= Visibility.internal
   )
     return caller.user !== null && canSee(caller, subject);
-  return canWith(caller, subject, PROJECT_ABILITIES[ability]);
+  return canWith(caller, subject, PROJECT_ABILITIES[ability], { kind: 'project', ability });
 }
 
 export function canGroup(caller: Caller, ability: GroupAbility, subject: Subject): boolean {
-  return canWith(caller, subject, GROUP_ABILITIES[ability]);
+  return canWith(caller, subject, GROUP_ABILITIES[ability], { kind: 'group', ability });
 }
 
 /** Throws 404 (naming the resource) when the caller cannot see the project, 403 when the ability is missing. */
@@ -468,6 +569,8 @@ export interface ProjectAccess {
   project: number;
   /** Membership inherited from the namespace or an ancestor group. */
   group: number;
+  /** The flags of the custom roles on those memberships. */
+  memberRolePermissions?: string[];
 }
 
 const NO_ACCESS: ProjectAccess = { level: AccessLevel.NoAccess, project: 0, group: 0 };
@@ -489,15 +592,24 @@ export function projectAccessSql(p: string, n: string, callerParam: string) {
       JOIN members m ON m.user_id = ${callerParam} AND m.source_type = 'Namespace'
         AND m.source_id = ANY(g.traversal_ids) AND ${ACTIVE_MEMBER}
       WHERE l.project_id = ${p}.id AND ${ACTIVE_LINK}), 0)`,
+    permissions: memberRolePermissionsSql(callerParam, `${n}.traversal_ids`, `${p}.id`),
   };
 }
 
 /** The access that the three levels of `projectAccessSql` give. */
-export function projectAccessOf(project: unknown, group: unknown, shared: unknown): ProjectAccess {
+export function projectAccessOf(
+  project: unknown,
+  group: unknown,
+  shared: unknown,
+  permissions?: string[] | null,
+): ProjectAccess {
   const direct = Number(project);
   const inherited = Number(group);
   const level = Math.max(direct, inherited, Number(shared));
-  return level > 0 ? { level, project: direct, group: inherited } : NO_ACCESS;
+  if (level === 0) return NO_ACCESS;
+  return permissions?.length
+    ? { level, project: direct, group: inherited, memberRolePermissions: permissions }
+    : { level, project: direct, group: inherited };
 }
 
 /** The caller's access to many projects in one query; projects missing from the map give no access. */
@@ -509,15 +621,17 @@ export async function projectAccessLevels(
   const levels = new Map<number, ProjectAccess>();
   if (!caller.user || projectIds.length === 0) return levels;
   const access = projectAccessSql('p', 'n', '$2');
-  const rows: Array<{ id: number; project: number; group: number; shared: number }> = await manager.query(
-    `SELECT p.id, ${access.project} AS project, ${access.group} AS group, ${access.shared} AS shared
+  const rows: Array<{ id: number; project: number; group: number; shared: number; permissions: string[] }> =
+    await manager.query(
+      `SELECT p.id, ${access.project} AS project, ${access.group} AS group, ${access.shared} AS shared,
+       ${access.permissions} AS permissions
      FROM projects p
      JOIN namespaces n ON n.id = p.namespace_id
      WHERE p.id = ANY($1::int[])`,
-    [projectIds, caller.user.id],
-  );
+      [projectIds, caller.user.id],
+    );
   for (const row of rows) {
-    const access = projectAccessOf(row.project, row.group, row.shared);
+    const access = projectAccessOf(row.project, row.group, row.shared, row.permissions);
     if (access.level > 0) levels.set(Number(row.id), access);
   }
   return levels;
@@ -554,6 +668,8 @@ export async function groupSubject(
   group: { id: number; traversalIds: number[]; visibilityLevel: number },
 ): Promise<Subject> {
   const accessLevel = await groupAccessLevel(manager, caller, group);
+  const memberRolePermissions =
+    accessLevel > 0 ? await groupMemberRolePermissions(manager, caller, group) : [];
   let hasDescendantAccess = false;
   if (caller.user && accessLevel === 0 && group.visibilityLevel < Visibility.public) {
     const rows: unknown[] = await manager.query(
@@ -568,7 +684,26 @@ export async function groupSubject(
     );
     hasDescendantAccess = rows.length > 0;
   }
-  return { visibilityLevel: group.visibilityLevel, accessLevel, hasDescendantAccess };
+  return {
+    visibilityLevel: group.visibilityLevel,
+    accessLevel,
+    hasDescendantAccess,
+    ...(memberRolePermissions.length ? { memberRolePermissions } : {}),
+  };
+}
+
+/** The flags of the custom roles on the caller's memberships of a group or its ancestors. */
+async function groupMemberRolePermissions(
+  manager: EntityManager,
+  caller: Caller,
+  group: { traversalIds: number[] },
+): Promise<string[]> {
+  if (!caller.user) return [];
+  const rows: Array<{ permissions: string[] }> = await manager.query(
+    `SELECT ${memberRolePermissionsSql('$2', '$1::int[]')} AS permissions`,
+    [group.traversalIds, caller.user.id],
+  );
+  return rows[0]?.permissions ?? [];
 }
 
 /** A project as the abilities see it. */
@@ -582,6 +717,7 @@ export async function projectSubject(
     visibilityLevel: project.visibilityLevel,
     accessLevel: access.level,
     archived: project.archived,
+    memberRolePermissions: access.memberRolePermissions,
     access,
   };
 }
@@ -634,6 +770,8 @@ export interface CallerFacts {
   accessLevel?: number;
   /** Groups: the caller belongs to something inside the group. */
   hasDescendantAccess?: boolean;
+  /** The flags of a custom role the caller's membership carries. */
+  memberRolePermissions?: readonly string[];
 }
 
 /** The callers the permission matrix tries, each with its facts (members have the level on the subject). */
@@ -660,6 +798,19 @@ export const CALLER_KINDS = {
     accessLevel: AccessLevel.Maintainer,
   },
   owner: { signedIn: true, canCreateGroup: true, accessLevel: AccessLevel.Owner },
+  /** member_roles family: Guests whose membership carries a custom role. */
+  guest_custom_all: {
+    signedIn: true,
+    canCreateGroup: true,
+    accessLevel: AccessLevel.Guest,
+    memberRolePermissions: MEMBER_ROLE_PERMISSIONS,
+  },
+  guest_custom_read_code: {
+    signedIn: true,
+    canCreateGroup: true,
+    accessLevel: AccessLevel.Guest,
+    memberRolePermissions: ['read_code'],
+  },
   admin: { signedIn: true, admin: true, canCreateGroup: true },
   external: { signedIn: true, external: true, canCreateGroup: true },
   blocked: { signedIn: true, blocked: true },
@@ -701,6 +852,7 @@ export function declaredOutcome(
     visibilityLevel: Visibility[visibility],
     accessLevel: facts.accessLevel ?? 0,
     hasDescendantAccess: facts.hasDescendantAccess,
+    memberRolePermissions: facts.memberRolePermissions,
   };
   if (!canSee(caller, subject)) return 'not_found';
   const allowed =

@@ -20,6 +20,7 @@ import {
   type ProtectedBranchAction,
 } from '../protected_branches/protected-branch.entity.js';
 import { ProtectedTag } from '../protected_tags/protected-tag.entity.js';
+import { PushRuleChecks } from './push-rule-checks.js';
 
 export const ZERO_SHA = '0000000000000000000000000000000000000000';
 
@@ -120,6 +121,11 @@ export interface RefusalOptions {
   merging?: boolean;
   /** The paths a change touches, for checks on content (read only when a check asks). */
   pathsOf?: (change: RefChange) => Promise<string[]>;
+  /**
+   * The repository holding the new commits (and git's quarantine of a running push): the project's push
+   * rule then checks them too. Left out, only the protections are asked.
+   */
+  content?: { dir: string; env?: Record<string, string> };
 }
 
 /**
@@ -134,8 +140,11 @@ export type PushCheck = (
 
 export class PushRules {
   private readonly checks: PushCheck[] = [];
+  private readonly ruleChecks: PushRuleChecks;
 
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(private readonly dataSource: DataSource) {
+    this.ruleChecks = new PushRuleChecks(dataSource);
+  }
 
   /** Adds a content check to every push and API write but merges (see `PushCheck`). */
   addCheck(check: PushCheck): void {
@@ -312,6 +321,15 @@ export class PushRules {
     const loaded = await this.projectRules(project.id);
     for (const change of changes) {
       const reason = await this.refusal(project, actor, change, options, loaded);
+      if (reason) return reason;
+    }
+    if (options.content) {
+      const reason = await this.ruleChecks.refusal(project.id, changes, {
+        ...options.content,
+        defaultBranch: project.defaultBranch,
+        userId: actor.caller.user?.id ?? null,
+        throughApi: options.throughApi,
+      });
       if (reason) return reason;
     }
     if (options.merging || !options.pathsOf) return null;

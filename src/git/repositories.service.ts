@@ -167,6 +167,7 @@ export class RepositoriesService {
       merging: options.merging,
       pathsOf: async (change) =>
         (await git.diffs(change.oldSha, change.newSha)).diffs.flatMap((diff) => [diff.oldPath, diff.newPath]),
+      content: { dir: this.dir(view) },
     });
     if (reason) throw new RefUpdateRefused(reason);
     if (!(await git.applyRefUpdates(changes)))

@@ -5,6 +5,7 @@
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import path from 'node:path';
 import { PassThrough, pipeline } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import type { Context, Middleware } from 'koa';
@@ -36,8 +37,22 @@ const HOOKS_DIR = [new URL('./hooks', import.meta.url), new URL('../../../src/gi
 
 /** Pushes in flight, by the secret their hooks present: what checks and records their ref changes. */
 interface PushSession {
-  refusal(changes: RefChange[]): Promise<string | null>;
+  refusal(changes: RefChange[], quarantine?: Record<string, string>): Promise<string | null>;
   record(changes: RefChange[]): Promise<void>;
+}
+
+/**
+ * git's quarantine of a running push, as the hook reported it: only object directories inside the
+ * repository are taken (alternates may also name the lenders of a fork).
+ */
+function quarantineEnv(dir: string, reported: Record<string, string> | undefined): Record<string, string> {
+  const objects = reported?.GIT_OBJECT_DIRECTORY ?? '';
+  if (!objects || !path.resolve(objects).startsWith(path.join(path.resolve(dir), 'objects') + path.sep))
+    return {};
+  const env: Record<string, string> = { GIT_OBJECT_DIRECTORY: objects };
+  if (reported?.GIT_ALTERNATE_OBJECT_DIRECTORIES)
+    env.GIT_ALTERNATE_OBJECT_DIRECTORIES = reported.GIT_ALTERNATE_OBJECT_DIRECTORIES;
+  return env;
 }
 
 class GitHttpError extends Error {
@@ -224,7 +239,11 @@ export function gitHttp(
   }
 
   async function receiveHook(ctx: Context, hook: string) {
-    const payload = (await readBodyParams(ctx)) as { secret?: string; changes?: RefChange[] };
+    const payload = (await readBodyParams(ctx)) as {
+      secret?: string;
+      changes?: RefChange[];
+      quarantine?: Record<string, string>;
+    };
     const session = payload.secret ? sessions.get(payload.secret) : undefined;
     if (!session || !Array.isArray(payload.changes)) {
       ctx.status = 403;
@@ -233,7 +252,7 @@ export function gitHttp(
     }
     if (hook === 'pre-receive') {
       faultPoint('push:pre-receive');
-      const reason = await session.refusal(payload.changes);
+      const reason = await session.refusal(payload.changes, payload.quarantine);
       ctx.body = reason ? { allowed: false, message: reason } : { allowed: true };
       return;
     }
@@ -279,11 +298,12 @@ export function gitHttp(
             collaborationBranches,
           };
           env = hookEnv(ctx, {
-            refusal: async (changes) =>
+            refusal: async (changes, quarantine) =>
               (await readOnly(view))
                 ? READ_ONLY_MESSAGE
                 : rules.firstRefusal(view.project, actor, changes, {
                     pathsOf: (change) => Promise.resolve(Array.isArray(change.paths) ? change.paths : []),
+                    content: { dir: authorized.dir, env: quarantineEnv(authorized.dir, quarantine) },
                   }),
             record: (changes) =>
               services.repositories.recordPush(view.project, caller.user?.id ?? null, changes, 'git'),

@@ -13,6 +13,8 @@ declare module '../core/family.js' {
 export const membersManifest = defineFamily({
   name: 'members',
   entities: [Member, ProjectGroupLink],
-  services: [defineService('members', ['projects'], (core, deps) => new MembersService(core, deps))],
+  services: [
+    defineService('members', ['projects', 'memberRoles'], (core, deps) => new MembersService(core, deps)),
+  ],
   handlers: membersHandlers,
 });

@@ -36,6 +36,10 @@ export class Member {
   @Column({ type: 'date', name: 'expires_at', nullable: true })
   expiresAt: string | null;
 
+  /** A custom role (member_roles family) widening the access level. */
+  @Column({ type: 'integer', name: 'member_role_id', nullable: true })
+  memberRoleId: number | null;
+
   @Column({ type: 'integer', name: 'created_by_id', nullable: true })
   createdById: number | null;
 

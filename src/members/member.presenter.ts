@@ -1,4 +1,6 @@
 import type { components } from '../../generated/openapi.js';
+import type { MemberRole } from '../member_roles/member-role.entity.js';
+import { presentMemberRole } from '../member_roles/member-role.presenter.js';
 import type { User } from '../users/user.entity.js';
 import { presentUserSummary } from '../users/user.presenter.js';
 
@@ -12,6 +14,8 @@ export interface MemberRecord {
   expiresAt: string | null;
   /** Null when nobody added the member, or when the caller may not see where the membership comes from. */
   createdBy: User | null;
+  /** The custom role the membership carries, if any. */
+  memberRole?: MemberRole | null;
 }
 
 export function presentMember(
@@ -25,6 +29,7 @@ export function presentMember(
     ...(record.createdBy ? { created_by: presentUserSummary(record.createdBy, options.externalUrl) } : {}),
     expires_at: record.expiresAt,
     membership_state: 'active',
+    ...(record.memberRole ? { member_role: presentMemberRole(record.memberRole) } : {}),
     ...(options.showEmail ? { email: record.user.email } : {}),
   };
 }

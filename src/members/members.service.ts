@@ -8,6 +8,7 @@ import {
   groupAccessLevel,
   isAdmin,
   isMemberLevel,
+  mayGrantLevel,
   meetsAccessLevel,
   type Subject,
   Visibility,
@@ -26,6 +27,7 @@ import { containing } from '../core/search.js';
 import { isUniqueViolation } from '../db/errors.js';
 import type { GroupView } from '../groups/groups.service.js';
 import type { ProjectView } from '../projects/projects.service.js';
+import type { MemberRole } from '../member_roles/member-role.entity.js';
 
 export type MemberListParams = NonNullable<operations['listProjectMembers']['parameters']['query']>;
 export type MemberCreateParams = components['schemas']['MemberCreate'];
@@ -100,6 +102,7 @@ function fullMessages(errors: Record<string, string[]>): string[] {
 
 interface MemberRow {
   user_id: number;
+  member_role_id: number | null;
   access_level: number;
   expires_on: string | null;
   created_at: Date | string;
@@ -127,7 +130,7 @@ export class MembersService {
 
   constructor(
     deps: CoreDeps,
-    private readonly services: Pick<ServiceRegistry, 'projects'>,
+    private readonly services: Pick<ServiceRegistry, 'projects' | 'memberRoles'>,
   ) {
     this.dataSource = deps.dataSource;
   }
@@ -228,11 +231,11 @@ export class MembersService {
     let candidates: string;
     if (!inherited) {
       candidates = `SELECT m.id, m.user_id, m.access_level, m.expires_at, m.created_at, m.created_by_id,
-          TRUE AS own, TRUE AS accessible
+          m.member_role_id, TRUE AS own, TRUE AS accessible
         FROM members m WHERE ${own} AND ${activeSql('m')}`;
     } else {
       candidates = `SELECT m.id, m.user_id, m.access_level, m.expires_at, m.created_at, m.created_by_id,
-          (${own}) AS own, TRUE AS accessible
+          m.member_role_id, (${own}) AS own, TRUE AS accessible
         FROM members m
         WHERE ((${own}) OR (m.source_type = 'Namespace' AND m.source_id = ANY(${args.add(source.ancestorIds, 'int[]')})))
           AND ${activeSql('m')}`;
@@ -244,7 +247,7 @@ export class MembersService {
         candidates += `
         UNION ALL
         SELECT m.id, m.user_id, LEAST(m.access_level, s.group_access), LEAST(m.expires_at, s.expires_at),
-          m.created_at, m.created_by_id, FALSE, s.accessible
+          m.created_at, m.created_by_id, m.member_role_id, FALSE, s.accessible
         FROM (
           SELECT l.group_access, l.expires_at, g.traversal_ids,
             (g.visibility_level >= ${Visibility.public} OR ${admin} OR EXISTS (
@@ -283,7 +286,7 @@ export class MembersService {
       manager.query(
         `${select(
           `b.user_id, b.access_level, to_char(b.expires_at, 'YYYY-MM-DD') AS expires_on, b.created_at,
-            CASE WHEN b.accessible THEN b.created_by_id END AS created_by_id`,
+            CASE WHEN b.accessible THEN b.created_by_id END AS created_by_id, b.member_role_id`,
         )} ORDER BY b.id ASC LIMIT ${limit} OFFSET ${offset}`,
         args.values,
       ) as Promise<MemberRow[]>,
@@ -304,7 +307,12 @@ export class MembersService {
     }
     const users = ids.size ? await manager.getRepository(User).findBy({ id: In([...ids]) }) : [];
     const byId = new Map(users.map((user) => [user.id, user]));
+    const roles = await this.services.memberRoles.byIds(
+      [...new Set(rows.flatMap((row) => (row.member_role_id === null ? [] : [Number(row.member_role_id)])))],
+      manager,
+    );
     return rows.map((row): MemberRecord => ({
+      memberRole: row.member_role_id === null ? null : (roles.get(Number(row.member_role_id)) ?? null),
       user: byId.get(Number(row.user_id))!,
       accessLevel: Number(row.access_level),
       createdAt: new Date(row.created_at),
@@ -316,7 +324,7 @@ export class MembersService {
   private async directRecord(manager: EntityManager, source: Source, userId: number): Promise<MemberRecord> {
     const rows: MemberRow[] = await manager.query(
       `SELECT m.user_id, m.access_level, to_char(m.expires_at, 'YYYY-MM-DD') AS expires_on, m.created_at,
-         m.created_by_id
+         m.created_by_id, m.member_role_id
        FROM members m WHERE m.source_type = $1 AND m.source_id = $2 AND m.user_id = $3`,
       [source.type, source.id, userId],
     );
@@ -341,9 +349,16 @@ export class MembersService {
     const level = params.access_level;
     if (source.kind === 'project' && level === AccessLevel.Owner && !this.canManageOwners(caller, source))
       throw forbidden();
+    // A custom role may let a lower member manage members: never above their own level.
+    if (!mayGrantLevel(caller, source.subject, level)) throw forbidden();
     const expiresAt = params.expires_at ?? null;
+    const memberRoleId = params.member_role_id ?? null;
+    if (memberRoleId !== null)
+      await this.checkMemberRole(this.dataSource.manager, source, memberRoleId, level);
     if (wanted.includes(',')) {
-      return { batch: await this.addMany(caller, source, wanted, byId, level, expiresAt) };
+      return {
+        batch: await this.addMany(caller, source, wanted, byId, { level, expiresAt, memberRoleId }),
+      };
     }
 
     const users = this.dataSource.getRepository(User);
@@ -372,6 +387,7 @@ export class MembersService {
           userId: user.id,
           accessLevel: level,
           expiresAt,
+          memberRoleId,
           createdById: caller.user?.id ?? null,
         });
       } catch (err) {
@@ -391,9 +407,9 @@ export class MembersService {
     source: Source,
     list: string,
     byId: boolean,
-    level: number,
-    expiresAt: string | null,
+    membership: { level: number; expiresAt: string | null; memberRoleId: number | null },
   ): Promise<MemberBatchResult> {
+    const { level, expiresAt, memberRoleId } = membership;
     const tokens = [
       ...new Set(
         list
@@ -455,7 +471,8 @@ export class MembersService {
         }
       }
       const members = tx.getRepository(Member);
-      if (toUpdate.length) await members.update({ id: In(toUpdate) }, { accessLevel: level, expiresAt });
+      if (toUpdate.length)
+        await members.update({ id: In(toUpdate) }, { accessLevel: level, expiresAt, memberRoleId });
       // Expired memberships are gone for GitLab: their rows make room for the new ones.
       if (toReplace.length) await members.delete({ id: In(toReplace) });
       if (toInsert.length)
@@ -466,6 +483,7 @@ export class MembersService {
             userId: user.id,
             accessLevel: level,
             expiresAt,
+            memberRoleId,
             createdById: caller.user?.id ?? null,
           })),
         );
@@ -484,12 +502,26 @@ export class MembersService {
     return this.dataSource.transaction(async (tx) => {
       const { row, user } = await this.findDirect(tx, source, userId);
       await this.authorizeUpdate(tx, caller, source, user, row.accessLevel, params.access_level);
+      if (!mayGrantLevel(caller, source.subject, params.access_level)) throw forbidden();
       const expiresAt = params.expires_at === undefined ? row.expiresAt : params.expires_at;
+      const memberRoleId = params.member_role_id === undefined ? row.memberRoleId : params.member_role_id;
+      if (
+        params.member_role_id === undefined &&
+        memberRoleId !== null &&
+        row.accessLevel !== params.access_level
+      )
+        throw validationFailed({
+          access_level: ['cannot be changed because of an existing association with a custom role'],
+        });
+      if (memberRoleId !== null && params.member_role_id !== undefined)
+        await this.checkMemberRole(tx, source, memberRoleId, params.access_level);
       const errors = (await this.validate(tx, source, [user], params.access_level, expiresAt, false)).get(
         user.id,
       );
       if (errors) throw validationFailed(errors);
-      await tx.getRepository(Member).update(row.id, { accessLevel: params.access_level, expiresAt });
+      await tx
+        .getRepository(Member)
+        .update(row.id, { accessLevel: params.access_level, expiresAt, memberRoleId });
       return this.directRecord(tx, source, user.id);
     });
   }
@@ -521,6 +553,26 @@ export class MembersService {
         );
       }
     });
+  }
+
+  /**
+   * A custom role a membership of the source may carry: an instance role or one of the source's
+   * top-level group, whose base level is the membership's; GitLab's 400s otherwise.
+   */
+  private async checkMemberRole(
+    manager: EntityManager,
+    source: Source,
+    memberRoleId: number,
+    level: number,
+  ): Promise<MemberRole> {
+    const rootGroupId = source.ancestorIds[0] ?? (source.kind === 'group' ? source.id : null);
+    const role = await this.services.memberRoles.assignable(manager, memberRoleId, rootGroupId);
+    if (!role) throw validationFailed({ member_role: ['not found'] });
+    if (role.baseAccessLevel !== level)
+      throw validationFailed({
+        member_role_id: ["role's base access level does not match the access level of the membership"],
+      });
+    return role;
   }
 
   /** The direct, unexpired membership of `userId`; 404 `Member Not Found` without one. */

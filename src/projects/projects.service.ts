@@ -91,6 +91,8 @@ export interface ProjectView {
   /** Direct and inherited levels, known when a single project was loaded. */
   projectAccess?: number;
   groupAccess?: number;
+  /** The flags of the custom roles on the caller's memberships (member_roles family). */
+  memberRolePermissions?: string[];
   showStatistics: boolean;
   /** Active shares of the project with groups, each with its group. */
   sharedWithGroups?: ProjectGroupLink[];
@@ -188,7 +190,8 @@ export class ProjectsService {
       const access = projectAccessSql('p', 'n', '$1');
       return `SELECT ${rows.project.select}, ${rows.namespace.select}, ${rows.owner.select},
           ${rows.link.select}, ${rows.group.select}, ${access.project} AS access_project,
-          ${access.group} AS access_group, ${access.shared} AS access_shared
+          ${access.group} AS access_group, ${access.shared} AS access_shared,
+          ${access.permissions} AS access_permissions
         FROM projects p
         JOIN namespaces n ON n.id = p.namespace_id
         LEFT JOIN users o ON o.id = n.owner_id
@@ -223,7 +226,12 @@ export class ProjectsService {
     project.namespace.owner = rows.owner.hydrate(first);
     if (project.markedForDeletionAt && !isAdmin(caller)) throw notFound('Project');
     const level = caller.user
-      ? projectAccessOf(first.access_project, first.access_group, first.access_shared)
+      ? projectAccessOf(
+          first.access_project,
+          first.access_group,
+          first.access_shared,
+          first.access_permissions as string[],
+        )
       : projectAccessOf(0, 0, 0);
     if (!canSee(caller, { visibilityLevel: project.visibilityLevel, accessLevel: level.level }))
       throw notFound('Project');
@@ -239,6 +247,7 @@ export class ProjectsService {
       accessLevel: level.level,
       projectAccess: level.project,
       groupAccess: level.group,
+      memberRolePermissions: level.memberRolePermissions,
       showStatistics: false,
       sharedWithGroups: shares,
     };
@@ -299,6 +308,7 @@ export class ProjectsService {
       visibilityLevel: view.project.visibilityLevel,
       accessLevel: view.accessLevel,
       archived: view.project.archived,
+      memberRolePermissions: view.memberRolePermissions,
     };
   }
 

@@ -191,6 +191,8 @@ function pathValue(op: FuzzOperation, name: string, fixture: Fixture): string {
       if (op.method === 'DELETE') return String(fixture.draftNotes.doomedDraftId);
       if (op.path.endsWith('/publish')) return String(fixture.draftNotes.publishedDraftId);
       return String(fixture.draftNotes.draftId);
+    case 'member_role_id':
+      return String(under === 'groups' ? fixture.memberRoles.group : fixture.memberRoles.instance);
     case 'award_id': {
       const onNote = op.path.includes('/notes/');
       if (op.method === 'DELETE')

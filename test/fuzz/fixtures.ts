@@ -69,6 +69,8 @@ export interface Fixture {
   spareTokens: { personal: number; project: number; group: number };
   /** Snippets holding README.md: the project's and a public personal one, and one of each to delete. */
   snippets: { project: number; doomedProject: number; personal: number; doomedPersonal: number };
+  /** An instance role and a role of the group (member_roles family). */
+  memberRoles: { instance: number; group: number };
 }
 
 export const ADMIN_SCOPES = [
@@ -309,6 +311,12 @@ export class FixtureMaker {
       draftId: await draft('Fuzz'),
       doomedDraftId: await draft('Doomed'),
       publishedDraftId: await draft('Published'),
+    // Custom roles for the member role routes (member_roles family); the fuzzer may delete them.
+    const role = (path: string) =>
+      this.call<{ id: number }>('POST', path, { name: this.name('role'), base_access_level: 10 });
+    const memberRoles = {
+      instance: (await role('/member_roles')).id,
+      group: (await role(`/groups/${group.id}/member_roles`)).id,
     };
     const tree = await this.call<Array<{ name: string; id: string }>>('GET', `${p}/repository/tree`);
     const commits = await this.call<Array<{ id: string }>>('GET', `${p}/repository/commits?ref_name=main`);
@@ -375,6 +383,7 @@ export class FixtureMaker {
       doomedProject: await make(`${projectPath}/snippets`),
       personal: await make('/snippets'),
       doomedPersonal: await make('/snippets'),
+      memberRoles,
     };
   }
 }

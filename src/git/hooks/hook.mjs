@@ -47,7 +47,15 @@ try {
   const response = await fetch(`${process.env.FORGE_HOOK_URL}/${hook}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ secret: process.env.FORGE_HOOK_SECRET, changes }),
+    // The push rule reads the new commits where git quarantines them until the hook accepts the push.
+    body: JSON.stringify({
+      secret: process.env.FORGE_HOOK_SECRET,
+      changes,
+      quarantine: {
+        GIT_OBJECT_DIRECTORY: process.env.GIT_OBJECT_DIRECTORY ?? '',
+        GIT_ALTERNATE_OBJECT_DIRECTORIES: process.env.GIT_ALTERNATE_OBJECT_DIRECTORIES ?? '',
+      },
+    }),
   });
   const result = await response.json();
   if (result.message) process.stderr.write(`GitLab: ${result.message}\n`);
