@@ -311,6 +311,7 @@ export class FixtureMaker {
       draftId: await draft('Fuzz'),
       doomedDraftId: await draft('Doomed'),
       publishedDraftId: await draft('Published'),
+    };
     // Custom roles for the member role routes (member_roles family); the fuzzer may delete them.
     const role = (path: string) =>
       this.call<{ id: number }>('POST', path, { name: this.name('role'), base_access_level: 10 });
@@ -366,6 +367,7 @@ export class FixtureMaker {
       groupToken: { id: groupToken.id, token: groupToken.token },
       spareTokens,
       snippets: await this.snippets(p),
+      memberRoles,
     };
   }
 
@@ -383,7 +385,6 @@ export class FixtureMaker {
       doomedProject: await make(`${projectPath}/snippets`),
       personal: await make('/snippets'),
       doomedPersonal: await make('/snippets'),
-      memberRoles,
     };
   }
 }

@@ -796,24 +796,6 @@ const CALLS: Record<string, (c: Case) => Call | Promise<Call>> = {
   getUnleashFeatures: () => ({ path: { project_id: fx.projects.public.id } }),
   registerUnleashClient: () => ({ path: { project_id: fx.projects.public.id } }),
   postUnleashClientMetrics: () => ({ path: { project_id: fx.projects.public.id } }),
-};
-
-/** A new push mirror of the case's project when the call is allowed, else any id. */
-async function mirrorFor(c: Case, attrs: Record<string, unknown> = {}): Promise<number> {
-  if (c.expected !== 'allowed') return 1;
-  const body = { url: 'https://bot:secret@mirror.invalid/x.git', ...attrs };
-  return (await api('POST', `${project(c)}/remote_mirrors`, body)).id as number;
-}
-
-/** A new cluster agent of the case's project, by its administrator. */
-const freshAgent = async (c: Case) =>
-  (await api('POST', `${project(c)}/cluster_agents`, { name: unique('agent') })).id as number;
-
-/** A new draft note of the caller on !1 when the call will go through; refused calls name any id. */
-async function ownDraft(c: Case): Promise<number> {
-  if (c.expected !== 'allowed' || !c.user) return 1;
-  const path = `${project(c)}/merge_requests/1/draft_notes`;
-  return (await api('POST', path, { note: unique('draft') }, c.user.token)).id as number;
   // Member roles: names are unique; deletions take a role of their own
   createInstanceMemberRole: () => ({ body: { name: unique('role'), base_access_level: 10 } }),
   deleteInstanceMemberRole: async (c) => ({ path: { member_role_id: await doomedRole(c, '/member_roles') } }),
@@ -835,6 +817,24 @@ async function ownDraft(c: Case): Promise<number> {
     return {};
   },
 };
+
+/** A new push mirror of the case's project when the call is allowed, else any id. */
+async function mirrorFor(c: Case, attrs: Record<string, unknown> = {}): Promise<number> {
+  if (c.expected !== 'allowed') return 1;
+  const body = { url: 'https://bot:secret@mirror.invalid/x.git', ...attrs };
+  return (await api('POST', `${project(c)}/remote_mirrors`, body)).id as number;
+}
+
+/** A new cluster agent of the case's project, by its administrator. */
+const freshAgent = async (c: Case) =>
+  (await api('POST', `${project(c)}/cluster_agents`, { name: unique('agent') })).id as number;
+
+/** A new draft note of the caller on !1 when the call will go through; refused calls name any id. */
+async function ownDraft(c: Case): Promise<number> {
+  if (c.expected !== 'allowed' || !c.user) return 1;
+  const path = `${project(c)}/merge_requests/1/draft_notes`;
+  return (await api('POST', path, { note: unique('draft') }, c.user.token)).id as number;
+}
 
 /** Makes sure the case's project has (POST) or has not (DELETE) a push rule, whichever it had. */
 async function pushRule(c: Case, method: 'POST' | 'DELETE') {
