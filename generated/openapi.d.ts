@@ -7026,6 +7026,63 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/snippet_repository_storage_moves": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List all snippet repository storage moves
+         * @description Every snippet repository storage move of the instance, newest first.
+         *
+         *     - Administrators only: other users get 403, a request without a token 401.
+         *     - Offset pagination in SQL: `page`, `per_page` (default 20, at most 100) and GitLab's headers.
+         *     - Moves of deleted snippets are not listed (GitLab deletes them with the snippet).
+         */
+        get: operations["listSnippetRepositoryStorageMoves"];
+        put?: never;
+        /**
+         * Schedule moves of every snippet repository on a storage
+         * @description Schedules a move of every snippet (project and personal) whose repository is on
+         *     `source_storage_name`, and answers 202 `{"message": "202 Accepted"}` at once: a job on the queue
+         *     schedules them, one per snippet in id order, each as `POST /snippets/{id}/repository_storage_moves`
+         *     would (a snippet already being moved is skipped, as GitLab skips it).
+         *
+         *     - Administrators only: other users get 403, a request without a token 401.
+         *     - Parameters, defaults and errors as `POST /project_repository_storage_moves`.
+         */
+        post: operations["scheduleSnippetRepositoryStorageMoves"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/snippet_repository_storage_moves/{repository_storage_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a snippet repository storage move
+         * @description One snippet repository storage move by its id.
+         *
+         *     - Administrators only: other users get 403, a request without a token 401.
+         *     - An id that names no snippet move answers 404 `{"message": "404 Not found"}`.
+         */
+        get: operations["getSnippetRepositoryStorageMove"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/snippets": {
         parameters: {
             query?: never;
@@ -7149,6 +7206,95 @@ export interface paths {
          * @description The first file's content, streamed as `text/plain`. Access as for getting the snippet.
          */
         get: operations["getSnippetRaw"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/snippets/{id}/repository_storage_moves": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The snippet's id.
+                 * @example 1
+                 */
+                id: components["parameters"]["PersonalSnippetId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List the repository storage moves of a snippet
+         * @description The snippet's repository storage moves, newest first. `id` names any snippet, personal or a
+         *     project's.
+         *
+         *     - Administrators only: other users get 403 whatever the snippet, a request without a token 401;
+         *       for an administrator a snippet that does not exist answers 404 `{"message": "404 Snippet Not Found"}`.
+         *     - Offset pagination in SQL: `page`, `per_page` (default 20, at most 100) and GitLab's headers.
+         */
+        get: operations["listSnippetRepositoryStorageMovesOfSnippet"];
+        put?: never;
+        /**
+         * Schedule a move of a snippet's repository
+         * @description Schedules a move of the snippet's repository from the storage its row names (a project snippet's
+         *     starts on its project's storage, a personal one's on `default`; each then moves on its own) to
+         *     `destination_storage_name`, and answers 201 with the move in state `scheduled`.
+         *
+         *     - Administrators only: other users get 403, a request without a token 401; a snippet that does
+         *       not exist answers 404 `{"message": "404 Snippet Not Found"}`.
+         *     - `destination_storage_name` omitted: `default`, as for projects. An unknown storage answers 400
+         *       `{"message": {"destination_storage_name": ["is not included in the list"]}}`; a snippet already
+         *       being moved 400 `{"message": {"snippet": ["is read-only"]}}`.
+         *     - Read-only from now until the move is `replicated` or `failed`: a `git push` to the snippet is
+         *       refused with `The repository is temporarily read-only. Please try again later.`, and an update
+         *       through the API that changes its files (`PUT` with `files`, `content` or `file_name`) answers
+         *       400 `{"message": "The repository is temporarily read-only. Please try again later."}`, as a
+         *       project's repository writes do. Reads, raw files and clones keep working, and so do updates of
+         *       the title, description or visibility alone (they do not touch the repository).
+         *     - The move, on the queue, is the project move's: it waits for pushes in flight, copies every ref
+         *       into a fresh bare repository at the snippet's `@snippets/…` path on the destination, verifies
+         *       its refs and `git fsck`, records the snippet's storage in one transaction (`replicated`), and
+         *       removes the source copy (`finished`). Reads and raw files then come from the destination.
+         *       Failures end in `failed` or `cleanup_failed` as there.
+         */
+        post: operations["createSnippetRepositoryStorageMove"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/snippets/{id}/repository_storage_moves/{repository_storage_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The snippet's id.
+                 * @example 1
+                 */
+                id: components["parameters"]["PersonalSnippetId"];
+                /**
+                 * @description The move's id.
+                 * @example 1
+                 */
+                repository_storage_id: components["parameters"]["RepositoryStorageId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a repository storage move of a snippet
+         * @description One of the snippet's repository storage moves.
+         *
+         *     - Administrators only: other users get 403, a request without a token 401.
+         *     - A snippet that does not exist answers 404 `{"message": "404 Snippet Not Found"}`; an id that
+         *       names no move of this snippet 404 `{"message": "404 Not found"}`.
+         */
+        get: operations["getSnippetRepositoryStorageMoveOfSnippet"];
         put?: never;
         post?: never;
         delete?: never;
@@ -12384,6 +12530,25 @@ export interface components {
              */
             raw_url: string;
         };
+        SnippetRepositoryStorageMove: components["schemas"]["RepositoryStorageMoveBase"] & {
+            /** @description GitLab's basic snippet. */
+            snippet: {
+                /** Format: date-time */
+                created_at: string;
+                description: string | null;
+                http_url_to_repo: string;
+                id: number;
+                project_id: number | null;
+                raw_url: string;
+                ssh_url_to_repo: string;
+                title: string;
+                /** Format: date-time */
+                updated_at: string;
+                /** @enum {string} */
+                visibility: "private" | "internal" | "public";
+                web_url: string;
+            };
+        };
         SnippetUpdate: {
             /**
              * @deprecated
@@ -14251,6 +14416,7 @@ export type SchemaSnippet = components['schemas']['Snippet'];
 export type SchemaSnippetAuthor = components['schemas']['SnippetAuthor'];
 export type SchemaSnippetCreate = components['schemas']['SnippetCreate'];
 export type SchemaSnippetFile = components['schemas']['SnippetFile'];
+export type SchemaSnippetRepositoryStorageMove = components['schemas']['SnippetRepositoryStorageMove'];
 export type SchemaSnippetUpdate = components['schemas']['SnippetUpdate'];
 export type SchemaSnippetVisibility = components['schemas']['SnippetVisibility'];
 export type SchemaSpentTime = components['schemas']['SpentTime'];
@@ -28395,6 +28561,130 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listSnippetRepositoryStorageMoves: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of snippet repository storage moves. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SnippetRepositoryStorageMove"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    scheduleSnippetRepositoryStorageMoves: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "source_storage_name": "default",
+                 *       "destination_storage_name": "storage2"
+                 *     }
+                 */
+                "application/json": components["schemas"]["BulkMoveRequest"];
+                /**
+                 * @example {
+                 *       "source_storage_name": "default",
+                 *       "destination_storage_name": "storage2"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["BulkMoveRequest"];
+            };
+        };
+        responses: {
+            /** @description The moves will be scheduled. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "202 Accepted"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getSnippetRepositoryStorageMove: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The move's id.
+                 * @example 1
+                 */
+                repository_storage_id: components["parameters"]["RepositoryStorageId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The move. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SnippetRepositoryStorageMove"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listSnippets: {
         parameters: {
             query?: {
@@ -28711,6 +29001,140 @@ export interface operations {
                 content: {
                     /** @example puts 'hello' */
                     "text/plain": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listSnippetRepositoryStorageMovesOfSnippet: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The snippet's id.
+                 * @example 1
+                 */
+                id: components["parameters"]["PersonalSnippetId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of snippet repository storage moves. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SnippetRepositoryStorageMove"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createSnippetRepositoryStorageMove: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The snippet's id.
+                 * @example 1
+                 */
+                id: components["parameters"]["PersonalSnippetId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "destination_storage_name": "storage2"
+                 *     }
+                 */
+                "application/json": components["schemas"]["MoveRequest"];
+                /**
+                 * @example {
+                 *       "destination_storage_name": "storage2"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["MoveRequest"];
+            };
+        };
+        responses: {
+            /** @description The scheduled move. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SnippetRepositoryStorageMove"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getSnippetRepositoryStorageMoveOfSnippet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The snippet's id.
+                 * @example 1
+                 */
+                id: components["parameters"]["PersonalSnippetId"];
+                /**
+                 * @description The move's id.
+                 * @example 1
+                 */
+                repository_storage_id: components["parameters"]["RepositoryStorageId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The move. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SnippetRepositoryStorageMove"];
                 };
             };
             400: components["responses"]["BadRequest"];

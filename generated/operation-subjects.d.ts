@@ -45,6 +45,7 @@ export interface OperationSubjects {
   createRepositoryFile: 'project';
   createRepositoryTag: 'project';
   createSnippet: 'instance';
+  createSnippetRepositoryStorageMove: 'instance';
   createUser: 'instance';
   createUserPersonalAccessToken: 'instance';
   deleteBranch: 'project';
@@ -155,6 +156,8 @@ export interface OperationSubjects {
   getSnippet: 'instance';
   getSnippetFileRaw: 'instance';
   getSnippetRaw: 'instance';
+  getSnippetRepositoryStorageMove: 'instance';
+  getSnippetRepositoryStorageMoveOfSnippet: 'instance';
   getSnippetUserAgentDetail: 'instance';
   getUnleashClientFeatures: 'none';
   getUnleashFeatures: 'none';
@@ -216,6 +219,8 @@ export interface OperationSubjects {
   listRepositoryContributors: 'project';
   listRepositoryTags: 'project';
   listRepositoryTree: 'project';
+  listSnippetRepositoryStorageMoves: 'instance';
+  listSnippetRepositoryStorageMovesOfSnippet: 'instance';
   listSnippets: 'instance';
   listSubgroups: 'group';
   listUsers: 'instance';
@@ -247,6 +252,7 @@ export interface OperationSubjects {
   rotateProjectAccessToken: 'project';
   scheduleGroupRepositoryStorageMoves: 'instance';
   scheduleProjectRepositoryStorageMoves: 'instance';
+  scheduleSnippetRepositoryStorageMoves: 'instance';
   setMergeRequestTimeEstimate: 'project';
   setProjectCustomAttribute: 'instance';
   shareProjectWithGroup: 'project';

@@ -6,7 +6,7 @@ import { SnippetRepositories } from './snippet-repositories.js';
 import { StorageRecovery } from './storage-recovery.js';
 import { RepositoryStorage } from './storage.js';
 import { RepositoryWriteGate } from './write-gate.js';
-import { groupContainer, projectContainer } from './storage-move-containers.js';
+import { groupContainer, projectContainer, snippetContainer } from './storage-move-containers.js';
 import { StorageMover } from './storage-moves.js';
 
 declare module '../core/family.js' {
@@ -47,12 +47,17 @@ export const gitManifest = defineFamily({
       ['storage', 'writeGate'],
       (core, { storage, writeGate }) => new RepositoriesService(core, storage, writeGate),
     ),
-    defineService('storageMover', ['storage', 'writeGate', 'repositories'], (core, deps) => {
-      const mover = new StorageMover(core.dataSource, deps.storage, deps.writeGate, deps.repositories);
-      mover.register(projectContainer(deps.storage));
-      mover.register(groupContainer());
-      return mover;
-    }),
+    defineService(
+      'storageMover',
+      ['storage', 'writeGate', 'repositories', 'snippetRepositories'],
+      (core, deps) => {
+        const mover = new StorageMover(core.dataSource, deps.storage, deps.writeGate, deps.repositories);
+        mover.register(projectContainer(deps.storage));
+        mover.register(groupContainer());
+        mover.register(snippetContainer(deps.snippetRepositories));
+        return mover;
+      },
+    ),
   ],
   subscribers: ({ repositories }) => [
     // Every push may leave work for housekeeping; its own checks decide whether there is any.

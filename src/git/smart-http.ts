@@ -18,7 +18,7 @@ import type { ProjectView } from '../projects/projects.service.js';
 import type { ServiceRegistry } from '../core/family.js';
 import { spawnGit } from './git.js';
 import type { PushActor, RefChange } from './push-rules.js';
-import { READ_ONLY_MESSAGE } from './write-gate.js';
+import { READ_ONLY_MESSAGE, type ContainerType } from './write-gate.js';
 
 type Service = 'git-upload-pack' | 'git-receive-pack';
 
@@ -117,24 +117,25 @@ export function gitHttp(
     const pushing = service === 'git-receive-pack';
     requireRepositoryScope(caller, pushing);
     if (pushing && !caller.user) throw new GitHttpError(401, 'HTTP Basic: Access denied', true);
+    const id = Number(match[1] ?? match[3]);
+    let target: Awaited<ReturnType<ServiceRegistry['snippets']['gitTarget']>>;
     try {
-      const target = await services.snippets.gitTarget(
-        caller,
-        match[2] ?? null,
-        Number(match[1] ?? match[3]),
-        pushing,
-      );
-      const session: PushSession = {
-        refusal: async (changes) => target.refusal(changes),
-        record: () => target.recorded(),
-      };
-      return { dir: target.dir, session };
+      target = await services.snippets.gitTarget(caller, match[2] ?? null, id, pushing);
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
       if (err.status === 404 && !caller.user) throw new GitHttpError(401, 'HTTP Basic: Access denied', true);
       if (err.status === 404) throw new GitHttpError(404, SNIPPET_NOT_FOUND);
       throw new GitHttpError(403, 'You are not allowed to update this snippet.');
     }
+    // A snippet being moved refuses pushes as a project does: before they send anything, and again
+    // in pre-receive for one that began before the move was scheduled.
+    const moving = () => gate.readOnly(services.repositories.manager, 'snippet', id);
+    if (pushing && (await moving())) throw new GitHttpError(403, READ_ONLY_MESSAGE);
+    const session: PushSession = {
+      refusal: async (changes) => ((await moving()) ? READ_ONLY_MESSAGE : target.refusal(changes)),
+      record: () => target.recorded(),
+    };
+    return { dir: target.dir, session, writer: { type: 'snippet' as const, id } };
   }
 
   async function authorize(ctx: Context, fullPath: string, service: Service) {
@@ -215,7 +216,7 @@ export function gitHttp(
     service: Service,
     dir: string,
     env: Record<string, string>,
-    projectId: number | null,
+    writer: { type: ContainerType; id: number } | null,
   ) {
     const protocol = ctx.get('Git-Protocol');
     const args = [...receiveConfig(service), service.slice(4), '--stateless-rpc', dir];
@@ -225,8 +226,8 @@ export function gitHttp(
       args.unshift('-c', `core.hooksPath=${HOOKS_DIR}`, '-c', 'receive.autogc=false');
     // A push is a writer from before its pre-receive check until its refs moved (see write-gate.ts).
     const leave =
-      service === 'git-receive-pack' && projectId !== null
-        ? gate.enter('project', projectId)
+      service === 'git-receive-pack' && writer !== null
+        ? gate.enter(writer.type, writer.id)
         : () => undefined;
     const child = spawnGit(args, { env: { ...env, ...(protocol ? { GIT_PROTOCOL: protocol } : {}) } });
     child.once('close', leave);
@@ -282,16 +283,17 @@ export function gitHttp(
       const snippet = SNIPPET_PATH.exec(decodeURIComponent(fullPath));
       let env: Record<string, string> = {};
       let dir: string;
-      let projectId: number | null = null;
+      let writer: { type: ContainerType; id: number } | null = null;
       if (snippet) {
         const target = await authorizeSnippet(ctx, snippet, service);
         dir = target.dir;
+        writer = target.writer;
         if (pushing) env = hookEnv(ctx, target.session);
       } else {
         const authorized = await authorize(ctx, decodeURIComponent(fullPath), service);
         const { caller, view, collaborationBranches } = authorized;
         dir = authorized.dir;
-        projectId = view.project.id;
+        writer = { type: 'project', id: view.project.id };
         if (pushing) {
           const actor: PushActor = {
             ...(await rules.actor(caller, view.accessLevel)),
@@ -311,7 +313,7 @@ export function gitHttp(
         }
       }
       if (action === 'info/refs') await advertise(ctx, service, dir, env);
-      else run(ctx, service, dir, env, projectId);
+      else run(ctx, service, dir, env, writer);
     } catch (err) {
       if (!(err instanceof GitHttpError)) throw err;
       ctx.status = err.status;

@@ -1,9 +1,9 @@
 /**
  * The containers whose repositories storage moves carry: projects (their repository, and their place
- * in a fork network) and groups (their wiki repository, which forge-api groups never have). Snippets
- * add theirs once they have repositories.
+ * in a fork network), groups (their wiki repository, which forge-api groups never have) and snippets.
  */
 import type { EntityManager } from 'typeorm';
+import type { SnippetRepositories } from './snippet-repositories.js';
 import type { RepositoryContainer } from './storage-moves.js';
 import { RepositoryStorage } from './storage.js';
 
@@ -71,5 +71,35 @@ export function groupContainer(): RepositoryContainer {
     relocate: async () => undefined,
     borrowers: async () => [],
     onStorage: async () => [],
+  };
+}
+
+/**
+ * A snippet's repository (`@snippets/…`), on the storage its row names: a project snippet's starts on
+ * its project's storage, a personal one's on `default`, and each moves on its own. No snippet borrows
+ * objects.
+ */
+export function snippetContainer(repositories: SnippetRepositories): RepositoryContainer {
+  return {
+    type: 'snippet',
+    label: 'snippet',
+    async locate(tx, id) {
+      const [row] = (await tx.query('SELECT repository_storage FROM snippets WHERE id = $1 FOR UPDATE', [
+        id,
+      ])) as Array<{ repository_storage: string }>;
+      return row ? { storage: row.repository_storage, lender: null } : null;
+    },
+    diskPath: (name, id) => repositories.dir(name, id),
+    async relocate(tx, id, name) {
+      await tx.query('UPDATE snippets SET repository_storage = $2 WHERE id = $1', [id, name]);
+    },
+    borrowers: async () => [],
+    async onStorage(manager, name, afterId, limit) {
+      const rows = (await manager.query(
+        'SELECT id FROM snippets WHERE repository_storage = $1 AND id > $2 ORDER BY id LIMIT $3',
+        [name, afterId, limit],
+      )) as Array<{ id: number }>;
+      return rows.map((row) => Number(row.id));
+    },
   };
 }

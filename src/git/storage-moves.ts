@@ -1,7 +1,7 @@
 /**
  * The repository storage move engine: copies a container's repository to another storage, verifies
  * the copy, switches the container's storage in one transaction, and removes the source copy. It works
- * over a small container interface (projects, groups for their wiki, snippets later), so each kind of
+ * over a small container interface (projects, groups for their wiki, snippets), so each kind of
  * container only says where its repository is and how its storage is recorded.
  *
  * States, as GitLab's: scheduled (read-only, see write-gate.ts) → started → replicated (the container
@@ -77,7 +77,7 @@ export class StorageMover {
     private readonly repositories: RepositoriesService,
   ) {}
 
-  /** Adds a kind of container; snippets plug in here once they have repositories. */
+  /** Adds a kind of container (see storage-move-containers.ts). */
   register(container: RepositoryContainer): void {
     this.containers.set(container.type, container);
   }

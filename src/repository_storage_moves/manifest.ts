@@ -1,6 +1,7 @@
 import { defineSubscriber } from '../core/events.js';
 import { defineFamily, defineService } from '../core/family.js';
 import { RepositoryStorageMoves1767745600000 } from '../db/migrations/1767745600000-repository-storage-moves.js';
+import { SnippetRepositoryStorageMoves1767745700000 } from '../db/migrations/1767745700000-snippet-repository-storage-moves.js';
 import { RepositoryStorageMove } from './repository-storage-move.entity.js';
 import { repositoryStorageMovesHandlers } from './repository-storage-moves.handlers.js';
 import { RepositoryStorageMovesService } from './repository-storage-moves.service.js';
@@ -14,7 +15,7 @@ declare module '../core/family.js' {
 export const repositoryStorageMovesManifest = defineFamily({
   name: 'repository_storage_moves',
   entities: [RepositoryStorageMove],
-  migrations: [RepositoryStorageMoves1767745600000],
+  migrations: [RepositoryStorageMoves1767745600000, SnippetRepositoryStorageMoves1767745700000],
   services: [
     defineService(
       'repositoryStorageMoves',
@@ -35,7 +36,7 @@ export const repositoryStorageMovesManifest = defineFamily({
       event: 'repository_storage_moves.requested',
       name: 'repository_storage_moves.schedule_all',
       handle: ({ containerType, source, destination }) =>
-        repositoryStorageMoves.scheduleEach(containerType as 'project' | 'group', source, destination),
+        repositoryStorageMoves.scheduleEach(containerType, source, destination),
     }),
   ],
   handlers: repositoryStorageMovesHandlers,

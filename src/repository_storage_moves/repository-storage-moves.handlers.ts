@@ -1,5 +1,9 @@
 import { defineHandlers } from '../core/handler.js';
-import { presentGroupStorageMove, presentProjectStorageMove } from './repository-storage-moves.presenter.js';
+import {
+  presentGroupStorageMove,
+  presentProjectStorageMove,
+  presentSnippetStorageMove,
+} from './repository-storage-moves.presenter.js';
 
 const ACCEPTED = { status: 202 as const, body: { message: '202 Accepted' } };
 
@@ -90,5 +94,53 @@ export const repositoryStorageMovesHandlers = defineHandlers({
     const id = await moves.containerId(caller, 'group', params.id);
     const move = await moves.schedule('group', id, body?.destination_storage_name);
     return { status: 201, body: presentGroupStorageMove(move, request.externalUrl) };
+  },
+
+  async listSnippetRepositoryStorageMoves({ params, services, request }) {
+    const page = await services.repositoryStorageMoves.list('snippet', null, params, request);
+    return {
+      status: 200,
+      body: page.items.map((move) => presentSnippetStorageMove(move, request.externalUrl)),
+      headers: page.headers,
+    };
+  },
+
+  async getSnippetRepositoryStorageMove({ params, services, request }) {
+    const move = await services.repositoryStorageMoves.get('snippet', null, params.repository_storage_id);
+    return { status: 200, body: presentSnippetStorageMove(move, request.externalUrl) };
+  },
+
+  async scheduleSnippetRepositoryStorageMoves({ body, services }) {
+    await services.repositoryStorageMoves.scheduleAll(
+      'snippet',
+      body.source_storage_name,
+      body.destination_storage_name,
+    );
+    return ACCEPTED;
+  },
+
+  async listSnippetRepositoryStorageMovesOfSnippet({ params, caller, services, request }) {
+    const moves = services.repositoryStorageMoves;
+    const id = await moves.containerId(caller, 'snippet', params.id);
+    const page = await moves.list('snippet', id, params, request);
+    return {
+      status: 200,
+      body: page.items.map((move) => presentSnippetStorageMove(move, request.externalUrl)),
+      headers: page.headers,
+    };
+  },
+
+  async getSnippetRepositoryStorageMoveOfSnippet({ params, caller, services, request }) {
+    const moves = services.repositoryStorageMoves;
+    const id = await moves.containerId(caller, 'snippet', params.id);
+    const move = await moves.get('snippet', id, params.repository_storage_id);
+    return { status: 200, body: presentSnippetStorageMove(move, request.externalUrl) };
+  },
+
+  async createSnippetRepositoryStorageMove({ params, body, caller, services, request }) {
+    const moves = services.repositoryStorageMoves;
+    const id = await moves.containerId(caller, 'snippet', params.id);
+    const move = await moves.schedule('snippet', id, body?.destination_storage_name);
+    return { status: 201, body: presentSnippetStorageMove(move, request.externalUrl) };
   },
 });

@@ -1,4 +1,6 @@
+import { visibilityName } from '../core/abilities.js';
 import { moveStateName } from '../git/write-gate.js';
+import { snippetUrls } from '../snippets/snippet.presenter.js';
 import type { MoveRecord } from './repository-storage-moves.service.js';
 
 /** GitLab's BasicRepositoryStorageMove: what every kind of move shows. */
@@ -33,5 +35,23 @@ export function presentGroupStorageMove(move: MoveRecord, externalUrl: string) {
   return {
     ...presentMove(move),
     group: { id: group.id, web_url: `${externalUrl}/groups/${group.fullPath}`, name: group.name },
+  };
+}
+
+/** A snippet repository storage move, with the snippet as GitLab's BasicSnippet. */
+export function presentSnippetStorageMove(move: MoveRecord, externalUrl: string) {
+  const snippet = move.container;
+  return {
+    ...presentMove(move),
+    snippet: {
+      id: snippet.id,
+      title: snippet.name,
+      description: snippet.description,
+      visibility: visibilityName(snippet.visibilityLevel ?? 0),
+      updated_at: (snippet.updatedAt ?? snippet.createdAt).toISOString(),
+      created_at: snippet.createdAt.toISOString(),
+      project_id: snippet.projectId,
+      ...snippetUrls(snippet.id, snippet.projectPath, externalUrl),
+    },
   };
 }

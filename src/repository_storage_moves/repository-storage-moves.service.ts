@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
 import type { Caller } from '../core/auth.js';
-import { badParameter, recordNotFound, validationFailed } from '../core/errors.js';
+import { badParameter, notFound, recordNotFound, validationFailed } from '../core/errors.js';
 import type { Events } from '../core/events.js';
 import type { CoreDeps, ServiceRegistry } from '../core/family.js';
 import { offsetHeaders, perPageOf, type RequestInfo } from '../core/pagination.js';
@@ -8,8 +8,8 @@ import { MOVE_STATES, type ContainerType } from '../git/write-gate.js';
 import { RepositoryStorageMove } from './repository-storage-move.entity.js';
 import './repository-storage-moves.events.js';
 
-/** The kinds of container this API moves (snippets join once they have repositories). */
-export type MovableType = Extract<ContainerType, 'project' | 'group'>;
+/** The kinds of container this API moves. */
+export type MovableType = ContainerType;
 
 type PageParams = { page?: number; per_page?: number };
 
@@ -18,6 +18,9 @@ type PageParams = { page?: number; per_page?: number };
  * later 0): forge-api has no weights setting, so the pick is always `default`.
  */
 const PICKED_STORAGE = 'default';
+
+const NO_EXTRA =
+  'NULL AS c_project_path, NULL AS c_updated_at, NULL AS c_visibility_level, NULL AS c_project_id';
 
 /** How many containers the bulk job schedules per statement. */
 const BULK_BATCH = 100;
@@ -35,23 +38,38 @@ export interface MoveRecord {
     path: string;
     description: string | null;
     createdAt: Date;
-    /** The full path, and for a project the full name (namespace / name). */
+    /** The full path, and for a project the full name (namespace / name); empty for a snippet. */
     fullPath: string;
     fullName: string;
+    /** Snippets only: the full path of a project snippet's project. */
+    projectPath: string | null;
+    updatedAt: Date | null;
+    visibilityLevel: number | null;
+    projectId: number | null;
   };
 }
 
-/** Per kind: the join that names each move's container (moves of deleted ones left out), and its names. */
-const CONTAINER_SQL: Record<MovableType, { join: string; fullPath: string; fullName: string }> = {
+/**
+ * Per kind: the join that names each move's container (moves of deleted ones left out), and the
+ * columns its presentation needs (c_name, c_path, c_full_path, c_full_name, and a snippet's own).
+ */
+const CONTAINER_SQL: Record<MovableType, { join: string; columns: string }> = {
   project: {
     join: 'JOIN projects c ON c.id = m.container_id JOIN namespaces n ON n.id = c.namespace_id',
-    fullPath: `n.full_path || '/' || c.path`,
-    fullName: `n.full_name || ' / ' || c.name`,
+    columns: `c.name AS c_name, c.path AS c_path, n.full_path || '/' || c.path AS c_full_path,
+      n.full_name || ' / ' || c.name AS c_full_name, ${NO_EXTRA}`,
   },
   group: {
     join: `JOIN namespaces c ON c.id = m.container_id AND c.kind = 'group'`,
-    fullPath: 'c.full_path',
-    fullName: 'c.full_name',
+    columns: `c.name AS c_name, c.path AS c_path, c.full_path AS c_full_path, c.full_name AS c_full_name,
+      ${NO_EXTRA}`,
+  },
+  snippet: {
+    join: `JOIN snippets c ON c.id = m.container_id
+      LEFT JOIN projects p ON p.id = c.project_id LEFT JOIN namespaces n ON n.id = p.namespace_id`,
+    columns: `c.title AS c_name, '' AS c_path, '' AS c_full_path, '' AS c_full_name,
+      n.full_path || '/' || p.path AS c_project_path, c.updated_at AS c_updated_at, c.visibility_level AS c_visibility_level,
+      c.project_id AS c_project_id`,
   },
 };
 
@@ -68,6 +86,10 @@ interface MoveRow {
   c_created_at: Date;
   c_full_path: string;
   c_full_name: string;
+  c_project_path: string | null;
+  c_updated_at: Date | null;
+  c_visibility_level: number | null;
+  c_project_id: number | null;
 }
 
 /**
@@ -89,10 +111,14 @@ export class RepositoryStorageMovesService {
     this.events = deps.events;
   }
 
-  /** The id of the project or group `id` names (an administrator sees every one). */
+  /** The id of the project, group or snippet `id` names (an administrator sees every one). */
   async containerId(caller: Caller, type: MovableType, id: string | number): Promise<number> {
     if (type === 'project') return (await this.services.projects.find(caller, id)).project.id;
-    return (await this.services.groups.find(caller, id)).group.id;
+    if (type === 'group') return (await this.services.groups.find(caller, id)).group.id;
+    // GitLab finds the snippet by id alone, whatever its project's settings.
+    const [row] = (await this.dataSource.query('SELECT id FROM snippets WHERE id = $1', [id])) as unknown[];
+    if (!row) throw notFound('Snippet');
+    return Number(id);
   }
 
   async list(
@@ -214,9 +240,8 @@ export class RepositoryStorageMovesService {
 
 const select = (type: MovableType) =>
   `SELECT m.id, m.created_at, m.state, m.source_storage_name, m.destination_storage_name,
-    c.id AS c_id, c.name AS c_name, c.path AS c_path, c.description AS c_description,
-    c.created_at AS c_created_at, ${CONTAINER_SQL[type].fullPath} AS c_full_path,
-    ${CONTAINER_SQL[type].fullName} AS c_full_name`;
+    c.id AS c_id, c.description AS c_description, c.created_at AS c_created_at,
+    ${CONTAINER_SQL[type].columns}`;
 
 function toRecord(row: MoveRow): MoveRecord {
   return {
@@ -233,6 +258,10 @@ function toRecord(row: MoveRow): MoveRecord {
       createdAt: new Date(row.c_created_at),
       fullPath: row.c_full_path,
       fullName: row.c_full_name,
+      projectPath: row.c_project_path,
+      updatedAt: row.c_updated_at === null ? null : new Date(row.c_updated_at),
+      visibilityLevel: row.c_visibility_level === null ? null : Number(row.c_visibility_level),
+      projectId: row.c_project_id === null ? null : Number(row.c_project_id),
     },
   };
 }

@@ -18,7 +18,7 @@ export const snippetsManifest = defineFamily({
   services: [
     defineService(
       'snippets',
-      ['projects', 'snippetRepositories'],
+      ['projects', 'snippetRepositories', 'writeGate'],
       (core, deps) => new SnippetsService(core, deps),
     ),
   ],

@@ -17,6 +17,7 @@ import { offsetHeaders, perPageOf, type RequestInfo } from '../core/pagination.j
 import { CommitBuildError, type FileAction } from '../git/commit-builder.js';
 import type { RefChange } from '../git/push-rules.js';
 import { SNIPPET_BRANCH, type SnippetRepositories } from '../git/snippet-repositories.js';
+import { READ_ONLY_MESSAGE } from '../git/write-gate.js';
 import { projectSettings } from '../projects/project-settings.js';
 import type { ProjectView } from '../projects/projects.service.js';
 import { User } from '../users/user.entity.js';
@@ -77,6 +78,7 @@ const HEAD = `refs/heads/${SNIPPET_BRANCH}`;
 const ZERO = /^0+$/;
 
 const snippetNotFound = () => notFound('Snippet');
+const readOnly = () => new ApiError(400, { message: READ_ONLY_MESSAGE });
 const repositoryError = (verb: 'creating' | 'updating', err: CommitBuildError) =>
   new ApiError(400, { message: { error: `Error ${verb} the snippet - ${err.message}` } });
 
@@ -86,7 +88,7 @@ export class SnippetsService {
 
   constructor(
     deps: CoreDeps,
-    private readonly services: Pick<ServiceRegistry, 'projects' | 'snippetRepositories'>,
+    private readonly services: Pick<ServiceRegistry, 'projects' | 'snippetRepositories' | 'writeGate'>,
   ) {
     this.dataSource = deps.dataSource;
     this.events = deps.events;
@@ -280,11 +282,28 @@ export class SnippetsService {
     const now = new Date();
     if (actions.length > 0) {
       try {
-        await this.git.commit(snippet.repositoryStorage, snippet.id, {
-          actions,
-          message: 'Update snippet',
-          author: signature(caller.user!),
-        });
+        // A repository write: refused while the repository moves between storages, as a project's.
+        await this.services.writeGate.write(
+          this.dataSource.manager,
+          'snippet',
+          snippet.id,
+          readOnly,
+          async () => {
+            // Read again inside the gate: a move may have switched the storage since.
+            const { repositoryStorage } = await this.dataSource
+              .getRepository(Snippet)
+              .findOneByOrFail({ id: snippet.id })
+              .catch(() => {
+                throw snippetNotFound();
+              });
+            snippet.repositoryStorage = repositoryStorage;
+            await this.git.commit(repositoryStorage, snippet.id, {
+              actions,
+              message: 'Update snippet',
+              author: signature(caller.user!),
+            });
+          },
+        );
       } catch (err) {
         if (err instanceof CommitBuildError) throw repositoryError('updating', err);
         throw err;

@@ -210,11 +210,19 @@ const uploadSecretFor = async (c: Case) =>
     ? (({ secret, filename }) => ({ secret, filename }))(await uploadTo(c))
     : { secret: '0'.repeat(32), filename: 'none.txt' };
 
-/** A repository storage move of a fresh project or group, made for an allowed case only. */
-async function storageMove(c: Case, kind: 'projects' | 'groups'): Promise<{ subject: number; id: number }> {
-  const fixture = kind === 'projects' ? fx.projects.public.id : fx.groups.public.id;
-  if (c.expected !== 'allowed') return { subject: fixture, id: 1 };
-  const subject = kind === 'projects' ? await freshProject('public') : await freshGroup('public');
+/** A repository storage move of a fresh project, group or snippet, made for an allowed case only. */
+async function storageMove(
+  c: Case,
+  kind: 'projects' | 'groups' | 'snippets',
+): Promise<{ subject: number; id: number }> {
+  const fixtures = { projects: fx.projects.public.id, groups: fx.groups.public.id, snippets: 1 };
+  if (c.expected !== 'allowed') return { subject: fixtures[kind], id: 1 };
+  const fresh = {
+    projects: () => freshProject('public'),
+    groups: () => freshGroup('public'),
+    snippets: () => newSnippet('/snippets', 'public'),
+  };
+  const subject = await fresh[kind]();
   const move = await api('POST', `/${kind}/${subject}/repository_storage_moves`, {});
   return { subject, id: move.id as number };
 }
@@ -749,6 +757,21 @@ const CALLS: Record<string, (c: Case) => Call | Promise<Call>> = {
     body: {},
   }),
   scheduleGroupRepositoryStorageMoves: () => ({
+    body: { source_storage_name: 'matrix', destination_storage_name: 'matrix' },
+  }),
+  listSnippetRepositoryStorageMovesOfSnippet: async () => personalSnippetCall(),
+  getSnippetRepositoryStorageMove: async (c) => ({
+    path: { repository_storage_id: (await storageMove(c, 'snippets')).id },
+  }),
+  getSnippetRepositoryStorageMoveOfSnippet: async (c) => {
+    const move = await storageMove(c, 'snippets');
+    return { path: { id: move.subject, repository_storage_id: move.id } };
+  },
+  createSnippetRepositoryStorageMove: async (c) => ({
+    path: { id: c.expected === 'allowed' ? await newSnippet('/snippets', 'public') : 1 },
+    body: {},
+  }),
+  scheduleSnippetRepositoryStorageMoves: () => ({
     body: { source_storage_name: 'matrix', destination_storage_name: 'matrix' },
   }),
   // Cluster agents: writes that consume data get an agent or token of their own (two tokens at most)
