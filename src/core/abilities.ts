@@ -162,12 +162,13 @@ export const MEMBER_ROLE_GRANTS: Record<MemberRolePermission, { project?: string
     group: ['admin_compliance_framework'],
   },
   admin_group_member: { group: ['admin_group_member'] },
-  // GitLab's policy: the role reads, comments on, opens, administers and approves merge requests.
+  // GitLab's policy: the role reads, comments on (and reacts to), opens, administers and approves merge requests.
   admin_merge_request: {
     project: [
       'read_merge_request',
       'read_code',
       'create_note',
+      'award_emoji',
       'create_merge_request_from',
       'admin_merge_request',
       'approve_merge_request',
