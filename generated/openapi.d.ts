@@ -9289,7 +9289,8 @@ export interface components {
              */
             admin_group_member: boolean;
             /**
-             * @description Approve merge requests.
+             * @description Read, comment on, react to, open and approve merge requests (and read the code), even on a private
+             *     project at the Guest base level, as GitLab's policy enables with this flag.
              * @example false
              */
             admin_merge_request: boolean;
@@ -9412,7 +9413,8 @@ export interface components {
              */
             admin_group_member?: boolean;
             /**
-             * @description Approve merge requests.
+             * @description Read, comment on, react to, open and approve merge requests (and read the code), even on a private
+             *     project at the Guest base level, as GitLab's policy enables with this flag.
              * @example false
              */
             admin_merge_request?: boolean;
