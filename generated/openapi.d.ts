@@ -4303,7 +4303,9 @@ export interface paths {
          *       `only_allow_merge_if_pipeline_succeeds` is on (there are no pipelines yet), or a `ff`/`rebase_merge`
          *       project needs a rebase first; 406 `{"message": "Branch cannot be merged"}` when it has conflicts (the
          *       status GitLab documents; GitLab 16 and later may answer 405 or 422 here); 409
-         *       `{"message": "SHA does not match HEAD of source branch: <sha>"}` when `sha` is not the head.
+         *       `{"message": "SHA does not match HEAD of source branch: <sha>"}` when `sha` is not the head; 400
+         *       `{"message": "The repository is temporarily read-only. Please try again later."}` while the repository
+         *       is being moved to another storage, as every API write then.
          *     - `should_remove_source_branch` (or `remove_source_branch` given at creation) removes the source branch
          *       on the queue after the merge, if it still points at the merged head, is not protected and not the
          *       default branch, and the merger may push to it.
@@ -9433,7 +9435,8 @@ export interface components {
              */
             admin_group_member: boolean;
             /**
-             * @description Approve merge requests.
+             * @description Read, comment on, react to, open and approve merge requests (and read the code), even on a private
+             *     project at the Guest base level, as GitLab's policy enables with this flag.
              * @example false
              */
             admin_merge_request: boolean;
@@ -9556,7 +9559,8 @@ export interface components {
              */
             admin_group_member?: boolean;
             /**
-             * @description Approve merge requests.
+             * @description Read, comment on, react to, open and approve merge requests (and read the code), even on a private
+             *     project at the Guest base level, as GitLab's policy enables with this flag.
              * @example false
              */
             admin_merge_request?: boolean;

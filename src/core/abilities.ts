@@ -162,7 +162,18 @@ export const MEMBER_ROLE_GRANTS: Record<MemberRolePermission, { project?: string
     group: ['admin_compliance_framework'],
   },
   admin_group_member: { group: ['admin_group_member'] },
-  admin_merge_request: { project: ['approve_merge_request'] },
+  // GitLab's policy: the role reads, comments on (and reacts to), opens, administers and approves merge requests.
+  admin_merge_request: {
+    project: [
+      'read_merge_request',
+      'read_code',
+      'create_note',
+      'award_emoji',
+      'create_merge_request_from',
+      'admin_merge_request',
+      'approve_merge_request',
+    ],
+  },
   admin_push_rules: { project: ['admin_push_rules'], group: ['admin_push_rules'] },
   admin_terraform_state: { project: ['admin_terraform_state'] },
   admin_vulnerability: {

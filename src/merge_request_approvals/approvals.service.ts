@@ -107,6 +107,8 @@ const subjectOf = (view: ProjectView): Subject => ({
   visibilityLevel: view.project.visibilityLevel,
   accessLevel: view.accessLevel,
   archived: view.project.archived,
+  // A custom role's `admin_merge_request` grants `approve_merge_request` (MEMBER_ROLE_GRANTS).
+  memberRolePermissions: view.memberRolePermissions,
 });
 
 const ids = (values: Array<number | null | undefined>) => [

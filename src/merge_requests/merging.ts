@@ -12,6 +12,7 @@ import type { Events } from '../core/events.js';
 import type { CoreDeps, ServiceRegistry } from '../core/family.js';
 import { ZERO_SHA } from '../git/push-rules.js';
 import { RefUpdateRefused, type OpenRepository } from '../git/repositories.service.js';
+import { READ_ONLY_MESSAGE } from '../git/write-gate.js';
 import type { GitRepository } from '../git/repository.js';
 import type { ProjectView } from '../projects/projects.service.js';
 import { recordStateChange } from '../resource_events/record.js';
@@ -260,6 +261,8 @@ export class MergeRequestMerging {
       if (!(err instanceof RefUpdateRefused)) throw err;
       if (err.conflict)
         throw conflict('Branch has been updated since the merge was requested. Please review the changes.');
+      // A repository being moved refuses as every other API write does (400 with GitLab's message).
+      if (err.reason === READ_ONLY_MESSAGE) throw new ApiError(400, { message: err.reason });
       throw unauthorized();
     }
 

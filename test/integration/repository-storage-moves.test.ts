@@ -94,6 +94,14 @@ describe('moving every project of a storage', () => {
     async () => {
       const projects = [];
       for (const name of ['one', 'two', 'three']) projects.push(await pushedProject(name));
+      // A merge request to merge during the move (its refs/merge-requests/1/head is part of the refs).
+      const opened = await api('POST', `/projects/${projects[0].project.id}/merge_requests`, {
+        source_branch: 'topic',
+        target_branch: 'main',
+        title: 'Topic',
+      });
+      expect(opened.status).toBe(201);
+      projects[0].refs = await lsRemote(projects[0].url);
 
       // Hold each move after its copy, before the switch: the repository is read-only there.
       fs.writeFileSync(pauseFile, '');
@@ -143,6 +151,15 @@ describe('moving every project of a storage', () => {
       expect(file.status).toBe(400);
       expect((file.body as Json).message).toBe(
         'The repository is temporarily read-only. Please try again later.',
+      );
+      // Merging: the same refusal, not 401, and nothing merged.
+      const merge = await api('PUT', `/projects/${first.project.id}/merge_requests/1/merge`);
+      expect([merge.status, merge.body]).toEqual([
+        400,
+        { message: 'The repository is temporarily read-only. Please try again later.' },
+      ]);
+      expect(((await api('GET', `/projects/${first.project.id}/merge_requests/1`)).body as Json).state).toBe(
+        'opened',
       );
       // Reads keep working.
       expect((await api('GET', `/projects/${first.project.id}/repository/branches`)).status).toBe(200);
