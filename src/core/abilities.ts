@@ -152,7 +152,7 @@ export type MemberRolePermission = (typeof MEMBER_ROLE_PERMISSIONS)[number];
  * The abilities each flag of a custom role opens, on projects and on groups, whatever the membership's
  * base level. The names are ability names, not checked against the tables above: a flag whose family
  * does not exist yet (CI/CD variables, runners, vulnerabilities, web hooks, deploy tokens, compliance,
- * Terraform state, security policies, approvals) names the ability that family will declare, and grants
+ * Terraform state, security policies) names the ability that family will declare, and grants
  * it from the day it does.
  */
 export const MEMBER_ROLE_GRANTS: Record<MemberRolePermission, { project?: string[]; group?: string[] }> = {
