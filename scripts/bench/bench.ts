@@ -51,6 +51,8 @@ const DATASET = {
   users: Number(env.BENCH_USERS ?? 200),
   groupsPerUser: 3,
   projectsPerUser: 2,
+  snippets: 40,
+  userLists: 40,
 };
 const SEED_CONCURRENCY = Number(env.BENCH_SEED_CONCURRENCY ?? 8);
 const SELECTED = env.BENCH_ENDPOINTS?.split(',')
@@ -216,6 +218,8 @@ class Api {
 interface Seeded {
   member: { id: number; username: string; token: string };
   project: { id: number; path: string };
+  /** A snippet of the benchmark's project, for the raw read. */
+  snippetId: number;
   counts: Record<string, number>;
   timings: Record<string, number>;
   /** CPU milliseconds the server spent on each seeding step. */
@@ -344,9 +348,47 @@ async function seed(api: Api, serverPid: number): Promise<Seeded> {
     );
   });
 
+  // Review and delivery state of the benchmark's project: snippets (each its own repository), feature
+  // flag user lists, and an approval rule that every merge request's approval state reads.
+  const monorepo = `/projects/${projects[0].id}`;
+  const snippets = await step('snippets', () =>
+    pool(
+      Array.from({ length: DATASET.snippets }, (_, s) => s),
+      SEED_CONCURRENCY,
+      async (s) =>
+        (
+          await api.call<{ id: number }>('POST', `${monorepo}/snippets`, {
+            title: `Snippet ${s}`,
+            visibility: 'private',
+            files: [
+              { file_path: 'main.ts', content: `export const n = ${s};\n`.repeat(50) },
+              { file_path: 'README.md', content: `# Snippet ${s}\n` },
+            ],
+          })
+        ).id,
+    ),
+  );
+  await step('user lists and approval rule', async () => {
+    await pool(
+      Array.from({ length: DATASET.userLists }, (_, l) => l),
+      SEED_CONCURRENCY,
+      (l) =>
+        api.call('POST', `${monorepo}/feature_flags_user_lists`, {
+          name: `list-${l}`,
+          user_xids: Array.from({ length: 20 }, (_, u) => `user-${l}-${u}`).join(','),
+        }),
+    );
+    await api.call('POST', `${monorepo}/approval_rules`, {
+      name: 'Reviewers',
+      approvals_required: 2,
+      user_ids: [users[0].id],
+    });
+  });
+
   return {
     member: { id: users[0].id, username: users[0].username, token: tokens[0] },
     project: { id: projects[0].id, path: projects[0].path },
+    snippetId: snippets[0],
     counts: {
       groups: groups.length,
       users: users.length,
@@ -480,7 +522,13 @@ async function measure(
   return { open, max, cost, warmupStatus: first.status };
 }
 
-function endpoints(projectId: number, blobSha: string, compareFrom: string, memberId = 0): Endpoint[] {
+function endpoints(
+  projectId: number,
+  blobSha: string,
+  compareFrom: string,
+  memberId = 0,
+  snippetId = 0,
+): Endpoint[] {
   const p = `/projects/${projectId}`;
   const filtered = `${p}/merge_requests?state=opened&author_id=${memberId}`;
   const labelled = `${p}/merge_requests?labels=bug&state=opened&author_id=${memberId}`;
@@ -511,6 +559,14 @@ function endpoints(projectId: number, blobSha: string, compareFrom: string, memb
       path: labelled,
       floor: { kind: 'koa', path: labelled },
     },
+    {
+      name: 'merge request approval state',
+      path: `${p}/merge_requests/1/approval_state`,
+      floor: { kind: 'none' },
+    },
+    { name: 'project snippets', path: `${p}/snippets`, floor: { kind: 'none' } },
+    { name: 'snippet raw', path: `${p}/snippets/${snippetId}/raw`, floor: { kind: 'none' } },
+    { name: 'feature flag user lists', path: `${p}/feature_flags_user_lists`, floor: { kind: 'none' } },
     { name: 'tree, root', path: `${p}/repository/tree`, floor: { kind: 'git', args: ['ls-tree', 'main'] } },
     {
       name: 'tree, directory',
@@ -736,7 +792,13 @@ async function main(): Promise<void> {
           .trim()
       : '';
     const list = selected(
-      endpoints(seeded.project.id, blobSha, tagName(DEFAULT_SHAPE.tags - 21), seeded.member.id),
+      endpoints(
+        seeded.project.id,
+        blobSha,
+        tagName(DEFAULT_SHAPE.tags - 21),
+        seeded.member.id,
+        seeded.snippetId,
+      ),
     );
 
     const rows: Row[] = [];
