@@ -758,7 +758,20 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        put?: never;
+        /**
+         * Update a group member role
+         * @description Changes the name and description of a role of the group. Answers 200 with the role.
+         *
+         *     - GitLab edits a role's name and description (GitLab issue 417758; the seed says update is
+         *       possible); forge-api offers it over REST with PUT on the same path as delete.
+         *     - **Who.** Owners of the group and administrators (`admin_member_role`).
+         *     - Parameters and validations as for instance roles; names are unique within the group.
+         *       `base_access_level` and the flags are ignored.
+         *     - A role that is not the group's (another group's, or an instance role): 404 `{"message": "404
+         *       Member Role Not Found"}`.
+         *     - Ultimate only.
+         */
+        put: operations["updateGroupMemberRole"];
         post?: never;
         /**
          * Delete a group member role
@@ -1272,8 +1285,8 @@ export interface paths {
          *       is one of 10, 15 (Planner), 20, 30, 40, 50 (`{"error": "base_access_level does not have a valid
          *       value"}`). Flags left out are stored false; a missing `description` is null.
          *     - A name already used by another instance role: 400 `{"message": "Name has already been taken"}`.
-         *     - Updating a role's name or description is not part of GitLab's REST API (only its UI and GraphQL
-         *       API do it), so forge-api has no update route either.
+         *     - A role's name and description can be changed later with PUT on the role's path (see
+         *       `updateInstanceMemberRole`).
          *     - Ultimate only.
          */
         post: operations["createInstanceMemberRole"];
@@ -1297,7 +1310,23 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        put?: never;
+        /**
+         * Update an instance member role
+         * @description Changes an instance role's name and description. Answers 200 with the role.
+         *
+         *     - GitLab edits a role's name and description (GitLab issue 417758; the seed says update is
+         *       possible); forge-api offers it over REST with PUT on the same path as delete.
+         *     - **Who.** Administrators (`admin_all_resources`).
+         *     - `name` (non-blank; a name used by another instance role: 400 `{"message": "Name has already been
+         *       taken"}`, a blank one 400 `{"message": "Name can't be blank"}`) and `description` (null clears
+         *       it) are both optional, but one is needed: 400 `{"error": "name, description are missing, at
+         *       least one parameter must be provided"}`.
+         *     - `base_access_level` and the permission flags are not changed; if sent they are ignored, as
+         *       GitLab's name and description edit does.
+         *     - An unknown id (or a group's role): 404 `{"message": "404 Member Role Not Found"}`.
+         *     - Ultimate only.
+         */
+        put: operations["updateInstanceMemberRole"];
         post?: never;
         /**
          * Delete an instance member role
@@ -9656,6 +9685,16 @@ export interface components {
             remove_project?: boolean;
         };
         /**
+         * MemberRoleUpdate
+         * @description The role's new name and/or description. Other keys (`base_access_level`, the flags) are ignored.
+         */
+        MemberRoleUpdate: {
+            /** @example Guests who may read the code */
+            description?: string | null;
+            /** @example Guest + read code and runners */
+            name?: string;
+        };
+        /**
          * MemberUpdate
          * @description The new level and expiry of a direct membership.
          */
@@ -14328,6 +14367,7 @@ export type SchemaMemberBatchResult = components['schemas']['MemberBatchResult']
 export type SchemaMemberCreate = components['schemas']['MemberCreate'];
 export type SchemaMemberRole = components['schemas']['MemberRole'];
 export type SchemaMemberRoleCreate = components['schemas']['MemberRoleCreate'];
+export type SchemaMemberRoleUpdate = components['schemas']['MemberRoleUpdate'];
 export type SchemaMemberUpdate = components['schemas']['MemberUpdate'];
 export type SchemaMergeRef = components['schemas']['MergeRef'];
 export type SchemaMergeRequest = components['schemas']['MergeRequest'];
@@ -16072,6 +16112,55 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    updateGroupMemberRole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+                /**
+                 * @description The role's ID.
+                 * @example 3
+                 */
+                member_role_id: components["parameters"]["MemberRoleId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Guest + read code and runners",
+                 *       "description": null
+                 *     }
+                 */
+                "application/json": components["schemas"]["MemberRoleUpdate"];
+            };
+        };
+        responses: {
+            /** @description The changed role. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberRole"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     deleteGroupMemberRole: {
         parameters: {
             query?: never;
@@ -17340,6 +17429,50 @@ export interface operations {
         responses: {
             /** @description The new role. */
             201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberRole"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateInstanceMemberRole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The role's ID.
+                 * @example 3
+                 */
+                member_role_id: components["parameters"]["MemberRoleId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Guest + read code and runners",
+                 *       "description": null
+                 *     }
+                 */
+                "application/json": components["schemas"]["MemberRoleUpdate"];
+            };
+        };
+        responses: {
+            /** @description The changed role. */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };

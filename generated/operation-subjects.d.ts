@@ -273,7 +273,9 @@ export interface OperationSubjects {
   updateGroupLabel: 'group';
   updateGroupLabelByName: 'group';
   updateGroupMember: 'group';
+  updateGroupMemberRole: 'group';
   updateGroupMilestone: 'group';
+  updateInstanceMemberRole: 'instance';
   updateMergeRequest: 'project';
   updateMergeRequestApprovalRule: 'project';
   updateMergeRequestDiscussionNote: 'project';

@@ -11,6 +11,11 @@ export const memberRolesHandlers = defineHandlers({
     return { status: 201, body: presentMemberRole(await services.memberRoles.create(null, body)) };
   },
 
+  async updateInstanceMemberRole({ params, body, services }) {
+    const role = await services.memberRoles.update(null, params.member_role_id, body);
+    return { status: 200, body: presentMemberRole(role) };
+  },
+
   async deleteInstanceMemberRole({ params, services }) {
     await services.memberRoles.remove(null, params.member_role_id);
     return { status: 204, body: null };
@@ -23,6 +28,11 @@ export const memberRolesHandlers = defineHandlers({
 
   async createGroupMemberRole({ subject, body, services }) {
     return { status: 201, body: presentMemberRole(await services.memberRoles.create(subject.group, body)) };
+  },
+
+  async updateGroupMemberRole({ subject, params, body, services }) {
+    const role = await services.memberRoles.update(subject.group, params.member_role_id, body);
+    return { status: 200, body: presentMemberRole(role) };
   },
 
   async deleteGroupMemberRole({ subject, params, services }) {

@@ -1,13 +1,14 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import type { components } from '../../generated/openapi.js';
 import { MEMBER_ROLE_PERMISSIONS } from '../core/abilities.js';
-import { ApiError, notFound } from '../core/errors.js';
+import { ApiError, badParameter, notFound } from '../core/errors.js';
 import type { CoreDeps } from '../core/family.js';
 import { isUniqueViolation } from '../db/errors.js';
 import type { Namespace } from '../namespaces/namespace.entity.js';
 import { MemberRole } from './member-role.entity.js';
 
 export type MemberRoleCreateParams = components['schemas']['MemberRoleCreate'];
+export type MemberRoleUpdateParams = components['schemas']['MemberRoleUpdate'];
 
 const badRequest = (message: string) => new ApiError(400, { message });
 
@@ -41,6 +42,29 @@ export class MemberRolesService {
         permissions: MEMBER_ROLE_PERMISSIONS.filter((flag) => params_[flag] === true),
       });
       return await roles.findOneByOrFail({ id: identifiers[0].id as number });
+    } catch (err) {
+      if (isUniqueViolation(err)) throw badRequest('Name has already been taken');
+      throw err;
+    }
+  }
+
+  /** Renames a role of the group (or an instance role) or changes its description; nothing else moves. */
+  async update(
+    group: Namespace | null,
+    id: number,
+    params: MemberRoleUpdateParams = {},
+  ): Promise<MemberRole> {
+    const { name, description } = params;
+    if (name === undefined && description === undefined)
+      throw badParameter('name, description are missing, at least one parameter must be provided');
+    if (name !== undefined && name.trim() === '') throw badRequest("Name can't be blank");
+    try {
+      return await this.dataSource.transaction(async (tx) => {
+        const role = await this.findOwn(tx, group, id);
+        if (name !== undefined) role.name = name;
+        if (description !== undefined) role.description = description;
+        return tx.getRepository(MemberRole).save(role);
+      });
     } catch (err) {
       if (isUniqueViolation(err)) throw badRequest('Name has already been taken');
       throw err;

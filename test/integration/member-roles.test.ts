@@ -199,6 +199,119 @@ describe('group member roles', () => {
   });
 });
 
+describe('updating member roles', () => {
+  const MISSING = { error: 'name, description are missing, at least one parameter must be provided' };
+
+  /** An instance role and a group role with its Owner, each named and described. */
+  async function roles() {
+    const root = await admin();
+    const group = await server.factories.group();
+    const owner = await server.factories.memberOf(group, Owner);
+    const base = { description: 'Reads code', base_access_level: Guest, read_code: true };
+    const instance = (await createRole(root.token, '/member_roles', base)).body as Json;
+    const grouped = (await createRole(owner.token, `/groups/${group.id}/member_roles`, base)).body as Json;
+    const taken = unique('taken');
+    await createRole(root.token, '/member_roles', { name: taken, base_access_level: Guest });
+    await createRole(owner.token, `/groups/${group.id}/member_roles`, {
+      name: taken,
+      base_access_level: Guest,
+    });
+    return {
+      root,
+      owner,
+      taken,
+      instance: { token: root.token, path: `/member_roles/${instance.id as number}`, role: instance },
+      group: {
+        token: owner.token,
+        path: `/groups/${group.id}/member_roles/${grouped.id as number}`,
+        role: grouped,
+      },
+      groupId: group.id,
+      groupEntity: group,
+    };
+  }
+
+  const NEW_NAME = 'Renamed role';
+  it.each([
+    ['instance', 'renames', { name: NEW_NAME }, 200, { name: NEW_NAME, description: 'Reads code' }],
+    ['group', 'renames', { name: NEW_NAME }, 200, { name: NEW_NAME, description: 'Reads code' }],
+    ['instance', 'clears the description', { description: null }, 200, { description: null }],
+    ['group', 'changes the description', { description: 'Other' }, 200, { description: 'Other' }],
+    [
+      'group',
+      'ignores the level and flags',
+      { name: NEW_NAME, base_access_level: Owner, read_code: false, remove_project: true },
+      200,
+      { name: NEW_NAME, base_access_level: Guest, read_code: true, remove_project: false },
+    ],
+    ['instance', 'refuses a blank name', { name: '   ' }, 400, { message: "Name can't be blank" }],
+    ['group', 'refuses an empty name', { name: '' }, 400, null],
+    ['instance', 'refuses a taken name', { name: 'TAKEN' }, 400, { message: 'Name has already been taken' }],
+    ['group', 'refuses a taken name', { name: 'TAKEN' }, 400, { message: 'Name has already been taken' }],
+    ['instance', 'refuses an empty body', {}, 400, MISSING],
+    ['group', 'refuses only ignored keys', { base_access_level: Reporter }, 400, MISSING],
+  ] as const)('%s: %s', async (kind, _, json, status, expected) => {
+    const setup = await roles();
+    const target = setup[kind];
+    // TAKEN stands for a name already used in the same scope; renames get a fresh name.
+    const names: Record<string, string> = { TAKEN: setup.taken, [NEW_NAME]: unique(NEW_NAME) };
+    const name = 'name' in json ? (names[json.name] ?? json.name) : undefined;
+    const body = name === undefined ? json : { ...json, name };
+    const response = await server.request('PUT', target.path, { token: target.token, json: body });
+    expect(response.status).toBe(status);
+    const listPath = kind === 'instance' ? '/member_roles' : `/groups/${setup.groupId}/member_roles`;
+    const list = await server.request('GET', listPath, { token: target.token });
+    const stored = (list.body as Json[]).find((r) => r.id === target.role.id);
+    if (status === 200) {
+      const want = name === undefined ? expected : { ...expected, name };
+      expect(response.body).toMatchObject({ ...want, id: target.role.id, group_id: target.role.group_id });
+      expect(stored).toEqual(response.body);
+    } else {
+      if (expected) expect(response.body).toEqual(expected);
+      expect(stored).toEqual(target.role);
+    }
+  });
+
+  it('answers 404 for an unknown role, or one of another group or scope', async () => {
+    const setup = await roles();
+    const other = await server.factories.group();
+    const otherOwner = await server.factories.memberOf(other, Owner);
+    const groupRoleId = setup.group.role.id as number;
+    const instanceRoleId = setup.instance.role.id as number;
+    for (const [token, path] of [
+      [setup.root.token, '/member_roles/2147483647'],
+      [setup.root.token, `/member_roles/${groupRoleId}`],
+      [setup.owner.token, `/groups/${setup.groupId}/member_roles/${instanceRoleId}`],
+      [setup.root.token, `/groups/${setup.groupId}/member_roles/${instanceRoleId}`],
+      [otherOwner.token, `/groups/${other.id}/member_roles/${groupRoleId}`],
+    ] as const) {
+      const response = await server.request('PUT', path, { token, json: { name: unique('x') } });
+      expect(response.status, path).toBe(404);
+      expect(response.body, path).toEqual({ message: '404 Member Role Not Found' });
+    }
+  });
+
+  it.each([
+    ['anonymous', null, 401, 401],
+    ['a signed-in non-member', 0, 403, 404],
+    ['a Maintainer of the group', Maintainer, 403, 403],
+  ] as const)('refuses %s', async (_, level, instanceStatus, groupStatus) => {
+    const setup = await roles();
+    const group = setup.groupEntity;
+    const user =
+      level === null
+        ? null
+        : level
+          ? await server.factories.memberOf(group, level)
+          : await server.factories.user();
+    const json = { name: unique('refused') };
+    const onInstance = await server.request('PUT', setup.instance.path, { token: user?.token, json });
+    expect(onInstance.status).toBe(instanceStatus);
+    const onGroup = await server.request('PUT', setup.group.path, { token: user?.token, json });
+    expect(onGroup.status).toBe(groupStatus);
+  });
+});
+
 describe('assigning roles through the member endpoints', () => {
   async function setup() {
     const group = await server.factories.group();

@@ -819,10 +819,18 @@ const CALLS: Record<string, (c: Case) => Call | Promise<Call>> = {
   getUnleashFeatures: () => ({ path: { project_id: fx.projects.public.id } }),
   registerUnleashClient: () => ({ path: { project_id: fx.projects.public.id } }),
   postUnleashClientMetrics: () => ({ path: { project_id: fx.projects.public.id } }),
-  // Member roles: names are unique; deletions take a role of their own
+  // Member roles: names are unique; updates and deletions take a role of their own
   createInstanceMemberRole: () => ({ body: { name: unique('role'), base_access_level: 10 } }),
+  updateInstanceMemberRole: async (c) => ({
+    path: { member_role_id: await doomedRole(c, '/member_roles') },
+    body: { description: 'renamed' },
+  }),
   deleteInstanceMemberRole: async (c) => ({ path: { member_role_id: await doomedRole(c, '/member_roles') } }),
   createGroupMemberRole: () => ({ body: { name: unique('role'), base_access_level: 10 } }),
+  updateGroupMemberRole: async (c) => ({
+    path: { member_role_id: await doomedRole(c, `/groups/${c.subjectId}/member_roles`) },
+    body: { description: 'renamed' },
+  }),
   deleteGroupMemberRole: async (c) => ({
     path: { member_role_id: await doomedRole(c, `/groups/${c.subjectId}/member_roles`) },
   }),
@@ -867,7 +875,7 @@ async function pushRule(c: Case, method: 'POST' | 'DELETE') {
   });
 }
 
-/** A role only an allowed call deletes (refused calls name one that does not exist). */
+/** A role of its own for an allowed call to change or delete (refused calls name one that does not exist). */
 async function doomedRole(c: Case, path: string): Promise<number> {
   if (c.expected !== 'allowed') return 2147483647;
   return (await api('POST', path, { name: unique('doomed'), base_access_level: 10 })).id as number;
