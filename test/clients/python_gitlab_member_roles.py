@@ -33,8 +33,9 @@ member.delete()
 gl.http_delete(f"/groups/{group_id}/member_roles/{role['id']}")
 after = gl.http_list(f"/groups/{group_id}/member_roles")
 
-# Instance roles.
+# Instance roles: create, rename, delete.
 instance = gl.http_post("/member_roles", post_data={"name": "Planner plus", "base_access_level": 15})
+renamed = gl.http_put(f"/member_roles/{instance['id']}", post_data={"name": "Planner extra", "description": "More"})
 gl.http_delete(f"/member_roles/{instance['id']}")
 
 # The push rule: create, read, edit, delete.
@@ -60,6 +61,7 @@ print(
             "in_use": in_use,
             "after": after,
             "instance": [instance["group_id"], instance["base_access_level"]],
+            "renamed": [renamed["id"] == instance["id"], renamed["name"], renamed["description"]],
             "rule": [rule.commit_message_regex, rule.deny_delete_tag],
             "edited": [edited.max_file_size, edited.commit_message_regex],
             "after_delete": after_delete,

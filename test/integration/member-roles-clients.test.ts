@@ -60,25 +60,29 @@ describe('@gitbeaker/rest', () => {
 });
 
 describe('python-gitlab', () => {
-  it.skipIf(!pythonGitlab)('drives member roles and pushrules (needs Debian python3-gitlab)', async () => {
-    const { admin, group, project, user } = await world();
-    const stdout = await runPythonClient('python_gitlab_member_roles.py', [
-      server.url,
-      admin.token,
-      String(group.id),
-      String(project.id),
-      String(user.user.id),
-    ]);
-    expect(JSON.parse(stdout.trim())).toEqual({
-      role: [group.id, 10, true, false],
-      listed: true,
-      member_role: true,
-      in_use: 400,
-      after: [],
-      instance: [null, 15],
-      rule: ['JIRA-\\d+', true],
-      edited: [5, 'JIRA-\\d+'],
-      after_delete: true,
-    });
-  });
+  it.skipIf(!pythonGitlab)(
+    'drives member roles (renaming one) and pushrules (needs Debian python3-gitlab)',
+    async () => {
+      const { admin, group, project, user } = await world();
+      const stdout = await runPythonClient('python_gitlab_member_roles.py', [
+        server.url,
+        admin.token,
+        String(group.id),
+        String(project.id),
+        String(user.user.id),
+      ]);
+      expect(JSON.parse(stdout.trim())).toEqual({
+        role: [group.id, 10, true, false],
+        listed: true,
+        member_role: true,
+        in_use: 400,
+        after: [],
+        instance: [null, 15],
+        renamed: [true, 'Planner extra', 'More'],
+        rule: ['JIRA-\\d+', true],
+        edited: [5, 'JIRA-\\d+'],
+        after_delete: true,
+      });
+    },
+  );
 });
