@@ -93,8 +93,12 @@ describe('@gitbeaker/rest', () => {
     const left = async (iid: number) =>
       (await w.api.MergeRequestApprovals.showConfiguration(w.project.id, { mergerequestIId: iid }))
         .approvals_left;
-    const mergeStatus = async (iid: number) =>
-      (await w.api.MergeRequests.show(w.project.id, iid)).detailed_merge_status;
+    // `checking` is transient (the status is worked out again after a push), so read past it, as clients poll.
+    const mergeStatus = (iid: number) =>
+      waitFor(
+        async () => (await w.api.MergeRequests.show(w.project.id, iid)).detailed_merge_status,
+        (value) => value !== 'checking' && value !== 'unchecked',
+      );
     expect(await left(1)).toBe(2);
     expect(await mergeStatus(1)).toBe('not_approved');
     await as(w.developer.token).MergeRequestApprovals.approve(w.project.id, 1);
