@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { AccessLevel } from '../../src/core/access-level.js';
 import { pythonGitlab, runPythonClient } from '../helpers/clients.js';
 import { useTestServer } from '../helpers/server.js';
+import { waitFor } from '../helpers/wait.js';
 
 const server = useTestServer({ env: { FORGE_JOB_POLL: '0.5' } });
 
@@ -32,15 +33,6 @@ async function world() {
     { accessLevel: 30 },
   );
   return { owner, project, dev1, dev2, maintainer, api, botToken: token.token as string };
-}
-
-async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const value = await read();
-    if (done(value) || Date.now() > deadline) return value;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
 }
 
 describe('@gitbeaker/rest', () => {

@@ -11,6 +11,7 @@ import { AccessLevel } from '../../src/core/access-level.js';
 import { pythonGitlab, runPythonClient } from '../helpers/clients.js';
 import { remoteUrl, useGitWorkDir } from '../helpers/git-cli.js';
 import { useTestServer } from '../helpers/server.js';
+import { waitFor } from '../helpers/wait.js';
 
 const server = useTestServer({ env: { FORGE_TIER: 'ultimate', FORGE_JOB_POLL: '0.5' } });
 const { work, gitCli } = useGitWorkDir('forge-review-flow-');
@@ -45,15 +46,6 @@ async function world() {
     { accessLevel: 30 },
   );
   return { admin, group, project, developer, guest, reviewer, api, botToken: token.token as string };
-}
-
-async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const value = await read();
-    if (done(value) || Date.now() > deadline) return value;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
 }
 
 describe('@gitbeaker/rest', () => {
