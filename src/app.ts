@@ -66,6 +66,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     const requestId = REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
     ctx.state.requestId = requestId;
     ctx.set('X-Request-Id', requestId);
+    // When request lines are not logged (LOG_LEVEL=warn), nothing is built for them.
+    if (!logger.isLevelEnabled('info')) return next();
     const started = process.hrtime.bigint();
     await next();
     logger.info(
@@ -85,11 +87,9 @@ export async function createApp(options: AppOptions): Promise<App> {
   if (options.onResponseCheck) koa.use(responseValidation(backend, logger, options.onResponseCheck));
   koa.use(errorMiddleware(logger));
   koa.use(rejectMalformedStrings);
-  koa.use(
-    opsRouter(dataSource, metrics.registry, config.monitoringAllowlist, config.database.connectMs).routes(),
-  );
   koa.use(gitHttp(services));
-  koa.use(uploadsWebRouter(services).routes());
+  // Before the routers of other paths: no ops route or upload lies under /api/v4 ('api' is a reserved
+  // namespace), and an API request, the common case, need not be matched against them first.
   koa.use(
     apiMiddleware({
       backend,
@@ -101,6 +101,10 @@ export async function createApp(options: AppOptions): Promise<App> {
       config,
     }),
   );
+  koa.use(
+    opsRouter(dataSource, metrics.registry, config.monitoringAllowlist, config.database.connectMs).routes(),
+  );
+  koa.use(uploadsWebRouter(services).routes());
   koa.use(() => {
     throw routeNotFound();
   });

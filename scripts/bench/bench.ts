@@ -12,7 +12,8 @@
  * BENCH_DATABASE=pglite (force PGlite), BENCH_OUT (JSON report, .forge-test/bench.json),
  * BENCH_SEED_CONCURRENCY (parallel seeding calls, 8); BENCH_PROJECTS and BENCH_USERS shrink the
  * dataset to try the harness quickly; BENCH_ENDPOINTS (comma-separated endpoint names, e.g.
- * `user,project get`) measures only those, and skips the repository when none of them reads it.
+ * `user,project get`) measures only those, and skips the repository when none of them reads it;
+ * BENCH_NODE_ARGS adds flags to the server's node (`--cpu-prof --cpu-prof-dir=<dir>` profiles it).
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -131,6 +132,8 @@ async function startServer(
   const child = spawn(
     process.execPath,
     [
+      // Extra flags for the server's node, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it.
+      ...(env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
       '--import',
       pathToFileURL(path.join(ROOT, 'scripts/bench/spawn-counter.mjs')).href,
       path.join(ROOT, 'dist/src/main.js'),
@@ -479,12 +482,20 @@ interface Row {
 const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : '-');
 
 /** A few requests first (bounded in number and time); the last status tells whether the path works. */
-async function warmup(url: string, token: string | undefined): Promise<{ status: number; body: string }> {
-  let last = { status: 0, body: '' };
+async function warmup(
+  url: string,
+  token: string | undefined,
+): Promise<{ status: number; body: string; firstMs: number }> {
+  let last = { status: 0, body: '', firstMs: NaN };
   const end = performance.now() + settings.warmupMs;
   for (let i = 0; i < settings.warmup && performance.now() < end; i++) {
+    const start = performance.now();
     const response = await fetch(url, { headers: token ? { 'PRIVATE-TOKEN': token } : {} });
-    last = { status: response.status, body: await response.text() };
+    last = {
+      status: response.status,
+      body: await response.text(),
+      firstMs: i === 0 ? performance.now() - start : last.firstMs,
+    };
     if (!response.ok) break;
   }
   return last;
@@ -504,6 +515,8 @@ async function measure(
   const target = { url, headers };
   const first = await warmup(url, token);
   if (first.status !== 200) log(`warning: ${url} answered ${first.status}: ${first.body.slice(0, 200)}`);
+  // The first request meets cold caches: its latency shows what a cache miss costs.
+  log(`first request ${fmt(first.firstMs, 1)} ms: ${url}`);
   const cpuBefore = cpuMs(pid);
   const spawnsBefore = spawnFile ? await spawnCount(pid, spawnFile) : NaN;
   const max = await closedLoop(target, { connections: settings.connections, seconds: settings.maxSeconds });

@@ -112,12 +112,12 @@ export class CommitsService {
     else {
       revision = params.ref_name || repo.view.project.defaultBranch;
       if (revision?.startsWith('-')) throw repositoryError('ref_name is invalid');
-      if (!revision || !(await this.resolvesRange(repo.git, revision))) revision = null;
+      revision = revision ? await this.resolveRange(repo.git, revision) : null;
     }
     let commits: GitCommit[] = [];
     if (!nothing && (params.all || revision)) {
       const path = (params.path ?? '').replace(/^\/+/, '');
-      commits = await repo.git.log({
+      commits = await repo.git.history({
         ...query,
         revisions: revision ? [revision] : [],
         paths: path ? [path] : [],
@@ -131,12 +131,17 @@ export class CommitsService {
     return { repo, items, headers: pageHeaders(request, page, perPage, hasNext) };
   }
 
-  /** Every side of `a`, `a..b` or `a...b` names a commit (an empty side means HEAD, as in git). */
-  private async resolvesRange(git: GitRepository, revision: string): Promise<boolean> {
-    const sides = revision.split(/\.\.\.?/);
-    if (sides.length > 2) return false;
-    for (const side of sides) if (side && !(await git.resolveCommit(side))) return false;
-    return sides.some(Boolean);
+  /**
+   * `a`, `a..b` or `a...b` with every side replaced by the commit it names (an empty side means HEAD, as
+   * in git); null when a side names none. The walk then reads exactly the commits resolved here.
+   */
+  private async resolveRange(git: GitRepository, revision: string): Promise<string | null> {
+    const parts = revision.split(/(\.\.\.?)/);
+    if (parts.length > 3 || !parts.some((part, i) => i % 2 === 0 && part)) return null;
+    const resolved = await Promise.all(
+      parts.map((part, i) => (i % 2 === 1 ? part : git.resolveCommit(part || 'HEAD'))),
+    );
+    return resolved.every(Boolean) ? resolved.join('') : null;
   }
 
   async get(caller: Caller, view: ProjectView, sha: string, withStats: boolean) {

@@ -490,12 +490,16 @@ export function projectMembershipSql(
       WHERE ${ACTIVE_LINK}${minimum('LEAST(m.access_level, l.group_access)')}))`;
 }
 
-/** Restricts a project query to what the caller may see. */
+/**
+ * Restricts a project query to what the caller may see. `membershipSql`, when given, stands for
+ * `projectMembershipSql` (the same condition, e.g. over a cached set of ids; its parameters set).
+ */
 export function whereProjectVisible<T extends ObjectLiteral>(
   query: SelectQueryBuilder<T>,
   caller: Caller,
   projectAlias: string,
   namespaceAlias: string,
+  membershipSql?: string,
 ): SelectQueryBuilder<T> {
   const user = caller.user;
   if (!user)
@@ -505,7 +509,7 @@ export function whereProjectVisible<T extends ObjectLiteral>(
   if (user.admin) return query;
   const minimum = user.external ? Visibility.public : Visibility.internal;
   return query.andWhere(
-    `(${projectAlias}.visibility_level >= :minimumVisible OR ${projectMembershipSql(projectAlias, namespaceAlias)})`,
+    `(${projectAlias}.visibility_level >= :minimumVisible OR ${membershipSql ?? projectMembershipSql(projectAlias, namespaceAlias)})`,
     { minimumVisible: minimum, callerId: user.id },
   );
 }

@@ -197,7 +197,17 @@ type SchemeObject = { type: string; scheme?: string; in?: string; name?: string 
  * The schemes of an operation whose `security` names only schemes of its own: such an operation
  * authenticates no user; the pipeline reads the credential as the scheme says and its service checks it.
  */
+const ownSchemesOf = new WeakMap<Operation, SchemeObject[] | null>();
 function ownSchemes(backend: Backend, operation: Operation): SchemeObject[] | undefined {
+  let schemes = ownSchemesOf.get(operation);
+  if (schemes === undefined) {
+    schemes = readOwnSchemes(backend, operation) ?? null;
+    ownSchemesOf.set(operation, schemes);
+  }
+  return schemes ?? undefined;
+}
+
+function readOwnSchemes(backend: Backend, operation: Operation): SchemeObject[] | undefined {
   const names = (operation.security ?? []).flatMap((requirement) => Object.keys(requirement));
   if (names.length === 0 || names.some((name) => USER_TOKEN_SCHEMES.has(name))) return undefined;
   const defined = (backend.definition.components?.securitySchemes ?? {}) as Record<string, SchemeObject>;
@@ -292,7 +302,7 @@ export function apiMiddleware(options: ApiOptions): Middleware {
         maxUpload === undefined ? undefined : { dir: uploadSpoolDir(config), maxBytes: maxUpload },
       );
     } finally {
-      await discardUploads(files);
+      if (Object.keys(files).length > 0) await discardUploads(files);
     }
 
     async function handle(spool: UploadSpool | undefined) {

@@ -3,6 +3,7 @@ import { Initial1767225600000 } from '../db/migrations/1767225600000-initial.js'
 import { ProjectCustomAttributes1767312000000 } from '../db/migrations/1767312000000-project-custom-attributes.js';
 import { Identity1767398400000 } from '../db/migrations/1767398400000-identity.js';
 import { Repositories1767484800000 } from '../db/migrations/1767484800000-repositories.js';
+import { AuthorizationGeneration1767800200000 } from '../db/migrations/1767800200000-authorization-generation.js';
 import { defineFamily, defineService } from './family.js';
 import { RateLimiter } from './rate-limit.js';
 
@@ -15,7 +16,8 @@ declare module './family.js' {
 
 /**
  * What every family stands on: per-project internal ids, the rate limiter, and the foundation's
- * migrations, which created the first families' tables together. Later families bring their own.
+ * migrations, which created the first families' tables together (and the authorization generation
+ * that src/core/readable-projects.ts reads). Later families bring their own.
  */
 export const coreManifest = defineFamily({
   name: 'core',
@@ -25,6 +27,7 @@ export const coreManifest = defineFamily({
     ProjectCustomAttributes1767312000000,
     Identity1767398400000,
     Repositories1767484800000,
+    AuthorizationGeneration1767800200000,
   ],
   services: [defineService('rateLimiter', [], (core) => new RateLimiter(core.config.rateLimits))],
 });

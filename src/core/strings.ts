@@ -11,6 +11,8 @@ export const MAX_PARAM_DEPTH = 32;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 const ESCAPES = /(?:%[0-9a-fA-F]{2})+/g;
 const BROKEN_ESCAPE = /%(?![0-9a-fA-F]{2})/;
+/** What needs decoding or refusing: escapes, bytes beyond ASCII, NUL. */
+const NOT_PLAIN = /[^\x01-\x7f]|%/;
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 export const malformed = (what: string) => badParameter(`400 Bad Request - ${what}`);
@@ -21,6 +23,8 @@ export const malformed = (what: string) => badParameter(`400 Bad Request - ${wha
  */
 export function decodeComponent(raw: string, plusIsSpace: boolean): string {
   const text = plusIsSpace ? raw.replace(/\+/g, ' ') : raw;
+  // Plain ASCII is its own decoding, as most paths and queries are.
+  if (!NOT_PLAIN.test(text)) return text;
   if (BROKEN_ESCAPE.test(text)) throw malformed('malformed percent-encoding');
   const parts: Buffer[] = [];
   let last = 0;

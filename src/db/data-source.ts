@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import fs from 'node:fs';
 import path from 'node:path';
 import { DataSource, type DataSourceOptions } from 'typeorm';
+import { ChangeFeed, listeningClient, setChangeFeed } from './changes.js';
 import { DroppingClient } from './pg-client.js';
 import { openPGlite, pgliteDriverModule } from './pglite-driver.js';
 import { entities, migrations } from '../families.js';
@@ -40,7 +41,6 @@ function poolTimeouts(timeouts: DatabaseTimeouts | undefined): Record<string, un
     // A peer that vanished without closing is noticed by the kernel, not only by the next query.
     keepAlive: true,
     keepAliveInitialDelayMillis: 10_000,
-    Client: DroppingClient,
   };
 }
 
@@ -53,7 +53,13 @@ export async function createDataSource(target: DatabaseTarget): Promise<DataSour
     synchronize: false,
   } as const;
   let options: DataSourceOptions;
+  let feed: ChangeFeed;
   if (target.url) {
+    feed = new ChangeFeed({
+      connectionString: target.url,
+      keepAlive: true,
+      connectionTimeoutMillis: target.timeouts?.connectMs,
+    });
     options = {
       ...common,
       url: target.url,
@@ -61,6 +67,7 @@ export async function createDataSource(target: DatabaseTarget): Promise<DataSour
       extra: {
         ...(target.schema ? { options: `-c search_path=${target.schema}` } : {}),
         ...poolTimeouts(target.timeouts),
+        Client: listeningClient(DroppingClient, feed),
       },
     };
   } else {
@@ -73,9 +80,12 @@ export async function createDataSource(target: DatabaseTarget): Promise<DataSour
       connectTimeoutMs: timeouts && timeouts.connectMs + timeouts.statementMs,
     });
     options = { ...common, driver } as DataSourceOptions;
+    feed = new ChangeFeed();
+    await feed.attach(db);
   }
   const dataSource = new DataSource(options);
   await dataSource.initialize();
+  setChangeFeed(dataSource, feed);
   return dataSource;
 }
 

@@ -65,6 +65,27 @@ export async function logCommits(dir: string, args: string[]): Promise<GitCommit
   return parseCommits(stdout.toString('utf8'));
 }
 
+/**
+ * `git log --boundary` over a range: its commits in log order, and the ids of the boundary commits (those
+ * left out that a listed commit has as parent).
+ */
+export async function logWithBoundary(
+  dir: string,
+  args: string[],
+): Promise<{ commits: GitCommit[]; boundary: string[] }> {
+  const { stdout } = await git(['log', '--boundary', `--format=%m${FORMAT}`, ...args], { gitDir: dir });
+  const commits: GitCommit[] = [];
+  const boundary: string[] = [];
+  // `%m` puts `-` before a boundary commit's id and `>` before the others'.
+  for (const commit of parseCommits(stdout.toString('utf8'))) {
+    const mark = commit.id[0];
+    commit.id = commit.id.slice(1);
+    if (mark === '-') boundary.push(commit.id);
+    else commits.push(commit);
+  }
+  return { commits, boundary };
+}
+
 /** One commit by any revision that names it; null when it does not resolve to a commit. */
 export async function readCommit(dir: string, revision: string): Promise<GitCommit | null> {
   const sha = await resolveCommit(dir, revision);

@@ -65,26 +65,28 @@ interface RawEntry {
 
 const octal = (mode: string) => parseInt(mode, 8).toString(8);
 
-/** `git diff --raw -z`: `:<mode> <mode> <sha> <sha> <status>\0<path>\0[<path>\0]` per file. */
-async function rawEntries(dir: string, base: string, head: string): Promise<RawEntry[]> {
-  const { stdout } = await git(
-    ['diff', '--raw', '-z', '--no-abbrev', ...DIFF_OPTIONS, '--end-of-options', base, head, '--'],
-    {
-      gitDir: dir,
-    },
-  );
-  const fields = stdout.toString('utf8').split('\0');
-  const entries: RawEntry[] = [];
-  for (let i = 0; i < fields.length;) {
-    const meta = fields[i++];
-    if (!meta.startsWith(':')) continue;
-    const [aMode, bMode, , , status] = meta.slice(1).split(' ');
+/**
+ * `git diff --raw -z` records, `:<mode> <mode> <sha> <sha> <status>\0<path>\0[<path>\0]` each, read from
+ * the front of `buffer`. Returns the entries and where they stop: at the empty field that ends them (the
+ * patch follows it), or null when the buffer ends before that.
+ */
+function parseRaw(buffer: Buffer, entries: RawEntry[]): { used: number; end: number | null } {
+  let at = 0;
+  for (;;) {
+    if (at >= buffer.length) return { used: at, end: null };
+    if (buffer[at] === 0) return { used: at + 1, end: at + 1 };
+    const metaEnd = buffer.indexOf(0, at);
+    if (metaEnd === -1) return { used: at, end: null };
+    const [aMode, bMode, , , status] = buffer.toString('latin1', at + 1, metaEnd).split(' ');
     const twoPaths = status.startsWith('R') || status.startsWith('C');
-    const oldPath = fields[i++];
-    const newPath = twoPaths ? fields[i++] : oldPath;
+    const oldEnd = buffer.indexOf(0, metaEnd + 1);
+    const newEnd = oldEnd === -1 || !twoPaths ? oldEnd : buffer.indexOf(0, oldEnd + 1);
+    if (newEnd === -1) return { used: at, end: null };
+    const oldPath = buffer.toString('utf8', metaEnd + 1, oldEnd);
+    const newPath = twoPaths ? buffer.toString('utf8', oldEnd + 1, newEnd) : oldPath;
     entries.push({ aMode: octal(aMode), bMode: octal(bMode), status: status[0], oldPath, newPath });
+    at = newEnd + 1;
   }
-  return entries;
 }
 
 const HEADER_LINES = [
@@ -145,13 +147,13 @@ export async function readDiffs(
   head: string,
   limits: DiffLimits = DEFAULT_DIFF_LIMITS,
 ): Promise<DiffResult> {
-  const entries = await rawEntries(dir, base, head);
-  const result: DiffResult = { diffs: [], overflow: false };
-  if (entries.length === 0) return result;
-
+  // One process: the raw records (which file, its modes and status) come first, then the patches.
   const child = spawnGit(
     [
       'diff',
+      '--raw',
+      '-z',
+      '--no-abbrev',
       '--patch',
       '--src-prefix=a/',
       '--dst-prefix=b/',
@@ -166,6 +168,8 @@ export async function readDiffs(
   child.stdin!.end();
   child.stderr!.resume();
   const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+  const entries: RawEntry[] = [];
+  const result: DiffResult = { diffs: [], overflow: false };
   const cap = limits.maxPatchBytes + HEADER_ROOM;
   let kept: Buffer[] = [];
   let keptSize = 0;
@@ -224,9 +228,16 @@ export async function readDiffs(
   };
 
   let pending: Buffer = Buffer.alloc(0);
+  let inPatch = false;
   try {
     for await (const chunk of child.stdout!) {
       pending = pending.length ? Buffer.concat([pending, chunk as Buffer]) : (chunk as Buffer);
+      if (!inPatch) {
+        const { used, end } = parseRaw(pending, entries);
+        pending = pending.subarray(used);
+        if (end === null) continue;
+        inPatch = true;
+      }
       for (;;) {
         const at = pending.indexOf(MARKER);
         if (at === -1) {
@@ -245,7 +256,7 @@ export async function readDiffs(
       }
       if (done) break;
     }
-    if (!done) {
+    if (!done && inPatch) {
       append(pending);
       finishSection();
     }

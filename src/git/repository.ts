@@ -14,8 +14,16 @@ import { Readable } from 'node:stream';
 import { startArchive, type ArchiveRequest } from './archive.js';
 import { buildCommit, type BuildCommitOptions } from './commit-builder.js';
 import { commitStats, type CommitStats } from './commit-stats.js';
-import { logCommits, readCommits, type GitCommit } from './commits.js';
-import { DEFAULT_DIFF_LIMITS, generatedPaths, readDiffs, type DiffLimits, type DiffResult } from './diffs.js';
+import { logCommits, logWithBoundary, readCommits, type GitCommit } from './commits.js';
+import {
+  DEFAULT_DIFF_LIMITS,
+  EMPTY_TREE,
+  generatedPaths,
+  readDiffs,
+  type DiffLimits,
+  type DiffResult,
+  type FileDiff,
+} from './diffs.js';
 import { git, GitError, gitText, spawnGit } from './git.js';
 import { detectLicense, type DetectedLicense } from './license.js';
 import { streamProcess, type ProcessOutput } from './process-stream.js';
@@ -33,7 +41,7 @@ import {
 import { parseTagObject, sortedTagNames, tagFromObject, type GitTag, type TagOrder } from './tags.js';
 import { objectBatches } from './object-batch.js';
 import { readRefs, type StoredRef } from './ref-store.js';
-import { LruCache } from '../core/lru.js';
+import { LruCache, WeightedLruCache } from '../core/lru.js';
 
 export interface GitObject {
   id: string;
@@ -128,6 +136,41 @@ const MERGED_BRANCHES = new WeakMap<object, Map<string, RefEntry[]>>();
 /** Commits by id: immutable, so shared by every repository and never invalidated. */
 const COMMITS = new LruCache<string, GitCommit>(20_000);
 const MERGE_BASES = new LruCache<string, string | null>(10_000);
+const COMMIT_STATS = new LruCache<string, CommitStats>(20_000);
+
+/** See GitRepository.compare. */
+export interface GitComparison {
+  /** Oldest first. */
+  commits: GitCommit[];
+  /** The commit the diffs start from: `from` with `straight`, else the merge base; null when none. */
+  base: string | null;
+  diffs: FileDiff[];
+  overflow: boolean;
+  generated: Set<string>;
+}
+/** Comparisons by (ids, limits), bounded by an estimate of their memory in bytes. */
+const COMPARISONS = new WeightedLruCache<string, GitComparison>(64 * 1024 * 1024, (c) => {
+  let bytes = 1000;
+  for (const diff of c.diffs)
+    bytes += 300 + 2 * (diff.diff.length + diff.oldPath.length + diff.newPath.length);
+  for (const commit of c.commits) bytes += 600 + 2 * commit.message.length;
+  return bytes;
+});
+
+const COMPARING = new Map<string, Promise<GitComparison>>();
+
+/** A commit id, or a range of two (`a..b`, `a...b`). */
+const COMMIT_RANGE = /^([0-9a-f]{40}|[0-9a-f]{64})(\.\.\.?([0-9a-f]{40}|[0-9a-f]{64}))?$/;
+/** The ids of a walk as far as it was read; `complete` when git had no more. */
+interface Walk {
+  ids: string[];
+  complete: boolean;
+}
+/** How far a walk goes when it goes on, at least: five pages of 20 for one process. */
+const WALK_CHUNK = 100;
+/** Walks by (tips, options), bounded by their ids' memory (about 100 bytes each). */
+const WALKS = new WeightedLruCache<string, Walk>(32 * 1024 * 1024, (walk) => 200 + 100 * walk.ids.length);
+const WALKING = new Map<string, Promise<Walk>>();
 
 /** Answers that never change, shared by every repository (a commit id names the same history anywhere). */
 const LAST_COMMITS = new LruCache<string, string | null>(50_000);
@@ -206,6 +249,29 @@ function parseTree(data: Buffer, idBytes: number) {
     entries.push({ mode: mode.padStart(6, '0'), type, id, name });
   }
   return entries;
+}
+
+/** git log's walk options and arguments: everything but paging. */
+function walkArgs(query: LogQuery): string[] {
+  const args: string[] = [];
+  if (query.firstParent) args.push('--first-parent');
+  if (query.topoOrder) args.push('--topo-order');
+  if (query.reverse) args.push('--reverse');
+  if (query.author !== undefined) args.push('--fixed-strings', `--author=${query.author}`);
+  if (query.since !== undefined) args.push(`--since=@${query.since}`);
+  if (query.until !== undefined) args.push(`--until=@${query.until}`);
+  if (query.all) args.push('--all');
+  args.push('--end-of-options', ...(query.all ? [] : (query.revisions ?? [])), '--');
+  args.push(...(query.paths ?? []).map(literal));
+  return args;
+}
+
+/** Digests of ref-store snapshots, kept while the snapshot is. */
+const REFS_DIGESTS = new WeakMap<object, string>();
+function refsDigest(refs: StoredRef[]): string {
+  let digest = REFS_DIGESTS.get(refs);
+  if (digest === undefined) REFS_DIGESTS.set(refs, (digest = digestRefs(refs)));
+  return digest;
 }
 
 /** Opens the repository at `dir` for one request. */
@@ -555,16 +621,73 @@ export class GitRepository {
     const args: string[] = [];
     if (query.skip) args.push('--skip', String(query.skip));
     if (query.maxCount !== undefined) args.push('-n', String(query.maxCount));
-    if (query.firstParent) args.push('--first-parent');
-    if (query.topoOrder) args.push('--topo-order');
-    if (query.reverse) args.push('--reverse');
-    if (query.author !== undefined) args.push('--fixed-strings', `--author=${query.author}`);
-    if (query.since !== undefined) args.push(`--since=@${query.since}`);
-    if (query.until !== undefined) args.push(`--until=@${query.until}`);
-    if (query.all) args.push('--all');
-    args.push('--end-of-options', ...(query.all ? [] : (query.revisions ?? [])), '--');
-    args.push(...(query.paths ?? []).map(literal));
-    return logCommits(this.dir, args);
+    return logCommits(this.dir, [...args, ...walkArgs(query)]);
+  }
+
+  /**
+   * `log(query)` for revisions that are commit ids or ranges of them (`a..b`, `a...b`), or `all`, without
+   * `author`; other queries go to `log` as they are. A walk's order depends only on those ids (for `all`,
+   * on every ref and HEAD) and the options, so the ids it walked are kept and pages are cut from them: a
+   * page read before costs no process, and a moved branch is a new key, never a stale walk. Details come
+   * from the commit cache.
+   */
+  async history(query: LogQuery): Promise<GitCommit[]> {
+    const revisions = query.revisions ?? [];
+    // An author may match through the mailmap (HEAD:.mailmap in a bare repository), which no commit id
+    // fixes: such walks are not kept.
+    if (
+      query.reverse ||
+      query.author !== undefined ||
+      (!query.all && !revisions.every((r) => COMMIT_RANGE.test(r)))
+    )
+      return this.log(query);
+    const skip = query.skip ?? 0;
+    const end = query.maxCount === undefined ? Infinity : skip + query.maxCount;
+    let tips = revisions.join(' ');
+    if (query.all) {
+      // --all walks every ref and HEAD.
+      const refs = await readRefs(this.dir);
+      tips = `all ${refsDigest(refs)} ${(await this.resolveCommit('HEAD')) ?? '-'}`;
+    }
+    const key = [
+      this.dir,
+      tips,
+      query.firstParent ? 1 : 0,
+      query.topoOrder ? 1 : 0,
+      query.since ?? '',
+      query.until ?? '',
+      ...(query.paths ?? []),
+    ].join('\0');
+    let walk = WALKS.get(key);
+    while (!walk || (!walk.complete && walk.ids.length < end)) {
+      // Concurrent requests for one walk share its process.
+      let pending = WALKING.get(key);
+      if (!pending) {
+        // One `git log` reads on from where the walk stopped: at first what is asked, as it always did; then
+        // past it (twice as far each time), so that the next pages are there too. Details land in the
+        // commit cache.
+        const known = walk?.ids ?? [];
+        const count = walk ? Math.max(end, WALK_CHUNK, 2 * known.length) : end;
+        pending = this.log({
+          ...query,
+          skip: known.length,
+          maxCount: count === Infinity ? undefined : count - known.length,
+        })
+          .then((commits) => {
+            for (const commit of commits) COMMITS.set(commit.id, commit);
+            const ids = [...known, ...commits.map((commit) => commit.id)];
+            const next = { ids, complete: ids.length < count };
+            WALKS.set(key, next);
+            return next;
+          })
+          .finally(() => WALKING.delete(key));
+        WALKING.set(key, pending);
+      }
+      walk = await pending;
+    }
+    const ids = walk.ids.slice(skip, end);
+    const commits = await this.commits(ids);
+    return ids.map((id) => commits.get(id)!);
   }
 
   /** One commit by any revision that names it; null when it does not resolve to a commit. */
@@ -592,9 +715,22 @@ export class GitRepository {
     return found;
   }
 
-  commitStats(ids: string[]): Promise<Map<string, CommitStats>> {
+  /** Stats by commit id: a commit's diff against its first parent never changes, so they are kept. */
+  async commitStats(ids: string[]): Promise<Map<string, CommitStats>> {
     ids.forEach(assertObjectId);
-    return commitStats(this.dir, ids);
+    const found = new Map<string, CommitStats>();
+    const missing: string[] = [];
+    for (const id of ids) {
+      const cached = COMMIT_STATS.get(id);
+      if (cached) found.set(id, cached);
+      else missing.push(id);
+    }
+    if (missing.length > 0)
+      for (const [id, stats] of await commitStats(this.dir, missing)) {
+        COMMIT_STATS.set(id, stats);
+        found.set(id, stats);
+      }
+    return found;
   }
 
   /**
@@ -714,6 +850,85 @@ export class GitRepository {
     assertObjectId(base);
     assertObjectId(head);
     return readDiffs(this.dir, base, head, limits);
+  }
+
+  /**
+   * What compare shows of two different commits: the commits `to` has that `from` has not, oldest first;
+   * the diffs to `to` from their merge base (from `from` when `straight`, from the empty tree when they
+   * share no history) within `limits`, and which of their paths are generated. It depends only on the
+   * ids, so it is kept, bounded by size.
+   */
+  async compare(
+    from: string,
+    to: string,
+    straight: boolean,
+    limits: DiffLimits = DEFAULT_DIFF_LIMITS,
+  ): Promise<GitComparison> {
+    assertObjectId(from);
+    assertObjectId(to);
+    const key = [
+      this.dir,
+      from,
+      to,
+      straight,
+      limits.maxFiles,
+      limits.maxLines,
+      limits.maxBytes,
+      limits.maxPatchBytes,
+    ].join(' ');
+    const cached = COMPARISONS.get(key);
+    if (cached) return cached;
+    // Concurrent requests for one comparison share its processes.
+    let pending = COMPARING.get(key);
+    if (!pending) {
+      pending = this.compareOnce(from, to, straight, limits)
+        .then((comparison) => {
+          COMPARISONS.set(key, comparison);
+          return comparison;
+        })
+        .finally(() => COMPARING.delete(key));
+      COMPARING.set(key, pending);
+    }
+    return pending;
+  }
+
+  private async compareOnce(
+    from: string,
+    to: string,
+    straight: boolean,
+    limits: DiffLimits,
+  ): Promise<GitComparison> {
+    const pair = [from, to].sort().join(' ');
+    const range = ['--end-of-options', `${from}..${to}`, '--'];
+    let mergeBase = MERGE_BASES.get(pair);
+    let walked: { commits: GitCommit[]; boundary: string[] };
+    let result: DiffResult;
+    if (straight || mergeBase !== undefined) {
+      const base = straight ? from : (mergeBase ?? EMPTY_TREE);
+      [walked, result] = await Promise.all([logWithBoundary(this.dir, range), this.diffs(base, to, limits)]);
+    } else {
+      walked = await logWithBoundary(this.dir, range);
+      // The walk answers when one side contains the other: `from` is on its boundary when it is an
+      // ancestor of `to`, and nothing is walked when `to` is an ancestor of `from`.
+      if (walked.boundary.includes(from)) mergeBase = from;
+      else if (walked.commits.length === 0) mergeBase = to;
+      else mergeBase = await this.mergeBase([from, to]);
+      MERGE_BASES.set(pair, mergeBase);
+      result = await this.diffs(mergeBase ?? EMPTY_TREE, to, limits);
+    }
+    for (const commit of walked.commits) COMMITS.set(commit.id, commit);
+    const generated = await this.generatedPaths(
+      to,
+      result.diffs.map((diff) => diff.newPath),
+    );
+    const comparison: GitComparison = {
+      commits: walked.commits.reverse(),
+      base: straight ? from : (mergeBase ?? null),
+      diffs: result.diffs,
+      overflow: result.overflow,
+      generated,
+    };
+    return comparison;
   }
 
   /** Which of `paths` are generated at `commit` (`.gitattributes`, else well-known names). */

@@ -5,6 +5,7 @@ import { MergeRequestLabels1767571400000 } from '../db/migrations/1767571400000-
 import { ForkMergeRequests1767744100000 } from '../db/migrations/1767744100000-fork-merge-requests.js';
 import { MergeRequestListIndexes1767744300000 } from '../db/migrations/1767744300000-merge-request-list-indexes.js';
 import { MergeRequestMerging1767744400000 } from '../db/migrations/1767744400000-merge-request-merging.js';
+import { MergeRequestLabelIds1767800100000 } from '../db/migrations/1767800100000-merge-request-label-ids.js';
 import { MergeRequest, MergeRequestDiff } from './merge-request.entity.js';
 import { MergeRequestVersions } from './merge-request-versions.js';
 import { mergeRequestsHandlers } from './merge-requests.handlers.js';
@@ -30,6 +31,7 @@ export const mergeRequestsManifest = defineFamily({
     ForkMergeRequests1767744100000,
     MergeRequestListIndexes1767744300000,
     MergeRequestMerging1767744400000,
+    MergeRequestLabelIds1767800100000,
   ],
   services: [
     defineService(

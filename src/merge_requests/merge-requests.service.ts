@@ -23,6 +23,7 @@ import {
   type Page,
   type RequestInfo,
 } from '../core/pagination.js';
+import { readableProjectIds, uncachedIds, type ReadableIds } from '../core/readable-projects.js';
 import { containing } from '../core/search.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { nextInternalId } from '../db/internal-ids.js';
@@ -102,7 +103,11 @@ export interface MergeRequestApprovalHooks {
     tx: EntityManager,
     mr: { id: number; targetProjectId: number; targetBranch: string },
   ): Promise<void>;
-  approvalsLeft(manager: EntityManager, items: MergeRequest[]): Promise<Map<number, number>>;
+  /**
+   * SQL selecting `[merge request id, approvals left]` pairs (a JSON array) for the open merge requests
+   * the int[] expression `openIds` names; null when nothing ever lacks approvals.
+   */
+  approvalsLeftSql(openIds: string): string | null;
   applyListFilters(query: SelectQueryBuilder<MergeRequest>, params: ListMergeRequestsParams): void;
 }
 
@@ -154,11 +159,18 @@ const isNone = (value: unknown) => typeof value === 'string' && value.toLowerCas
 const isAny = (value: unknown) => typeof value === 'string' && value.toLowerCase() === 'any';
 
 /**
- * Everything a page of merge requests is presented with, by ids: $1 the merge requests, $2 the users
- * they name (author, closer, merger), $3 their projects, $4 their milestones. Rows come as JSON arrays
- * (whole rows for users, labels and milestones), each aggregate ordered as it is shown.
+ * Everything a page of merge requests is presented with, by ids: the merge requests, the users they
+ * name (author, closer, merger), their projects, their milestones; `approvals` selects the approvals the
+ * open ones lack. Rows come as JSON arrays (whole rows for users, labels and milestones), each aggregate
+ * ordered as it is shown.
  */
-function relatedSql(ids: string, users: string, projects: string, milestones: string) {
+function relatedSql(
+  ids: string,
+  users: string,
+  projects: string,
+  milestones: string,
+  approvals: string | null,
+) {
   return {
     ctes: `links AS (
       SELECT 'a' AS kind, merge_request_id, user_id FROM merge_request_assignees
@@ -186,36 +198,62 @@ function relatedSql(ids: string, users: string, projects: string, milestones: st
          SELECT merge_request_id, count(*) FILTER (WHERE name = 'thumbsup')::int AS up,
            count(*) FILTER (WHERE name = 'thumbsdown')::int AS down
          FROM award_emoji WHERE merge_request_id = ANY(${ids}) AND note_id IS NULL
-           AND name IN ('thumbsup', 'thumbsdown') GROUP BY merge_request_id) v) AS votes`,
+           AND name IN ('thumbsup', 'thumbsdown') GROUP BY merge_request_id) v) AS votes,
+      ${approvals ?? 'NULL'} AS approvals_left`,
   };
 }
 
-/** Given the ids: $1 the merge requests, $2 the users they name, $3 their projects, $4 their milestones. */
-const RELATED = relatedSql('$1::int[]', '$2::int[]', '$3::int[]', '$4::int[]');
-const RELATED_SQL = `WITH ${RELATED.ctes} SELECT ${RELATED.columns}`;
+/**
+ * Given the ids: $1 the merge requests, $2 the users they name, $3 their projects, $4 their milestones,
+ * and with approvals, $5 the open merge requests.
+ */
+const relatedByIdsSql = (hooks: MergeRequestApprovalHooks | null) => {
+  const approvals = hooks?.approvalsLeftSql('$5::int[]') ?? null;
+  const related = relatedSql('$1::int[]', '$2::int[]', '$3::int[]', '$4::int[]', approvals);
+  return { sql: `WITH ${related.ctes} SELECT ${related.columns}`, open: approvals !== null };
+};
 
 /**
  * A list's page (`page`, selected as `mr_<column>`) with what `related` loads, from the page itself, and
  * the capped count: one statement, one row.
  */
-const LIST_RELATED = relatedSql(
-  '(SELECT ids FROM keys)::int[]',
-  '(SELECT users FROM keys)::int[]',
-  '(SELECT projects FROM keys)::int[]',
-  '(SELECT milestones FROM keys)::int[]',
-);
-const listSql = (pageSql: string, countSql: string, order: string, readableSql?: string) => `
-  WITH ${readableSql ? `readable AS (SELECT ARRAY(${readableSql}) AS ids),` : ''}
-  page AS MATERIALIZED (${pageSql} LIMIT :pageLimit OFFSET :pageOffset),
+/**
+ * The rows up to a page's end, bounded by a literal in the statement: with a parameter alone, the
+ * generic plan of the prepared statement assumes a tenth of all rows and sorts them, so PostgreSQL
+ * plans it anew at every call (costlier than running it). A power of two (32 at least): few texts.
+ */
+const pageBound = (rows: number) => 2 ** Math.max(5, Math.ceil(Math.log2(rows)));
+
+const listSql = (
+  hooks: MergeRequestApprovalHooks | null,
+  pageSql: string,
+  countSql: string,
+  order: string,
+  bound: number,
+  readable?: ReadableIds,
+) => {
+  const related = relatedSql(
+    '(SELECT ids FROM keys)::int[]',
+    '(SELECT users FROM keys)::int[]',
+    '(SELECT projects FROM keys)::int[]',
+    '(SELECT milestones FROM keys)::int[]',
+    hooks?.approvalsLeftSql('(SELECT open FROM keys)::int[]') ?? null,
+  );
+  return `
+  WITH ${readable ? `readable AS (SELECT ${readable.sql} AS ids),` : ''}
+  page AS MATERIALIZED (SELECT * FROM (${pageSql} LIMIT ${bound}) bounded
+    ORDER BY ${order} LIMIT :pageLimit OFFSET :pageOffset),
   keys AS (
     SELECT array_agg(mr_id) AS ids, array_agg(DISTINCT mr_target_project_id) AS projects,
       array_agg(DISTINCT mr_milestone_id) FILTER (WHERE mr_milestone_id IS NOT NULL) AS milestones,
+      array_agg(mr_id) FILTER (WHERE mr_state = 'opened') AS open,
       (SELECT array_agg(DISTINCT u) FROM page, unnest(ARRAY[mr_author_id, mr_closed_by_id, mr_merge_user_id]) u
        WHERE u IS NOT NULL) AS users
     FROM page
-  ), ${LIST_RELATED.ctes}
-  SELECT (SELECT json_agg(page ORDER BY ${order}) FROM page) AS items,
-    (SELECT count(*)::int FROM (${countSql}) counted) AS counted, ${LIST_RELATED.columns}`;
+  ), ${related.ctes}
+  SELECT (SELECT json_agg(page ORDER BY ${order}) FROM page) AS items,${readable ? ` ${readable.heldSql} AS readable_held,` : ''}
+    (SELECT count(*)::int FROM (${countSql}) counted) AS counted, ${related.columns}`;
+};
 
 /**
  * Everything a page of merge requests is presented with. Rows come as JSON arrays (whole rows for
@@ -230,6 +268,7 @@ interface RelatedRow {
   label_rows: Array<Record<string, unknown>> | null;
   milestones: Array<Record<string, unknown>> | null;
   votes: Array<[number, number, number]> | null;
+  approvals_left: Array<[number, number]> | null;
 }
 
 /** A row as JSON (`to_json`), keyed as `entityRows` reads it. */
@@ -247,6 +286,8 @@ export class MergeRequestsService {
   private readonly labelRows: EntityRows<Label>;
   private readonly milestoneRows: EntityRows<Milestone>;
   private approvalHooks: MergeRequestApprovalHooks | null = null;
+  /** `relatedByIdsSql` once the approvals family has registered (or not). */
+  private relatedByIds: ReturnType<typeof relatedByIdsSql> | undefined;
 
   constructor(
     deps: CoreDeps,
@@ -316,33 +357,34 @@ export class MergeRequestsService {
     exclusive(params, 'merge_user_id', 'merge_user_username');
     exclusive(params, 'reviewer_id', 'reviewer_username');
     const query = this.dataSource.getRepository(MergeRequest).createQueryBuilder('mr');
-    let readableSql: string | undefined;
+    let readable: ReadableIds | undefined;
     if ('project' in where) {
       // The pipeline authorized the project: no join to decide visibility.
       this.assertEnabled(where.project);
       query.where('mr.target_project_id = :projectId', { projectId: where.project.project.id });
     } else {
-      const readable = this.dataSource
-        .createQueryBuilder()
-        .select('p.id')
-        .from('projects', 'p')
-        .innerJoin('namespaces', 'n', 'n.id = p.namespace_id');
-      if ('group' in where)
-        readable.where('n.traversal_ids @> ARRAY[:groupId]::int[]', { groupId: where.group.group.id });
-      whereMergeRequestsReadable(readable, caller, 'p', 'n');
       // The readable projects are decided once for the page and its count, as an array (`readable`
       // in listSql): joined, the planner pairs every merge request it walks with the projects again.
-      readableSql = readable.getQuery();
+      // A member's set is stored per user while it holds (see readableProjectIds).
+      readable = this.readableProjects(caller, 'group' in where ? where.group.group.id : undefined);
       query
         .where('mr.target_project_id = ANY((SELECT ids FROM readable)::int[])')
-        .setParameters(readable.getParameters());
+        .setParameters(readable.parameters);
     }
     const scope = (params.scope ?? ('instance' in where ? 'created_by_me' : 'all')).replace(/-/g, '_');
     const me = caller.user?.id ?? 0;
     if (scope === 'created_by_me') query.andWhere('mr.author_id = :me', { me });
     if (scope === 'assigned_to_me') query.andWhere(exists('merge_request_assignees', ':me'), { me });
     if (scope === 'reviews_for_me') query.andWhere(exists('merge_request_reviewers', ':me'), { me });
-    applyFilters(query, params);
+    let labels: LabelUniverse | null = null;
+    if ('project' in where) {
+      const namespace = where.project.project.namespace;
+      labels = {
+        projectId: where.project.project.id,
+        groupIds: namespace.kind === 'group' ? namespace.traversalIds : [],
+      };
+    }
+    applyFilters(query, params, labels);
     applyReactionFilters(query, params, caller.user?.id);
     this.approvalHooks?.applyListFilters(query, params);
 
@@ -364,16 +406,19 @@ export class MergeRequestsService {
     // on which filters are set, so each shape is planned once per connection.
     const [sql, values] = this.dataSource.driver.escapeQueryWithParameters(
       listSql(
+        this.approvalHooks,
         paging.getQuery(),
         counting.getQuery(),
         `${column.replace('.', '_')} ${direction}${nulls ? ` ${nulls}` : ''}, mr_id ${direction}`,
-        readableSql,
+        pageBound(page * perPage + 1),
+        readable,
       ),
       { ...query.getParameters(), pageLimit: perPage + 1, pageOffset: (page - 1) * perPage },
     );
     const [row] = await preparedQuery<
-      RelatedRow & { items: Array<Record<string, unknown>> | null; counted: number }
+      RelatedRow & { items: Array<Record<string, unknown>> | null; counted: number; readable_held?: boolean }
     >(this.dataSource, sql, values);
+    await readable?.settle(row.readable_held);
     const total = row.counted > MAX_COUNTED_ITEMS ? null : row.counted;
     const rows = (row.items ?? []).map((json) => this.mergeRequestRows.hydrate(json)!);
     const items = rows.slice(0, perPage);
@@ -385,6 +430,20 @@ export class MergeRequestsService {
       ...records,
       headers: boundedOffsetHeaders(total, rows.length > perPage, page, perPage, request),
     };
+  }
+
+  /** The projects whose merge requests the caller may read, of a group or the instance, as an int[]. */
+  private readableProjects(caller: Caller, groupId: number | undefined): ReadableIds {
+    if (caller.user && !caller.user.admin)
+      return readableProjectIds(this.dataSource, { ...caller, user: caller.user }, 'merge_requests', groupId);
+    const query = this.dataSource
+      .createQueryBuilder()
+      .select('p.id')
+      .from('projects', 'p')
+      .innerJoin('namespaces', 'n', 'n.id = p.namespace_id');
+    if (groupId !== undefined) query.where('n.traversal_ids @> ARRAY[:groupId]::int[]', { groupId });
+    whereMergeRequestsReadable(query, caller, 'p', 'n');
+    return uncachedIds(query);
   }
 
   /** Queues checks for the caller's page, for those allowed to ask (Developer and above in each project). */
@@ -426,11 +485,13 @@ export class MergeRequestsService {
     const milestoneIds = [
       ...new Set(items.flatMap((mr) => (mr.milestoneId === null ? [] : [mr.milestoneId]))),
     ];
-    const values = [ids, [...userIds], projectIds, milestoneIds];
+    const { sql, open } = (this.relatedByIds ??= relatedByIdsSql(this.approvalHooks));
+    const values: unknown[] = [ids, [...userIds], projectIds, milestoneIds];
+    if (open) values.push(items.filter((mr) => mr.state === 'opened').map((mr) => mr.id));
     const [row] =
       manager === this.dataSource.manager
-        ? await preparedQuery<RelatedRow>(this.dataSource, RELATED_SQL, values)
-        : ((await manager.query(RELATED_SQL, values)) as RelatedRow[]);
+        ? await preparedQuery<RelatedRow>(this.dataSource, sql, values)
+        : ((await manager.query(sql, values)) as RelatedRow[]);
     return this.recordsOf(manager, items, row);
   }
 
@@ -498,7 +559,7 @@ export class MergeRequestsService {
       milestones,
       collaboration: await collaborationOf(manager, items),
       votes,
-      approvalsLeft: (await this.approvalHooks?.approvalsLeft(manager, items)) ?? new Map(),
+      approvalsLeft: new Map(row.approvals_left ?? []),
     };
   }
 
@@ -1235,7 +1296,11 @@ const existsAny = (table: string) => `EXISTS (SELECT 1 FROM ${table} j WHERE j.m
 const userByName = (param: string) => `(SELECT u.id FROM users u WHERE lower(u.username) = lower(${param}))`;
 
 /** The seed's filters, each as SQL on `mr`. */
-function applyFilters(query: SelectQueryBuilder<MergeRequest>, params: ListMergeRequestsParams): void {
+function applyFilters(
+  query: SelectQueryBuilder<MergeRequest>,
+  params: ListMergeRequestsParams,
+  labels: LabelUniverse | null,
+): void {
   if (params.state && params.state !== 'all') query.andWhere('mr.state = :state', { state: params.state });
   if (params.iids?.length) query.andWhere('mr.iid IN (:...iids)', { iids: params.iids });
   if (params.author_id !== undefined)
@@ -1316,7 +1381,7 @@ function applyFilters(query: SelectQueryBuilder<MergeRequest>, params: ListMerge
     query.andWhere(`NOT ${exists('merge_request_reviewers', userByName(':notReviewerName'))}`, {
       notReviewerName: not.reviewer_username,
     });
-  applyLabelFilters(query, params.labels, not.labels);
+  applyLabelFilters(query, params.labels, not.labels, labels);
   applyMilestoneFilters(query, params.milestone, not.milestone);
   // No deployments exist yet, so nothing was deployed anywhere.
   if (params.deployed_before || params.deployed_after || params.environment !== undefined)
@@ -1344,29 +1409,45 @@ function applyReactionFilters(
     query.andWhere(`NOT ${myReaction(':notReaction')}`, { reactor: userId, notReaction: notEmoji });
 }
 
-/** SQL: the merge request carries a label named `param` (lowercased), whatever its case. */
-const hasLabel = (param: string) =>
-  `EXISTS (SELECT 1 FROM merge_request_labels mrl JOIN labels l ON l.id = mrl.label_id
-    WHERE mrl.merge_request_id = mr.id AND lower(l.title) = ${param})`;
+/**
+ * The labels a label filter may name: in a project's list, the project's and its ancestor groups' (the
+ * only ones its merge requests carry); elsewhere any.
+ */
+interface LabelUniverse {
+  projectId: number;
+  groupIds: number[];
+}
 
+/**
+ * `labels` (names, all required, any case; `None`, `Any`) and `not[labels]`, on the label ids each
+ * merge request keeps (`label_ids`, in the lists' indexes). In a project the names are resolved to ids
+ * once per statement; elsewhere, where a name may stand for many labels, each candidate's few ids are
+ * looked up.
+ */
 function applyLabelFilters(
   query: SelectQueryBuilder<MergeRequest>,
   labels: string | undefined,
   notLabels: string | undefined,
+  universe: LabelUniverse | null,
 ): void {
-  if (isNone(labels)) query.andWhere(`NOT ${existsAny('merge_request_labels')}`);
-  else if (isAny(labels)) query.andWhere(existsAny('merge_request_labels'));
-  else
-    (namesOf(labels) ?? []).forEach((name, index) =>
-      query.andWhere(hasLabel(`:label${index}`), { [`label${index}`]: name.toLowerCase() }),
-    );
+  if (isNone(labels)) query.andWhere(`mr.label_ids = '{}'`);
+  else if (isAny(labels)) query.andWhere(`mr.label_ids <> '{}'`);
+  const named = isNone(labels) || isAny(labels) ? [] : (namesOf(labels) ?? []);
   const excluded = namesOf(notLabels) ?? [];
+  if (named.length === 0 && excluded.length === 0) return;
+  if (universe) query.setParameters({ labelProject: universe.projectId, labelGroups: universe.groupIds });
+  const carries = (param: string) =>
+    universe
+      ? `mr.label_ids && ARRAY(SELECT l.id FROM labels l WHERE lower(l.title) = ${param}
+          AND (l.project_id = :labelProject OR l.group_id = ANY(:labelGroups::int[])))`
+      : `EXISTS (SELECT 1 FROM labels l WHERE l.id = ANY(mr.label_ids) AND lower(l.title) = ${param})`;
+  named.forEach((name, index) =>
+    query.andWhere(carries(`:label${index}`), { [`label${index}`]: name.toLowerCase() }),
+  );
   if (excluded.length > 0)
-    query.andWhere(
-      `NOT EXISTS (SELECT 1 FROM merge_request_labels mrl JOIN labels l ON l.id = mrl.label_id
-        WHERE mrl.merge_request_id = mr.id AND lower(l.title) = ANY(:notLabels::text[]))`,
-      { notLabels: excluded.map((name) => name.toLowerCase()) },
-    );
+    query.andWhere(`NOT ${carries('ANY(:notLabels::text[])')}`, {
+      notLabels: excluded.map((name) => name.toLowerCase()),
+    });
 }
 
 /** Milestones that have started and are not past due; the next one due of each project or group. */

@@ -63,6 +63,7 @@ import { ProjectCustomAttribute } from './custom-attribute.entity.js';
 import { ProjectStatistics } from './project-statistics.entity.js';
 import { Project } from './project.entity.js';
 import { projectSettings, settingsFromParams } from './project-settings.js';
+import { readableProjectIds } from '../core/readable-projects.js';
 import { containing, escapeLike } from '../core/search.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../db/errors.js';
 import { borrowAndFetch } from '../git/object-sharing.js';
@@ -510,11 +511,16 @@ export class ProjectsService {
     scope: { forkedFrom?: number } = {},
   ): Promise<Page<ProjectView>> {
     const admin = isAdmin(caller);
-    const query = whereProjectVisible(this.baseQuery(), caller, 'p', 'n');
+    // The projects the caller is a member of, stored per user while they hold (readableProjectIds).
+    const member = caller.user
+      ? readableProjectIds(this.dataSource, { ...caller, user: caller.user }, 'membership')
+      : undefined;
+    const isMember = member ? `p.id = ANY(${member.sql})` : projectMembershipSql('p', 'n');
+    const query = whereProjectVisible(this.baseQuery(), caller, 'p', 'n', member && isMember);
+    if (member) query.setParameters(member.parameters).addSelect(member.heldSql, 'readable_held');
     if (scope.forkedFrom !== undefined)
       query.andWhere('p.forked_from_project_id = :forkedFrom', { forkedFrom: scope.forkedFrom });
     if (caller.user) query.setParameter('callerId', caller.user.id);
-    const isMember = projectMembershipSql('p', 'n');
 
     if (params.archived !== undefined)
       query.andWhere('p.archived = :archived', { archived: params.archived });
@@ -612,6 +618,7 @@ export class ProjectsService {
           reader,
         )
       : await paginateOffsetRows(query, params, request, reader);
+    if (page.rows.length) await member?.settle(page.rows[0].readable_held);
     const ids = page.items.map((project) => project.id);
     const attributes = params.with_custom_attributes && admin ? await this.customAttributes(ids) : undefined;
     const shared = ids.filter((_, i) => page.rows[i].has_shares);

@@ -8,7 +8,7 @@ import type { Caller } from '../core/auth.js';
 import { ApiError, badParameter, notFound } from '../core/errors.js';
 import { offsetHeaders, perPageOf, requestUrl, type RequestInfo } from '../core/pagination.js';
 import type { GitCommit } from '../git/commits.js';
-import { EMPTY_TREE, type FileDiff } from '../git/diffs.js';
+import type { FileDiff } from '../git/diffs.js';
 import { ProcessFailed } from '../git/process-stream.js';
 import type { OpenRepository } from '../git/repositories.service.js';
 import type { ProjectView } from '../projects/projects.service.js';
@@ -208,27 +208,16 @@ export class RepositoryService {
     ]);
     if (!fromSha || !toSha) throw notFound('Ref');
     const same = fromSha === toSha;
-    const mergeBase = same ? fromSha : await git.mergeBase([fromSha, toSha]);
-    const base = params.straight ? fromSha : (mergeBase ?? EMPTY_TREE);
-    const [commits, { diffs, overflow }] = same
-      ? [[], { diffs: [], overflow: false }]
-      : await Promise.all([
-          git.log({ reverse: true, revisions: [`${fromSha}..${toSha}`] }),
-          git.diffs(base, toSha),
-        ]);
-    const generated = await git.generatedPaths(
-      toSha,
-      diffs.map((diff) => diff.newPath),
-    );
+    const compared = same ? null : await git.compare(fromSha, toSha, params.straight ?? false);
     return {
       repo,
       comparison: {
-        commits,
-        diffs,
-        generated,
-        overflow,
+        commits: compared?.commits ?? [],
+        diffs: compared?.diffs ?? [],
+        generated: compared?.generated ?? new Set(),
+        overflow: compared?.overflow ?? false,
         same,
-        fromSha: params.straight ? fromSha : (mergeBase ?? fromSha),
+        fromSha: compared?.base ?? fromSha,
         toSha,
       },
     };

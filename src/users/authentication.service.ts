@@ -3,9 +3,11 @@ import { anonymous, hashToken, requireScope, type Authenticator, type Caller } f
 import { forbidden, notFound, unauthorized } from '../core/errors.js';
 import { recordId } from '../core/ids.js';
 import type { CoreDeps } from '../core/family.js';
+import { changeFeed } from '../db/changes.js';
 import { preparedQuery } from '../db/prepared.js';
 import { entityRows, type EntityRows } from '../db/rows.js';
 import type { Logger } from '../logger.js';
+import { AccountCache } from './account-cache.js';
 import { PersonalAccessToken } from './personal-access-token.entity.js';
 import { User } from './user.entity.js';
 
@@ -18,6 +20,34 @@ declare module '../core/auth.js' {
 
 /** GitLab records a token's use at most this often. */
 const LAST_USED_INTERVAL_MS = 10 * 60 * 1000;
+/** Tokens whose principal is kept in memory, and for how long at most. */
+const PRINCIPALS = 10_000;
+const PRINCIPAL_TTL_MS = 30_000;
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** A valid token and its user, as the database last announced them. */
+interface Principal {
+  token: PersonalAccessToken;
+  user: User;
+}
+
+/** Today's UTC date, `YYYY-MM-DD`, computed once a day (again should the clock be set back). */
+let day = { date: '', from: 0, until: 0 };
+function today(now = Date.now()): string {
+  if (now >= day.until || now < day.from) {
+    const from = Math.floor(now / DAY_MS) * DAY_MS;
+    day = { date: new Date(now).toISOString().slice(0, 10), from, until: from + DAY_MS };
+  }
+  return day.date;
+}
+
+/** Unrevoked, unexpired today, and its user active. */
+const usable = ({ token, user }: Principal) =>
+  !token.revoked && (token.expiresAt === null || token.expiresAt > today()) && user.state === 'active';
+
+/** A request's own copy of a cached entity: what it changes stays its own. */
+const copy = <T extends object>(entity: T): T =>
+  Object.assign(Object.create(Object.getPrototypeOf(entity) as object) as T, entity);
 
 /** Tokens and sudo, against the users' tables. */
 export class AuthenticationService implements Authenticator {
@@ -29,6 +59,12 @@ export class AuthenticationService implements Authenticator {
   private readonly lookup: string;
   /** Tokens whose use is being recorded: concurrent requests with one token write once. */
   private readonly recording = new Set<number>();
+  /**
+   * Principals by token digest. Any change to the user or any of their tokens (revocation, rotation,
+   * scopes, blocking, deletion, admin or external flags...) drops the user's entries, in every process;
+   * expiry by date is checked at each request.
+   */
+  private readonly principals: AccountCache<string, Principal>;
 
   constructor(core: CoreDeps) {
     this.dataSource = core.dataSource;
@@ -37,19 +73,31 @@ export class AuthenticationService implements Authenticator {
     this.users = entityRows(core.dataSource, User, 'u');
     this.lookup = `SELECT ${this.tokens.select}, ${this.users.select}
       FROM personal_access_tokens t JOIN users u ON u.id = t.user_id WHERE t.token_digest = $1`;
+    this.principals = new AccountCache(
+      changeFeed(core.dataSource),
+      PRINCIPALS,
+      PRINCIPAL_TTL_MS,
+      (_digest, principal, change) => change.kind === 'user' && change.id === principal.user.id,
+    );
   }
 
   async authenticate(token: string | undefined): Promise<Caller> {
     if (!token) return anonymous;
-    const rows = await preparedQuery(this.dataSource, this.lookup, [hashToken(token)]);
-    const record = rows.length === 1 ? this.tokens.hydrate(rows[0]) : null;
-    const user = rows.length === 1 ? this.users.hydrate(rows[0]) : null;
-    const today = new Date().toISOString().slice(0, 10);
-    if (!record || !user || record.revoked || (record.expiresAt !== null && record.expiresAt <= today))
-      throw unauthorized();
-    if (user.state !== 'active') throw unauthorized();
+    const digest = hashToken(token);
+    let principal = this.principals.get(digest);
+    if (!principal) {
+      const mark = this.principals.mark();
+      const rows = await preparedQuery(this.dataSource, this.lookup, [digest]);
+      const token = rows.length === 1 ? this.tokens.hydrate(rows[0]) : null;
+      const user = rows.length === 1 ? this.users.hydrate(rows[0]) : null;
+      if (!token || !user || !usable({ token, user })) throw unauthorized();
+      principal = { token, user };
+      this.principals.set(digest, principal, mark);
+    } else if (!usable(principal)) throw unauthorized();
+    this.recordUse(principal.token);
+    const user = copy(principal.user);
+    const record = copy(principal.token);
     record.user = user;
-    this.recordUse(record);
     return { user, token: record };
   }
 
@@ -67,6 +115,8 @@ export class AuthenticationService implements Authenticator {
          WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '10 minutes')`,
         [token.id],
       )
+      // The cached token remembers it, so that its next requests do not try again.
+      .then(() => (token.lastUsedAt = new Date()))
       .catch((err: unknown) => this.logger.warn({ err, tokenId: token.id }, 'could not record a token use'))
       .finally(() => this.recording.delete(token.id));
   }

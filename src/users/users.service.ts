@@ -17,6 +17,7 @@ import { Namespace } from '../namespaces/namespace.entity.js';
 import { PersonalAccessToken } from './personal-access-token.entity.js';
 import { hashPassword, randomPassword } from './passwords.js';
 import { User, type UserProfile } from './user.entity.js';
+import { AccountCache } from './account-cache.js';
 import {
   emailErrors,
   nameErrors,
@@ -28,6 +29,7 @@ import {
   usernameErrors,
 } from './user-validation.js';
 import { containing } from '../core/search.js';
+import { changeFeed } from '../db/changes.js';
 import { preparedQuery } from '../db/prepared.js';
 import { entityRows, type EntityRows } from '../db/rows.js';
 
@@ -119,8 +121,23 @@ export class UsersService {
   /** The creators in `facts`, read with the users' other facts. */
   private creators?: EntityRows<User>;
 
+  /**
+   * `GET /user`'s facts by user id: dropped when the user, their creator or the projects of their
+   * namespace change, in any process.
+   */
+  private readonly currentFacts: AccountCache<number, UserFacts>;
+
   constructor(deps: Pick<CoreDeps, 'dataSource' | 'config'>) {
     this.dataSource = deps.dataSource;
+    this.currentFacts = new AccountCache(
+      changeFeed(deps.dataSource),
+      10_000,
+      30_000,
+      (userId, facts, change) =>
+        change.kind === 'user'
+          ? change.id === userId || change.id === facts.createdBy?.id
+          : change.id === facts.namespaceId,
+    );
   }
 
   /** A user and its personal namespace, in one transaction. */
@@ -176,8 +193,13 @@ export class UsersService {
   async current(caller: Caller): Promise<{ asAdmin: boolean; view: AccountView }> {
     const user = caller.user;
     if (!user) throw unauthorized();
-    const facts = await this.facts([user]);
-    return { asAdmin: user.admin, view: { user, profileVisible: true, facts: facts.get(user.id)! } };
+    let facts = this.currentFacts.get(user.id);
+    if (!facts) {
+      const mark = this.currentFacts.mark();
+      facts = (await this.facts([user])).get(user.id)!;
+      this.currentFacts.set(user.id, facts, mark);
+    }
+    return { asAdmin: user.admin, view: { user, profileVisible: true, facts } };
   }
 
   async list(caller: Caller, params: ListUsersParams, request: RequestInfo): Promise<UserList> {

@@ -700,6 +700,76 @@ describe('GET /projects/:id/repository/commits', () => {
     expect(guest.status).toBe(403);
   });
 
+  describe('walks kept by their resolved heads', () => {
+    /** A project of its own: these tests move its refs. */
+    let moving: Project;
+    let dir: string;
+    const at = (minute: number) => HISTORY_START + minute * 60;
+    const listOf = (query: string) =>
+      server.request('GET', `/projects/${moving.id}/repository/commits${query}`, { token: owner.token });
+
+    beforeAll(async () => {
+      moving = await server.factories.project({ owner, path: `moving-${++counter}` });
+      dir = gitDir(moving);
+      const root = await plumbCommit(dir, [], { 'README.md': 'one\n' }, 'one', at(0));
+      await setBranch(dir, 'main', await plumbCommit(dir, [root], { 'a.txt': 'two\n' }, 'two', at(1)));
+    });
+
+    it('never serves the walk of a branch head that has moved since, nor of a ref set that changed', async () => {
+      expect(titles(await listOf('?ref_name=main'))).toEqual(['two', 'one']);
+      expect(titles(await listOf('?ref_name=main&per_page=1&page=2'))).toEqual(['one']);
+      expect(titles(await listOf('?all=true'))).toEqual(['two', 'one']);
+      const head = await revParse(moving, 'main');
+      const three = await plumbCommit(dir, [head], { 'a.txt': 'three\n' }, 'three', at(2));
+      await setBranch(dir, 'main', three);
+      expect(titles(await listOf('?ref_name=main'))).toEqual(['three', 'two', 'one']);
+      expect(titles(await listOf('?ref_name=main&per_page=1&page=2'))).toEqual(['two']);
+      expect(titles(await listOf('?ref_name=main&path=a.txt'))).toEqual(['three', 'two']);
+      // A ref that is not a branch's head still counts for all=true.
+      const side = await plumbCommit(dir, [head], { 'b.txt': 'side\n' }, 'side', at(3));
+      await gitText(['update-ref', 'refs/keep/side', side], { gitDir: dir });
+      expect(titles(await listOf('?all=true'))).toEqual(['side', 'three', 'two', 'one']);
+      // Moved backwards (a force push): the shorter history, not the longer one walked before.
+      await setBranch(dir, 'main', head);
+      expect(titles(await listOf('?ref_name=main'))).toEqual(['two', 'one']);
+      expect(titles(await listOf(`?ref_name=${encodeURIComponent(`${head}..${side}`)}`))).toEqual(['side']);
+    });
+
+    it('pages a long history as git log does, past the first stretch of the walk', async () => {
+      const long = await server.factories.project({ owner, path: `long-${++counter}` });
+      const longDir = gitDir(long);
+      // 1,250 commits in one fast-import stream, a minute apart.
+      const stream: string[] = [];
+      for (let i = 1; i <= 1250; i++) {
+        const content = `${i}\n`;
+        stream.push(
+          `commit refs/heads/main\nmark :${i}\ncommitter Ada <ada@example.com> ${at(i)} +0000\ndata ${String(i).length}\n${i}\n`,
+          ...(i > 1 ? [`from :${i - 1}\n`] : []),
+          `M 100644 inline n${i % 7}.txt\ndata ${content.length}\n${content}\n`,
+        );
+      }
+      await gitText(['fast-import', '--quiet'], { gitDir: longDir, input: stream.join('') });
+      const ids = (args: string[]) =>
+        gitText(['log', '--format=%H', ...args], { gitDir: longDir }).then((out) => out.split('\n'));
+      const page = async (query: string) =>
+        (
+          (
+            await server.request('GET', `/projects/${long.id}/repository/commits${query}`, {
+              token: owner.token,
+            })
+          ).body as Json[]
+        ).map((c) => c.id);
+      expect(await page('?per_page=100&page=1')).toEqual(await ids(['-n', '100', 'main']));
+      expect(await page('?per_page=100&page=10')).toEqual(await ids(['--skip', '900', '-n', '100', 'main']));
+      expect(await page('?per_page=100&page=11')).toEqual(await ids(['--skip', '1000', '-n', '100', 'main']));
+      expect(await page('?per_page=100&page=13')).toEqual(await ids(['--skip', '1200', '-n', '100', 'main']));
+      expect(await page('?per_page=100&page=14')).toEqual([]);
+      expect(await page('?per_page=20&page=8&path=n3.txt')).toEqual(
+        await ids(['--skip', '140', '-n', '20', 'main', '--', 'n3.txt']),
+      );
+    });
+  });
+
   describe('GET /projects/:id/repository/commits/:sha', () => {
     it.each([
       ['a full SHA', () => ids[3]],

@@ -447,6 +447,55 @@ describe('approvals hold merges back', () => {
     await api(w.developer2, 'POST', mrPath(w.project, mr, '/approve'));
     expect(await approvalsOf(w.developer, w.project, mr)).toMatchObject({ approvals_left: 0 });
   });
+
+  it('shows in a list page the approval state each merge request has (group, any-approver, no rule)', async () => {
+    const w = await world();
+    const group = await server.factories.group();
+    await server.factories.member(group, w.developer2.user, AccessLevel.Developer);
+    await api(w.maintainer, 'POST', `/projects/${w.project.id}/approvals`, { approvals_before_merge: 1 });
+    const fallback = await openMr(w.developer, w.project);
+    const byGroup = await openMr(w.developer, w.project);
+    const anyone = await openMr(w.developer, w.project);
+    const regular = await openMr(w.developer, w.project);
+    const rules: Array<[Json, Json]> = [
+      [byGroup, { name: 'Group', approvals_required: 1, group_ids: [group.id] }],
+      [anyone, { name: 'Anyone', approvals_required: 2, rule_type: 'any_approver' }],
+      [regular, { name: 'Maintainer', approvals_required: 1, user_ids: [w.maintainer.user.id] }],
+      [regular, { name: 'Owner', approvals_required: 1, user_ids: [w.owner.user.id] }],
+    ];
+    for (const [mr, json] of rules) {
+      const res = await api(w.maintainer, 'POST', mrPath(w.project, mr, '/approval_rules'), json);
+      expect(res.status, res.text).toBe(201);
+    }
+    const mrs = [fallback, byGroup, anyone, regular];
+    /** Each merge request's status in the list page, beside what its approvals endpoint says it lacks. */
+    const compare = async () => {
+      const list = await waitFor(
+        async () =>
+          (await api(w.developer, 'GET', `/projects/${w.project.id}/merge_requests?state=opened`))
+            .body as Json[],
+        (body) => body.every((mr) => !['unchecked', 'checking'].includes(mr.detailed_merge_status as string)),
+        'merge statuses',
+      );
+      const shown = new Map(list.map((mr) => [mr.iid, mr.detailed_merge_status]));
+      for (const mr of mrs) {
+        const { approvals_left: left } = await approvalsOf(w.developer, w.project, mr);
+        expect(shown.get(mr.iid), `!${mr.iid as number}`).toBe(
+          (left as number) > 0 ? 'not_approved' : 'mergeable',
+        );
+      }
+      return mrs.map((mr) => shown.get(mr.iid));
+    };
+    expect(await compare()).toEqual(Array(4).fill('not_approved'));
+    // A group member counts for the group rule; one approval of two for anyone; one rule of two met.
+    for (const mr of [fallback, byGroup, anyone])
+      await api(w.developer2, 'POST', mrPath(w.project, mr, '/approve'));
+    await api(w.maintainer, 'POST', mrPath(w.project, regular, '/approve'));
+    expect(await compare()).toEqual(['mergeable', 'mergeable', 'not_approved', 'not_approved']);
+    await api(w.maintainer, 'POST', mrPath(w.project, anyone, '/approve'));
+    await api(w.owner, 'POST', mrPath(w.project, regular, '/approve'));
+    expect(await compare()).toEqual(Array(4).fill('mergeable'));
+  });
 });
 
 describe('list filters', () => {

@@ -14,6 +14,7 @@ interface World {
   owner: TestUser;
   developer: TestUser;
   group: Namespace;
+  subgroup: Namespace;
   project: Project;
 }
 
@@ -26,7 +27,7 @@ async function world(): Promise<World> {
   await f.member(group, owner.user, AccessLevel.Owner);
   const project = await f.projectWithReadme({ owner, namespace: subgroup });
   const developer = await f.memberOf(project, AccessLevel.Developer);
-  return { owner, developer, group, project };
+  return { owner, developer, group, subgroup, project };
 }
 
 async function call(method: string, path: string, token: string, json?: Json) {
@@ -270,5 +271,48 @@ describe('list filters', () => {
     )) as unknown as Json[];
     expect(group.find((l) => l.name === 'Bug')?.open_merge_requests_count).toBe(1);
     await edit(w, iids.bug, { state_event: 'reopen' });
+  });
+});
+
+describe('the label ids each merge request keeps for the filters', () => {
+  /** Merge requests whose `label_ids` differ from their links. */
+  const drift = () =>
+    server.dataSource.query(`SELECT mr.id, mr.label_ids, l.ids FROM merge_requests mr
+      LEFT JOIN (SELECT merge_request_id, array_agg(label_id ORDER BY label_id) AS ids
+                 FROM merge_request_labels GROUP BY merge_request_id) l ON l.merge_request_id = mr.id
+      WHERE ARRAY(SELECT id FROM unnest(mr.label_ids) id ORDER BY id) IS DISTINCT FROM COALESCE(l.ids, '{}')`);
+  const iidsOf = async (project: Project, query: string) =>
+    ((await ok('GET', `/projects/${project.id}/merge_requests?${query}`, w.owner.token)) as unknown as Json[])
+      .map((mr) => mr.iid)
+      .sort();
+  let w: World;
+
+  it('follow every change of the links: edits, label deletions, promotions, merge request deletions', async () => {
+    w = await world();
+    const sibling = await server.factories.projectWithReadme({ owner: w.owner, namespace: w.subgroup });
+    const team = await label(w, 'group', 'Team');
+    const a = await openMr(w, { labels: 'bug,team,docs' });
+    const b = await openMr(w, { labels: 'docs' });
+    const c = await openMr({ ...w, project: sibling, developer: w.owner }, { labels: 'bug' });
+    expect(await drift()).toEqual([]);
+    await edit(w, a.iid, { add_labels: 'ui', remove_labels: 'docs' });
+    await edit(w, b.iid, { labels: 'bug,UI' });
+    expect(await drift()).toEqual([]);
+    expect(await iidsOf(w.project, 'labels=bug,ui')).toEqual([a.iid, b.iid].sort());
+    await ok('DELETE', `/groups/${w.group.id}/labels/${team.id as number}`, w.owner.token, undefined, 204);
+    expect(await drift()).toEqual([]);
+    expect(await iidsOf(w.project, 'labels=Any&not[labels]=team')).toEqual([a.iid, b.iid].sort());
+    // The project's `bug` becomes the subgroup's; the sibling's `bug` is merged into it.
+    const bug = (
+      (await ok('GET', `/projects/${w.project.id}/labels`, w.owner.token)) as unknown as Json[]
+    ).find((l) => l.name === 'bug')!;
+    await ok('PUT', `/projects/${w.project.id}/labels/${bug.id as number}/promote`, w.owner.token);
+    expect(await drift()).toEqual([]);
+    expect(await iidsOf(sibling, 'labels=BUG')).toEqual([c.iid]);
+    expect(await iidsOf(w.project, 'labels=bug')).toEqual([a.iid, b.iid].sort());
+    await ok('DELETE', `/projects/${w.project.id}/merge_requests/${a.iid}`, w.owner.token, undefined, 204);
+    expect(await drift()).toEqual([]);
+    expect(await iidsOf(w.project, 'labels=ui')).toEqual([b.iid]);
+    expect(await iidsOf(w.project, 'labels=None')).toEqual([]);
   });
 });

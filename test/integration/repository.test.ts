@@ -713,6 +713,51 @@ describe('compare', () => {
     expect(missing.body).toEqual({ error: 'to is missing' });
   });
 
+  it('takes the merge base from the walk when one side contains the other', async () => {
+    const ahead = (await get(repo(`compare?from=${fx.feature1}&to=feature`))).body as Json;
+    expect((ahead.commits as Json[]).map((commit) => commit.id)).toEqual([fx.feature2]);
+    expect(ahead.web_url).toBe(`${webUrl()}/-/compare/${fx.feature1}...${fx.feature2}`);
+    expect(Object.keys(byPath(ahead)).length).toBeGreaterThan(0);
+    // `to` is already in `from`: nothing to show, from `to` itself.
+    const behind = (await get(repo(`compare?from=main&to=${fx.feature1}`))).body as Json;
+    expect(behind).toEqual({
+      commit: null,
+      commits: [],
+      diffs: [],
+      compare_timeout: false,
+      compare_same_ref: false,
+      web_url: `${webUrl()}/-/compare/${fx.feature1}...${fx.feature1}`,
+    });
+  });
+
+  it('compares the new head of a moved branch, never the comparison kept for its old one', async () => {
+    const { project, dir } = await createProject(fx.owner);
+    const start = await gitText(['rev-parse', 'main'], { gitDir: dir });
+    const compare = async () =>
+      (await get(`/projects/${project.id}/repository/compare?from=${start}&to=main`)).body as Json;
+    const first = await makeCommit(dir, {
+      parents: [start],
+      date: '2026-03-01T10:00:00Z',
+      message: 'First',
+      files: { 'one.txt': 'one\n' },
+    });
+    await gitText(['update-ref', 'refs/heads/main', first], { gitDir: dir });
+    const before = await compare();
+    expect((before.commits as Json[]).map((commit) => commit.title)).toEqual(['First']);
+    expect(await compare()).toEqual(before);
+    const second = await makeCommit(dir, {
+      parents: [first],
+      date: '2026-03-02T10:00:00Z',
+      message: 'Second',
+      files: { 'two.txt': 'two\n' },
+    });
+    await gitText(['update-ref', 'refs/heads/main', second], { gitDir: dir });
+    const after = await compare();
+    expect((after.commits as Json[]).map((commit) => commit.title)).toEqual(['First', 'Second']);
+    expect((after.diffs as Json[]).map((diff) => diff.new_path)).toEqual(['one.txt', 'two.txt']);
+    expect(after.web_url).toContain(`...${second}`);
+  });
+
   it('applies the diff limits: an oversized patch is emptied, a 1001st file overflows', async () => {
     const { project, dir } = await createProject(fx.owner);
     const start = await gitText(['rev-parse', 'main'], { gitDir: dir });

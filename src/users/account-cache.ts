@@ -1,0 +1,68 @@
+import { LruCache } from '../core/lru.js';
+import type { ChangeFeed } from '../db/changes.js';
+
+/** A change the triggers announce: a user (or one of their tokens), or the projects of a namespace. */
+export interface AccountChange {
+  kind: 'user' | 'namespace';
+  id: number;
+}
+
+function parseChange(payload: string): AccountChange | undefined {
+  const match = /^(user|namespace):(\d+)$/.exec(payload);
+  return match ? { kind: match[1] as AccountChange['kind'], id: Number(match[2]) } : undefined;
+}
+
+/**
+ * Facts about accounts read on every request, kept in memory between the database's announcements of
+ * their change (src/db/changes.ts). An entry goes when a change `affects` it; everything goes on a payload
+ * it cannot read or when changes may have been lost; nothing is served or stored while the feed is not
+ * live; and no entry outlives `ttlMs`, a bound should an announcement ever be missed.
+ *
+ * A read that began before a change must not store what it read: `mark()` before reading, `set` with
+ * the mark, and the value is dropped if any change was heard in between.
+ */
+export class AccountCache<K, V> {
+  private readonly entries: LruCache<K, { value: V; storedAt: number }>;
+  private generation = 0;
+
+  constructor(
+    private readonly feed: ChangeFeed,
+    capacity: number,
+    private readonly ttlMs: number,
+    private readonly affects: (key: K, value: V, change: AccountChange) => boolean,
+  ) {
+    this.entries = new LruCache(capacity);
+    feed.subscribe((payload) => this.changed(payload));
+  }
+
+  get(key: K): V | undefined {
+    if (!this.feed.live) return undefined;
+    const entry = this.entries.get(key);
+    if (!entry) return undefined;
+    if (Date.now() - entry.storedAt >= this.ttlMs) {
+      this.entries.delete(key);
+      return undefined;
+    }
+    return entry.value;
+  }
+
+  mark(): number {
+    return this.generation;
+  }
+
+  set(key: K, value: V, mark: number): void {
+    if (!this.feed.live || mark !== this.generation) return;
+    this.entries.set(key, { value, storedAt: Date.now() });
+  }
+
+  private changed(payload: string | undefined): void {
+    this.generation++;
+    const change = payload === undefined ? undefined : parseChange(payload);
+    if (!change) {
+      this.entries.clear();
+      return;
+    }
+    for (const [key, entry] of this.entries)
+      if (this.affects(key, entry.value, change)) this.entries.delete(key);
+  }
+}
