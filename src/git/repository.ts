@@ -138,6 +138,28 @@ const COMMITS = new LruCache<string, GitCommit>(20_000);
 const MERGE_BASES = new LruCache<string, string | null>(10_000);
 const COMMIT_STATS = new LruCache<string, CommitStats>(20_000);
 
+/** Values by commit id from `cache`, with one `load` for the ids it lacks. */
+async function readThrough<V>(
+  cache: LruCache<string, V>,
+  ids: string[],
+  load: (missing: string[]) => Promise<Map<string, V>>,
+): Promise<Map<string, V>> {
+  ids.forEach(assertObjectId);
+  const found = new Map<string, V>();
+  const missing: string[] = [];
+  for (const id of ids) {
+    const cached = cache.get(id);
+    if (cached) found.set(id, cached);
+    else missing.push(id);
+  }
+  if (missing.length > 0)
+    for (const [id, value] of await load(missing)) {
+      cache.set(id, value);
+      found.set(id, value);
+    }
+  return found;
+}
+
 /** See GitRepository.compare. */
 export interface GitComparison {
   /** Oldest first. */
@@ -699,38 +721,12 @@ export class GitRepository {
 
   /** Many commits by id, in one call for those not read before. */
   async commits(ids: string[]): Promise<Map<string, GitCommit>> {
-    ids.forEach(assertObjectId);
-    const found = new Map<string, GitCommit>();
-    const missing: string[] = [];
-    for (const id of ids) {
-      const cached = COMMITS.get(id);
-      if (cached) found.set(id, cached);
-      else missing.push(id);
-    }
-    if (missing.length > 0)
-      for (const [id, commit] of await readCommits(this.dir, missing)) {
-        COMMITS.set(id, commit);
-        found.set(id, commit);
-      }
-    return found;
+    return readThrough(COMMITS, ids, (missing) => readCommits(this.dir, missing));
   }
 
   /** Stats by commit id: a commit's diff against its first parent never changes, so they are kept. */
   async commitStats(ids: string[]): Promise<Map<string, CommitStats>> {
-    ids.forEach(assertObjectId);
-    const found = new Map<string, CommitStats>();
-    const missing: string[] = [];
-    for (const id of ids) {
-      const cached = COMMIT_STATS.get(id);
-      if (cached) found.set(id, cached);
-      else missing.push(id);
-    }
-    if (missing.length > 0)
-      for (const [id, stats] of await commitStats(this.dir, missing)) {
-        COMMIT_STATS.set(id, stats);
-        found.set(id, stats);
-      }
-    return found;
+    return readThrough(COMMIT_STATS, ids, (missing) => commitStats(this.dir, missing));
   }
 
   /**

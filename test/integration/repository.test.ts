@@ -735,23 +735,21 @@ describe('compare', () => {
     const start = await gitText(['rev-parse', 'main'], { gitDir: dir });
     const compare = async () =>
       (await get(`/projects/${project.id}/repository/compare?from=${start}&to=main`)).body as Json;
-    const first = await makeCommit(dir, {
-      parents: [start],
-      date: '2026-03-01T10:00:00Z',
-      message: 'First',
-      files: { 'one.txt': 'one\n' },
-    });
-    await gitText(['update-ref', 'refs/heads/main', first], { gitDir: dir });
+    const advanceMain = async (parent: string, day: string, message: string, file: string) => {
+      const sha = await makeCommit(dir, {
+        parents: [parent],
+        date: `2026-03-${day}T10:00:00Z`,
+        message,
+        files: { [file]: `${file}\n` },
+      });
+      await gitText(['update-ref', 'refs/heads/main', sha], { gitDir: dir });
+      return sha;
+    };
+    const first = await advanceMain(start, '01', 'First', 'one.txt');
     const before = await compare();
     expect((before.commits as Json[]).map((commit) => commit.title)).toEqual(['First']);
     expect(await compare()).toEqual(before);
-    const second = await makeCommit(dir, {
-      parents: [first],
-      date: '2026-03-02T10:00:00Z',
-      message: 'Second',
-      files: { 'two.txt': 'two\n' },
-    });
-    await gitText(['update-ref', 'refs/heads/main', second], { gitDir: dir });
+    const second = await advanceMain(first, '02', 'Second', 'two.txt');
     const after = await compare();
     expect((after.commits as Json[]).map((commit) => commit.title)).toEqual(['First', 'Second']);
     expect((after.diffs as Json[]).map((diff) => diff.new_path)).toEqual(['one.txt', 'two.txt']);

@@ -1,5 +1,15 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
+/** Appends the ids of the rows a statement inserted (transition table `added`) to their merge requests. */
+const ADD_LINKED = `UPDATE merge_requests mr SET label_ids = mr.label_ids || a.ids
+          FROM (SELECT merge_request_id, array_agg(label_id) AS ids FROM added GROUP BY merge_request_id) a
+          WHERE mr.id = a.merge_request_id;`;
+/** Takes the ids of the rows a statement deleted (transition table `removed`) out of their merge requests. */
+const REMOVE_UNLINKED = `UPDATE merge_requests mr
+          SET label_ids = ARRAY(SELECT id FROM unnest(mr.label_ids) id WHERE id <> ALL (r.ids))
+          FROM (SELECT merge_request_id, array_agg(label_id) AS ids FROM removed GROUP BY merge_request_id) r
+          WHERE mr.id = r.merge_request_id;`;
+
 /**
  * Each merge request's label ids, copied from `merge_request_labels` by triggers in the same statement,
  * so that a label filter reads them from the list's index (`INCLUDE`) instead of probing the links of
@@ -19,26 +29,18 @@ export class MergeRequestLabelIds1767800100000 implements MigrationInterface {
 
       CREATE FUNCTION merge_request_label_ids_add() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
-        UPDATE merge_requests mr SET label_ids = mr.label_ids || a.ids
-          FROM (SELECT merge_request_id, array_agg(label_id) AS ids FROM added GROUP BY merge_request_id) a
-          WHERE mr.id = a.merge_request_id;
+        ${ADD_LINKED}
         RETURN NULL;
       END $$;
       CREATE FUNCTION merge_request_label_ids_remove() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
-        UPDATE merge_requests mr SET label_ids = ARRAY(SELECT id FROM unnest(mr.label_ids) id WHERE id <> ALL (r.ids))
-          FROM (SELECT merge_request_id, array_agg(label_id) AS ids FROM removed GROUP BY merge_request_id) r
-          WHERE mr.id = r.merge_request_id;
+        ${REMOVE_UNLINKED}
         RETURN NULL;
       END $$;
       CREATE FUNCTION merge_request_label_ids_move() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
-        UPDATE merge_requests mr SET label_ids = ARRAY(SELECT id FROM unnest(mr.label_ids) id WHERE id <> ALL (r.ids))
-          FROM (SELECT merge_request_id, array_agg(label_id) AS ids FROM removed GROUP BY merge_request_id) r
-          WHERE mr.id = r.merge_request_id;
-        UPDATE merge_requests mr SET label_ids = mr.label_ids || a.ids
-          FROM (SELECT merge_request_id, array_agg(label_id) AS ids FROM added GROUP BY merge_request_id) a
-          WHERE mr.id = a.merge_request_id;
+        ${REMOVE_UNLINKED}
+        ${ADD_LINKED}
         RETURN NULL;
       END $$;
       CREATE FUNCTION merge_request_label_ids_clear() RETURNS trigger LANGUAGE plpgsql AS $$
