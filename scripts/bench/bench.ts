@@ -13,7 +13,8 @@
  * BENCH_SEED_CONCURRENCY (parallel seeding calls, 8); BENCH_PROJECTS and BENCH_USERS shrink the
  * dataset to try the harness quickly; BENCH_ENDPOINTS (comma-separated endpoint names, e.g.
  * `user,project get`) measures only those, and skips the repository when none of them reads it;
- * BENCH_NODE_ARGS adds flags to the server's node (`--cpu-prof --cpu-prof-dir=<dir>` profiles it).
+ * BENCH_NODE_ARGS adds flags to the server's node (`--cpu-prof --cpu-prof-dir=<dir>` profiles it);
+ * BENCH_WARMUP (sequential requests before an endpoint is measured, 200, in 3 s at most).
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -39,7 +40,8 @@ const settings = {
   connections: Number(env.BENCH_CONNECTIONS ?? 4),
   drainMs: 5_000,
   settleMs: 30_000,
-  warmup: 5,
+  // Enough requests for V8 to have compiled the endpoint's code: the figures are the warm server's.
+  warmup: Number(env.BENCH_WARMUP ?? 200),
   warmupMs: 3_000,
   floorInvocations: 20,
   floorSerialMs: 1_500,
@@ -481,7 +483,10 @@ interface Row {
 
 const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : '-');
 
-/** A few requests first (bounded in number and time); the last status tells whether the path works. */
+/**
+ * Requests first, bounded in number and time, so that compiling the endpoint's code is not counted as
+ * its cost; the first one's latency is reported, and the last status tells whether the path works.
+ */
 async function warmup(
   url: string,
   token: string | undefined,

@@ -34,7 +34,11 @@ import type { GitCommit, GitRepository } from '../git/repository.js';
 import type { GroupView } from '../groups/groups.service.js';
 import { Label } from '../labels/label.entity.js';
 import type { LabelCountScope } from '../labels/labels.service.js';
-import type { MilestoneRecord } from '../milestones/milestones.service.js';
+import {
+  milestoneOwnerPathSql,
+  milestoneRecord,
+  type MilestoneRecord,
+} from '../milestones/milestones.service.js';
 import type { ProjectView } from '../projects/projects.service.js';
 import { projectSettings } from '../projects/project-settings.js';
 import {
@@ -193,7 +197,8 @@ function relatedSql(
          FROM notes WHERE noteable_id = ANY(${ids}) AND NOT system GROUP BY noteable_id) c) AS notes,
       (SELECT json_agg(json_build_array(merge_request_id, id) ORDER BY title COLLATE "C", id) FROM labelled) AS labels,
       (SELECT json_agg(l) FROM labels l WHERE l.id IN (SELECT id FROM labelled)) AS label_rows,
-      (SELECT json_agg(m) FROM milestones m WHERE m.id = ANY(${milestones})) AS milestones,
+      (SELECT json_agg(json_build_array(m, ${milestoneOwnerPathSql('m')}))
+       FROM milestones m WHERE m.id = ANY(${milestones})) AS milestones,
       (SELECT json_agg(json_build_array(merge_request_id, up, down)) FROM (
          SELECT merge_request_id, count(*) FILTER (WHERE name = 'thumbsup')::int AS up,
            count(*) FILTER (WHERE name = 'thumbsdown')::int AS down
@@ -266,14 +271,10 @@ interface RelatedRow {
   notes: Array<[number, number, boolean]> | null;
   labels: Array<[number, number]> | null;
   label_rows: Array<Record<string, unknown>> | null;
-  milestones: Array<Record<string, unknown>> | null;
+  milestones: Array<[Record<string, unknown>, string]> | null;
   votes: Array<[number, number, number]> | null;
   approvals_left: Array<[number, number]> | null;
 }
-
-/** A row as JSON (`to_json`), keyed as `entityRows` reads it. */
-const prefixed = (alias: string, json: Record<string, unknown>) =>
-  Object.fromEntries(Object.entries(json).map(([key, value]) => [`${alias}_${key}`, value]));
 
 /** Where a list looks: one project, the projects of a group, or the whole instance. */
 export type ListScope = { project: ProjectView } | { group: GroupView } | { instance: true };
@@ -509,7 +510,7 @@ export class MergeRequestsService {
     }
     const users = new Map<number, User>();
     for (const json of row.users ?? []) {
-      const user = this.userRows.hydrate(prefixed('u', json))!;
+      const user = this.userRows.fromJson(json);
       users.set(user.id, user);
     }
     const projects = new Map<number, MergeRequestProject>();
@@ -532,7 +533,7 @@ export class MergeRequestsService {
     }
     const labelsById = new Map<number, Label>();
     for (const json of row.label_rows ?? []) {
-      const label = this.labelRows.hydrate(prefixed('l', json))!;
+      const label = this.labelRows.fromJson(json);
       labelsById.set(label.id, label);
     }
     const labels = new Map<number, Label[]>();
@@ -540,10 +541,11 @@ export class MergeRequestsService {
       const label = labelsById.get(labelId);
       if (label) labels.set(mergeRequestId, [...(labels.get(mergeRequestId) ?? []), label]);
     }
-    const found = (row.milestones ?? []).map((json) => this.milestoneRows.hydrate(prefixed('m', json))!);
     const milestones = new Map<number, MilestoneRecord>();
-    for (const record of await this.services.milestones.records(found, manager))
-      milestones.set(record.milestone.id, record);
+    for (const [json, ownerPath] of row.milestones ?? []) {
+      const milestone = this.milestoneRows.fromJson(json);
+      milestones.set(milestone.id, milestoneRecord(milestone, ownerPath));
+    }
     // Upvotes and downvotes: `thumbsup` and `thumbsdown` on the merge request itself.
     const votes = new Map<number, { up: number; down: number }>();
     for (const [mergeRequestId, up, down] of row.votes ?? []) votes.set(mergeRequestId, { up, down });

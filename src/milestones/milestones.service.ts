@@ -41,6 +41,21 @@ const LAST_DATE = '9999-12-31';
  *   group's or an ancestor group's), or null.
  * - `records(milestones)`: milestones with their page paths, for `presentMilestone`.
  */
+/**
+ * The path of the project or group that owns milestone `alias`, as its web path begins: for a read that
+ * selects milestones with their paths in one statement.
+ */
+export const milestoneOwnerPathSql = (alias: string) => `CASE WHEN ${alias}.project_id IS NOT NULL
+    THEN (SELECT pn.full_path || '/' || p.path FROM projects p JOIN namespaces pn ON pn.id = p.namespace_id
+          WHERE p.id = ${alias}.project_id)
+    ELSE 'groups/' || (SELECT g.full_path FROM namespaces g WHERE g.id = ${alias}.group_id) END`;
+
+/** A milestone with its web path, from its owner's path (`milestoneOwnerPathSql`). */
+export const milestoneRecord = (milestone: Milestone, ownerPath: string): MilestoneRecord => ({
+  milestone,
+  webPath: `${ownerPath}/-/milestones/${milestone.iid}`,
+});
+
 export class MilestonesService {
   private readonly dataSource: DataSource;
 
@@ -72,20 +87,11 @@ export class MilestonesService {
   ): Promise<MilestoneRecord[]> {
     if (milestones.length === 0) return [];
     const rows: Array<{ id: number; path: string }> = await manager.query(
-      `SELECT m.id, CASE WHEN m.project_id IS NOT NULL THEN pn.full_path || '/' || p.path
-                         ELSE 'groups/' || g.full_path END AS path
-       FROM milestones m
-       LEFT JOIN projects p ON p.id = m.project_id
-       LEFT JOIN namespaces pn ON pn.id = p.namespace_id
-       LEFT JOIN namespaces g ON g.id = m.group_id
-       WHERE m.id = ANY($1::int[])`,
+      `SELECT m.id, ${milestoneOwnerPathSql('m')} AS path FROM milestones m WHERE m.id = ANY($1::int[])`,
       [milestones.map((m) => m.id)],
     );
     const paths = new Map(rows.map((row) => [Number(row.id), row.path]));
-    return milestones.map((milestone) => ({
-      milestone,
-      webPath: `${paths.get(milestone.id)}/-/milestones/${milestone.iid}`,
-    }));
+    return milestones.map((milestone) => milestoneRecord(milestone, paths.get(milestone.id)!));
   }
 
   // --- Project milestones ---

@@ -69,6 +69,9 @@ import { isForeignKeyViolation, isUniqueViolation } from '../db/errors.js';
 import { borrowAndFetch } from '../git/object-sharing.js';
 import { preparedQuery } from '../db/prepared.js';
 import { entityRows, type EntityRows } from '../db/rows.js';
+import { ChangeCache, type Change } from '../db/change-cache.js';
+import { utcToday } from '../core/clock.js';
+import { changeFeed } from '../db/changes.js';
 
 export type ListProjectsParams = NonNullable<operations['listProjects']['parameters']['query']>;
 export type CreateProjectParams = NonNullable<
@@ -139,6 +142,52 @@ export function pathFromName(name: string): string {
     .replace(/^[-.]+|[-.]+$/g, '');
 }
 
+/** What `find`'s statement says of a project for one caller, before the caller's own checks. */
+interface FoundProject {
+  project: ProjectView['project'];
+  access: ReturnType<typeof projectAccessOf>;
+  shares: ProjectGroupLink[];
+}
+
+/** Projects found, by caller, day and key; a day's entries stop counting when memberships may expire. */
+const FOUND_PROJECTS = 10_000;
+const FOUND_TTL_MS = 30_000;
+
+/** A request's own copy of a cached entity: what it changes stays its own. */
+const copyOf = <T extends object>(entity: T): T =>
+  Object.assign(Object.create(Object.getPrototypeOf(entity) as object) as T, entity);
+
+/** A fresh copy of a found project, down to the entities a request could change. */
+function copyFound({ project, access, shares }: FoundProject): FoundProject {
+  const copy = copyOf(project);
+  copy.namespace = copyOf(project.namespace);
+  if (project.namespace.owner) copy.namespace.owner = copyOf(project.namespace.owner);
+  return {
+    project: copy,
+    access: { ...access },
+    shares: shares.map((link) => {
+      const share = copyOf(link);
+      if (link.group) share.group = copyOf(link.group);
+      return share;
+    }),
+  };
+}
+
+/** Whether a change announced by the database may alter what was found. */
+function foundChangedBy(found: FoundProject, change: Change): boolean {
+  const { project } = found;
+  switch (change.kind) {
+    case 'access':
+      return true;
+    case 'project':
+      return change.id === project.id;
+    case 'namespace':
+      return change.id === project.namespace.id || found.shares.some((link) => link.groupId === change.id);
+    case 'user':
+      return change.id === project.namespace.ownerId;
+  }
+}
+
 export class ProjectsService {
   private readonly dataSource: DataSource;
   private readonly config: Config;
@@ -154,6 +203,12 @@ export class ProjectsService {
   private ownerRows?: EntityRows<User>;
   private statisticsRows?: EntityRows<ProjectStatistics>;
 
+  /**
+   * `find`'s answers by caller, day and key: dropped when the project, its namespace, its shares, its
+   * owner or anyone's access to projects changes, in any process (src/db/changes.ts).
+   */
+  private readonly found: ChangeCache<string, FoundProject>;
+
   constructor(
     deps: CoreDeps,
     private readonly storage: RepositoryStorage,
@@ -162,6 +217,12 @@ export class ProjectsService {
     this.dataSource = deps.dataSource;
     this.config = deps.config;
     this.events = deps.events;
+    this.found = new ChangeCache(
+      changeFeed(deps.dataSource),
+      FOUND_PROJECTS,
+      FOUND_TTL_MS,
+      (_key, found, change) => foundChangedBy(found, change),
+    );
   }
 
   private baseQuery(manager: EntityManager = this.dataSource.manager): SelectQueryBuilder<Project> {
@@ -211,38 +272,20 @@ export class ProjectsService {
   async find(caller: Caller, id: string | number, options: DetailOptions = {}): Promise<ProjectView> {
     const key = String(id);
     const numeric = recordId(key);
-    const values: unknown[] = [caller.user?.id ?? 0];
-    if (numeric !== undefined) values.push(numeric);
+    const userId = caller.user?.id ?? 0;
+    const cacheKey = `${utcToday()} ${userId} ${numeric ?? key.toLowerCase()}`;
+    let found = this.found.get(cacheKey);
+    if (found) found = copyFound(found);
     else {
-      const slash = key.lastIndexOf('/');
-      if (slash <= 0) throw notFound('Project');
-      values.push(key.slice(0, slash), key.slice(slash + 1));
+      const mark = this.found.mark();
+      found = (await this.lookUp(userId, key, numeric)) ?? undefined;
+      if (!found) throw notFound('Project');
+      this.found.set(cacheKey, copyFound(found), mark);
     }
-    const rows = this.findRows;
-    const found = await preparedQuery(this.dataSource, this.findSql(numeric === undefined), values);
-    if (found.length === 0) throw notFound('Project');
-    const [first] = found;
-    const project = rows.project.hydrate(first) as ProjectView['project'];
-    project.namespace = rows.namespace.hydrate(first)!;
-    project.namespace.owner = rows.owner.hydrate(first);
+    const { project, access: level, shares } = found;
     if (project.markedForDeletionAt && !isAdmin(caller)) throw notFound('Project');
-    const level = caller.user
-      ? projectAccessOf(
-          first.access_project,
-          first.access_group,
-          first.access_shared,
-          first.access_permissions as string[],
-        )
-      : projectAccessOf(0, 0, 0);
     if (!canSee(caller, { visibilityLevel: project.visibilityLevel, accessLevel: level.level }))
       throw notFound('Project');
-    const shares: ProjectGroupLink[] = [];
-    for (const row of found) {
-      const link = rows.link.hydrate(row);
-      if (!link) continue;
-      link.group = rows.group.hydrate(row)!;
-      shares.push(link);
-    }
     const view: ProjectView = {
       project,
       accessLevel: level.level,
@@ -253,6 +296,47 @@ export class ProjectsService {
       sharedWithGroups: shares,
     };
     return this.details(caller, view, options);
+  }
+
+  /**
+   * One statement reads the project by id or full path, its namespace and owner, the caller's access
+   * and the project's shares (a row per share).
+   */
+  private async lookUp(
+    userId: number,
+    key: string,
+    numeric: number | undefined,
+  ): Promise<FoundProject | null> {
+    const values: unknown[] = [userId];
+    if (numeric !== undefined) values.push(numeric);
+    else {
+      const slash = key.lastIndexOf('/');
+      if (slash <= 0) return null;
+      values.push(key.slice(0, slash), key.slice(slash + 1));
+    }
+    const rows = this.findRows;
+    const found = await preparedQuery(this.dataSource, this.findSql(numeric === undefined), values);
+    if (found.length === 0) return null;
+    const [first] = found;
+    const project = rows.project.hydrate(first) as ProjectView['project'];
+    project.namespace = rows.namespace.hydrate(first)!;
+    project.namespace.owner = rows.owner.hydrate(first);
+    const access = userId
+      ? projectAccessOf(
+          first.access_project,
+          first.access_group,
+          first.access_shared,
+          first.access_permissions as string[],
+        )
+      : projectAccessOf(0, 0, 0);
+    const shares: ProjectGroupLink[] = [];
+    for (const row of found) {
+      const link = rows.link.hydrate(row);
+      if (!link) continue;
+      link.group = rows.group.hydrate(row)!;
+      shares.push(link);
+    }
+    return { project, access, shares };
   }
 
   /**

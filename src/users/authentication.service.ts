@@ -1,5 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { anonymous, hashToken, requireScope, type Authenticator, type Caller } from '../core/auth.js';
+import { utcToday } from '../core/clock.js';
 import { forbidden, notFound, unauthorized } from '../core/errors.js';
 import { recordId } from '../core/ids.js';
 import type { CoreDeps } from '../core/family.js';
@@ -7,7 +8,7 @@ import { changeFeed } from '../db/changes.js';
 import { preparedQuery } from '../db/prepared.js';
 import { entityRows, type EntityRows } from '../db/rows.js';
 import type { Logger } from '../logger.js';
-import { AccountCache } from './account-cache.js';
+import { ChangeCache } from '../db/change-cache.js';
 import { PersonalAccessToken } from './personal-access-token.entity.js';
 import { User } from './user.entity.js';
 
@@ -23,7 +24,6 @@ const LAST_USED_INTERVAL_MS = 10 * 60 * 1000;
 /** Tokens whose principal is kept in memory, and for how long at most. */
 const PRINCIPALS = 10_000;
 const PRINCIPAL_TTL_MS = 30_000;
-const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** A valid token and its user, as the database last announced them. */
 interface Principal {
@@ -31,19 +31,9 @@ interface Principal {
   user: User;
 }
 
-/** Today's UTC date, `YYYY-MM-DD`, computed once a day (again should the clock be set back). */
-let day = { date: '', from: 0, until: 0 };
-function today(now = Date.now()): string {
-  if (now >= day.until || now < day.from) {
-    const from = Math.floor(now / DAY_MS) * DAY_MS;
-    day = { date: new Date(now).toISOString().slice(0, 10), from, until: from + DAY_MS };
-  }
-  return day.date;
-}
-
 /** Unrevoked, unexpired today, and its user active. */
 const usable = ({ token, user }: Principal) =>
-  !token.revoked && (token.expiresAt === null || token.expiresAt > today()) && user.state === 'active';
+  !token.revoked && (token.expiresAt === null || token.expiresAt > utcToday()) && user.state === 'active';
 
 /** A request's own copy of a cached entity: what it changes stays its own. */
 const copy = <T extends object>(entity: T): T =>
@@ -64,7 +54,7 @@ export class AuthenticationService implements Authenticator {
    * scopes, blocking, deletion, admin or external flags...) drops the user's entries, in every process;
    * expiry by date is checked at each request.
    */
-  private readonly principals: AccountCache<string, Principal>;
+  private readonly principals: ChangeCache<string, Principal>;
 
   constructor(core: CoreDeps) {
     this.dataSource = core.dataSource;
@@ -73,7 +63,7 @@ export class AuthenticationService implements Authenticator {
     this.users = entityRows(core.dataSource, User, 'u');
     this.lookup = `SELECT ${this.tokens.select}, ${this.users.select}
       FROM personal_access_tokens t JOIN users u ON u.id = t.user_id WHERE t.token_digest = $1`;
-    this.principals = new AccountCache(
+    this.principals = new ChangeCache(
       changeFeed(core.dataSource),
       PRINCIPALS,
       PRINCIPAL_TTL_MS,

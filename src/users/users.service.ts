@@ -17,7 +17,7 @@ import { Namespace } from '../namespaces/namespace.entity.js';
 import { PersonalAccessToken } from './personal-access-token.entity.js';
 import { hashPassword, randomPassword } from './passwords.js';
 import { User, type UserProfile } from './user.entity.js';
-import { AccountCache } from './account-cache.js';
+import { ChangeCache } from '../db/change-cache.js';
 import {
   emailErrors,
   nameErrors,
@@ -125,18 +125,18 @@ export class UsersService {
    * `GET /user`'s facts by user id: dropped when the user, their creator or the projects of their
    * namespace change, in any process.
    */
-  private readonly currentFacts: AccountCache<number, UserFacts>;
+  private readonly currentFacts: ChangeCache<number, UserFacts>;
 
   constructor(deps: Pick<CoreDeps, 'dataSource' | 'config'>) {
     this.dataSource = deps.dataSource;
-    this.currentFacts = new AccountCache(
+    this.currentFacts = new ChangeCache(
       changeFeed(deps.dataSource),
       10_000,
       30_000,
       (userId, facts, change) =>
         change.kind === 'user'
           ? change.id === userId || change.id === facts.createdBy?.id
-          : change.id === facts.namespaceId,
+          : change.kind === 'namespace' && change.id === facts.namespaceId,
     );
   }
 

@@ -1,5 +1,5 @@
 /**
- * Authentication keeps each token's principal in memory (src/users/account-cache.ts): whatever changes a
+ * Authentication keeps each token's principal in memory (src/db/change-cache.ts): whatever changes a
  * token or its user, by the API or by SQL, the very next request is answered as if nothing were cached,
  * here and in a second server process on the same PostgreSQL database.
  */

@@ -51,11 +51,14 @@ export class AuthorizationGeneration1767800200000 implements MigrationInterface 
         IF current_setting('forge.authorization_bumped', true) = 'yes' THEN RETURN NULL; END IF;
         PERFORM set_config('forge.authorization_bumped', 'yes', true);
         UPDATE authorization_generation SET generation = generation + 1;
+        -- In-memory caches of access hear it at commit (src/db/changes.ts).
+        PERFORM pg_notify('forge_changes', 'access');
         RETURN NULL;
       END $$;
       CREATE FUNCTION bump_authorization_generation_now() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
         UPDATE authorization_generation SET generation = generation + 1;
+        PERFORM pg_notify('forge_changes', 'access');
         RETURN NULL;
       END $$;
     `);

@@ -1,4 +1,14 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { announceReferenceChanges } from '../change-triggers.js';
+
+/** A project entering or leaving a namespace (a user's personal project count). */
+const PROJECT_PLACES = announceReferenceChanges(
+  'project_namespace',
+  'projects',
+  'INSERT OR DELETE OR UPDATE OF namespace_id',
+  'namespace',
+  'namespace_id',
+);
 
 /**
  * Changes that cached principals depend on, announced with `pg_notify('forge_changes', ...)` when they
@@ -33,28 +43,16 @@ export class AccountChanges1767800400000 implements MigrationInterface {
       CREATE TRIGGER personal_access_tokens_deletes AFTER DELETE ON personal_access_tokens
         FOR EACH ROW EXECUTE FUNCTION forge_notify_token_change();
 
-      CREATE FUNCTION forge_notify_project_namespace() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        IF TG_OP <> 'INSERT' THEN
-          PERFORM pg_notify('forge_changes', 'namespace:' || OLD.namespace_id);
-        END IF;
-        IF TG_OP <> 'DELETE' THEN
-          PERFORM pg_notify('forge_changes', 'namespace:' || NEW.namespace_id);
-        END IF;
-        RETURN NULL;
-      END $$;
-      CREATE TRIGGER projects_namespace_changes AFTER INSERT OR DELETE OR UPDATE OF namespace_id ON projects
-        FOR EACH ROW EXECUTE FUNCTION forge_notify_project_namespace();
+      ${PROJECT_PLACES.up}
     `);
   }
 
   async down(q: QueryRunner): Promise<void> {
     await q.query(`
-      DROP TRIGGER projects_namespace_changes ON projects;
+      ${PROJECT_PLACES.down}
       DROP TRIGGER personal_access_tokens_deletes ON personal_access_tokens;
       DROP TRIGGER personal_access_tokens_changes ON personal_access_tokens;
       DROP TRIGGER users_changes ON users;
-      DROP FUNCTION forge_notify_project_namespace();
       DROP FUNCTION forge_notify_token_change();
       DROP FUNCTION forge_notify_user_change();
     `);

@@ -1,27 +1,31 @@
 import { LruCache } from '../core/lru.js';
-import type { ChangeFeed } from '../db/changes.js';
+import type { ChangeFeed } from './changes.js';
 
-/** A change the triggers announce: a user (or one of their tokens), or the projects of a namespace. */
-export interface AccountChange {
-  kind: 'user' | 'namespace';
+/**
+ * A change the triggers announce: a user (or one of their tokens), a namespace (its row, or a project
+ * entering or leaving it), a project (its row or its shares), or access to projects (`id` 0).
+ */
+export interface Change {
+  kind: 'user' | 'namespace' | 'project' | 'access';
   id: number;
 }
 
-function parseChange(payload: string): AccountChange | undefined {
-  const match = /^(user|namespace):(\d+)$/.exec(payload);
-  return match ? { kind: match[1] as AccountChange['kind'], id: Number(match[2]) } : undefined;
+function parseChange(payload: string): Change | undefined {
+  if (payload === 'access') return { kind: 'access', id: 0 };
+  const match = /^(user|namespace|project):(\d+)$/.exec(payload);
+  return match ? { kind: match[1] as Change['kind'], id: Number(match[2]) } : undefined;
 }
 
 /**
- * Facts about accounts read on every request, kept in memory between the database's announcements of
- * their change (src/db/changes.ts). An entry goes when a change `affects` it; everything goes on a payload
+ * Facts read on every request (accounts, projects), kept in memory between the database's announcements
+ * of their change (src/db/changes.ts). An entry goes when a change `affects` it; everything goes on a payload
  * it cannot read or when changes may have been lost; nothing is served or stored while the feed is not
  * live; and no entry outlives `ttlMs`, a bound should an announcement ever be missed.
  *
  * A read that began before a change must not store what it read: `mark()` before reading, `set` with
  * the mark, and the value is dropped if any change was heard in between.
  */
-export class AccountCache<K, V> {
+export class ChangeCache<K, V> {
   private readonly entries: LruCache<K, { value: V; storedAt: number }>;
   private generation = 0;
 
@@ -29,7 +33,7 @@ export class AccountCache<K, V> {
     private readonly feed: ChangeFeed,
     capacity: number,
     private readonly ttlMs: number,
-    private readonly affects: (key: K, value: V, change: AccountChange) => boolean,
+    private readonly affects: (key: K, value: V, change: Change) => boolean,
   ) {
     this.entries = new LruCache(capacity);
     feed.subscribe((payload) => this.changed(payload));
