@@ -137,6 +137,8 @@ const MERGED_BRANCHES = new WeakMap<object, Map<string, RefEntry[]>>();
 const COMMITS = new LruCache<string, GitCommit>(20_000);
 const MERGE_BASES = new LruCache<string, string | null>(10_000);
 const COMMIT_STATS = new LruCache<string, CommitStats>(20_000);
+/** A `<rev>:<path>` whose path starts with `.` or `..` as a whole segment. */
+const RELATIVE_TREE_PATH = /:\.\.?(\/|$)/;
 
 /** Values by commit id from `cache`, with one `load` for the ids it lacks. */
 async function readThrough<V>(
@@ -316,6 +318,9 @@ export class GitRepository {
   }
 
   async object(revision: string): Promise<GitObject | null> {
+    // `<rev>:./path` and `<rev>:../path` are relative to a working tree, which a bare repository lacks:
+    // git's batch reader dies on them. No tree entry is named `.` or `..`, so there is no such object.
+    if (RELATIVE_TREE_PATH.test(revision)) return null;
     return (await this.reader.info([revision]))[0];
   }
 
@@ -830,7 +835,7 @@ export class GitRepository {
     name: string,
   ): Promise<{ mode: string; type: string; sha: string; size: number } | null> {
     assertObjectId(commit);
-    const [tree] = await this.reader.info([dir ? `${commit}:${dir}` : `${commit}^{tree}`]);
+    const tree = await this.object(dir ? `${commit}:${dir}` : `${commit}^{tree}`);
     if (!tree || tree.type !== 'tree') return null;
     const entry = (await this.reader.treeEntries(tree.id)).find((e) => e.name === name);
     if (!entry) return null;

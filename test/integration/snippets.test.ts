@@ -157,6 +157,9 @@ describe('a project snippet with three files', () => {
     const gone = await call(owner, 'GET', `${base}/${created.id}/files/main/README.md/raw`);
     expect(gone.status).toBe(404);
     expect(gone.body).toEqual({ message: '404 File Not Found' });
+    // A path relative to a working tree names no file of the repository (git's reader would die on it).
+    for (const relative of ['..%2F..', '.%2Fhello.rb', '..'])
+      expect((await call(owner, 'GET', `${base}/${created.id}/files/main/${relative}/raw`)).status).toBe(404);
     const badRef = await call(owner, 'GET', `${base}/${created.id}/files/nope/hello.rb/raw`);
     expect(badRef.body).toEqual({ message: '404 Reference Not Found' });
     const raw = await call(owner, 'GET', `${base}/${created.id}/raw`);
