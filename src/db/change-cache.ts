@@ -70,3 +70,7 @@ export class ChangeCache<K, V> {
       if (this.affects(key, entry.value, change)) this.entries.delete(key);
   }
 }
+
+/** A request's own copy of a cached entity (same class, same fields): what it changes stays its own. */
+export const ownCopy = <T extends object>(entity: T): T =>
+  Object.assign(Object.create(Object.getPrototypeOf(entity) as object) as T, entity);

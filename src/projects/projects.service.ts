@@ -69,7 +69,7 @@ import { isForeignKeyViolation, isUniqueViolation } from '../db/errors.js';
 import { borrowAndFetch } from '../git/object-sharing.js';
 import { preparedQuery } from '../db/prepared.js';
 import { entityRows, type EntityRows } from '../db/rows.js';
-import { ChangeCache, type Change } from '../db/change-cache.js';
+import { ChangeCache, ownCopy, type Change } from '../db/change-cache.js';
 import { utcToday } from '../core/clock.js';
 import { changeFeed } from '../db/changes.js';
 
@@ -153,21 +153,17 @@ interface FoundProject {
 const FOUND_PROJECTS = 10_000;
 const FOUND_TTL_MS = 30_000;
 
-/** A request's own copy of a cached entity: what it changes stays its own. */
-const copyOf = <T extends object>(entity: T): T =>
-  Object.assign(Object.create(Object.getPrototypeOf(entity) as object) as T, entity);
-
 /** A fresh copy of a found project, down to the entities a request could change. */
 function copyFound({ project, access, shares }: FoundProject): FoundProject {
-  const copy = copyOf(project);
-  copy.namespace = copyOf(project.namespace);
-  if (project.namespace.owner) copy.namespace.owner = copyOf(project.namespace.owner);
+  const copy = ownCopy(project);
+  copy.namespace = ownCopy(project.namespace);
+  if (project.namespace.owner) copy.namespace.owner = ownCopy(project.namespace.owner);
   return {
     project: copy,
     access: { ...access },
     shares: shares.map((link) => {
-      const share = copyOf(link);
-      if (link.group) share.group = copyOf(link.group);
+      const share = ownCopy(link);
+      if (link.group) share.group = ownCopy(link.group);
       return share;
     }),
   };

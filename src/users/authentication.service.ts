@@ -8,7 +8,7 @@ import { changeFeed } from '../db/changes.js';
 import { preparedQuery } from '../db/prepared.js';
 import { entityRows, type EntityRows } from '../db/rows.js';
 import type { Logger } from '../logger.js';
-import { ChangeCache } from '../db/change-cache.js';
+import { ChangeCache, ownCopy } from '../db/change-cache.js';
 import { PersonalAccessToken } from './personal-access-token.entity.js';
 import { User } from './user.entity.js';
 
@@ -34,10 +34,6 @@ interface Principal {
 /** Unrevoked, unexpired today, and its user active. */
 const usable = ({ token, user }: Principal) =>
   !token.revoked && (token.expiresAt === null || token.expiresAt > utcToday()) && user.state === 'active';
-
-/** A request's own copy of a cached entity: what it changes stays its own. */
-const copy = <T extends object>(entity: T): T =>
-  Object.assign(Object.create(Object.getPrototypeOf(entity) as object) as T, entity);
 
 /** Tokens and sudo, against the users' tables. */
 export class AuthenticationService implements Authenticator {
@@ -85,8 +81,8 @@ export class AuthenticationService implements Authenticator {
       this.principals.set(digest, principal, mark);
     } else if (!usable(principal)) throw unauthorized();
     this.recordUse(principal.token);
-    const user = copy(principal.user);
-    const record = copy(principal.token);
+    const user = ownCopy(principal.user);
+    const record = ownCopy(principal.token);
     record.user = user;
     return { user, token: record };
   }
