@@ -14,7 +14,8 @@
  * dataset to try the harness quickly; BENCH_ENDPOINTS (comma-separated endpoint names, e.g.
  * `user,project get`) measures only those, and skips the repository when none of them reads it;
  * BENCH_NODE_ARGS adds flags to the server's node (`--cpu-prof --cpu-prof-dir=<dir>` profiles it);
- * BENCH_WARMUP (sequential requests before an endpoint is measured, 200, in 3 s at most).
+ * BENCH_WARMUP (sequential requests before an endpoint is measured, 200, in 3 s at most);
+ * BENCH_KEEP_DATABASE=1 leaves the PostgreSQL database in place and prints its URL, to inspect plans.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -732,7 +733,8 @@ async function main(): Promise<void> {
     cleaned = true;
     if (floorServer) floorServer.child.kill('SIGTERM');
     if (server) await stopServer(server);
-    await database.drop().catch((err: unknown) => log(`could not drop the database: ${String(err)}`));
+    if (env.BENCH_KEEP_DATABASE === '1' && database.url) log(`database kept: ${database.url}`);
+    else await database.drop().catch((err: unknown) => log(`could not drop the database: ${String(err)}`));
     log('cleaning up');
     fs.rmSync(dataDir, { recursive: true, force: true });
   };

@@ -3,16 +3,17 @@ import type { ChangeFeed } from './changes.js';
 
 /**
  * A change the triggers announce: a user (or one of their tokens), a namespace (its row, or a project
- * entering or leaving it), a project (its row or its shares), or access to projects (`id` 0).
+ * entering or leaving it), a project (its row or its shares), the merge requests of a project, or
+ * (`id` 0) access to projects or the titles of labels.
  */
 export interface Change {
-  kind: 'user' | 'namespace' | 'project' | 'access';
+  kind: 'user' | 'namespace' | 'project' | 'merge_requests' | 'access' | 'labels';
   id: number;
 }
 
 function parseChange(payload: string): Change | undefined {
-  if (payload === 'access') return { kind: 'access', id: 0 };
-  const match = /^(user|namespace|project):(\d+)$/.exec(payload);
+  if (payload === 'access' || payload === 'labels') return { kind: payload, id: 0 };
+  const match = /^(user|namespace|project|merge_requests):(\d+)$/.exec(payload);
   return match ? { kind: match[1] as Change['kind'], id: Number(match[2]) } : undefined;
 }
 
@@ -23,7 +24,8 @@ function parseChange(payload: string): Change | undefined {
  * live; and no entry outlives `ttlMs`, a bound should an announcement ever be missed.
  *
  * A read that began before a change must not store what it read: `mark()` before reading, `set` with
- * the mark, and the value is dropped if any change was heard in between.
+ * the mark, and the value is dropped if any change was heard in between. Changes of other `kinds` than
+ * the cache's pass it by.
  */
 export class ChangeCache<K, V> {
   private readonly entries: LruCache<K, { value: V; storedAt: number }>;
@@ -33,6 +35,7 @@ export class ChangeCache<K, V> {
     private readonly feed: ChangeFeed,
     capacity: number,
     private readonly ttlMs: number,
+    private readonly kinds: ReadonlyArray<Change['kind']>,
     private readonly affects: (key: K, value: V, change: Change) => boolean,
   ) {
     this.entries = new LruCache(capacity);
@@ -60,8 +63,9 @@ export class ChangeCache<K, V> {
   }
 
   private changed(payload: string | undefined): void {
-    this.generation++;
     const change = payload === undefined ? undefined : parseChange(payload);
+    if (change && !this.kinds.includes(change.kind)) return;
+    this.generation++;
     if (!change) {
       this.entries.clear();
       return;

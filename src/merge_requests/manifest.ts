@@ -6,6 +6,7 @@ import { ForkMergeRequests1767744100000 } from '../db/migrations/1767744100000-f
 import { MergeRequestListIndexes1767744300000 } from '../db/migrations/1767744300000-merge-request-list-indexes.js';
 import { MergeRequestMerging1767744400000 } from '../db/migrations/1767744400000-merge-request-merging.js';
 import { MergeRequestLabelIds1767800100000 } from '../db/migrations/1767800100000-merge-request-label-ids.js';
+import { MergeRequestChanges1767800600000 } from '../db/migrations/1767800600000-merge-request-changes.js';
 import { MergeRequest, MergeRequestDiff } from './merge-request.entity.js';
 import { MergeRequestVersions } from './merge-request-versions.js';
 import { mergeRequestsHandlers } from './merge-requests.handlers.js';
@@ -32,6 +33,7 @@ export const mergeRequestsManifest = defineFamily({
     MergeRequestListIndexes1767744300000,
     MergeRequestMerging1767744400000,
     MergeRequestLabelIds1767800100000,
+    MergeRequestChanges1767800600000,
   ],
   services: [
     defineService(

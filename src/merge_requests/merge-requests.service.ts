@@ -49,6 +49,7 @@ import {
 } from '../resource_events/record.js';
 import { User } from '../users/user.entity.js';
 import { parseDuration } from './durations.js';
+import { MergeRequestListCounts } from './list-counts.js';
 import { Milestone } from '../milestones/milestone.entity.js';
 import { MergeRequest, MergeRequestDiff } from './merge-request.entity.js';
 import type { MergeRequestVersions } from './merge-request-versions.js';
@@ -220,7 +221,8 @@ const relatedByIdsSql = (hooks: MergeRequestApprovalHooks | null) => {
 
 /**
  * A list's page (`page`, selected as `mr_<column>`) with what `related` loads, from the page itself, and
- * the capped count: one statement, one row.
+ * the capped count unless it is known (with the readable projects it counted, to keep it): one
+ * statement, one row.
  */
 /**
  * The rows up to a page's end, bounded by a literal in the statement: with a parameter alone, the
@@ -232,7 +234,7 @@ const pageBound = (rows: number) => 2 ** Math.max(5, Math.ceil(Math.log2(rows)))
 const listSql = (
   hooks: MergeRequestApprovalHooks | null,
   pageSql: string,
-  countSql: string,
+  count: { sql: string; withProjects: boolean } | null,
   order: string,
   bound: number,
   readable?: ReadableIds,
@@ -257,7 +259,9 @@ const listSql = (
     FROM page
   ), ${related.ctes}
   SELECT (SELECT json_agg(page ORDER BY ${order}) FROM page) AS items,${readable ? ` ${readable.heldSql} AS readable_held,` : ''}
-    (SELECT count(*)::int FROM (${countSql}) counted) AS counted, ${related.columns}`;
+    ${count ? `(SELECT count(*)::int FROM (${count.sql}) counted)` : 'NULL::int'} AS counted,${
+      count?.withProjects && readable ? ' (SELECT ids FROM readable) AS counted_projects,' : ''
+    } ${related.columns}`;
 };
 
 /**
@@ -286,6 +290,7 @@ export class MergeRequestsService {
   private readonly userRows: EntityRows<User>;
   private readonly labelRows: EntityRows<Label>;
   private readonly milestoneRows: EntityRows<Milestone>;
+  private readonly listCounts: MergeRequestListCounts;
   private approvalHooks: MergeRequestApprovalHooks | null = null;
   /** `relatedByIdsSql` once the approvals family has registered (or not). */
   private relatedByIds: ReturnType<typeof relatedByIdsSql> | undefined;
@@ -303,6 +308,7 @@ export class MergeRequestsService {
     this.userRows = entityRows(this.dataSource, User, 'u');
     this.labelRows = entityRows(this.dataSource, Label, 'l');
     this.milestoneRows = entityRows(this.dataSource, Milestone, 'm');
+    this.listCounts = new MergeRequestListCounts(this.dataSource);
     services.labels.countOpenMergeRequestsWith((caller, labelIds, scope) =>
       this.countOpenWithLabels(caller, labelIds, scope),
     );
@@ -403,13 +409,21 @@ export class MergeRequestsService {
       .select(this.mergeRequestRows.select)
       .orderBy(column, direction, nulls)
       .addOrderBy('mr.id', direction);
+    const countSql = counting.getQuery();
+    const countKey = this.listCounts.keyOf(
+      params,
+      `${readable?.sql ?? ''}\n${countSql}`,
+      counting.getParameters(),
+    );
+    const knownCount = this.listCounts.get(countKey);
+    const mark = this.listCounts.mark();
     // One prepared statement for the page, its count and its related records; the text depends only
     // on which filters are set, so each shape is planned once per connection.
     const [sql, values] = this.dataSource.driver.escapeQueryWithParameters(
       listSql(
         this.approvalHooks,
         paging.getQuery(),
-        counting.getQuery(),
+        knownCount === undefined ? { sql: countSql, withProjects: countKey !== undefined } : null,
         `${column.replace('.', '_')} ${direction}${nulls ? ` ${nulls}` : ''}, mr_id ${direction}`,
         pageBound(page * perPage + 1),
         readable,
@@ -417,10 +431,20 @@ export class MergeRequestsService {
       { ...query.getParameters(), pageLimit: perPage + 1, pageOffset: (page - 1) * perPage },
     );
     const [row] = await preparedQuery<
-      RelatedRow & { items: Array<Record<string, unknown>> | null; counted: number; readable_held?: boolean }
+      RelatedRow & {
+        items: Array<Record<string, unknown>> | null;
+        counted: number | null;
+        counted_projects?: number[] | null;
+        readable_held?: boolean;
+      }
     >(this.dataSource, sql, values);
     await readable?.settle(row.readable_held);
-    const total = row.counted > MAX_COUNTED_ITEMS ? null : row.counted;
+    const counted = knownCount ?? row.counted!;
+    if (countKey !== undefined && knownCount === undefined) {
+      const projects = 'project' in where ? [where.project.project.id] : (row.counted_projects ?? []);
+      this.listCounts.set(countKey, params, counted, projects, mark);
+    }
+    const total = counted > MAX_COUNTED_ITEMS ? null : counted;
     const rows = (row.items ?? []).map((json) => this.mergeRequestRows.hydrate(json)!);
     const items = rows.slice(0, perPage);
     const records = await this.recordsOf(this.dataSource.manager, items, row);

@@ -181,6 +181,8 @@ function foundChangedBy(found: FoundProject, change: Change): boolean {
       return change.id === project.namespace.id || found.shares.some((link) => link.groupId === change.id);
     case 'user':
       return change.id === project.namespace.ownerId;
+    default:
+      return false;
   }
 }
 
@@ -217,6 +219,7 @@ export class ProjectsService {
       changeFeed(deps.dataSource),
       FOUND_PROJECTS,
       FOUND_TTL_MS,
+      ['access', 'project', 'namespace', 'user'],
       (_key, found, change) => foundChangedBy(found, change),
     );
   }

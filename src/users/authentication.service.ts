@@ -63,6 +63,7 @@ export class AuthenticationService implements Authenticator {
       changeFeed(core.dataSource),
       PRINCIPALS,
       PRINCIPAL_TTL_MS,
+      ['user'],
       (_digest, principal, change) => change.kind === 'user' && change.id === principal.user.id,
     );
   }

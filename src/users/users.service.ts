@@ -133,6 +133,7 @@ export class UsersService {
       changeFeed(deps.dataSource),
       10_000,
       30_000,
+      ['user', 'namespace'],
       (userId, facts, change) =>
         change.kind === 'user'
           ? change.id === userId || change.id === facts.createdBy?.id
