@@ -16,6 +16,8 @@
  * BENCH_NODE_ARGS adds flags to the server's node (`--cpu-prof --cpu-prof-dir=<dir>` profiles it);
  * BENCH_WARMUP (sequential requests before an endpoint is measured, 200, in 3 s at most);
  * BENCH_KEEP_DATABASE=1 leaves the PostgreSQL database in place and prints its URL, to inspect plans.
+ * Unless BENCH_ENDPOINTS leaves it out, the run ends with the embedded default's start (`embedded boot`,
+ * which BENCH_ENDPOINTS may name alone).
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -27,6 +29,7 @@ import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
+import { bootTable, measureEmbeddedBoot, type BootRow } from './boot.js';
 import { closedLoop, openLoop, pool, type ClosedLoopResult, type OpenLoopResult } from './driver.js';
 import { gitEnv } from '../../src/git/git.js';
 import { gitFloor, type GitFloor } from './floors.js';
@@ -62,6 +65,10 @@ const SEED_CONCURRENCY = Number(env.BENCH_SEED_CONCURRENCY ?? 8);
 const SELECTED = env.BENCH_ENDPOINTS?.split(',')
   .map((name) => name.trim())
   .filter(Boolean);
+/** Not an endpoint: the embedded default's start (boot.ts), measured last. */
+const BOOT = 'embedded boot';
+const MEASURES_BOOT = !SELECTED || SELECTED.includes(BOOT);
+const BOOT_ONLY = SELECTED !== undefined && SELECTED.every((name) => name === BOOT);
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const OUT = path.resolve(ROOT, env.BENCH_OUT ?? '.forge-test/bench.json');
 
@@ -639,7 +646,7 @@ function endpoints(
 /** The endpoints BENCH_ENDPOINTS names, or all of them; an unknown name breaks the harness. */
 function selected(list: Endpoint[]): Endpoint[] {
   if (!SELECTED) return list;
-  const unknown = SELECTED.filter((name) => !list.some((e) => e.name === name));
+  const unknown = SELECTED.filter((name) => name !== BOOT && !list.some((e) => e.name === name));
   if (unknown.length > 0)
     throw new Error(
       `BENCH_ENDPOINTS: unknown ${unknown.join(', ')}; known: ${list.map((e) => e.name).join(', ')}`,
@@ -720,6 +727,10 @@ function table(rows: Row[]): string {
 // ---------- main ----------
 
 async function main(): Promise<void> {
+  if (BOOT_ONLY) {
+    process.stdout.write(`\n${bootTable(await measureEmbeddedBoot(ROOT, await freePort()))}\n`);
+    return;
+  }
   const began = performance.now();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'forge-bench-'));
   const repoDir = path.join(dataDir, 'source.git');
@@ -866,6 +877,15 @@ async function main(): Promise<void> {
       log('measured the Koa + SQL floors');
     }
 
+    // Last, with nothing else running: the embedded default as `make run` starts it.
+    let boot: BootRow[] = [];
+    if (MEASURES_BOOT) {
+      floorServer?.child.kill('SIGTERM');
+      await stopServer(server);
+      boot = await measureEmbeddedBoot(ROOT, await freePort());
+      log('measured the embedded start');
+    }
+
     const totalSeconds = (performance.now() - began) / 1000;
     const report = {
       when: new Date().toISOString(),
@@ -885,6 +905,7 @@ async function main(): Promise<void> {
       },
       total_seconds: Math.round(totalSeconds),
       rows,
+      boot,
     };
     fs.mkdirSync(path.dirname(OUT), { recursive: true });
     fs.writeFileSync(OUT, `${JSON.stringify(report, null, 2)}\n`);
@@ -911,6 +932,7 @@ async function main(): Promise<void> {
         'Floor p50: one invocation; floor CPU: ms per invocation.',
       'floors:',
       ...rows.map((r) => `  ${r.endpoint.padEnd(22)} ${r.floor?.command ?? '(none)'}`),
+      ...(boot.length > 0 ? ['', bootTable(boot)] : []),
       '',
       `total ${totalSeconds.toFixed(0)} s; JSON in ${path.relative(process.cwd(), OUT)}`,
     ];

@@ -160,6 +160,8 @@ export interface RowReader<T extends ObjectLiteral> {
   read(query: SelectQueryBuilder<T>): Promise<{ items: T[]; rows: Row[] }>;
   /** How many rows the query matches, whatever its order and limits. */
   count(query: SelectQueryBuilder<T>): Promise<number>;
+  /** `read` with the count in the same statement (undefined when the page has no row to carry it). */
+  readCounted?(query: SelectQueryBuilder<T>): Promise<{ items: T[]; rows: Row[]; total?: number }>;
 }
 
 /** Through TypeORM: its entities and raw rows, and its count. */
@@ -177,8 +179,9 @@ export function typeormRows<T extends ObjectLiteral>(): RowReader<T> {
 
 /**
  * `paginateOffset` for a query whose joins are all to-one: the page in one statement, and the total
- * from it when the page is the last one (not full); only a full or empty page counts apart. A window
- * count beside the rows would make PostgreSQL read and sort every row instead of stopping at the page.
+ * from it when the page is the last one (not full); only a full or empty page counts apart, unless the
+ * reader counts in the page's statement. A window count beside the rows would make PostgreSQL read and
+ * sort every row instead of stopping at the page; a count in a scalar subquery runs once, apart.
  */
 export async function paginateOffsetRows<T extends ObjectLiteral>(
   query: SelectQueryBuilder<T>,
@@ -189,10 +192,18 @@ export async function paginateOffsetRows<T extends ObjectLiteral>(
   const perPage = perPageOf(params);
   const page = Math.max(params.page ?? 1, 1);
   const offset = (page - 1) * perPage;
-  const { items, rows } = await reader.read(query.offset(offset).limit(perPage));
+  const paged = query.offset(offset).limit(perPage);
+  const {
+    items,
+    rows,
+    total: counted,
+  } = reader.readCounted
+    ? await reader.readCounted(paged)
+    : { ...(await reader.read(paged)), total: undefined };
   const lastPage = items.length > 0 && items.length < perPage;
   const total =
-    lastPage || (items.length === 0 && page === 1) ? offset + items.length : await reader.count(query);
+    counted ??
+    (lastPage || (items.length === 0 && page === 1) ? offset + items.length : await reader.count(query));
   return { items, rows, headers: offsetHeaders(total, page, perPage, request) };
 }
 

@@ -732,34 +732,36 @@ export class ProjectsService {
 
   /**
    * The list's statements, prepared (TypeORM names its aliases `<alias>_<column>`, as `entityRows`
-   * reads them): the page's projects with namespace, owner and, when asked, statistics; and the count.
+   * reads them): the page's projects with namespace, owner and, when asked, statistics, with the
+   * count beside them; and the count alone, for a page past the end.
    */
   private listReader(statistics: boolean): RowReader<Project> {
     const rows = this.findRows;
     this.statisticsRows ??= entityRows(this.dataSource, ProjectStatistics, 'stats');
     const stats = this.statisticsRows;
     const owners = (this.ownerRows ??= entityRows(this.dataSource, User, 'owner'));
+    const read = async (query: SelectQueryBuilder<Project>) => {
+      const [sql, values] = query.getQueryAndParameters();
+      const found = await preparedQuery(this.dataSource, sql, values);
+      const items = found.map((row) => {
+        const project = rows.project.hydrate(row) as ProjectView['project'];
+        project.namespace = rows.namespace.hydrate(row)!;
+        project.namespace.owner = owners.hydrate(row);
+        if (statistics) project.statistics = stats.hydrate(row) ?? undefined;
+        return project;
+      });
+      return { items, rows: found };
+    };
+    const counting = (query: SelectQueryBuilder<Project>) =>
+      query.clone().orderBy().offset(undefined).limit(undefined).select('count(*)', 'total');
     return {
-      read: async (query) => {
-        const [sql, values] = query.getQueryAndParameters();
-        const found = await preparedQuery(this.dataSource, sql, values);
-        const items = found.map((row) => {
-          const project = rows.project.hydrate(row) as ProjectView['project'];
-          project.namespace = rows.namespace.hydrate(row)!;
-          project.namespace.owner = owners.hydrate(row);
-          if (statistics) project.statistics = stats.hydrate(row) ?? undefined;
-          return project;
-        });
-        return { items, rows: found };
+      read,
+      readCounted: async (query) => {
+        const page = await read(query.addSelect(`(${counting(query).getQuery()})`, 'page_total'));
+        return { ...page, total: page.rows.length > 0 ? Number(page.rows[0].page_total) : undefined };
       },
       count: async (query) => {
-        const [sql, values] = query
-          .clone()
-          .orderBy()
-          .offset(undefined)
-          .limit(undefined)
-          .select('count(*)', 'total')
-          .getQueryAndParameters();
+        const [sql, values] = counting(query).getQueryAndParameters();
         const [row] = await preparedQuery<{ total: string }>(this.dataSource, sql, values);
         return Number(row.total);
       },

@@ -273,6 +273,12 @@ describe('pagination', () => {
     }
     expect(seen).toEqual(ids);
     expect(pages).toEqual(['1', '2', '3']);
+    // Past the end no row carries the count, which is then read apart.
+    const past = await send(`${server.api}/projects?search=${tag}&per_page=3&page=4`, 'GET', {
+      token: alice.token,
+    });
+    expect(past.body).toEqual([]);
+    expect(past.headers.get('x-total')).toBe('7');
   });
 
   it('gives first, prev, next and last links and empty edges', async () => {
