@@ -11,8 +11,9 @@
  * default postgres://postgres@127.0.0.1:5432/postgres; when it does not answer, PGlite is used),
  * BENCH_DATABASE=pglite (force PGlite), BENCH_OUT (JSON report, .forge-test/bench.json),
  * BENCH_SEED_CONCURRENCY (parallel seeding calls, 8); BENCH_PROJECTS and BENCH_USERS shrink the
- * dataset to try the harness quickly; BENCH_ENDPOINTS (comma-separated endpoint names, e.g.
- * `user,project get`) measures only those, and skips the repository when none of them reads it;
+ * dataset to try the harness quickly; BENCH_ENDPOINTS (endpoint names separated by a comma without a
+ * space after it, e.g. `user,tree, root`) measures only those, and skips the repository when none of
+ * them reads it;
  * BENCH_NODE_ARGS adds flags to the server's node (`--cpu-prof --cpu-prof-dir=<dir>` profiles it);
  * BENCH_WARMUP (sequential requests before an endpoint is measured, 200, in 3 s at most);
  * BENCH_KEEP_DATABASE=1 leaves the PostgreSQL database in place and prints its URL, to inspect plans.
@@ -62,7 +63,8 @@ const DATASET = {
   userLists: 40,
 };
 const SEED_CONCURRENCY = Number(env.BENCH_SEED_CONCURRENCY ?? 8);
-const SELECTED = env.BENCH_ENDPOINTS?.split(',')
+// Names hold ", " (`tree, root`): only a comma without a space after it separates them.
+const SELECTED = env.BENCH_ENDPOINTS?.split(/,(?! )/)
   .map((name) => name.trim())
   .filter(Boolean);
 /** Not an endpoint: the embedded default's start (boot.ts), measured last. */

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import { SERVER_ENTRY, startServerProcess } from '../helpers/process.js';
+import { SERVER_ENTRY, serverPort, startServerProcess } from '../helpers/process.js';
 import { send, useTestServer, type TestResponse } from '../helpers/server.js';
 
 const server = useTestServer();
@@ -209,7 +209,7 @@ afterAll(() => {
 
 describe.runIf(postgres && fs.existsSync(SERVER_ENTRY))('another process on the same database', () => {
   it('hears of revocation, blocking and new fields before the next request', async () => {
-    const port = String(20000 + Math.floor(Math.random() * 20000));
+    const port = String(serverPort());
     const other = startServerProcess(
       {
         ...process.env,

@@ -20,7 +20,7 @@ import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { RepositoryStorage } from '../../src/git/storage.js';
 import { remoteUrl } from '../helpers/git-cli.js';
-import { SERVER_ENTRY, startServerProcess } from '../helpers/process.js';
+import { SERVER_ENTRY, serverPort, startServerProcess } from '../helpers/process.js';
 import { databaseUrl, withClient } from '../helpers/template-database.js';
 
 const exec = promisify(execFile);
@@ -75,7 +75,7 @@ class CrashRun {
   readonly dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'forge-crash-'));
   readonly storage = path.join(this.dataDir, 'repositories');
   readonly work = fs.mkdtempSync(path.join(os.tmpdir(), 'forge-crash-client-'));
-  readonly port = String(20000 + Math.floor(Math.random() * 20000));
+  readonly port = String(serverPort());
   readonly base = `http://127.0.0.1:${this.port}`;
   /** Projects whose creation was answered 201 and deletion never answered, with acknowledged branch heads. */
   readonly live = new Map<number, { fullPath: string; heads: Map<string, string> }>();

@@ -8,13 +8,13 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SERVER_ENTRY, startServerProcess } from '../helpers/process.js';
+import { SERVER_ENTRY, serverPort, startServerProcess } from '../helpers/process.js';
 import { sendRaw } from '../helpers/server.js';
 
 const ROOT_TOKEN = 'glpat-crash-test-root-token';
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'forge-crash-'));
 const children: ChildProcess[] = [];
-const port = 20000 + Math.floor(Math.random() * 20000);
+const port = serverPort();
 const base = `http://127.0.0.1:${port}`;
 let server: ChildProcess;
 let output = '';

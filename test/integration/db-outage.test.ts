@@ -12,7 +12,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDataSource } from '../../src/db/data-source.js';
 import { isDatabaseUnavailable } from '../../src/db/errors.js';
-import { SERVER_ENTRY, startServerProcess } from '../helpers/process.js';
+import { SERVER_ENTRY, serverPort, startServerProcess } from '../helpers/process.js';
 import { databaseUrl, withClient } from '../helpers/template-database.js';
 
 const postgres = process.env.FORGE_TEST_DATABASE_URL;
@@ -158,7 +158,7 @@ describe.runIf(fs.existsSync(SERVER_ENTRY))('no database at start', () => {
 
 describe.runIf(fs.existsSync(SERVER_ENTRY) && postgres)('PostgreSQL stops answering', () => {
   const database = `forge_outage_${crypto.randomBytes(6).toString('hex')}`;
-  const port = String(20000 + Math.floor(Math.random() * 20000));
+  const port = String(serverPort());
   const base = `http://127.0.0.1:${port}`;
   let proxy: DatabaseProxy;
 

@@ -12,12 +12,12 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { queueSchemaFor } from '../../src/core/queue.js';
 import { RepositoryStorage } from '../../src/git/storage.js';
-import { SERVER_ENTRY, startServerProcess } from '../helpers/process.js';
+import { SERVER_ENTRY, serverPort, startServerProcess } from '../helpers/process.js';
 
 const entry = SERVER_ENTRY;
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'forge-queue-restart-'));
 const token = 'glpat-queue-restart-root-token';
-const port = String(20000 + Math.floor(Math.random() * 20000));
+const port = String(serverPort());
 const api = `http://127.0.0.1:${port}/api/v4`;
 const children: ChildProcess[] = [];
 const postgres = process.env.FORGE_TEST_DATABASE_URL;

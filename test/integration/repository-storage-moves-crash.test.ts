@@ -16,7 +16,7 @@ import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { RepositoryStorage } from '../../src/git/storage.js';
 import { remoteUrl } from '../helpers/git-cli.js';
-import { SERVER_ENTRY, startServerProcess } from '../helpers/process.js';
+import { SERVER_ENTRY, serverPort, startServerProcess } from '../helpers/process.js';
 import { databaseUrl, withClient } from '../helpers/template-database.js';
 
 const exec = promisify(execFile);
@@ -65,7 +65,7 @@ class MoveCrashRun {
   readonly dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'forge-move-crash-'));
   readonly second = path.join(this.dataDir, 'second');
   readonly work = fs.mkdtempSync(path.join(os.tmpdir(), 'forge-move-crash-client-'));
-  readonly port = String(20000 + Math.floor(Math.random() * 20000));
+  readonly port = String(serverPort());
   readonly base = `http://127.0.0.1:${this.port}`;
   private server?: ChildProcess;
 

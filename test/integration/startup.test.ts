@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { SERVER_ENTRY, startServerProcess } from '../helpers/process.js';
+import { SERVER_ENTRY, serverPort, startServerProcess } from '../helpers/process.js';
 
 /** The built entry point: embedded database, root bootstrap, graceful stop. */
 const entry = SERVER_ENTRY;
@@ -26,7 +26,7 @@ afterAll(() => {
 
 describe.runIf(fs.existsSync(entry))('starting the built server', () => {
   it('creates root on the embedded database, prints its token once, and stops on SIGTERM', async () => {
-    const port = String(20000 + Math.floor(Math.random() * 20000));
+    const port = String(serverPort());
     const first = start({ PORT: port });
     const output = await first.ready;
     const token = /root token \(shown once[^)]*\): (glpat-\S+)/.exec(output)?.[1];
