@@ -31,7 +31,14 @@ import { pathToFileURL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { bootTable, measureEmbeddedBoot, type BootRow } from './boot.js';
-import { closedLoop, openLoop, pool, type ClosedLoopResult, type OpenLoopResult } from './driver.js';
+import {
+  closedLoop,
+  openLoop,
+  percentile,
+  pool,
+  type ClosedLoopResult,
+  type OpenLoopResult,
+} from './driver.js';
 import { gitEnv } from '../../src/git/git.js';
 import { gitFloor, type GitFloor } from './floors.js';
 import { cpuMs, spawnCount } from './proc.js';
@@ -71,6 +78,10 @@ const SELECTED = env.BENCH_ENDPOINTS?.split(/,(?! )/)
 const BOOT = 'embedded boot';
 const MEASURES_BOOT = !SELECTED || SELECTED.includes(BOOT);
 const BOOT_ONLY = SELECTED !== undefined && SELECTED.every((name) => name === BOOT);
+/** A write, measured apart from the reads: commits through the API, one after another. */
+const COMMITS = 'commit create';
+const MEASURES_COMMITS = !SELECTED || SELECTED.includes(COMMITS);
+const COMMIT_COUNT = Number(env.BENCH_COMMITS ?? 100);
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const OUT = path.resolve(ROOT, env.BENCH_OUT ?? '.forge-test/bench.json');
 
@@ -163,6 +174,7 @@ async function startServer(
         FORGE_ROOT_TOKEN: rootToken,
         LOG_LEVEL: 'warn',
         BENCH_SPAWN_FILE: spawnFile,
+        ...(env.BENCH_SPAWN_LOG ? { BENCH_SPAWN_LOG: env.BENCH_SPAWN_LOG } : {}),
       },
       stdio: ['ignore', logFile, logFile],
     },
@@ -648,7 +660,9 @@ function endpoints(
 /** The endpoints BENCH_ENDPOINTS names, or all of them; an unknown name breaks the harness. */
 function selected(list: Endpoint[]): Endpoint[] {
   if (!SELECTED) return list;
-  const unknown = SELECTED.filter((name) => name !== BOOT && !list.some((e) => e.name === name));
+  const unknown = SELECTED.filter(
+    (name) => name !== BOOT && name !== COMMITS && !list.some((e) => e.name === name),
+  );
   if (unknown.length > 0)
     throw new Error(
       `BENCH_ENDPOINTS: unknown ${unknown.join(', ')}; known: ${list.map((e) => e.name).join(', ')}`,
@@ -677,6 +691,68 @@ async function startFloorServer(database: Database, dataDir: string, callerId: n
     child.on('exit', (code) => reject(new Error(`the floor server exited (${code})`)));
   });
   return { child, url: `http://127.0.0.1:${port}` };
+}
+
+interface CommitRow {
+  commits: number;
+  p50: number;
+  p90: number;
+  cpuMs: number;
+  spawns: number;
+}
+
+/**
+ * `POST /projects/:id/repository/commits` changing one file of the 10,000-file repository, one commit
+ * after another on a branch of its own, as an editor saving would. CPU and spawns are the server's
+ * (git included) from the first request until its queue has settled after the last.
+ */
+async function measureCommits(
+  api: Api,
+  projectId: number,
+  server: { pid: number; spawnFile?: string },
+): Promise<CommitRow> {
+  const branch = 'bench/writes';
+  await api.call(
+    'POST',
+    `/projects/${projectId}/repository/branches?branch=${encodeURIComponent(branch)}&ref=main`,
+  );
+  const commit = (i: number) =>
+    api.call('POST', `/projects/${projectId}/repository/commits`, {
+      branch,
+      commit_message: `bench write ${i}`,
+      actions: [
+        { action: 'update', file_path: 'src/mod42/file042.ts', content: `export const written = ${i};\n` },
+      ],
+    });
+  for (let i = 0; i < 5; i++) await commit(-i - 1);
+  const cpuBefore = cpuMs(server.pid);
+  const spawnsBefore = server.spawnFile ? await spawnCount(server.pid, server.spawnFile) : NaN;
+  const latencies: number[] = [];
+  for (let i = 0; i < COMMIT_COUNT; i++) {
+    const start = performance.now();
+    await commit(i);
+    latencies.push(performance.now() - start);
+  }
+  // Work after the push (merge request refresh, housekeeping) runs on the queue: let it finish.
+  await sleep(3_000);
+  const spawnsAfter = server.spawnFile ? await spawnCount(server.pid, server.spawnFile) : NaN;
+  const cpuAfter = cpuMs(server.pid);
+  latencies.sort((a, b) => a - b);
+  return {
+    commits: COMMIT_COUNT,
+    p50: percentile(latencies, 50),
+    p90: percentile(latencies, 90),
+    cpuMs: (cpuAfter - cpuBefore) / COMMIT_COUNT,
+    spawns: (spawnsAfter - spawnsBefore) / COMMIT_COUNT,
+  };
+}
+
+function commitTable(row: CommitRow): string {
+  return [
+    `commit create: ${row.commits} commits changing one file, one at a time`,
+    `  p50 ${fmt(row.p50)} ms, p90 ${fmt(row.p90)} ms; per commit ${fmt(row.cpuMs, 2)} ms of CPU and ` +
+      `${fmt(row.spawns, 1)} git processes, the work after the push included`,
+  ].join('\n');
 }
 
 // ---------- report ----------
@@ -767,7 +843,8 @@ async function main(): Promise<void> {
     const api = new Api(server.url, rootToken);
 
     // Names and floors only: whether any selected endpoint reads the repository.
-    const withRepository = selected(endpoints(0, '', '')).some((e) => e.floor.kind === 'git');
+    const withRepository =
+      MEASURES_COMMITS || selected(endpoints(0, '', '')).some((e) => e.floor.kind === 'git');
     start = performance.now();
     // The repository is built while the API seeding runs.
     const repository = withRepository
@@ -879,6 +956,17 @@ async function main(): Promise<void> {
       log('measured the Koa + SQL floors');
     }
 
+    let commits: CommitRow | undefined;
+    if (MEASURES_COMMITS) {
+      if (database.kind === 'pglite' && floorServer) {
+        floorServer.child.kill('SIGTERM');
+        floorServer = undefined;
+        server = await startServer(database, dataDir, rootToken, port);
+      }
+      commits = await measureCommits(new Api(server.url, rootToken), seeded.project.id, server);
+      log('measured commit creation');
+    }
+
     // Last, with nothing else running: the embedded default as `make run` starts it.
     let boot: BootRow[] = [];
     if (MEASURES_BOOT) {
@@ -907,6 +995,7 @@ async function main(): Promise<void> {
       },
       total_seconds: Math.round(totalSeconds),
       rows,
+      commits,
       boot,
     };
     fs.mkdirSync(path.dirname(OUT), { recursive: true });
@@ -934,6 +1023,7 @@ async function main(): Promise<void> {
         'Floor p50: one invocation; floor CPU: ms per invocation.',
       'floors:',
       ...rows.map((r) => `  ${r.endpoint.padEnd(22)} ${r.floor?.command ?? '(none)'}`),
+      ...(commits ? ['', commitTable(commits)] : []),
       ...(boot.length > 0 ? ['', bootTable(boot)] : []),
       '',
       `total ${totalSeconds.toFixed(0)} s; JSON in ${path.relative(process.cwd(), OUT)}`,

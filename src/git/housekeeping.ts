@@ -10,6 +10,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { git } from './git.js';
+import { countObjects } from './object-counts.js';
 import { isBorrowing } from './object-sharing.js';
 
 export type HousekeepingTask = 'auto' | 'eager' | 'prune';
@@ -40,13 +41,6 @@ async function countLooseRefs(gitDir: string): Promise<number> {
   return count;
 }
 
-async function objectCounts(gitDir: string): Promise<{ loose: number; packs: number }> {
-  const { stdout } = await git(['count-objects', '-v'], { gitDir });
-  const value = (key: string) =>
-    Number(new RegExp(`^${key}: (\\d+)$`, 'm').exec(stdout.toString())?.[1] ?? 0);
-  return { loose: value('count'), packs: value('packs') };
-}
-
 /**
  * `lending`: forks borrow this repository's objects, so none is ever dropped (see object-sharing.ts).
  * A repository that borrows packs only its own objects, or it would copy the lender's.
@@ -64,7 +58,7 @@ export async function housekeep(
   };
   const [looseRefs, objects, borrowing] = await Promise.all([
     countLooseRefs(gitDir),
-    objectCounts(gitDir),
+    countObjects(gitDir),
     isBorrowing(gitDir),
   ]);
   if (task !== 'auto' || looseRefs > LOOSE_REFS_LIMIT) {

@@ -49,6 +49,9 @@ class ObjectBatch {
     this.child.stdout!.on('data', (chunk: Buffer) => this.receive(chunk));
     this.child.stdin!.on('error', () => this.end());
     this.child.on('error', () => this.end());
+    // 'close' also waits for the pipes to reach end of file, which another holder of their write end
+    // could delay: the exit alone ends the process's commands, and an answer lost with it is retried.
+    this.child.on('exit', () => this.end());
     this.child.on('close', () => this.end());
     // stderr is drained so git never blocks on a full pipe; its warnings carry nothing we answer with.
     this.child.stderr!.resume();
@@ -144,7 +147,14 @@ class ObjectBatchPool {
     for (let attempt = 1; ; attempt++) {
       const batch = this.acquire(dir);
       try {
-        return await batch.ask(name, contents);
+        const found = await batch.ask(name, contents);
+        // As for a failed git command: a name missing from a repository moved away meanwhile (its
+        // project deleted) is the project's 404, not an answer about the name.
+        if (!found && !fs.existsSync(dir)) {
+          this.forget(dir);
+          throw repositoryGone();
+        }
+        return found;
       } catch (err) {
         if (!(err instanceof BatchGone) || attempt >= 2)
           throw err instanceof BatchGone ? readerFailed(dir) : err;

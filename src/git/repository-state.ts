@@ -5,7 +5,7 @@
  */
 import crypto from 'node:crypto';
 import type { EntityManager } from 'typeorm';
-import { git, gitText } from './git.js';
+import { repositorySize } from './object-counts.js';
 import { readRefs } from './ref-store.js';
 
 /** GitLab prefers a README with a markup it renders over a plain one. */
@@ -27,29 +27,31 @@ export const digestRefs = (refs: Array<{ ref: string; sha: string }>) =>
     .update(refs.map((r) => `${r.sha} ${r.ref}`).join('\n'))
     .digest('hex');
 
+/** What the state needs read from git objects: through the repository's long-lived readers, not a process each. */
+export interface StateReads {
+  rootNames(commit: string): Promise<string[]>;
+  commitCount(commit: string): Promise<number>;
+}
+
 export async function readRepositoryState(
   gitDir: string,
   defaultBranch: string | null,
+  reads: StateReads,
 ): Promise<RepositoryState> {
   const refs = await readRefs(gitDir);
   let readmePath: string | null = null;
   let commitCount = 0;
   const head = defaultBranch ? refs.find((r) => r.ref === `refs/heads/${defaultBranch}`) : undefined;
   if (head) {
-    const names = (await gitText(['ls-tree', '--name-only', '--end-of-options', head.sha], { gitDir })).split(
-      '\n',
-    );
-    const readmes = names.filter((name) => README.test(name));
+    const readmes = (await reads.rootNames(head.sha)).filter((name) => README.test(name));
     readmePath = readmes.find((name) => name.includes('.')) ?? readmes[0] ?? null;
-    commitCount = Number(await gitText(['rev-list', '--count', '--end-of-options', head.sha], { gitDir }));
+    commitCount = await reads.commitCount(head.sha);
   }
-  const counts = (await git(['count-objects', '-v'], { gitDir })).stdout.toString('utf8');
-  const kib = (key: string) => Number(new RegExp(`^${key}: (\\d+)$`, 'm').exec(counts)?.[1] ?? 0);
   return {
     empty: refs.length === 0,
     readmePath,
     commitCount,
-    sizeBytes: (kib('size') + kib('size-pack')) * 1024,
+    sizeBytes: await repositorySize(gitDir),
     refs: digestRefs(refs),
   };
 }

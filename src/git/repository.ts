@@ -12,8 +12,9 @@
 import crypto from 'node:crypto';
 import { Readable } from 'node:stream';
 import { startArchive, type ArchiveRequest } from './archive.js';
-import { buildCommit, type BuildCommitOptions } from './commit-builder.js';
+import { buildCommit, type BuildCommitOptions, type TreeSource } from './commit-builder.js';
 import { commitStats, type CommitStats } from './commit-stats.js';
+import { parseTreeObject } from './tree-object.js';
 import { logCommits, logWithBoundary, readCommits, type GitCommit } from './commits.js';
 import {
   DEFAULT_DIFF_LIMITS,
@@ -136,6 +137,8 @@ const MERGED_BRANCHES = new WeakMap<object, Map<string, RefEntry[]>>();
 /** Commits by id: immutable, so shared by every repository and never invalidated. */
 const COMMITS = new LruCache<string, GitCommit>(20_000);
 const MERGE_BASES = new LruCache<string, string | null>(10_000);
+const ANCESTRY = new LruCache<string, boolean>(10_000);
+const COMMIT_COUNTS = new LruCache<string, number>(10_000);
 const COMMIT_STATS = new LruCache<string, CommitStats>(20_000);
 /** A `<rev>:<path>` whose path starts with `.` or `..` as a whole segment. */
 const RELATIVE_TREE_PATH = /:\.\.?(\/|$)/;
@@ -160,6 +163,15 @@ async function readThrough<V>(
       found.set(id, value);
     }
   return found;
+}
+
+/** The answer kept under `key` (ids fix it for good), or `load`'s, then kept. */
+async function remembered<V>(cache: LruCache<string, V>, key: string, load: () => Promise<V>): Promise<V> {
+  const cached = cache.get(key);
+  if (cached !== undefined) return cached;
+  const value = await load();
+  cache.set(key, value);
+  return value;
 }
 
 /** See GitRepository.compare. */
@@ -257,22 +269,14 @@ class ObjectReader {
   }
 }
 
-/** Git's tree object format: `<mode> <name>\0<raw id>` per entry. */
+/** A tree's entries as clients see them: ls-tree's spelling of modes, and a type for each. */
 function parseTree(data: Buffer, idBytes: number) {
-  const entries: Array<{ mode: string; type: TreeEntry['type']; id: string; name: string }> = [];
-  let offset = 0;
-  while (offset < data.length) {
-    const space = data.indexOf(32, offset);
-    const nul = data.indexOf(0, space);
-    const mode = data.toString('latin1', offset, space);
-    const name = data.toString('utf8', space + 1, nul);
-    const id = data.toString('hex', nul + 1, nul + 1 + idBytes);
-    offset = nul + 1 + idBytes;
-    const type = mode === '40000' ? 'tree' : mode === '160000' ? 'commit' : 'blob';
-    // ls-tree's spelling of a tree's mode, which clients see.
-    entries.push({ mode: mode.padStart(6, '0'), type, id, name });
-  }
-  return entries;
+  return parseTreeObject(data, idBytes, 'utf8').map(({ mode, name, id }) => ({
+    mode: mode.padStart(6, '0'),
+    type: (mode === '40000' ? 'tree' : mode === '160000' ? 'commit' : 'blob') as TreeEntry['type'],
+    id,
+    name,
+  }));
 }
 
 /** git log's walk options and arguments: everything but paging. */
@@ -366,25 +370,35 @@ export class GitRepository {
     commits.forEach(assertObjectId);
     // Commit ids fix their histories, so the answer is kept for good. Only two commits commute.
     const key = (commits.length === 2 ? [...commits].sort() : commits).join(' ');
-    const cached = MERGE_BASES.get(key);
-    if (cached !== undefined) return cached;
-    const result = await git(['merge-base', '--end-of-options', ...commits], {
-      gitDir: this.dir,
-      okCodes: [1],
+    return remembered(MERGE_BASES, key, async () => {
+      const result = await git(['merge-base', '--end-of-options', ...commits], {
+        gitDir: this.dir,
+        okCodes: [1],
+      });
+      return result.code === 0 ? result.stdout.toString('utf8').trim() : null;
     });
-    const base = result.code === 0 ? result.stdout.toString('utf8').trim() : null;
-    MERGE_BASES.set(key, base);
-    return base;
   }
 
   async isAncestor(ancestor: string, descendant: string): Promise<boolean> {
     assertObjectId(ancestor);
     assertObjectId(descendant);
-    const result = await git(['merge-base', '--is-ancestor', '--end-of-options', ancestor, descendant], {
-      gitDir: this.dir,
-      okCodes: [1],
+    return remembered(ANCESTRY, `${ancestor} ${descendant}`, async () => {
+      // A commit on top of the other (an API write, most pushes) needs no walk: its object says so.
+      if (ancestor === descendant || (await this.parentsOf(descendant)).includes(ancestor)) return true;
+      const result = await git(['merge-base', '--is-ancestor', '--end-of-options', ancestor, descendant], {
+        gitDir: this.dir,
+        okCodes: [1],
+      });
+      return result.code === 0;
     });
-    return result.code === 0;
+  }
+
+  /** A commit's parents from its object, through the shared reader; none for what is not a commit. */
+  private async parentsOf(id: string): Promise<string[]> {
+    const data = await this.reader.read('commit', id).catch(() => null);
+    if (!data) return [];
+    const header = data.subarray(0, Math.max(0, data.indexOf('\n\n'))).toString('latin1');
+    return [...header.matchAll(/^parent ([0-9a-f]+)$/gm)].map((match) => match[1]);
   }
 
   // ---- refs ----
@@ -550,12 +564,12 @@ export class GitRepository {
   async setMergeRequestRef(iid: number, sha: string | null): Promise<void> {
     if (!Number.isSafeInteger(iid) || iid < 1) throw new Error(`not a merge request iid: ${iid}`);
     const ref = `refs/merge-requests/${iid}/head`;
-    if (sha === null) {
-      await git(['update-ref', '-d', ref], { gitDir: this.dir });
-      return;
-    }
-    assertObjectId(sha);
-    await git(['update-ref', ref, sha], { gitDir: this.dir });
+    if (sha !== null) assertObjectId(sha);
+    // Every push to an open merge request's branches comes here; most leave the ref where it is.
+    const current = (await readRefs(this.dir)).find((stored) => stored.ref === ref)?.sha ?? null;
+    if (current === sha) return;
+    if (sha === null) await git(['update-ref', '-d', ref], { gitDir: this.dir });
+    else await git(['update-ref', ref, sha], { gitDir: this.dir });
   }
 
   /** `refs/merge-requests/<iid>/merge` (what merging would make) with its parents; null when absent. */
@@ -639,7 +653,9 @@ export class GitRepository {
     assertObjectId(head);
     if (base) assertObjectId(base);
     const range = base ? [head, `^${base}`] : [head];
-    return Number(await gitText(['rev-list', '--count', '--end-of-options', ...range], { gitDir: this.dir }));
+    return remembered(COMMIT_COUNTS, range.join(' '), async () =>
+      Number(await gitText(['rev-list', '--count', '--end-of-options', ...range], { gitDir: this.dir })),
+    );
   }
 
   // ---- history ----
@@ -974,8 +990,18 @@ export class GitRepository {
 
   /** Writes the blobs, tree and commit for file actions on top of a parent; returns the commit's id. */
   buildCommit(options: BuildCommitOptions): Promise<string> {
-    return buildCommit(this.dir, options);
+    return buildCommit(this.dir, this.trees, options);
   }
+
+  /** The builder reads the parent's trees through the shared reader. */
+  private readonly trees: TreeSource = {
+    treeOf: async (commit) => {
+      const [tree] = await this.reader.info([`${commit}^{tree}`]);
+      if (!tree) throw new GitError(['rev-parse', commit], 128, `fatal: not a valid object name ${commit}`);
+      return tree.id;
+    },
+    readTree: (id) => this.reader.read('tree', id),
+  };
 
   /** The tree of merging `source` into `target`, or null when they conflict. */
   mergedTree(target: string, source: string): Promise<string | null> {
@@ -1004,7 +1030,13 @@ export class GitRepository {
   // ---- what projects show of the repository ----
 
   state(defaultBranch: string | null): Promise<RepositoryState> {
-    return readRepositoryState(this.dir, defaultBranch);
+    return readRepositoryState(this.dir, defaultBranch, {
+      rootNames: async (commit) => {
+        const tree = await this.object(`${commit}^{tree}`);
+        return tree ? (await this.reader.treeEntries(tree.id)).map((entry) => entry.name) : [];
+      },
+      commitCount: (commit) => this.countCommits(null, commit),
+    });
   }
 
   /** The license file at the root of `branch`, identified; null when there is none. */

@@ -11,6 +11,7 @@ import { KeyedLock } from '../core/keyed-lock.js';
 import { type FileAction } from './commit-builder.js';
 import { git } from './git.js';
 import type { ProcessOutput } from './process-stream.js';
+import { repositorySize } from './object-counts.js';
 import { openGitRepository } from './repository.js';
 import { holdStorageShared } from './storage-lock.js';
 import type { RepositoryStorage, Signature } from './storage.js';
@@ -118,12 +119,8 @@ export class SnippetRepositories {
   }
 
   /** Bytes on disk, as git counts them (loose objects and packs). */
-  async size(storage: string, snippetId: number): Promise<number> {
-    const counts = (
-      await git(['count-objects', '-v'], { gitDir: this.dir(storage, snippetId) })
-    ).stdout.toString('utf8');
-    const kib = (key: string) => Number(new RegExp(`^${key}: (\\d+)$`, 'm').exec(counts)?.[1] ?? 0);
-    return (kib('size') + kib('size-pack')) * 1024;
+  size(storage: string, snippetId: number): Promise<number> {
+    return repositorySize(this.dir(storage, snippetId));
   }
 
   /** Moves a deleted snippet's repository out of its path at once; `emptyTrash` removes it. */

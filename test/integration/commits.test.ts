@@ -385,6 +385,7 @@ describe('POST /projects/:id/repository/commits', () => {
       [create('../outside.txt', 'x'), 'Path cannot include directory traversal'],
       [create('a//b.txt', 'x'), "invalid path: 'a//b.txt'"],
       [create('.git/config', 'x'), "invalid path: '.git/config'"],
+      [create('docs/.Git./hooks', 'x'), "invalid path: 'docs/.Git./hooks'"],
       [create('/', 'x'), 'You must provide a file path'],
       [
         { action: 'update', file_path: 'README.md', content: 'x', last_commit_id: 'f'.repeat(40) },

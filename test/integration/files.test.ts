@@ -434,6 +434,7 @@ describe('writing files', () => {
     ['../escape.txt', { error: 'file_path should be a valid file path' }],
     ['/abs.txt', { error: 'file_path should be a valid file path' }],
     ['.git/config', { message: "invalid path: '.git/config'" }],
+    ['GIT~1/config', { message: "invalid path: 'GIT~1/config'" }],
     ['lib', { message: 'A directory with this name already exists' }],
   ])('POST %s answers 400 %j', async (file, body) => {
     const { owner, project } = await refusalProject();

@@ -4,12 +4,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { gitText } from '../../src/git/git.js';
+import { git, gitText } from '../../src/git/git.js';
 import { ZERO_SHA } from '../../src/git/push-rules.js';
 import { GitRepository, openGitRepository } from '../../src/git/repository.js';
 import { AccessLevel } from '../../src/core/access-level.js';
 import type { Project } from '../../src/projects/project.entity.js';
 import type { TestUser } from '../helpers/factories.js';
+import { writeCommit } from '../helpers/git-plumbing.js';
 import { useTestServer } from '../helpers/server.js';
 
 const server = useTestServer();
@@ -248,5 +249,51 @@ describe('GitRepository.fetchCommit', () => {
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('GitRepository.isAncestor', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'forge-ancestry-'));
+  const commits: Record<string, string> = {};
+  beforeAll(async () => {
+    await gitText(['init', '-q', '--bare', dir]);
+    const commit = (name: string, parents: string[]) =>
+      writeCommit(dir, {
+        parents,
+        base: null,
+        files: { [name]: name },
+        message: `${name}\n`,
+        date: '2026-01-01T00:00:00Z',
+      });
+    // a ← b ← c ← m (merge of c and d), a ← d; x is a root of its own.
+    commits.a = await commit('a', []);
+    commits.b = await commit('b', [commits.a]);
+    commits.c = await commit('c', [commits.b]);
+    commits.d = await commit('d', [commits.a]);
+    commits.m = await commit('m', [commits.c, commits.d]);
+    commits.x = await commit('x', []);
+  });
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it.each([
+    ['a', 'a'],
+    ['b', 'c'],
+    ['a', 'c'],
+    ['c', 'b'],
+    ['d', 'm'],
+    ['c', 'm'],
+    ['a', 'm'],
+    ['d', 'c'],
+    ['m', 'd'],
+    ['x', 'a'],
+    ['a', 'x'],
+  ])('answers for %s and %s as merge-base --is-ancestor does', async (ancestor, descendant) => {
+    const expected = await git(['merge-base', '--is-ancestor', commits[ancestor], commits[descendant]], {
+      gitDir: dir,
+      okCodes: [1],
+    });
+    expect(await openGitRepository(dir).isAncestor(commits[ancestor], commits[descendant])).toBe(
+      expected.code === 0,
+    );
   });
 });

@@ -1,10 +1,12 @@
 /** Repository housekeeping: scheduled through the API as GitLab's, and on its own after pushes, on the queue. */
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Gitlab } from '@gitbeaker/rest';
 import { describe, expect, it } from 'vitest';
 import { AccessLevel } from '../../src/core/access-level.js';
 import { git } from '../../src/git/git.js';
+import { countObjects, repositorySize } from '../../src/git/object-counts.js';
 import { pythonGitlab, runPythonClient } from '../helpers/clients.js';
 import { useTestServer } from '../helpers/server.js';
 
@@ -104,18 +106,23 @@ describe('POST /projects/:id/housekeeping', () => {
   });
 });
 
+/** A project whose main has one commit after its README, adding `file` (through the API: a push). */
+async function projectWithCommit(file: string, content: string) {
+  const { owner, project } = await server.factories.ownedProjectWithReadme();
+  await server.request('POST', `/projects/${project.id}/repository/commits`, {
+    token: owner.token,
+    json: {
+      branch: 'main',
+      commit_message: 'more',
+      actions: [{ action: 'create', file_path: file, content }],
+    },
+  });
+  return { owner, project, dir: dirOf(project) };
+}
+
 describe('housekeeping after a push', () => {
   it('writes the commit-graph with changed-path filters', async () => {
-    const { owner, project } = await server.factories.ownedProjectWithReadme();
-    const dir = dirOf(project);
-    await server.request('POST', `/projects/${project.id}/repository/commits`, {
-      token: owner.token,
-      json: {
-        branch: 'main',
-        commit_message: 'more',
-        actions: [{ action: 'create', file_path: 'more', content: 'x' }],
-      },
-    });
+    const { owner, project, dir } = await projectWithCommit('more', 'x');
     await until(() => hasCommitGraph(dir));
     const verify = await git(['commit-graph', 'verify'], { gitDir: dir });
     expect(verify.code).toBe(0);
@@ -123,6 +130,83 @@ describe('housekeeping after a push', () => {
       token: owner.token,
     });
     expect((log.body as Array<{ title: string }>).map((c) => c.title)).toEqual(['more']);
+  });
+});
+
+describe('object counts read from the object directory', () => {
+  const fromGit = async (dir: string) => {
+    const out = (await git(['count-objects', '-v'], { gitDir: dir })).stdout.toString();
+    const value = (key: string) => Number(new RegExp(`^${key}: (\\d+)$`, 'm').exec(out)?.[1]);
+    return {
+      loose: value('count'),
+      looseKib: value('size'),
+      packs: value('packs'),
+      packKib: value('size-pack'),
+    };
+  };
+  const ours = async (dir: string) => {
+    const counts = await countObjects(dir);
+    return {
+      loose: counts.loose,
+      looseKib: Math.floor(counts.looseBytes / 1024),
+      packs: counts.packs,
+      packKib: Math.floor(counts.packBytes / 1024),
+    };
+  };
+  const states: Array<[string, (dir: string) => Promise<unknown>]> = [
+    ['loose objects only', async () => undefined],
+    ['after a repack', (dir) => git(['repack', '-a', '-d', '-q'], { gitDir: dir })],
+    [
+      'loose beside a pack',
+      (dir) => git(['hash-object', '-w', '--stdin'], { gitDir: dir, input: 'loose\n' }),
+    ],
+    ['two packs', (dir) => git(['repack', '-q'], { gitDir: dir })],
+  ];
+  it('agree with git count-objects as a repository is packed', async () => {
+    const { dir } = await projectWithCommit('big.txt', 'x'.repeat(20_000));
+    for (const [state, reach] of states) {
+      await reach(dir);
+      const expected = await fromGit(dir);
+      expect(await ours(dir), state).toEqual(expected);
+      expect(await repositorySize(dir), state).toBe((expected.looseKib + expected.packKib) * 1024);
+    }
+  });
+
+  it('are remembered per directory only while the directory stays as it was', async () => {
+    const { dir } = await projectWithCommit('kept.txt', 'x'.repeat(20_000));
+    // Directories last changed long ago are remembered; each change below moves a directory's time.
+    const age = async () => {
+      const objects = path.join(dir, 'objects');
+      const past = new Date(Date.now() - 3_600_000);
+      for (const name of fs.readdirSync(objects).filter((n) => /^[0-9a-f]{2}$/.test(n)))
+        fs.utimesSync(path.join(objects, name), past, past);
+    };
+    // A blob whose loose object lands in a directory that already holds one.
+    const besideAnother = () => {
+      const taken = fs.readdirSync(path.join(dir, 'objects')).filter((n) => /^[0-9a-f]{2}$/.test(n));
+      for (let i = 0; ; i++) {
+        const content = `beside ${i}\n`;
+        const id = crypto.createHash('sha1').update(`blob ${content.length}\0${content}`).digest('hex');
+        if (
+          taken.includes(id.slice(0, 2)) &&
+          !fs.existsSync(path.join(dir, 'objects', id.slice(0, 2), id.slice(2)))
+        )
+          return git(['hash-object', '-w', '--stdin'], { gitDir: dir, input: content });
+      }
+    };
+    const changes: Array<[string, () => Promise<unknown>]> = [
+      ['as they were', async () => undefined],
+      ['a loose object beside another', besideAnother],
+      ['one more', besideAnother],
+      ['packed', () => git(['repack', '-a', '-d', '-q'], { gitDir: dir })],
+      ['pruned', () => git(['prune-packed'], { gitDir: dir })],
+    ];
+    for (const [change, make] of changes) {
+      await age();
+      expect(await ours(dir), `${change}, before`).toEqual(await fromGit(dir));
+      await make();
+      expect(await ours(dir), change).toEqual(await fromGit(dir));
+    }
   });
 });
 
