@@ -109,21 +109,30 @@ async function checkPage(context: BrowserContext): Promise<void> {
   // Every tag and operation has a menu entry; choosing it must bring its section, titled by the tag name or
   // the operation summary, into view. Choosing a tag opens its operations in the menu (and closes the others').
   const menu = page.locator('[data-testid="menu-item-label"]');
-  const rendered = async (title: string) => {
+  const heading = (title: string) =>
+    page.locator('[data-section-id] h1, [data-section-id] h2').getByText(title, { exact: true }).first();
+  const attempt = async (step: () => Promise<unknown>) => {
     try {
-      await menu
-        .locator(`[data-text=${JSON.stringify(title)}]`)
-        .first()
-        .click({ timeout: 3_000 });
-      const heading = page
-        .locator('[data-section-id] h1, [data-section-id] h2')
-        .getByText(title, { exact: true });
-      await heading.first().waitFor({ state: 'visible', timeout: 3_000 });
+      await step();
       return true;
     } catch {
       return false;
     }
   };
+  const choose = (title: string, timeout: number) =>
+    attempt(async () => {
+      await menu
+        .locator(`[data-text=${JSON.stringify(title)}]`)
+        .first()
+        .click({ timeout });
+      await heading(title).waitFor({ state: 'visible', timeout });
+    });
+  // A loaded CI machine can take longer than the quick try to re-render a large section. The slow try first
+  // waits without clicking again, since a second click on a tag would close its operations in the menu.
+  const rendered = async (title: string) =>
+    (await choose(title, 3_000)) ||
+    (await attempt(() => heading(title).waitFor({ state: 'visible', timeout: 15_000 }))) ||
+    (await choose(title, 15_000));
   fs.mkdirSync(path.dirname(screenshot), { recursive: true });
   fs.rmSync(screenshot, { force: true });
   const missingTags: string[] = [];
