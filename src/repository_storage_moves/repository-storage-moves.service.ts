@@ -1,4 +1,4 @@
-import type { DataSource } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import type { Caller } from '../core/auth.js';
 import { badParameter, notFound, recordNotFound, validationFailed } from '../core/errors.js';
 import type { Events } from '../core/events.js';
@@ -143,10 +143,15 @@ export class RepositoryStorageMovesService {
     return { items: rows.map(toRecord), headers: offsetHeaders(Number(total), page, perPage, request) };
   }
 
-  async get(type: MovableType, containerId: number | null, moveId: number): Promise<MoveRecord> {
+  async get(
+    type: MovableType,
+    containerId: number | null,
+    moveId: number,
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<MoveRecord> {
     const values: unknown[] = [type, moveId];
     const where = containerId === null ? '' : `AND m.container_id = $${values.push(containerId)}`;
-    const [row] = (await this.dataSource.query(
+    const [row] = (await manager.query(
       `${select(type)} FROM repository_storage_moves m ${CONTAINER_SQL[type].join}
        WHERE m.container_type = $1 AND m.id = $2 ${where}`,
       values,
@@ -164,9 +169,12 @@ export class RepositoryStorageMovesService {
     const target = destination ?? PICKED_STORAGE;
     if (!this.services.storage.has(target))
       throw validationFailed({ destination_storage_name: ['is not included in the list'] });
-    const moveId = await this.scheduleMove(type, containerId, target);
-    if (moveId === null) throw validationFailed({ [type]: ['is read-only'] });
-    return this.get(type, containerId, moveId);
+    // Read inside the transaction: the queue may start, or even finish, the move before the answer goes.
+    const move = await this.scheduleMove(type, containerId, target, undefined, (tx, moveId) =>
+      this.get(type, containerId, moveId, tx),
+    );
+    if (move === null) throw validationFailed({ [type]: ['is read-only'] });
+    return move;
   }
 
   /** Asks for moves of every repository of a kind on `source`; a job schedules them. */
@@ -203,12 +211,13 @@ export class RepositoryStorageMovesService {
    * Inserts a scheduled move and its job in one transaction; null when the container is already being
    * moved (the partial unique index settles a race), gone, or (for the bulk job) no longer on `onlyFrom`.
    */
-  private async scheduleMove(
+  private async scheduleMove<T = number>(
     type: MovableType,
     containerId: number,
     destination: string,
     onlyFrom?: string,
-  ): Promise<number | null> {
+    scheduled: (tx: EntityManager, moveId: number) => Promise<T> = async (_tx, moveId) => moveId as T,
+  ): Promise<T | null> {
     const container = this.services.storageMover.container(type);
     try {
       return await this.dataSource.transaction(async (tx) => {
@@ -225,7 +234,7 @@ export class RepositoryStorageMovesService {
           destinationStorageName: destination,
         });
         await this.events.publish(tx, 'repository_storage_move.scheduled', { moveId: move.id });
-        return move.id;
+        return scheduled(tx, move.id);
       });
     } catch (err) {
       if (
