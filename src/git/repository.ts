@@ -165,6 +165,12 @@ async function readThrough<V>(
   return found;
 }
 
+/** A commit object's header lines, before its message; bytes kept as latin1 so no name can break a line. */
+const commitHeaders = (data: Buffer) => {
+  const end = data.indexOf('\n\n');
+  return data.toString('latin1', 0, end === -1 ? data.length : end);
+};
+
 /** The answer kept under `key` (ids fix it for good), or `load`'s, then kept. */
 async function remembered<V>(cache: LruCache<string, V>, key: string, load: () => Promise<V>): Promise<V> {
   const cached = cache.get(key);
@@ -397,8 +403,7 @@ export class GitRepository {
   private async parentsOf(id: string): Promise<string[]> {
     const data = await this.reader.read('commit', id).catch(() => null);
     if (!data) return [];
-    const header = data.subarray(0, Math.max(0, data.indexOf('\n\n'))).toString('latin1');
-    return [...header.matchAll(/^parent ([0-9a-f]+)$/gm)].map((match) => match[1]);
+    return [...commitHeaders(data).matchAll(/^parent ([0-9a-f]+)$/gm)].map((match) => match[1]);
   }
 
   // ---- refs ----
@@ -442,8 +447,7 @@ export class GitRepository {
     if (cached !== undefined) return cached;
     const found = await objectBatches.ask(this.dir, sha, true);
     if (!found || found.object.type !== 'commit') return null;
-    const headers = found.data!.subarray(0, found.data!.indexOf('\n\n')).toString('utf8');
-    const date = Number(/^committer .* (-?\d+) [+-]\d{4}$/m.exec(headers)?.[1] ?? 0);
+    const date = Number(/^committer .* (-?\d+) [+-]\d{4}$/m.exec(commitHeaders(found.data!))?.[1] ?? 0);
     COMMITTER_DATES.set(sha, date);
     return date;
   }
