@@ -7,7 +7,12 @@ import { canProject } from '../core/abilities.js';
 import type { Caller } from '../core/auth.js';
 import { ApiError, badParameter, forbidden, notFound } from '../core/errors.js';
 import { perPageOf, requestUrl, type RequestInfo } from '../core/pagination.js';
-import { CommitBuildError, normalizeActionPath, type FileAction } from '../git/commit-builder.js';
+import {
+  CommitBuildError,
+  normalizeActionPath,
+  readBuiltCommit,
+  type FileAction,
+} from '../git/commit-builder.js';
 import type { CommitStats } from '../git/commit-stats.js';
 import type { GitCommit } from '../git/commits.js';
 import { MESSAGES, ZERO_SHA } from '../git/push-rules.js';
@@ -195,7 +200,8 @@ export class CommitsService {
       staleMessage: (path) => `The file has changed since you started editing it: ${path}`,
       pushChecked: true,
     });
-    const commit = (await repo.git.commit(sha))!;
+    // Presented from the object just written, without a `git log` process, when that reading is exact.
+    const commit = (await readBuiltCommit(repo.git.dir, sha)) ?? (await repo.git.commit(sha))!;
     const stats = params.stats === false ? undefined : (await repo.git.commitStats([sha])).get(sha);
     return { repo, view: { commit, stats } as CommitView };
   }

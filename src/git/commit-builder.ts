@@ -6,12 +6,13 @@
  * No ref moves here; callers move the branch through RepositoriesService.updateRefs, so the push rules
  * apply as they do to `git push`.
  */
-import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { git, GitError, gitText, repositoryGone, spawnGit } from './git.js';
+import type { GitCommit } from './commits.js';
+import { git, GitError, gitText, repositoryGone, spawnGit, type GitProcess } from './git.js';
+import { objectBatches } from './object-batch.js';
 import type { Signature } from './storage.js';
 import { parseTreeObject } from './tree-object.js';
 
@@ -248,7 +249,7 @@ async function writeBlobs(dir: string, blobs: Buffer[]): Promise<string[]> {
  * ids, so it is asked and answered one tree at a time.
  */
 class TreeWriter {
-  private readonly child: ChildProcess;
+  private readonly child: GitProcess;
   private answer: { resolve: (id: string) => void; reject: (err: Error) => void } | undefined;
   private output = '';
   private stderr = '';
@@ -407,4 +408,50 @@ export async function buildCommit(
       GIT_COMMITTER_EMAIL: options.committer.email,
     },
   });
+}
+
+/** `Name <email> seconds zone`, as git writes an identity (it keeps `<`, `>` and newlines out of both). */
+const IDENTITY = /^(.*?) ?<([^>]*)> (\d+) [+-]\d{4}$/;
+
+/**
+ * The commit `buildCommit` just wrote, read from its object through the shared reader (no process),
+ * as `git log` would present it. Null when git's trailer parsing could find trailers in its message
+ * (a `:` past the first line), or anything else is unusual: the caller then asks `git log`.
+ */
+export async function readBuiltCommit(dir: string, id: string): Promise<GitCommit | null> {
+  const found = await objectBatches.ask(dir, id, true);
+  if (!found?.data || found.object.type !== 'commit') return null;
+  const text = found.data.toString('utf8');
+  const headerEnd = text.indexOf('\n\n');
+  if (headerEnd < 0) return null;
+  const message = text.slice(headerEnd + 2);
+  const firstLineEnd = message.indexOf('\n');
+  if (firstLineEnd >= 0 && message.includes(':', firstLineEnd)) return null;
+  const parentIds: string[] = [];
+  const identities: Record<string, RegExpExecArray> = {};
+  for (const line of text.slice(0, headerEnd).split('\n')) {
+    const space = line.indexOf(' ');
+    const [key, value] = [line.slice(0, space), line.slice(space + 1)];
+    if (key === 'parent') parentIds.push(value);
+    else if (key === 'author' || key === 'committer') {
+      const identity = IDENTITY.exec(value);
+      if (!identity) return null;
+      identities[key] = identity;
+    } else if (key !== 'tree') return null; // an encoding or a signature: git log's reading, then
+  }
+  const { author, committer } = identities;
+  if (!author || !committer) return null;
+  return {
+    id,
+    parentIds,
+    authorName: author[1],
+    authorEmail: author[2],
+    authoredDate: new Date(Number(author[3]) * 1000),
+    committerName: committer[1],
+    committerEmail: committer[2],
+    committedDate: new Date(Number(committer[3]) * 1000),
+    message,
+    trailers: {},
+    extendedTrailers: {},
+  };
 }

@@ -2,10 +2,12 @@
  * Running the git binary. Output is collected as bytes (never through a string decoder that would
  * corrupt binary content) or streamed from the child process by the caller.
  */
-import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { badParameter, notFound } from '../core/errors.js';
+import { launch, type GitProcess } from './launcher.js';
+
+export type { GitProcess };
 
 export interface GitResult {
   stdout: Buffer;
@@ -90,10 +92,11 @@ function findOnPath(command: string): string {
   return command;
 }
 
-export function spawnGit(args: string[], options: GitOptions & SpawnOptions = {}): ChildProcess {
+/** Starts git through the launcher (launcher.ts): the server's event loop never waits for a fork. */
+export function spawnGit(args: string[], options: GitOptions = {}): GitProcess {
   assertArguments(args, options.env);
   const fullArgs = options.gitDir ? [`--git-dir=${options.gitDir}`, ...args] : args;
-  return spawn(GIT_BINARY, fullArgs, { env: gitEnv(options.env), stdio: ['pipe', 'pipe', 'pipe'] });
+  return launch(GIT_BINARY, fullArgs, gitEnv(options.env));
 }
 
 /**

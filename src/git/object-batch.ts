@@ -11,8 +11,7 @@
  *   through the old process: the old one stops and a new one starts, or the read fails as git would.
  */
 import fs from 'node:fs';
-import type { ChildProcess } from 'node:child_process';
-import { GitError, repositoryGone, spawnGit } from './git.js';
+import { GitError, repositoryGone, spawnGit, type GitProcess } from './git.js';
 
 export interface BatchObject {
   id: string;
@@ -35,7 +34,7 @@ interface Pending {
 const HEADER = /^([0-9a-f]{40,64}) (\w+) (\d+)$/;
 
 class ObjectBatch {
-  private readonly child: ChildProcess;
+  private readonly child: GitProcess;
   private readonly queue: Pending[] = [];
   private buffer: Buffer = Buffer.alloc(0);
   private gone = false;

@@ -2,8 +2,8 @@
  * Streaming a git process's output to a client without holding it in memory, while still being able
  * to refuse the request with a JSON error when git fails before its first byte.
  */
-import type { ChildProcess } from 'node:child_process';
 import { PassThrough, type Readable } from 'node:stream';
+import type { GitProcess } from './launcher.js';
 
 export interface ProcessOutput {
   /** The first bytes git wrote (at least `want` of them unless the output is shorter). */
@@ -27,7 +27,7 @@ export class ProcessFailed extends Error {
  * stream of the whole output. The stream errors if git exits non-zero, so a truncated body is never
  * taken for a complete one, and destroying the stream (the client went away) stops git.
  */
-export function streamProcess(child: ChildProcess, want: number): Promise<ProcessOutput> {
+export function streamProcess(child: GitProcess, want: number): Promise<ProcessOutput> {
   const stdout = child.stdout!;
   const stderrChunks: Buffer[] = [];
   let stderrSize = 0;

@@ -186,9 +186,14 @@ export function gitHttp(
     return { FORGE_HOOK_URL: `http://${host}:${socket.localPort}/-/internal/git`, FORGE_HOOK_SECRET: secret };
   }
 
-  /** The server's own refs (merge request heads) are neither shown to nor updated by a push, as in GitLab. */
+  /**
+   * The server's own refs (merge request heads) are neither shown to nor updated by a push, as in GitLab;
+   * push options (`git push -o`) are offered by every repository, whenever it was made.
+   */
   const receiveConfig = (service: Service) =>
-    service === 'git-receive-pack' ? ['-c', 'receive.hideRefs=refs/merge-requests'] : [];
+    service === 'git-receive-pack'
+      ? ['-c', 'receive.hideRefs=refs/merge-requests', '-c', 'receive.advertisePushOptions=true']
+      : [];
 
   async function advertise(ctx: Context, service: Service, dir: string, env: Record<string, string>) {
     const protocol = ctx.get('Git-Protocol');

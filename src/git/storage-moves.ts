@@ -241,7 +241,6 @@ const capitalize = (text: string) => text.charAt(0).toUpperCase() + text.slice(1
 async function copyRepository(sourceDir: string, building: string, lenderDir: string | null): Promise<void> {
   await fs.mkdir(path.dirname(building), { recursive: true });
   await git(['init', '--bare', '--quiet', building]);
-  await git(['config', 'receive.advertisePushOptions', 'true'], { gitDir: building });
   const refspec = ['+refs/*:refs/*'];
   if (lenderDir) await borrowAndFetch(building, lenderDir, sourceDir, refspec);
   else

@@ -98,7 +98,6 @@ export class RepositoryStorage {
     try {
       await fs.mkdir(building);
       await git(['init', '--bare', '--quiet', `--initial-branch=${defaultBranch}`, building]);
-      await git(['config', 'receive.advertisePushOptions', 'true'], { gitDir: building });
       if (fill) await fill(building);
       faultPoint('project-create:built');
       if (await this.moveToTrash(dir)) await this.emptyTrash(storage, projectId);

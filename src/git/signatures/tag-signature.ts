@@ -2,11 +2,11 @@
  * What can be read out of a tag's signature without the signer's keys: its kind, the OpenPGP key ID it
  * names, and the X.509 certificate a CMS signature carries, checked against the system trust store.
  */
-import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { launch } from '../launcher.js';
 import { colonHex, findTag, isOid, oidBytes, parseAsn1, type Asn1Node } from './der.js';
 
 export type SignatureType = 'PGP' | 'X509' | 'SSH';
@@ -213,7 +213,8 @@ export async function cmsSignatureVerifies(armored: string, payload: Buffer): Pr
     const content = path.join(dir, 'payload');
     await fs.writeFile(content, payload);
     return await new Promise<boolean>((resolve) => {
-      const child = spawn(
+      // Through the launcher, as git is: no fork of the server's heap.
+      const child = launch(
         'openssl',
         [
           'cms',
@@ -229,8 +230,10 @@ export async function cmsSignatureVerifies(armored: string, payload: Buffer): Pr
           '-out',
           '/dev/null',
         ],
-        { stdio: ['pipe', 'ignore', 'ignore'] },
+        process.env,
       );
+      child.stdout.resume();
+      child.stderr.resume();
       child.on('error', () => resolve(false));
       child.on('close', (code) => resolve(code === 0));
       child.stdin.on('error', () => {
