@@ -6,6 +6,7 @@ import { createHttpServer, sweepUploadSpool } from './core/http.js';
 import { startFailure } from './db/errors.js';
 import { claimInstance } from './db/instance.js';
 import { openDatabase } from './db/open.js';
+import { oneStartAtATime } from './db/startup-lock.js';
 import type { StorageRecovery } from './git/storage-recovery.js';
 import { createLogger, type Logger } from './logger.js';
 import { ensureRootUser } from './users/root-user.js';
@@ -37,9 +38,16 @@ function storageRecovery(recovery: StorageRecovery, spool: string, logger: Logge
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
-  const dataSource = await openDatabase(config);
-  const root = await ensureRootUser(dataSource, config);
-  const app = await createApp({ config, dataSource, logger });
+  // Several processes may start together on one database: their start-up writes take turns.
+  const { dataSource, root, app } = await oneStartAtATime(
+    config.databaseUrl,
+    config.database.connectMs,
+    async () => {
+      const dataSource = await openDatabase(config);
+      const root = await ensureRootUser(dataSource, config);
+      return { dataSource, root, app: await createApp({ config, dataSource, logger }) };
+    },
+  );
   const recovery = storageRecovery(app.services.storageRecovery, uploadSpoolDir(config), logger);
   const claim = await claimInstance(dataSource, !config.databaseUrl);
   // Before serving: what a killed predecessor left is gone before anyone looks (see StorageRecovery).

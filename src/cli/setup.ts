@@ -2,13 +2,21 @@ import 'reflect-metadata';
 import { loadConfig } from '../config.js';
 import { startFailure } from '../db/errors.js';
 import { openDatabase } from '../db/open.js';
+import { oneStartAtATime } from '../db/startup-lock.js';
 import { ensureRootUser } from '../users/root-user.js';
 
 /** `make run`'s first step: migrate, make sure root exists, and say how to reach it. */
 try {
   const config = loadConfig();
-  const dataSource = await openDatabase(config);
-  const root = await ensureRootUser(dataSource, config);
+  // Servers or other setups may start on the same database at the same time.
+  const { dataSource, root } = await oneStartAtATime(
+    config.databaseUrl,
+    config.database.connectMs,
+    async () => {
+      const dataSource = await openDatabase(config);
+      return { dataSource, root: await ensureRootUser(dataSource, config) };
+    },
+  );
   await dataSource.destroy();
   process.stdout.write(
     `Database migrated (${config.databaseUrl ? 'PostgreSQL' : `embedded, in ${config.dataDir}`}).\n`,

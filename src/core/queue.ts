@@ -188,7 +188,10 @@ export class Queue {
     this.started = true;
   }
 
-  /** Declares a queue (idempotent, safe when several processes do it at once) with its retry policy. */
+  /**
+   * Declares a queue (idempotent) with its retry policy. Two processes creating queues at once can
+   * deadlock in pg-boss, so servers declare theirs at start, under the start-up lock (db/startup-lock.ts).
+   */
   async declare(name: string, policy: RetryPolicy = {}): Promise<void> {
     const options: PgBoss.Queue = { name };
     if (policy.retryLimit !== undefined) options.retryLimit = policy.retryLimit;
