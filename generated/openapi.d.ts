@@ -1755,6 +1755,10 @@ export interface paths {
          *       (Reporter or higher) or `disabled`; the deprecated `container_registry_enabled` maps to it.
          *     - `default_branch` is stored as given until the repository exists (it must name an existing
          *       branch once it does).
+         *     - **Approval settings** (Premium and Ultimate): `approvals_before_merge` (or
+         *       `fallback_approvals_required`), `merge_requests_author_approval` and the other settings of
+         *       `POST /projects/:id/approvals` are stored where that endpoint keeps them, in the same transaction
+         *       as the rest of the edit, with its rules (a refused setting changes nothing).
          *
          *     The answer is the project as the caller now sees it.
          */
@@ -10607,7 +10611,7 @@ export interface components {
             analytics_access_level: components["schemas"]["FeatureAccessLevel"];
             /**
              * @deprecated
-             * @description Deprecated in favour of approval rules (Premium and Ultimate). forge-api returns 0.
+             * @description Approvals a merge request without approval rules needs, as set by the project's edit or `POST /projects/:id/approvals` (Premium and Ultimate). Deprecated in favour of approval rules.
              * @example 0
              */
             approvals_before_merge: number;
@@ -10732,7 +10736,7 @@ export interface components {
              */
             container_registry_image_prefix?: string;
             /**
-             * @description ID of the user who created the project.
+             * @description ID of the user who created the project; 0 once that user is deleted.
              * @example 1
              */
             creator_id: number;
@@ -11679,8 +11683,33 @@ export interface components {
          * @description Attributes to change; every one is optional and an attribute left out keeps its value. Changing `visibility` needs the Owner role; the other attributes need Maintainer.
          */
         ProjectUpdate: components["schemas"]["ProjectAttributes"] & {
+            /**
+             * @deprecated
+             * @description Approvals a merge request without approval rules needs (Premium and Ultimate); the same setting as in `POST /projects/:id/approvals`. Deprecated in favour of approval rules.
+             * @example 1
+             */
+            approvals_before_merge?: number;
+            /** @description Merge requests cannot change the approval rules they copied from the project. */
+            disable_overriding_approvers_per_merge_request?: boolean;
+            /** @description Another name of `approvals_before_merge`, as GitLab's project edit takes it; `approvals_before_merge` wins when both are sent. */
+            fallback_approvals_required?: number;
+            /** @description Authors may approve their own merge requests (otherwise their approval answers 401). */
+            merge_requests_author_approval?: boolean;
+            /** @description Users who committed to a merge request may not approve it. */
+            merge_requests_disable_committers_approval?: boolean;
             /** @description Forks only: new merge requests target the fork itself (true) or its upstream (false). Stored for any project, shown for forks. */
             mr_default_target_self?: boolean;
+            /**
+             * @deprecated
+             * @description Deprecated name of `require_reauthentication_to_approve`, which wins when both are sent.
+             */
+            require_password_to_approve?: boolean;
+            /** @description Approving needs the approver's password (`approval_password`). */
+            require_reauthentication_to_approve?: boolean;
+            /** @description A push of new commits to a merge request's source branch removes its approvals. */
+            reset_approvals_on_push?: boolean;
+            /** @description A push removes only the approvals of code owners whose files it changed. Needs `reset_approvals_on_push` off (as stored or sent), else 400 as in `POST /projects/:id/approvals`, and the project is not changed. */
+            selective_code_owner_removals?: boolean;
         };
         /**
          * ProtectedBranch
@@ -13684,8 +13713,8 @@ export interface components {
          */
         FeatureFlagName: string;
         /**
-         * @description The file's path in the repository, URL-encoded (`lib%2Fparser.rb`).
-         * @example lib%2Fparser.rb
+         * @description The file's path in the repository (`lib/parser.rb`). In the URL it is URL-encoded (`lib%2Fparser.rb`), as a client that encodes path parameters does itself.
+         * @example lib/parser.rb
          */
         FilePath: string;
         /**
@@ -26962,8 +26991,8 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The file's path in the repository, URL-encoded (`lib%2Fparser.rb`).
-                 * @example lib%2Fparser.rb
+                 * @description The file's path in the repository (`lib/parser.rb`). In the URL it is URL-encoded (`lib%2Fparser.rb`), as a client that encodes path parameters does itself.
+                 * @example lib/parser.rb
                  */
                 file_path: components["parameters"]["FilePath"];
                 /**
@@ -27011,8 +27040,8 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The file's path in the repository, URL-encoded (`lib%2Fparser.rb`).
-                 * @example lib%2Fparser.rb
+                 * @description The file's path in the repository (`lib/parser.rb`). In the URL it is URL-encoded (`lib%2Fparser.rb`), as a client that encodes path parameters does itself.
+                 * @example lib/parser.rb
                  */
                 file_path: components["parameters"]["FilePath"];
                 /**
@@ -27084,8 +27113,8 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The file's path in the repository, URL-encoded (`lib%2Fparser.rb`).
-                 * @example lib%2Fparser.rb
+                 * @description The file's path in the repository (`lib/parser.rb`). In the URL it is URL-encoded (`lib%2Fparser.rb`), as a client that encodes path parameters does itself.
+                 * @example lib/parser.rb
                  */
                 file_path: components["parameters"]["FilePath"];
                 /**
@@ -27156,8 +27185,8 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The file's path in the repository, URL-encoded (`lib%2Fparser.rb`).
-                 * @example lib%2Fparser.rb
+                 * @description The file's path in the repository (`lib/parser.rb`). In the URL it is URL-encoded (`lib%2Fparser.rb`), as a client that encodes path parameters does itself.
+                 * @example lib/parser.rb
                  */
                 file_path: components["parameters"]["FilePath"];
                 /**
@@ -27236,8 +27265,8 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The file's path in the repository, URL-encoded (`lib%2Fparser.rb`).
-                 * @example lib%2Fparser.rb
+                 * @description The file's path in the repository (`lib/parser.rb`). In the URL it is URL-encoded (`lib%2Fparser.rb`), as a client that encodes path parameters does itself.
+                 * @example lib/parser.rb
                  */
                 file_path: components["parameters"]["FilePath"];
                 /**
@@ -27293,8 +27322,8 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The file's path in the repository, URL-encoded (`lib%2Fparser.rb`).
-                 * @example lib%2Fparser.rb
+                 * @description The file's path in the repository (`lib/parser.rb`). In the URL it is URL-encoded (`lib%2Fparser.rb`), as a client that encodes path parameters does itself.
+                 * @example lib/parser.rb
                  */
                 file_path: components["parameters"]["FilePath"];
                 /**

@@ -1,7 +1,7 @@
 /**
  * Redocly plugin: every operation declares its permission (`x-subject`, `x-ability`, optional
  * `x-tier`) and GitLab's shared error responses (400 and 413 too: any operation refuses malformed or
- * oversized input), and every integer a request carries declares its bounds. The ability names are read from
+ * oversized input), and every integer declares both its bounds. The ability names are read from
  * src/core/abilities.ts itself (the keys of its ability tables), so the lint and the server cannot
  * disagree on them.
  */
@@ -91,15 +91,19 @@ function OperationDeclarations() {
   };
 }
 
-/** The widest integer a request may carry: PostgreSQL's `integer`, which every id and count column is. */
+/** PostgreSQL's `integer`, which every id and count column is: the widest integer a request may carry. */
+const INT4_MIN = -2147483648;
 const INT4_MAX = 2147483647;
 
+const isInteger = (schema) => (Array.isArray(schema.type) ? schema.type : [schema.type]).includes('integer');
+
 /**
- * Every integer a request carries declares its bounds, so an out-of-range value is a 400 from validation,
- * never a database error; the contract tells clients the range too.
+ * Every integer of the contract (parameters, bodies, responses, headers) declares both bounds, so clients
+ * know the range and validation refuses what lies beyond; an integer a request carries stays within
+ * PostgreSQL's `integer`, so an out-of-range value is a 400, never a database error.
  */
 function IntegerBounds() {
-  /** Walks a schema through its references, combiners, items and properties; reports each unbounded integer. */
+  /** Walks a request schema through its references, combiners, items and properties. */
   const walk = (node, location, where, ctx, seen) => {
     let schema = node;
     if (node && node.$ref) {
@@ -109,10 +113,9 @@ function IntegerBounds() {
     }
     if (!schema || typeof schema !== 'object' || !location || seen.has(schema)) return;
     seen.add(schema);
-    const types = Array.isArray(schema.type) ? schema.type : [schema.type];
-    if (types.includes('integer') && !schema.enum && !(schema.maximum <= INT4_MAX))
+    if (isInteger(schema) && (schema.minimum < INT4_MIN || schema.maximum > INT4_MAX))
       ctx.report({
-        message: `${where}: an integer in a request declares maximum (at most ${INT4_MAX}).`,
+        message: `${where}: an integer in a request stays within ${INT4_MIN}..${INT4_MAX} (PostgreSQL's integer).`,
         location: location.child(['type']),
       });
     for (const key of ['anyOf', 'oneOf', 'allOf'])
@@ -124,6 +127,17 @@ function IntegerBounds() {
       walk(schema.additionalProperties, location.child(['additionalProperties']), `${where}.*`, ctx, seen);
   };
   return {
+    Schema(schema, { report, location }) {
+      if (!isInteger(schema)) return;
+      const missing = ['minimum', 'maximum'].filter((bound) => typeof schema[bound] !== 'number');
+      if (missing.length)
+        report({
+          message: `An integer declares its minimum and maximum; missing ${missing.join(' and ')}.`,
+          location: location.child(['type']),
+        });
+      else if (schema.minimum > schema.maximum)
+        report({ message: 'minimum is above maximum.', location: location.child(['minimum']) });
+    },
     Parameter(parameter, ctx) {
       if (parameter.schema)
         walk(

@@ -190,7 +190,8 @@ const declarationOf = (operation: Operation): Declaration => {
 };
 
 // --- Operations with their own credential (cluster agent tokens, Unleash instance ids) ---
-const USER_TOKEN_SCHEMES = new Set(['PrivateToken', 'Bearer', 'PrivateTokenQuery']);
+// The contract declares only the header; `presentedToken` also reads Bearer and `private_token`.
+const USER_TOKEN_SCHEMES = new Set(['PrivateToken']);
 type SchemeObject = { type: string; scheme?: string; in?: string; name?: string };
 
 /**

@@ -37,6 +37,18 @@ export function perPageOf(params: PageParams): number {
 
 export const isKeyset = (params: PageParams) => params.pagination === 'keyset';
 
+/**
+ * The page, its size and how many rows come before it. The contract bounds `page` by PostgreSQL's
+ * `integer`, so the offset reaches (2^31 - 2) * 100: an exact JavaScript number, but past `integer`
+ * from page 21,474,837 of 100 on, so SQL takes it as a bigint (an inline literal, or a `::bigint`
+ * parameter).
+ */
+export function pageWindow(params: PageParams): { page: number; perPage: number; offset: number } {
+  const perPage = perPageOf(params);
+  const page = Math.max(params.page ?? 1, 1);
+  return { page, perPage, offset: (page - 1) * perPage };
+}
+
 /** The request's own URL with some query parameters replaced (undefined removes one). */
 /** Credentials a client may put in the query string: never echoed into a URL we answer with. */
 const SECRET_PARAMS = new Set(['private_token', 'job_token']);
@@ -58,12 +70,8 @@ export async function paginateOffset<T extends ObjectLiteral>(
   params: PageParams,
   request: RequestInfo,
 ): Promise<Page<T>> {
-  const perPage = perPageOf(params);
-  const page = Math.max(params.page ?? 1, 1);
-  const [items, total] = await query
-    .skip((page - 1) * perPage)
-    .take(perPage)
-    .getManyAndCount();
+  const { page, perPage, offset } = pageWindow(params);
+  const [items, total] = await query.skip(offset).take(perPage).getManyAndCount();
   return { items, headers: offsetHeaders(total, page, perPage, request) };
 }
 
@@ -189,9 +197,7 @@ export async function paginateOffsetRows<T extends ObjectLiteral>(
   request: RequestInfo,
   reader: RowReader<T> = typeormRows(),
 ): Promise<RowsPage<T>> {
-  const perPage = perPageOf(params);
-  const page = Math.max(params.page ?? 1, 1);
-  const offset = (page - 1) * perPage;
+  const { page, perPage, offset } = pageWindow(params);
   const paged = query.offset(offset).limit(perPage);
   const {
     items,

@@ -15,7 +15,7 @@ import {
 } from '../core/abilities.js';
 import type { Caller } from '../core/auth.js';
 import { ApiError, badParameter, conflict, forbidden, notFound, validationFailed } from '../core/errors.js';
-import { offsetHeaders, perPageOf, type Page, type RequestInfo } from '../core/pagination.js';
+import { offsetHeaders, pageWindow, type Page, type RequestInfo } from '../core/pagination.js';
 import { Namespace } from '../namespaces/namespace.entity.js';
 import type { CoreDeps, ServiceRegistry } from '../core/family.js';
 import { User } from '../users/user.entity.js';
@@ -189,11 +189,10 @@ export class MembersService {
       skipUsers: idList(params.skip_users),
       state: params.state,
     };
-    const perPage = perPageOf(params);
-    const page = Math.max(params.page ?? 1, 1);
+    const { page, perPage, offset } = pageWindow(params);
     const { records, total } = await this.memberships(caller, source, inherited, filters, {
       limit: perPage,
-      offset: (page - 1) * perPage,
+      offset,
     });
     return { items: records, headers: offsetHeaders(total, page, perPage, request) };
   }
@@ -281,7 +280,7 @@ export class MembersService {
     const manager = this.dataSource.manager;
     const countArgs = [...args.values];
     const limit = args.add(page.limit, 'int');
-    const offset = args.add(page.offset ?? 0, 'int');
+    const offset = args.add(page.offset ?? 0, 'bigint');
     const [rows, counted] = await Promise.all([
       manager.query(
         `${select(

@@ -8,8 +8,10 @@ import { gemoji } from 'gemoji';
 import { schemaTypes, type FuzzOperation, type Schema } from './contract.js';
 import type { Fixture } from './fixtures.js';
 import {
+  INTEGER_EDGES,
   ENCODING,
   ESCAPE,
+  FAR_PAGES,
   HUGE,
   MEGABYTE,
   RANGE,
@@ -446,13 +448,19 @@ export function operationCases(
       if (bodyType) plan.bodyType = bodyType;
     }
   };
+  /** Out of range for a string: past `integer` and `bigint`. */
+  const textRange = RANGE.filter((value) =>
+    ['2147483648', '-2147483649', '4294967296', '9223372036854775808'].includes(value.label),
+  );
   for (const target of targets) {
     const types = schemaTypes(target.schema);
     const numeric =
       types.has('integer') || types.has('number') || /(^|_)(id|ids|page|level|iid)$/.test(target.name);
+    // A number's pool opens with one of the integer edges, so that even the fast sample sends them all.
+    const edge = random.pick(INTEGER_EDGES);
     const values: FuzzValue[] = [
       ...wrongTypes(types, target.schema.enum as unknown[] | undefined),
-      ...(numeric ? RANGE : RANGE.slice(0, 4)),
+      ...(numeric ? [edge, ...RANGE.filter((value) => value !== edge)] : textRange),
       ...(target.valid ? nearMisses(target.valid) : []),
       ...HUGE,
       ...ENCODING,
@@ -473,6 +481,14 @@ export function operationCases(
       );
     }
   }
+
+  // Pages far past the end, up to the bounds: an empty page with the list's headers, never a database error.
+  if (op.params.some((p) => p.in === 'query' && p.name === 'page'))
+    for (const [page, perPage] of FAR_PAGES)
+      add('range', `page far past the end = ${page}${perPage ? ` of ${perPage}` : ''}`, (plan) => {
+        plan.query = plan.query.filter(([name]) => name !== 'page' && name !== 'per_page');
+        plan.query.push(['page', page], ...(perPage ? [['per_page', perPage] as [string, string]] : []));
+      });
 
   // A megabyte in the URL: Node's parser answers 431 before the server sees it.
   add('huge', 'query of 1 MB', (plan) => plan.query.push(['fuzz', 'a'.repeat(MEGABYTE)]));

@@ -136,7 +136,8 @@ class ServerUnderTest {
 /**
  * A sample of an operation's cases: valid ones, then each category in turn, and within a category each
  * stratum in turn (`range` on `query page`, `range` on `path id`, ...), each stratum's first value
- * first: the issue's examples (`2147483648`, NUL, `../..`, 1 MB, `%zz`) open their pools.
+ * first: the issue's examples (NUL, `../..`, 1 MB, `%zz`, a page a billion in) open their pools, and one
+ * of the integer edges (±2^31, ±2^63 and one either side) each number's.
  */
 function sample(specs: CaseSpec[], quota: number, random: Random): CaseSpec[] {
   const valid = specs.filter((spec) => spec.category === 'valid');

@@ -155,27 +155,55 @@ const structure = (
   big = false,
 ): FuzzValue => ({ label, category, json: Buffer.from(json), pairs, big });
 
-export const RANGE: FuzzValue[] = [
+/**
+ * The edges of PostgreSQL's `integer` and `bigint` and one past each (±2^31, ±2^31±1, ±2^63, ±2^63±1):
+ * a value beyond the contract's bounds is a 400 (or a path id's 404), one within them an ordinary answer.
+ */
+export const INTEGER_EDGES: FuzzValue[] = [
   '2147483648',
+  '-2147483648',
+  '2147483647',
+  '2147483649',
+  '-2147483647',
   '-2147483649',
-  '4294967296',
   '9223372036854775808',
-  '99999999999999999999',
-  '9007199254740993',
-  '1e308',
-  '1e309',
-  '-1e308',
-  'Infinity',
-  '-Infinity',
-  'NaN',
-  '-1',
-  '0',
-  '-0',
-  '1.5',
-  '0x10',
-  '1e3',
-  '000000000000000000000000',
+  '-9223372036854775808',
+  '9223372036854775807',
+  '9223372036854775809',
+  '-9223372036854775807',
+  '-9223372036854775809',
 ].map(num);
+
+/** Pages far past the end, up to the contract's bounds (`page`, `per_page`): empty pages, not errors. */
+export const FAR_PAGES: Array<[page: string, perPage?: string]> = [
+  ['1000000000', '100'],
+  ['1000000000'],
+  ['2147483647', '100'],
+  ['2147483647', '2147483647'],
+];
+
+export const RANGE: FuzzValue[] = [
+  ...INTEGER_EDGES,
+  ...[
+    '4294967296',
+    '99999999999999999999',
+    '9007199254740993',
+    '1e308',
+    '1e309',
+    '-1e308',
+    'Infinity',
+    '-Infinity',
+    'NaN',
+    '-1',
+    '0',
+    '-0',
+    '1.5',
+    '0x10',
+    '1e3',
+    '1e9',
+    '000000000000000000000000',
+  ].map(num),
+];
 
 export const MEGABYTE = 1024 * 1024;
 

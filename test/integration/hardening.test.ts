@@ -134,20 +134,29 @@ describe("integers beyond the columns' range", () => {
     });
   });
 
-  it.each([-2147483649, -2147483648])(
-    'a fork into namespace_id %i goes nowhere: 404',
-    async (namespaceId) => {
-      const { owner, project } = await server.factories.ownedProjectWithReadme();
-      const response = await server.request('POST', `/projects/${project.id}/fork`, {
-        token: owner.token,
-        json: { namespace_id: namespaceId, path: 'nowhere' },
-      });
-      expect({ status: response.status, body: response.body }).toEqual({
-        status: 404,
-        body: { message: '404 Target Namespace Not Found' },
-      });
-    },
-  );
+  it('a fork into namespace_id -2147483649, beyond the column, is refused by validation', async () => {
+    const { owner, project } = await server.factories.ownedProjectWithReadme();
+    const response = await server.request('POST', `/projects/${project.id}/fork`, {
+      token: owner.token,
+      json: { namespace_id: -2147483649, path: 'nowhere' },
+    });
+    expect({ status: response.status, body: response.body }).toEqual({
+      status: 400,
+      body: { error: 'namespace_id is invalid' },
+    });
+  });
+
+  it.each([-2147483648, 0])('a fork into namespace_id %i goes nowhere: 404', async (namespaceId) => {
+    const { owner, project } = await server.factories.ownedProjectWithReadme();
+    const response = await server.request('POST', `/projects/${project.id}/fork`, {
+      token: owner.token,
+      json: { namespace_id: namespaceId, path: 'nowhere' },
+    });
+    expect({ status: response.status, body: response.body }).toEqual({
+      status: 404,
+      body: { message: '404 Target Namespace Not Found' },
+    });
+  });
 
   it('a Sudo of 2147483648 names no user', async () => {
     const admin = await server.factories.user({ admin: true });
