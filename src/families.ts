@@ -11,7 +11,7 @@ import {
   buildServices,
   buildSubjectResolvers,
   mergeHandlers,
-  type CoreDeps,
+  type CoreInput,
   type ServiceRegistry,
 } from './core/family.js';
 import type { AnySubscriber } from './core/events.js';
@@ -90,7 +90,7 @@ export const migrations = families.flatMap((family) => family.migrations ?? []);
 
 export type Services = ServiceRegistry;
 
-export const createServices = (core: CoreDeps): Services => buildServices(core, families);
+export const createServices = (core: CoreInput): Services => buildServices(core, families);
 
 export const createSubjectResolvers = (services: Services): SubjectResolvers =>
   buildSubjectResolvers(services, families);

@@ -1,6 +1,7 @@
 /**
- * A family is a folder with one manifest: its entities, migrations, services, handlers and event
- * subscribers. `src/families.ts` lists the manifests; everything else is built from that list.
+ * A family is a folder with one manifest: its entities, migrations, services, handlers, event
+ * subscribers and contributions to other families' extension points. `src/families.ts` lists the
+ * manifests; everything else is built from that list.
  *
  * Core names no family: each family adds its services to `ServiceRegistry` by declaration merging
  * (`declare module '../core/family.js'`), and the registry is assembled here in dependency order.
@@ -20,6 +21,48 @@ export interface CoreDeps {
   events: Events;
   /** For work that runs off the request path, whose failures have no response to go to. */
   logger: Logger;
+  /** What other families add to this family's extension points (read once the services are built). */
+  contributions: Contributions;
+}
+
+/** What the application gives `buildServices`; the contributions are built with the services. */
+export type CoreInput = Omit<CoreDeps, 'contributions'>;
+
+/**
+ * Extension points, by name: a family that lets others extend what it does declares one by declaration
+ * merging (`interface ContributionPoints { projectAttributes: ... }`), and other families contribute
+ * through their manifest's `contributes`, so that neither calls into the other by hand.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface ContributionPoints {}
+
+export type ContributionKey = keyof ContributionPoints;
+
+/** A family's contributions to extension points, each built from the services. */
+export type ContributionDefinitions = {
+  [K in ContributionKey]?: (services: ServiceRegistry) => ContributionPoints[K];
+};
+
+/** Every family's contributions to each point; filled once every service is built. */
+export class Contributions {
+  private readonly byPoint = new Map<ContributionKey, unknown[]>();
+  private complete = false;
+
+  of<K extends ContributionKey>(point: K): ReadonlyArray<ContributionPoints[K]> {
+    if (!this.complete)
+      throw new Error(`contributions to ${String(point)} are read before the services are built`);
+    return (this.byPoint.get(point) ?? []) as Array<ContributionPoints[K]>;
+  }
+
+  /** Builds the families' contributions from the services; done once, by `buildServices`. */
+  collect(services: ServiceRegistry, families: readonly AnyFamily[]): void {
+    for (const family of families)
+      for (const [point, define] of Object.entries(family.contributes ?? {}) as Array<
+        [ContributionKey, (services: ServiceRegistry) => unknown]
+      >)
+        this.byPoint.set(point, [...(this.byPoint.get(point) ?? []), define(services)]);
+    this.complete = true;
+  }
 }
 
 /** A family's subscribers to events, built from the services they use. */
@@ -62,6 +105,8 @@ export interface AnyFamily {
   services?: readonly ServiceDefinition<ServiceKey, ServiceKey>[];
   subjects?: SubjectDefinitions;
   subscribers?: SubscriberDefinitions;
+  /** What the family adds to other families' extension points. */
+  contributes?: ContributionDefinitions;
   handlers?: object;
 }
 
@@ -96,7 +141,8 @@ export function mergeHandlers<F extends readonly AnyFamily[]>(families: F): Hand
  * Builds every service after the services it names, whatever the order of the list; a cycle or a
  * service that names one nobody provides stops the start with the chain that caused it.
  */
-export function buildServices(core: CoreDeps, families: readonly AnyFamily[]): ServiceRegistry {
+export function buildServices(input: CoreInput, families: readonly AnyFamily[]): ServiceRegistry {
+  const core: CoreDeps = { ...input, contributions: new Contributions() };
   const definitions = new Map<ServiceKey, ServiceDefinition>();
   for (const family of families) {
     for (const definition of family.services ?? []) {
@@ -121,6 +167,7 @@ export function buildServices(core: CoreDeps, families: readonly AnyFamily[]): S
     return service;
   };
   for (const key of definitions.keys()) registry[key] = build(key);
+  core.contributions.collect(registry as ServiceRegistry, families);
   return registry as ServiceRegistry;
 }
 

@@ -125,7 +125,8 @@ export function toSentence(items: string[]): string {
 export class MergeRequestApprovalsService implements MergeRequestApprovalHooks {
   private readonly dataSource: DataSource;
   private readonly events: Events;
-  private readonly enabled: boolean;
+  /** Approvals exist on this tier (Premium and Ultimate). */
+  readonly enabled: boolean;
   private readonly approvedFilter: boolean;
 
   constructor(
@@ -152,10 +153,7 @@ export class MergeRequestApprovalsService implements MergeRequestApprovalHooks {
     return (await this.settingsOf(manager, [projectId])).get(projectId)!;
   }
 
-  private async settingsOf(
-    manager: EntityManager,
-    projectIds: number[],
-  ): Promise<Map<number, ApprovalSettings>> {
+  async settingsOf(manager: EntityManager, projectIds: number[]): Promise<Map<number, ApprovalSettings>> {
     const rows = (
       projectIds.length
         ? await manager.query(`SELECT * FROM project_approval_settings WHERE project_id = ANY($1::int[])`, [
@@ -178,34 +176,33 @@ export class MergeRequestApprovalsService implements MergeRequestApprovalHooks {
       throw badParameter(
         'approvals_before_merge, reset_approvals_on_push, selective_code_owner_removals, disable_overriding_approvers_per_merge_request, merge_requests_author_approval, merge_requests_disable_committers_approval, require_password_to_approve, require_reauthentication_to_approve are missing, at least one parameter must be provided',
       );
-    return this.dataSource.transaction(async (tx) => {
-      await tx.query(
-        `INSERT INTO project_approval_settings (project_id) VALUES ($1) ON CONFLICT (project_id) DO NOTHING`,
-        [view.project.id],
-      );
-      await tx.query(`SELECT 1 FROM project_approval_settings WHERE project_id = $1 FOR UPDATE`, [
-        view.project.id,
-      ]);
-      const next = { ...(await this.settings(view.project.id, tx)) };
-      for (const key of SETTING_KEYS) if (body[key] !== undefined) (next[key] as unknown) = body[key];
-      if (
-        body.require_password_to_approve !== undefined &&
-        body.require_reauthentication_to_approve === undefined
-      )
-        next.require_reauthentication_to_approve = body.require_password_to_approve;
-      if (body.selective_code_owner_removals === true && next.reset_approvals_on_push)
-        throw validationFailed({
-          base: [
-            'selective_code_owner_removals can only be enabled when reset_approvals_on_push is disabled',
-          ],
-        });
-      await tx.query(
-        `UPDATE project_approval_settings SET ${SETTING_KEYS.map((key, i) => `${key} = $${i + 2}`).join(', ')}
-         WHERE project_id = $1`,
-        [view.project.id, ...SETTING_KEYS.map((key) => next[key])],
-      );
-      return next;
-    });
+    return this.dataSource.transaction((tx) => this.writeSettings(tx, view.project.id, body));
+  }
+
+  /** Stores the settings given in `tx`, under the same rules whether they come from here or a project edit. */
+  async writeSettings(tx: EntityManager, projectId: number, body: SettingsUpdate): Promise<ApprovalSettings> {
+    await tx.query(
+      `INSERT INTO project_approval_settings (project_id) VALUES ($1) ON CONFLICT (project_id) DO NOTHING`,
+      [projectId],
+    );
+    await tx.query(`SELECT 1 FROM project_approval_settings WHERE project_id = $1 FOR UPDATE`, [projectId]);
+    const next = { ...(await this.settings(projectId, tx)) };
+    for (const key of SETTING_KEYS) if (body[key] !== undefined) (next[key] as unknown) = body[key];
+    if (
+      body.require_password_to_approve !== undefined &&
+      body.require_reauthentication_to_approve === undefined
+    )
+      next.require_reauthentication_to_approve = body.require_password_to_approve;
+    if (body.selective_code_owner_removals === true && next.reset_approvals_on_push)
+      throw validationFailed({
+        base: ['selective_code_owner_removals can only be enabled when reset_approvals_on_push is disabled'],
+      });
+    await tx.query(
+      `UPDATE project_approval_settings SET ${SETTING_KEYS.map((key, i) => `${key} = $${i + 2}`).join(', ')}
+       WHERE project_id = $1`,
+      [projectId, ...SETTING_KEYS.map((key) => next[key])],
+    );
+    return next;
   }
 
   // ---- rules ----

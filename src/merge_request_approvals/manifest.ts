@@ -4,6 +4,7 @@ import { MergeRequestApprovals1767745000000 } from '../db/migrations/17677450000
 import { mergeRequestApprovalsHandlers } from './approvals.handlers.js';
 import { MergeRequestApprovalsService } from './approvals.service.js';
 import { CodeOwnersService } from './code-owners.service.js';
+import { approvalProjectAttributes } from './project-attributes.js';
 
 declare module '../core/family.js' {
   interface ServiceRegistry {
@@ -42,5 +43,8 @@ export const mergeRequestApprovalsManifest = defineFamily({
       handle: ({ mergeRequestId }) => codeOwners.sync(mergeRequestId),
     }),
   ],
+  contributes: {
+    projectAttributes: ({ mergeRequestApprovals }) => approvalProjectAttributes(mergeRequestApprovals),
+  },
   handlers: mergeRequestApprovalsHandlers,
 });

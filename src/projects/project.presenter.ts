@@ -257,6 +257,7 @@ export function presentProject(view: ProjectView, options: PresentOptions): Proj
     if (view.forkedFrom) json.forked_from_project = presentProjectSimple(view.forkedFrom, externalUrl);
   }
   if (view.customAttributes) json.custom_attributes = view.customAttributes.map(presentCustomAttribute);
+  if (view.contributed) Object.assign(json, view.contributed);
   if (view.showStatistics && project.statistics) {
     const s = project.statistics;
     json.statistics = {

@@ -53,6 +53,7 @@ export const projectsHandlers = defineHandlers({
       customAttributes: params.with_custom_attributes,
       shares: true,
       forkSource: true,
+      contributed: true,
     });
     const body = presentProject(view, {
       externalUrl: request.externalUrl,

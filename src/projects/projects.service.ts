@@ -56,13 +56,18 @@ import {
   ProtectedBranch,
   ProtectedBranchAccessLevel,
 } from '../protected_branches/protected-branch.entity.js';
-import type { CoreDeps } from '../core/family.js';
+import type { Contributions, CoreDeps } from '../core/family.js';
 import { ProjectGroupLink } from '../members/project-group-link.entity.js';
 import { User } from '../users/user.entity.js';
 import { ProjectCustomAttribute } from './custom-attribute.entity.js';
 import { ProjectStatistics } from './project-statistics.entity.js';
 import { Project } from './project.entity.js';
 import { projectSettings, settingsFromParams } from './project-settings.js';
+import {
+  readContributedAttributes,
+  writeContributedAttributes,
+  type ContributedAttributes,
+} from './project-attributes.js';
 import { readableProjectIds } from '../core/readable-projects.js';
 import { containing, escapeLike } from '../core/search.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../db/errors.js';
@@ -102,6 +107,8 @@ export interface ProjectView {
   sharedWithGroups?: ProjectGroupLink[];
   /** For a fork: its source, when asked for and visible to the caller. */
   forkedFrom?: ProjectView;
+  /** Attributes other families keep for the project (project-attributes.ts), when loaded. */
+  contributed?: ContributedAttributes;
 }
 
 /** Which reads of a single project load what besides the project. */
@@ -111,6 +118,8 @@ export interface DetailOptions {
   shares?: boolean;
   /** A fork's source (`forked_from_project`), if the caller may see it. */
   forkSource?: boolean;
+  /** The attributes other families keep, for the project's full representation. */
+  contributed?: boolean;
 }
 
 const ADMIN_ORDERS = new Set(['repository_size', 'storage_size', 'packages_size', 'wiki_size']);
@@ -190,6 +199,7 @@ export class ProjectsService {
   private readonly dataSource: DataSource;
   private readonly config: Config;
   private readonly events: Events;
+  private readonly contributions: Contributions;
   private rows?: {
     project: EntityRows<Project>;
     namespace: EntityRows<Namespace>;
@@ -215,6 +225,7 @@ export class ProjectsService {
     this.dataSource = deps.dataSource;
     this.config = deps.config;
     this.events = deps.events;
+    this.contributions = deps.contributions;
     this.found = new ChangeCache(
       changeFeed(deps.dataSource),
       FOUND_PROJECTS,
@@ -360,7 +371,12 @@ export class ProjectsService {
       options.forkSource && project.forkedFromProjectId !== null
         ? (await this.forkSources(caller, [project.forkedFromProjectId])).get(project.forkedFromProjectId)
         : undefined;
-    return { ...view, customAttributes, showStatistics, sharedWithGroups, forkedFrom };
+    const contributed = options.contributed
+      ? (await readContributedAttributes(this.contributions, this.dataSource.manager, [project.id])).get(
+          project.id,
+        )
+      : undefined;
+    return { ...view, customAttributes, showStatistics, sharedWithGroups, forkedFrom, contributed };
   }
 
   /** The sources of forks that the caller may see, by id, in one query (for `forked_from_project`). */
@@ -450,12 +466,13 @@ export class ProjectsService {
       const topics = params.topics ?? params.tag_list;
       if (topics !== undefined) changes.topics = dedupeTopics(topics);
       await saveUnique(() => tx.getRepository(Project).update(project.id, changes));
+      await writeContributedAttributes(this.contributions, tx, project.id, params as Record<string, unknown>);
     });
     if (newDefaultBranch !== undefined && newDefaultBranch.exists)
       await openGitRepository(this.storage.diskPath(project.repositoryStorage, project.id)).setHead(
         newDefaultBranch.name,
       );
-    return this.find(caller, project.id, { shares: true, forkSource: true });
+    return this.find(caller, project.id, { shares: true, forkSource: true, contributed: true });
   }
 
   /**
@@ -476,7 +493,7 @@ export class ProjectsService {
   async setArchived(caller: Caller, view: ProjectView, archived: boolean): Promise<ProjectView> {
     if (view.project.archived !== archived)
       await this.dataSource.getRepository(Project).update(view.project.id, { archived });
-    return this.find(caller, view.project.id, { shares: true, forkSource: true });
+    return this.find(caller, view.project.id, { shares: true, forkSource: true, contributed: true });
   }
 
   /**
@@ -710,6 +727,9 @@ export class ProjectsService {
       project.forkedFromProjectId === null ? [] : [project.forkedFromProjectId],
     );
     const sources = params.simple ? undefined : await this.forkSources(caller, sourceIds);
+    const contributed = params.simple
+      ? undefined
+      : await readContributedAttributes(this.contributions, this.dataSource.manager, ids);
     return {
       headers: page.headers,
       items: page.items.map((project, i) => {
@@ -725,6 +745,7 @@ export class ProjectsService {
           sharedWithGroups: shares?.get(project.id) ?? [],
           forkedFrom:
             project.forkedFromProjectId === null ? undefined : sources?.get(project.forkedFromProjectId),
+          contributed: contributed?.get(project.id),
         };
       }),
     };
@@ -1042,7 +1063,7 @@ export class ProjectsService {
       if (row.forked_from_project_id !== null) throw conflict('Project already forked');
       await tx.getRepository(Project).update(view.project.id, { forkedFromProjectId: source.project.id });
     });
-    return this.find(caller, view.project.id, { shares: true, forkSource: true });
+    return this.find(caller, view.project.id, { shares: true, forkSource: true, contributed: true });
   }
 
   /** The namespace to create in: the caller's own, or a group where the caller is Developer or above. */
