@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream';
 import type { operations } from '../../generated/openapi.js';
 import type { OperationSubjects } from '../../generated/operation-subjects.js';
 import type { Caller } from './auth.js';
-import type { UploadedFile } from './http.js';
+import type { SerializedJson, UploadedFile } from './http.js';
 import type { RequestInfo } from './pagination.js';
 import type { ServiceRegistry } from './family.js';
 import type { SubjectTypes } from './subjects.js';
@@ -34,7 +34,7 @@ type JsonBody<R> = R extends { content: { 'application/json': infer B } } ? B : 
 
 /** A success status whose content is not JSON (raw files, archives) is answered with bytes or a stream. */
 type StatusResult<S, R> = R extends { content: { 'application/json': unknown } }
-  ? { status: S; body: JsonBody<R>; headers?: Record<string, string> }
+  ? { status: S; body: JsonBody<R> | SerializedJson<JsonBody<R>>; headers?: Record<string, string> }
   : R extends { content: object }
     ? { status: S; stream: Readable | Buffer; headers: Record<string, string> & { 'Content-Type': string } }
     : { status: S; body: null; headers?: Record<string, string> };

@@ -66,6 +66,14 @@ export function bodyDeadline(bodyTimeoutSeconds: number): Middleware {
   };
 }
 
+/** A JSON body serialized already (a cached answer, say): written as it is, not stringified again. */
+export class SerializedJson<T> {
+  /** The type of what `text` holds, for the handler's typing only. */
+  declare readonly shape?: T;
+
+  constructor(readonly text: string) {}
+}
+
 /**
  * Writes a JSON response. The Content-Type is exactly `application/json`: python-gitlab compares it
  * as a string and fails on a charset suffix.
@@ -84,7 +92,7 @@ export function writeJson(
     ctx.status = status;
     return;
   }
-  ctx.body = JSON.stringify(body);
+  ctx.body = body instanceof SerializedJson ? body.text : JSON.stringify(body);
   ctx.set('Content-Type', 'application/json');
 }
 

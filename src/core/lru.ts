@@ -67,4 +67,14 @@ export class WeightedLruCache<K, V> {
     this.entries.delete(key);
     this.total -= entry.weight;
   }
+
+  clear(): void {
+    this.entries.clear();
+    this.total = 0;
+  }
+
+  /** Every entry, least recently used first; deleting while iterating is safe. */
+  *[Symbol.iterator](): IterableIterator<[K, V]> {
+    for (const [key, entry] of this.entries) yield [key, entry.value];
+  }
 }

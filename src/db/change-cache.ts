@@ -1,21 +1,24 @@
-import { LruCache } from '../core/lru.js';
+import { LruCache, WeightedLruCache } from '../core/lru.js';
 import type { ChangeFeed } from './changes.js';
 
 /**
  * A change the triggers announce: a user (or one of their tokens), a namespace (its row, or a project
- * entering or leaving it), a project (its row or its shares), the merge requests of a project, or
- * (`id` 0) access to projects or the titles of labels.
+ * entering or leaving it), a project (its row or its shares), the merge requests of a project, what a
+ * project's merge request lists show beside those rows, or (`id` 0) access to projects or the titles
+ * of labels.
  */
 export interface Change {
-  kind: 'user' | 'namespace' | 'project' | 'merge_requests' | 'access' | 'labels';
+  kind: 'user' | 'namespace' | 'project' | 'merge_requests' | 'merge_request_records' | 'access' | 'labels';
   id: number;
 }
 
 function parseChange(payload: string): Change | undefined {
   if (payload === 'access' || payload === 'labels') return { kind: payload, id: 0 };
-  const match = /^(user|namespace|project|merge_requests):(\d+)$/.exec(payload);
+  const match = /^(user|namespace|project|merge_requests|merge_request_records):(\d+)$/.exec(payload);
   return match ? { kind: match[1] as Change['kind'], id: Number(match[2]) } : undefined;
 }
+
+type Entry<V> = { value: V; storedAt: number };
 
 /**
  * Facts read on every request (accounts, projects), kept in memory between the database's announcements
@@ -28,7 +31,7 @@ function parseChange(payload: string): Change | undefined {
  * the cache's pass it by.
  */
 export class ChangeCache<K, V> {
-  private readonly entries: LruCache<K, { value: V; storedAt: number }>;
+  private readonly entries: LruCache<K, Entry<V>> | WeightedLruCache<K, Entry<V>>;
   private generation = 0;
 
   constructor(
@@ -37,8 +40,12 @@ export class ChangeCache<K, V> {
     private readonly ttlMs: number,
     private readonly kinds: ReadonlyArray<Change['kind']>,
     private readonly affects: (key: K, value: V, change: Change) => boolean,
+    /** With it, `capacity` bounds the entries' summed weight rather than their number. */
+    weigh?: (value: V) => number,
   ) {
-    this.entries = new LruCache(capacity);
+    this.entries = weigh
+      ? new WeightedLruCache<K, Entry<V>>(capacity, (entry) => weigh(entry.value))
+      : new LruCache<K, Entry<V>>(capacity);
     feed.subscribe((payload) => this.changed(payload));
   }
 

@@ -7,6 +7,7 @@ import { MergeRequestListIndexes1767744300000 } from '../db/migrations/176774430
 import { MergeRequestMerging1767744400000 } from '../db/migrations/1767744400000-merge-request-merging.js';
 import { MergeRequestLabelIds1767800100000 } from '../db/migrations/1767800100000-merge-request-label-ids.js';
 import { MergeRequestChanges1767800600000 } from '../db/migrations/1767800600000-merge-request-changes.js';
+import { MergeRequestRecordChanges1767800700000 } from '../db/migrations/1767800700000-merge-request-record-changes.js';
 import { MergeRequest, MergeRequestDiff } from './merge-request.entity.js';
 import { MergeRequestVersions } from './merge-request-versions.js';
 import { mergeRequestsHandlers } from './merge-requests.handlers.js';
@@ -34,6 +35,7 @@ export const mergeRequestsManifest = defineFamily({
     MergeRequestMerging1767744400000,
     MergeRequestLabelIds1767800100000,
     MergeRequestChanges1767800600000,
+    MergeRequestRecordChanges1767800700000,
   ],
   services: [
     defineService(

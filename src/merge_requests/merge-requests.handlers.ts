@@ -1,4 +1,5 @@
 import { defineHandlers } from '../core/handler.js';
+import { SerializedJson } from '../core/http.js';
 import type { RequestInfo } from '../core/pagination.js';
 import { projectWebUrl } from '../projects/project.presenter.js';
 import type { ProjectView } from '../projects/projects.service.js';
@@ -12,7 +13,7 @@ import {
   presentVersion,
   presentVersionCommits,
 } from './merge-request.presenter.js';
-import type { ListMergeRequestsParams, ListScope } from './merge-requests.service.js';
+import type { ListMergeRequestsParams, ListScope, MergeRequestRecords } from './merge-requests.service.js';
 import type { ServiceRegistry } from '../core/family.js';
 import type { Caller } from '../core/auth.js';
 
@@ -23,12 +24,28 @@ async function list(
   params: ListMergeRequestsParams,
   request: RequestInfo,
 ) {
-  const page = await services.mergeRequests.list(caller, where, params, request);
+  const mergeRequests = services.mergeRequests;
   const present = params.view === 'simple' ? presentMergeRequestSimple : presentMergeRequest;
+  const presentPage = (page: MergeRequestRecords) =>
+    page.items.map((mr) => present(mr, page, request.externalUrl));
+  const read = () => mergeRequests.list(caller, where, params, request);
+  if (!('project' in where)) {
+    const page = await read();
+    return { status: 200 as const, body: presentPage(page), headers: page.headers };
+  }
+  mergeRequests.assertEnabled(where.project);
+  const answer = await mergeRequests.listPages.answer(
+    caller,
+    where.project,
+    params,
+    request,
+    read,
+    presentPage,
+  );
   return {
     status: 200 as const,
-    body: page.items.map((mr) => present(mr, page, request.externalUrl)),
-    headers: page.headers,
+    body: new SerializedJson<ReturnType<typeof presentPage>>(answer.text),
+    headers: answer.headers,
   };
 }
 

@@ -50,6 +50,7 @@ import {
 import { User } from '../users/user.entity.js';
 import { parseDuration } from './durations.js';
 import { MergeRequestListCounts } from './list-counts.js';
+import { MergeRequestListPages } from './list-pages.js';
 import { Milestone } from '../milestones/milestone.entity.js';
 import { MergeRequest, MergeRequestDiff } from './merge-request.entity.js';
 import type { MergeRequestVersions } from './merge-request-versions.js';
@@ -291,6 +292,8 @@ export class MergeRequestsService {
   private readonly labelRows: EntityRows<Label>;
   private readonly milestoneRows: EntityRows<Milestone>;
   private readonly listCounts: MergeRequestListCounts;
+  /** Projects' list pages as answered, until a change to what they show. */
+  readonly listPages: MergeRequestListPages;
   private approvalHooks: MergeRequestApprovalHooks | null = null;
   /** `relatedByIdsSql` once the approvals family has registered (or not). */
   private relatedByIds: ReturnType<typeof relatedByIdsSql> | undefined;
@@ -309,6 +312,7 @@ export class MergeRequestsService {
     this.labelRows = entityRows(this.dataSource, Label, 'l');
     this.milestoneRows = entityRows(this.dataSource, Milestone, 'm');
     this.listCounts = new MergeRequestListCounts(this.dataSource);
+    this.listPages = new MergeRequestListPages(this.dataSource);
     services.labels.countOpenMergeRequestsWith((caller, labelIds, scope) =>
       this.countOpenWithLabels(caller, labelIds, scope),
     );

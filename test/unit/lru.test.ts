@@ -29,4 +29,22 @@ describe('WeightedLruCache', () => {
     expect(cache.get('b')).toBe('xxxx');
     expect(cache.get('c')).toBe('xxxxxx');
   });
+
+  it('lists its entries least recently used first, and frees their weight when deleted or cleared', () => {
+    const cache = new WeightedLruCache<string, string>(10, (value) => value.length);
+    cache.set('a', 'xxxx');
+    cache.set('b', 'xxxx');
+    cache.get('a');
+    expect([...cache]).toEqual([
+      ['b', 'xxxx'],
+      ['a', 'xxxx'],
+    ]);
+    for (const [key] of cache) if (key === 'b') cache.delete(key);
+    cache.set('c', 'xxxxxx');
+    expect([...cache].map(([key]) => key)).toEqual(['a', 'c']);
+    cache.clear();
+    expect([...cache]).toEqual([]);
+    cache.set('d', 'x'.repeat(10));
+    expect(cache.get('d')).toBe('x'.repeat(10));
+  });
 });
