@@ -14,11 +14,15 @@
  * dataset to try the harness quickly; BENCH_ENDPOINTS (endpoint names separated by a comma without a
  * space after it, e.g. `user,tree, root`) measures only those, and skips the repository when none of
  * them reads it;
- * BENCH_NODE_ARGS adds flags to the server's node (`--cpu-prof --cpu-prof-dir=<dir>` profiles it);
+ * BENCH_DIST (the compiled server to measure, default dist; another build, to compare two versions in one
+ * checkout); BENCH_NODE_ARGS adds flags to the server's node (`--cpu-prof --cpu-prof-dir=<dir>` profiles it);
  * BENCH_WARMUP (sequential requests before an endpoint is measured, 200, in 3 s at most);
  * BENCH_KEEP_DATABASE=1 leaves the PostgreSQL database in place and prints its URL, to inspect plans.
  * Unless BENCH_ENDPOINTS leaves it out, the run ends with the embedded default's start (`embedded boot`,
  * which BENCH_ENDPOINTS may name alone).
+ *
+ * Endpoints named `(cold)` (cold.ts) ask about a different object in every request, so that no cache
+ * answers them; their git floor runs the same command for each of those objects.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -40,8 +44,17 @@ import {
   type OpenLoopResult,
 } from './driver.js';
 import { gitEnv } from '../../src/git/git.js';
-import { gitFloor, type GitFloor } from './floors.js';
-import { cpuMs, spawnCount } from './proc.js';
+import { coldEndpoints, cycle, mainLine } from './cold.js';
+import { gitFloor, gitFloorEach, type GitFloor } from './floors.js';
+import {
+  commitFloor,
+  gitProbeLine,
+  PROBE_FILE,
+  readGitProbe,
+  type CommitFloor,
+  type GitSpawnProbe,
+} from './git-spawn.js';
+import { cpuByProcess, cpuMs, spawnCount } from './proc.js';
 import { buildRepository, DEFAULT_SHAPE, random, tagName } from './repo.js';
 
 const env = process.env;
@@ -84,6 +97,7 @@ const MEASURES_COMMITS = !SELECTED || SELECTED.includes(COMMITS);
 const COMMIT_COUNT = Number(env.BENCH_COMMITS ?? 100);
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const OUT = path.resolve(ROOT, env.BENCH_OUT ?? '.forge-test/bench.json');
+const DIST = path.resolve(ROOT, env.BENCH_DIST ?? 'dist');
 
 const log = (message: string) => process.stderr.write(`bench: ${message}\n`);
 const seconds = (since: number) => `${((performance.now() - since) / 1000).toFixed(1)} s`;
@@ -159,7 +173,9 @@ async function startServer(
       ...(env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
       '--import',
       pathToFileURL(path.join(ROOT, 'scripts/bench/spawn-counter.mjs')).href,
-      path.join(ROOT, 'dist/src/main.js'),
+      '--import',
+      pathToFileURL(path.join(ROOT, 'scripts/bench/git-spawn-probe.mjs')).href,
+      path.join(DIST, 'src/main.js'),
     ],
     {
       cwd: ROOT,
@@ -174,6 +190,7 @@ async function startServer(
         FORGE_ROOT_TOKEN: rootToken,
         LOG_LEVEL: 'warn',
         BENCH_SPAWN_FILE: spawnFile,
+        BENCH_GIT_PROBE_FILE: path.join(dataDir, PROBE_FILE),
         ...(env.BENCH_SPAWN_LOG ? { BENCH_SPAWN_LOG: env.BENCH_SPAWN_LOG } : {}),
       },
       stdio: ['ignore', logFile, logFile],
@@ -210,7 +227,7 @@ async function withDatabase(database: Database, dataDir: string, sql: string): P
     await client.end();
     return;
   }
-  const { openPGlite } = (await import(path.join(ROOT, 'dist/src/db/pglite-driver.js'))) as {
+  const { openPGlite } = (await import(path.join(DIST, 'src/db/pglite-driver.js'))) as {
     openPGlite(dir: string): Promise<{ exec(sql: string): Promise<unknown>; close(): Promise<void> }>;
   };
   const db = await openPGlite(path.join(dataDir, 'pglite'));
@@ -485,12 +502,19 @@ function gitPush(remote: string, repo: string, args: string[]): void {
 interface Endpoint {
   name: string;
   path: string;
-  floor: { kind: 'git'; args: string[] } | { kind: 'koa'; path: string } | { kind: 'none' };
+  /** Cold mode: a different path for each request, in order; `path` is then the first. */
+  paths?: string[];
+  floor:
+    | { kind: 'git'; args: string[]; each?: { argsList: string[][]; command: string } }
+    | { kind: 'koa'; path: string }
+    | { kind: 'none' };
 }
 
 interface Cost {
   cpuMs: number;
   spawns: number;
+  /** cpuMs by where it went (proc.ts cpuByProcess): the server, its long-lived helpers, exited git. */
+  byProcess: Record<string, number>;
 }
 
 interface Row {
@@ -512,12 +536,13 @@ const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) :
 async function warmup(
   url: string,
   token: string | undefined,
+  next?: () => string,
 ): Promise<{ status: number; body: string; firstMs: number }> {
   let last = { status: 0, body: '', firstMs: NaN };
   const end = performance.now() + settings.warmupMs;
   for (let i = 0; i < settings.warmup && performance.now() < end; i++) {
     const start = performance.now();
-    const response = await fetch(url, { headers: token ? { 'PRIVATE-TOKEN': token } : {} });
+    const response = await fetch(next ? next() : url, { headers: token ? { 'PRIVATE-TOKEN': token } : {} });
     last = {
       status: response.status,
       body: await response.text(),
@@ -537,21 +562,29 @@ async function measure(
   token: string | undefined,
   pid: number,
   spawnFile: string | undefined,
+  /** Cold mode: the URL of each request (warm-up included), a different one every time. */
+  next?: () => string,
 ): Promise<{ open: OpenLoopResult; max: ClosedLoopResult; cost: Cost; warmupStatus: number }> {
   const headers: Record<string, string> = token ? { 'PRIVATE-TOKEN': token } : {};
-  const target = { url, headers };
-  const first = await warmup(url, token);
+  const target = { url, headers, next };
+  const first = await warmup(url, token, next);
   if (first.status !== 200) log(`warning: ${url} answered ${first.status}: ${first.body.slice(0, 200)}`);
   // The first request meets cold caches: its latency shows what a cache miss costs.
   log(`first request ${fmt(first.firstMs, 1)} ms: ${url}`);
+  const splitBefore = cpuByProcess(pid);
   const cpuBefore = cpuMs(pid);
   const spawnsBefore = spawnFile ? await spawnCount(pid, spawnFile) : NaN;
   const max = await closedLoop(target, { connections: settings.connections, seconds: settings.maxSeconds });
   const cpuAfter = cpuMs(pid);
+  const splitAfter = cpuByProcess(pid);
   const spawnsAfter = spawnFile ? await spawnCount(pid, spawnFile) : NaN;
+  const byProcess: Record<string, number> = {};
+  for (const name of Object.keys(splitAfter))
+    byProcess[name] = (splitAfter[name] - (splitBefore[name] ?? 0)) / max.completed;
   const cost = {
     cpuMs: (cpuAfter - cpuBefore) / max.completed,
     spawns: (spawnsAfter - spawnsBefore) / max.completed,
+    byProcess,
   };
   const { settled, ...open } = await openLoop(target, {
     rate: settings.rate,
@@ -568,6 +601,8 @@ function endpoints(
   compareFrom: string,
   memberId = 0,
   snippetId = 0,
+  /** Main's commits, newest first, for the cold endpoints; none when only their names are needed. */
+  commits: string[] = [],
 ): Endpoint[] {
   const p = `/projects/${projectId}`;
   const filtered = `${p}/merge_requests?state=opened&author_id=${memberId}`;
@@ -654,6 +689,16 @@ function endpoints(
       path: `${p}/repository/compare?from=${compareFrom}&to=main`,
       floor: { kind: 'git', args: ['diff', compareFrom, 'main'] },
     },
+    ...coldEndpoints(projectId, commits, DEFAULT_SHAPE).map((cold): Endpoint => ({
+      name: cold.name,
+      path: cold.paths[0] ?? '',
+      paths: cold.paths,
+      floor: {
+        kind: 'git',
+        args: cold.floors[0] ?? [],
+        each: { argsList: cold.floors, command: cold.floorCommand },
+      },
+    })),
   ];
 }
 
@@ -699,6 +744,8 @@ interface CommitRow {
   p90: number;
   cpuMs: number;
   spawns: number;
+  git?: GitSpawnProbe;
+  floor?: CommitFloor;
 }
 
 /**
@@ -744,6 +791,7 @@ async function measureCommits(
     p90: percentile(latencies, 90),
     cpuMs: (cpuAfter - cpuBefore) / COMMIT_COUNT,
     spawns: (spawnsAfter - spawnsBefore) / COMMIT_COUNT,
+    git: server.spawnFile ? await readGitProbe(server.spawnFile) : undefined,
   };
 }
 
@@ -752,6 +800,8 @@ function commitTable(row: CommitRow): string {
     `commit create: ${row.commits} commits changing one file, one at a time`,
     `  p50 ${fmt(row.p50)} ms, p90 ${fmt(row.p90)} ms; per commit ${fmt(row.cpuMs, 2)} ms of CPU and ` +
       `${fmt(row.spawns, 1)} git processes, the work after the push included`,
+    ...(row.git ? [gitProbeLine(row.git)] : []),
+    ...(row.floor ? [`  floor p50 ${fmt(row.floor.p50)} ms: ${row.floor.command}`] : []),
   ].join('\n');
 }
 
@@ -908,25 +958,37 @@ async function main(): Promise<void> {
         tagName(DEFAULT_SHAPE.tags - 21),
         seeded.member.id,
         seeded.snippetId,
+        withRepository ? mainLine(repoDir) : [],
       ),
     );
 
     const rows: Row[] = [];
     for (const endpoint of list) {
+      const api = `${server.url}/api/v4`;
       const measured = await measure(
-        `${server.url}/api/v4${endpoint.path}`,
+        `${api}${endpoint.path}`,
         seeded.member.token,
         server.pid,
         server.spawnFile,
+        endpoint.paths &&
+          cycle(
+            endpoint.paths.map((p) => `${api}${p}`),
+            endpoint.name,
+            log,
+          ),
       );
       let floor: Row['floor'];
       if (endpoint.floor.kind === 'git') {
-        const result: GitFloor = await gitFloor(serverRepo, endpoint.floor.args, {
+        const floorOptions = {
           invocations: settings.floorInvocations,
           serialMs: settings.floorSerialMs,
           connections: settings.connections,
           seconds: settings.floorSeconds,
-        });
+        };
+        const { each } = endpoint.floor;
+        const result: GitFloor = each
+          ? await gitFloorEach(serverRepo, each.argsList, each.command, floorOptions)
+          : await gitFloor(serverRepo, endpoint.floor.args, floorOptions);
         floor = result;
       }
       rows.push({ endpoint: endpoint.name, path: endpoint.path, ...measured, floor });
@@ -964,6 +1026,7 @@ async function main(): Promise<void> {
         server = await startServer(database, dataDir, rootToken, port);
       }
       commits = await measureCommits(new Api(server.url, rootToken), seeded.project.id, server);
+      commits.floor = await commitFloor(serverRepo, 'src/mod42/file042.ts', 30);
       log('measured commit creation');
     }
 
@@ -1017,12 +1080,23 @@ async function main(): Promise<void> {
       table(rows),
       '',
       'p50/p90/p99: open loop, from when each request was due. * = max req/s below the offered rate (overloaded).',
+      '(cold): every request, and every floor invocation, names another object: no cache can answer it.',
       "req/s of floor: max req/s as a share of the floor's.",
       `err: non-2xx answers. late: of ${Math.round(settings.rate * settings.openSeconds)} open-loop requests, those unanswered ${settings.drainMs / 1000} s after the last was due.`,
-      `CPU: the server process and its children (git), ${database.kind === 'pglite' ? 'with PGlite in it' : 'not PostgreSQL'}. ` +
+      `CPU: the server process and every process below it (git), ${database.kind === 'pglite' ? 'with PGlite in it' : 'not PostgreSQL'}. ` +
         'Floor p50: one invocation; floor CPU: ms per invocation.',
       'floors:',
       ...rows.map((r) => `  ${r.endpoint.padEnd(22)} ${r.floor?.command ?? '(none)'}`),
+      'CPU ms/req by process (server; long-lived processes below it by name; exited: git commands run):',
+      ...rows
+        .filter((r) => r.floor && !r.floor.command.startsWith('bare Koa'))
+        .map(
+          (r) =>
+            `  ${r.endpoint.padEnd(22)} ` +
+            Object.entries(r.cost.byProcess)
+              .map(([name, ms]) => `${name} ${fmt(ms, 2)}`)
+              .join(', '),
+        ),
       ...(commits ? ['', commitTable(commits)] : []),
       ...(boot.length > 0 ? ['', bootTable(boot)] : []),
       '',

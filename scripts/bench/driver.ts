@@ -44,6 +44,8 @@ export function schedule(rate: number, seconds: number): number[] {
 export interface Target {
   url: string;
   headers?: Record<string, string>;
+  /** Cold mode: the URL of each request, a different one every time; `url` is then only its name. */
+  next?: () => string;
 }
 
 export const newAgent = (maxSockets: number) => new http.Agent({ keepAlive: true, maxSockets });
@@ -55,7 +57,8 @@ export function get(
   sent?: (request: http.ClientRequest) => void,
 ): Promise<number> {
   return new Promise((resolve) => {
-    const request = http.get(target.url, { agent, headers: target.headers }, (res) => {
+    const url = target.next ? target.next() : target.url;
+    const request = http.get(url, { agent, headers: target.headers }, (res) => {
       res.on('data', () => {});
       res.on('end', () => resolve(res.statusCode ?? 0));
       res.on('error', () => resolve(0));

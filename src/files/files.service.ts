@@ -85,14 +85,14 @@ export class FilesService {
   }
 
   /**
-   * The file's bytes as a stream. The blob is read twice (once for its SHA-256 and type, once to
-   * send), never held whole in memory; errors are all raised before the stream is returned.
+   * The file's bytes as a stream: a small blob is read once; a large one twice (once for its SHA-256
+   * and type, once to send), never held whole in memory. Errors are all raised before the stream is
+   * returned.
    */
   async raw(caller: Caller, view: ProjectView, filePath: string, ref: string | undefined) {
     const info = await this.blob(caller, view, filePath, ref);
-    const { sha256, binary } = await info.repo.git.scanBlob(info.blobId, BINARY_PROBE);
     // A client that goes away stops git: the stream ends it when destroyed.
-    const { stream } = await info.repo.git.streamBlob(info.blobId, 0);
+    const { sha256, binary, stream } = await info.repo.git.blobToSend(info.blobId, info.size, BINARY_PROBE);
     return { info, sha256, binary, stream };
   }
 

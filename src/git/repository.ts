@@ -14,7 +14,7 @@ import { Readable } from 'node:stream';
 import { startArchive, type ArchiveRequest } from './archive.js';
 import { buildCommit, type BuildCommitOptions, type TreeSource } from './commit-builder.js';
 import { commitStats, type CommitStats } from './commit-stats.js';
-import { parseTreeObject } from './tree-object.js';
+import { listTree, parseTree, positionOf, type TreeEntry } from './tree-listing.js';
 import { logCommits, logWithBoundary, readCommits, type GitCommit } from './commits.js';
 import {
   DEFAULT_DIFF_LIMITS,
@@ -48,14 +48,6 @@ export interface GitObject {
   id: string;
   type: string;
   size: number;
-}
-
-export interface TreeEntry {
-  id: string;
-  name: string;
-  type: 'tree' | 'blob' | 'commit';
-  path: string;
-  mode: string;
 }
 
 /** A branch head as `git for-each-ref` reports it. */
@@ -142,6 +134,10 @@ const COMMIT_COUNTS = new LruCache<string, number>(10_000);
 const COMMIT_STATS = new LruCache<string, CommitStats>(20_000);
 /** A `<rev>:<path>` whose path starts with `.` or `..` as a whole segment. */
 const RELATIVE_TREE_PATH = /:\.\.?(\/|$)/;
+/** An object id, its tree, or a path in it: what these name never changes. */
+const FIXED_REVISION = /^(?:[0-9a-f]{40}|[0-9a-f]{64})(?:\^\{tree\}|:[^\n\r\0]*)?$/;
+/** Objects found by fixed revisions, per repository. Only finds are kept: a missing object may arrive. */
+const FIXED_OBJECTS = new LruCache<string, GitObject>(50_000);
 
 /** Values by commit id from `cache`, with one `load` for the ids it lacks. */
 async function readThrough<V>(
@@ -275,16 +271,6 @@ class ObjectReader {
   }
 }
 
-/** A tree's entries as clients see them: ls-tree's spelling of modes, and a type for each. */
-function parseTree(data: Buffer, idBytes: number) {
-  return parseTreeObject(data, idBytes, 'utf8').map(({ mode, name, id }) => ({
-    mode: mode.padStart(6, '0'),
-    type: (mode === '40000' ? 'tree' : mode === '160000' ? 'commit' : 'blob') as TreeEntry['type'],
-    id,
-    name,
-  }));
-}
-
 /** git log's walk options and arguments: everything but paging. */
 function walkArgs(query: LogQuery): string[] {
   const args: string[] = [];
@@ -331,7 +317,13 @@ export class GitRepository {
     // `<rev>:./path` and `<rev>:../path` are relative to a working tree, which a bare repository lacks:
     // git's batch reader dies on them. No tree entry is named `.` or `..`, so there is no such object.
     if (RELATIVE_TREE_PATH.test(revision)) return null;
-    return (await this.reader.info([revision]))[0];
+    if (!FIXED_REVISION.test(revision)) return (await this.reader.info([revision]))[0];
+    const key = `${this.dir}\0${revision}`;
+    const cached = FIXED_OBJECTS.get(key);
+    if (cached) return cached;
+    const [found] = await this.reader.info([revision]);
+    if (found) FIXED_OBJECTS.set(key, found);
+    return found;
   }
 
   readBlob(id: string): Promise<Buffer> {
@@ -357,6 +349,27 @@ export class GitRepository {
       }
     }
     return { sha256: hash.digest('hex'), binary };
+  }
+
+  /**
+   * A blob of `size` bytes to send, with what its headers need: read once when small enough to hold,
+   * otherwise scanned through and then streamed, never held whole.
+   */
+  async blobToSend(
+    id: string,
+    size: number,
+    probe: number,
+  ): Promise<{ sha256: string; binary: boolean; stream: Readable }> {
+    if (size > INLINE_BLOB_BYTES) {
+      const { sha256, binary } = await this.scanBlob(id, probe);
+      return { sha256, binary, stream: (await this.reader.stream(id, 0)).stream };
+    }
+    const data = await this.reader.read('blob', id);
+    return {
+      sha256: crypto.createHash('sha256').update(data).digest('hex'),
+      binary: data.subarray(0, probe).includes(0),
+      stream: Readable.from([data]),
+    };
   }
 
   /** The raw tag object, for checking a signature over the bytes it signs. */
@@ -665,6 +678,8 @@ export class GitRepository {
   // ---- history ----
 
   log(query: LogQuery): Promise<GitCommit[]> {
+    // git reads --skip as a C int and wraps beyond it; no history is that long, so such a page is empty.
+    if ((query.skip ?? 0) > 2147483647) return Promise.resolve([]);
     const args: string[] = [];
     if (query.skip) args.push('--skip', String(query.skip));
     if (query.maxCount !== undefined) args.push('-n', String(query.maxCount));
@@ -823,29 +838,13 @@ export class GitRepository {
 
   // ---- trees ----
 
-  /** The entries of tree `tree` (an id), paths relative to `base`: directories, files, then submodules. */
-  async tree(tree: string, base: string, recursive: boolean): Promise<TreeEntry[]> {
+  /**
+   * The entries of tree `tree` (an id), paths relative to `base`: directories, files, then submodules.
+   * Kept by tree id (see tree-listing.ts): the array is shared, never to be mutated.
+   */
+  tree(tree: string, base: string, recursive: boolean): Promise<readonly TreeEntry[]> {
     assertObjectId(tree);
-    const entries: TreeEntry[] = [];
-    // ls-tree -r -t's order: each tree, then what it holds. Subtrees of a level are read concurrently.
-    const list = async (id: string, prefix: string): Promise<TreeEntry[]> => {
-      const own = (await this.reader.treeEntries(id)).map((entry) => ({
-        id: entry.id,
-        name: entry.name,
-        type: entry.type,
-        path: prefix ? `${prefix}/${entry.name}` : entry.name,
-        mode: entry.mode,
-      }));
-      if (!recursive) return own;
-      const below = await Promise.all(
-        own.map((entry) => (entry.type === 'tree' ? list(entry.id, entry.path) : Promise.resolve([]))),
-      );
-      return own.flatMap((entry, i) => [entry, ...below[i]]);
-    };
-    entries.push(...(await list(tree, base)));
-    const rank = { tree: 0, blob: 1, commit: 2 } as const;
-    // Array#sort is stable: git's order within each kind.
-    return entries.sort((a, b) => rank[a.type] - rank[b.type]);
+    return listTree((id) => this.reader.read('tree', id), tree, base, recursive);
   }
 
   /** The entry `name` in the directory `dir` (`''` for the root) of `commit`, with its size; or null. */
@@ -857,10 +856,12 @@ export class GitRepository {
     assertObjectId(commit);
     const tree = await this.object(dir ? `${commit}:${dir}` : `${commit}^{tree}`);
     if (!tree || tree.type !== 'tree') return null;
-    const entry = (await this.reader.treeEntries(tree.id)).find((e) => e.name === name);
+    // The directory's kept listing: a file read again at the same commit reads no tree.
+    const listing = await this.tree(tree.id, dir, false);
+    const entry = listing[positionOf(listing, dir ? `${dir}/${name}` : name)];
     if (!entry) return null;
     // ls-tree -l gives no size for trees and submodules.
-    const size = entry.type === 'blob' ? ((await this.reader.info([entry.id]))[0]?.size ?? NaN) : NaN;
+    const size = entry.type === 'blob' ? ((await this.object(entry.id))?.size ?? NaN) : NaN;
     return { mode: entry.mode, type: entry.type, sha: entry.id, size };
   }
 
@@ -930,9 +931,12 @@ export class GitRepository {
     } else {
       walked = await logWithBoundary(this.dir, range);
       // The walk answers when one side contains the other: `from` is on its boundary when it is an
-      // ancestor of `to`, and nothing is walked when `to` is an ancestor of `from`.
+      // ancestor of `to`, and nothing is walked when `to` is an ancestor of `from`. Otherwise every
+      // common ancestor lies behind a boundary commit (the walk leaves `to`'s own commits through one):
+      // with one, it is the merge base; with none, the histories are unrelated.
       if (walked.boundary.includes(from)) mergeBase = from;
       else if (walked.commits.length === 0) mergeBase = to;
+      else if (walked.boundary.length <= 1) mergeBase = walked.boundary[0] ?? null;
       else mergeBase = await this.mergeBase([from, to]);
       MERGE_BASES.set(pair, mergeBase);
       result = await this.diffs(mergeBase ?? EMPTY_TREE, to, limits);
@@ -1051,6 +1055,7 @@ export class GitRepository {
 
 export type {
   ArchiveRequest,
+  TreeEntry,
   CommitStats,
   DetectedLicense,
   DiffLimits,

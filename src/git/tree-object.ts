@@ -11,16 +11,28 @@ export interface RawTreeEntry {
  * exactly for writing a tree back.
  */
 export function parseTreeObject(data: Buffer, idBytes: number, names: 'utf8' | 'latin1'): RawTreeEntry[] {
-  const entries: RawTreeEntry[] = [];
+  return mapTreeObject(data, idBytes, names, (mode, name, id) => ({ mode, name, id }));
+}
+
+/** What `make` builds of each entry of a tree object, in git's order, with no object in between. */
+export function mapTreeObject<T>(
+  data: Buffer,
+  idBytes: number,
+  names: 'utf8' | 'latin1',
+  make: (mode: string, name: string, id: string) => T,
+): T[] {
+  const entries: T[] = [];
   let offset = 0;
   while (offset < data.length) {
     const space = data.indexOf(32, offset);
     const nul = data.indexOf(0, space);
-    entries.push({
-      mode: data.toString('latin1', offset, space),
-      name: data.toString(names, space + 1, nul),
-      id: data.toString('hex', nul + 1, nul + 1 + idBytes),
-    });
+    entries.push(
+      make(
+        data.toString('latin1', offset, space),
+        data.toString(names, space + 1, nul),
+        data.toString('hex', nul + 1, nul + 1 + idBytes),
+      ),
+    );
     offset = nul + 1 + idBytes;
   }
   return entries;

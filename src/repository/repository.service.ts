@@ -14,6 +14,7 @@ import type { OpenRepository } from '../git/repositories.service.js';
 import type { ProjectView } from '../projects/projects.service.js';
 import type { ServiceRegistry } from '../core/family.js';
 import type { GitObject, TreeEntry } from '../git/repository.js';
+import { positionOf } from '../git/tree-listing.js';
 import { rateLimitSubject } from '../core/rate-limit.js';
 import { archiveContentType, archivePrefix, GIT_FORMAT, trimSlashes, type ArchiveFormat } from './archive.js';
 
@@ -54,7 +55,7 @@ export const encodePageToken = (entry: TreeEntry) =>
   Buffer.from(JSON.stringify({ file_name: entry.path })).toString('base64');
 
 /** Where the page after `token` starts; older GitLab releases used the last entry's object ID. */
-function pageStart(entries: TreeEntry[], token: string): number {
+function pageStart(entries: readonly TreeEntry[], token: string): number {
   let fileName: unknown;
   try {
     fileName = (JSON.parse(Buffer.from(token, 'base64').toString('utf8')) as { file_name?: unknown })
@@ -64,7 +65,7 @@ function pageStart(entries: TreeEntry[], token: string): number {
   }
   const index =
     typeof fileName === 'string'
-      ? entries.findIndex((entry) => entry.path === fileName)
+      ? positionOf(entries, fileName)
       : entries.findIndex((entry) => entry.id === token);
   if (index === -1) throw badParameter('page_token is invalid');
   return index + 1;
@@ -85,7 +86,7 @@ export class RepositoryService {
     view: ProjectView,
     params: TreeParams,
     request: RequestInfo,
-  ): Promise<{ entries: TreeEntry[]; headers: Record<string, string> }> {
+  ): Promise<{ entries: readonly TreeEntry[]; headers: Record<string, string> }> {
     const { git } = this.services.repositories.open(view);
     if (params.pagination === 'none' && !params.recursive)
       throw badParameter('pagination cannot be "none" unless "recursive" is true');
