@@ -1,5 +1,6 @@
 import os from 'node:os';
 import { defineConfig } from 'vitest/config';
+import { LongestFirstSequencer } from './test/helpers/sequencer.js';
 
 export default defineConfig({
   test: {
@@ -15,5 +16,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     reporters: ['default'],
+    // The longest files first, so that the workers finish together (test/helpers/sequencer.ts).
+    sequence: { sequencer: LongestFirstSequencer },
   },
 });
