@@ -8,12 +8,14 @@ import { Gitlab } from '@gitbeaker/rest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBackend, type Backend } from '../../src/core/contract.js';
 import { FALSE_WORDS, TRUE_WORDS } from '../../src/core/params.js';
-import { API_PREFIX, writeMockSpec } from '../../scripts/mock-spec.js';
+import { API_PREFIX } from '../../scripts/mock-spec.js';
 import { pythonGitlab, runPythonClient } from '../helpers/clients.js';
 
 /**
  * `make mock` must serve the contract: each answer of the Prism mock has the status we asked for, validates
- * against the operation's schema in generated/openapi.json, and Prism reports no violation of its own.
+ * against the operation's schema in generated/openapi.json, and Prism reports no violation of its own. The
+ * mock is started as a user starts it, `make mock` on a `MOCK_PORT` of the test's own, and is used once it
+ * prints its URL.
  *
  * Prism ignores the path of the server URL, so `make mock` serves a copy of the spec whose paths carry
  * `/api/v4` (scripts/mock-spec.ts), and GitLab clients work against it unchanged: that copy also takes
@@ -79,6 +81,7 @@ const cases: Case[] = [
 
 let prism: ChildProcess | undefined;
 let base = '';
+let mockUrl = '';
 let output = '';
 let backend: Backend;
 let mockSpecFile = '';
@@ -91,39 +94,43 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-async function waitUntilAnswering(url: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (prism?.exitCode !== null) throw new Error(`Prism exited early:\n${output}`);
-    try {
-      await fetch(url);
-      return;
-    } catch {
-      await sleep(200);
-    }
-  }
-  throw new Error(`Prism did not answer within ${timeoutMs} ms:\n${output}`);
+/** Resolves once `make mock` prints `line`; rejects if it exits first or says nothing within `timeoutMs`. */
+function waitForLine(line: string, timeoutMs: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`no "${line}" within ${timeoutMs} ms:\n${output}`)),
+      timeoutMs,
+    );
+    const check = () => {
+      if (!output.split('\n').includes(line)) return;
+      clearTimeout(timer);
+      resolve();
+    };
+    prism!.stdout!.on('data', check);
+    prism!.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`make mock exited with ${code}:\n${output}`));
+    });
+  });
 }
 
 beforeAll(async () => {
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
-  mockSpecFile = writeMockSpec(
-    path.join(root, 'generated/openapi.json'),
-    path.join(root, '.forge-test', `mock-openapi-${process.pid}.json`),
-    { baseUrl: base },
-  );
+  mockUrl = `${base}${API_PREFIX}`;
+  mockSpecFile = path.join(root, '.forge-test', `mock-openapi-${process.pid}.json`);
+  // Its own process group (make, the shell, Prism), stopped together; -o: never reinstall from a test.
   prism = spawn(
-    path.join(root, 'node_modules/.bin/prism'),
-    ['mock', mockSpecFile, '--port', String(port), '--host', '127.0.0.1'],
-    { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] },
+    'make',
+    ['-s', '-o', 'node_modules/.installed', 'mock', `MOCK_PORT=${port}`, `MOCK_SPEC=${mockSpecFile}`],
+    { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
   );
   prism.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   prism.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   [backend] = await Promise.all([
     createBackend(),
     // Prism parses the whole bundled spec before it answers; on a loaded machine that takes a while.
-    waitUntilAnswering(`${base}${API_PREFIX}/projects`, 60_000),
+    waitForLine(`mock: ${mockUrl}`, 60_000),
   ]);
 }, 90_000);
 
@@ -131,12 +138,20 @@ afterAll(async () => {
   if (mockSpecFile) fs.rmSync(mockSpecFile, { force: true });
   if (!prism || prism.exitCode !== null) return;
   const exited = new Promise((resolve) => prism!.once('exit', resolve));
-  prism.kill('SIGTERM');
+  process.kill(-prism.pid!, 'SIGTERM');
   await Promise.race([exited, sleep(3_000)]);
-  if (prism.exitCode === null) prism.kill('SIGKILL');
+  if (prism.exitCode === null) process.kill(-prism.pid!, 'SIGKILL');
 });
 
 describe('Prism mock of generated/openapi.json', () => {
+  it('make mock listens on MOCK_PORT and prints its URL once Prism listens', async () => {
+    const lines = output.split('\n');
+    const listening = lines.findIndex((line) => line.includes(`Prism is listening on ${base}`));
+    expect(listening, output).toBeGreaterThanOrEqual(0);
+    expect(lines.indexOf(`mock: ${mockUrl}`)).toBeGreaterThan(listening);
+    expect((await fetch(`${mockUrl}/projects`)).status).toBe(200);
+  });
+
   it('serves under /api/v4, so a GitLab client works against it', async () => {
     const api = new Gitlab({ host: base, token: 'glpat-mock-token' });
     const projects = await api.Projects.all({ maxPages: 1 });
