@@ -17,7 +17,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createBackend, specPath } from '../../src/core/contract.js';
 import { createProcessDatabaseUrl } from '../helpers/database.js';
-import { SERVER_ENTRY, startServerProcess } from '../helpers/process.js';
+import { SERVER_ENTRY, serverPort, startServerProcess } from '../helpers/process.js';
 import { operationCases, type CaseSpec, type FuzzCase } from './cases.js';
 import { loadOperations, type FuzzOperation } from './contract.js';
 import { FixtureMaker, type Fixture } from './fixtures.js';
@@ -50,7 +50,7 @@ const trace = process.env.FUZZ_TRACE;
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'forge-fuzz-'));
 const marker = path.join(os.tmpdir(), `forge-fuzz-${seed}-${process.pid}-injected`);
 const rootToken = `glpat-fuzz-${crypto.randomBytes(12).toString('hex')}`;
-const port = String(20000 + crypto.randomInt(20000));
+const port = String(serverPort());
 const base = new URL(`http://127.0.0.1:${port}`);
 const children: ChildProcess[] = [];
 

@@ -12,7 +12,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createProcessDatabaseUrl } from '../helpers/database.js';
-import { SERVER_ENTRY, startServerProcess } from '../helpers/process.js';
+import { SERVER_ENTRY, serverPort, startServerProcess } from '../helpers/process.js';
 
 const children: ChildProcess[] = [];
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'forge-mirror-secrets-'));
@@ -29,7 +29,7 @@ describe.runIf(fs.existsSync(SERVER_ENTRY))('remote mirror secrets', () => {
     { timeout: 120_000 },
     async () => {
       const rootToken = `glpat-root-${crypto.randomBytes(12).toString('hex')}`;
-      const port = String(20000 + crypto.randomInt(20000));
+      const port = String(serverPort());
       const databaseUrl = await createProcessDatabaseUrl();
       const server = startServerProcess(
         {

@@ -15,6 +15,7 @@ import { git } from '../../src/git/git.js';
 import type { Project } from '../../src/projects/project.entity.js';
 import type { TestUser } from '../helpers/factories.js';
 import { remoteUrl, useGitWorkDir } from '../helpers/git-cli.js';
+import { serverPort } from '../helpers/process.js';
 import { useTestServer } from '../helpers/server.js';
 
 const server = useTestServer({
@@ -328,7 +329,7 @@ describe.runIf(fs.existsSync(SSHD))('push mirror over SSH', { timeout: 120_000 }
     cleanups.push(() => fs.rmSync(base, { recursive: true, force: true }));
     const remote = path.join(base, 'remote.git');
     await git(['init', '-q', '--bare', remote]);
-    const port = 30000 + crypto.randomInt(20000);
+    const port = serverPort();
     const user = os.userInfo().username;
 
     const mirror = await createMirror(source, owner.token, {

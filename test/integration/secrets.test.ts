@@ -15,8 +15,11 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createProcessDatabaseUrl } from '../helpers/database.js';
-import { SERVER_ENTRY, startServerProcess } from '../helpers/process.js';
+import { SERVER_ENTRY, serverPort, startServerProcess } from '../helpers/process.js';
 import { sendRaw } from '../fuzz/http.js';
+
+/** Below the ephemeral range, where no connection's own port can take it (see serverPort). */
+const freePort = () => String(serverPort());
 
 const run = promisify(execFile);
 const children: ChildProcess[] = [];
@@ -26,7 +29,6 @@ const tempDir = () => {
   dirs.push(dir);
   return dir;
 };
-const freePort = () => String(20000 + crypto.randomInt(20000));
 const sha256 = (text: string) => crypto.createHash('sha256').update(text).digest('hex');
 /** A password digest as the server stores it: scrypt salt and hash in hex. */
 const PASSWORD_DIGEST = /[0-9a-f]{32}:[0-9a-f]{128}/;
