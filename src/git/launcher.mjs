@@ -131,6 +131,8 @@ process.on('message', (message) => {
       const entry = waiting.get(message.id);
       waiting.delete(message.id);
       abandoned.add(message.id);
+      // Its late connections come within moments, if at all: the id need not be kept for ever.
+      setTimeout(() => abandoned.delete(message.id), 60_000).unref();
       discard(entry);
       send({ type: 'exit', id: message.id, code: null, signal: message.signal });
     }

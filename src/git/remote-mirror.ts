@@ -1,20 +1,16 @@
 /**
  * Talking to another git server for push mirrors: listing its refs, pushing to it, and the mirror's SSH
- * key pair. Remote operations go through simple-git (timeouts, error capture); key generation runs
- * `ssh-keygen`. Credentials never reach a command line: HTTP user and password come from an inline
- * credential helper that reads them from the child's environment, the SSH key from a file only the
- * server's user can read, removed after each run.
+ * key pair. Remote commands start through the launcher like every git process, and are killed when
+ * they stay silent too long; key generation runs `ssh-keygen` the same way. Credentials never reach a
+ * command line: HTTP user and password come from an inline credential helper that reads them from the
+ * child's environment, the SSH key from a file only the server's user can read, removed after each run.
  */
-import { execFile } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
-import { simpleGit } from 'simple-git';
-import { gitEnv } from './git.js';
-
-const run = promisify(execFile);
+import { spawnGit, type GitProcess } from './git.js';
+import { launch } from './launcher.js';
 
 /** How the remote is reached: URL without user info, and the secrets to authenticate with. */
 export interface RemoteTarget {
@@ -36,8 +32,51 @@ export interface RemoteOutcome {
 /** A remote operation that failed: git's message, its credentials already removed. */
 export class RemoteGitError extends Error {}
 
-/** A remote that did not answer within this long is failed; the queue retries it. */
+/** A remote command silent for this long is killed and failed; the queue retries it. */
 const REMOTE_TIMEOUT_MS = 120_000;
+
+/**
+ * Runs a process to its end and gives its stdout; a non-zero exit fails with its stderr (git's own
+ * message), and a process that writes nothing for `silentMs` is killed.
+ */
+function finish(child: GitProcess, silentMs: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    let timedOut = false;
+    let timer: NodeJS.Timeout;
+    const arm = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        timedOut = true;
+        child.kill('SIGKILL');
+      }, silentMs);
+    };
+    arm();
+    const collect = (into: Buffer[]) => (chunk: Buffer) => {
+      into.push(chunk);
+      arm();
+    };
+    child.stdout.on('data', collect(out));
+    child.stderr.on('data', collect(err));
+    child.stdin.on('error', () => undefined);
+    child.stdin.end();
+    child.on('error', (error: Error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on('close', (code: number | null) => {
+      clearTimeout(timer);
+      const stderr = Buffer.concat(err).toString('utf8').trim();
+      if (timedOut) reject(new Error(`no answer from the remote within ${silentMs / 1000} s`));
+      else if (code === 0) resolve(Buffer.concat(out).toString('utf8'));
+      else reject(new Error(stderr || `exited with ${code}`));
+    });
+  });
+}
+
+/** A git command against a remote, with the mirror's credentials in its environment only. */
+type RemoteGit = (args: string[]) => Promise<string>;
 
 const CREDENTIAL_HELPER =
   '!f() { test "$1" = get || exit 0; echo "username=${FORGE_MIRROR_USER}"; echo "password=${FORGE_MIRROR_PASSWORD}"; }; f';
@@ -63,11 +102,12 @@ function commandUrl(target: RemoteTarget): string {
 async function withRemote<T>(
   cwd: string | null,
   target: RemoteTarget,
-  task: (git: ReturnType<typeof simpleGit>, url: string) => Promise<T>,
+  task: (git: RemoteGit, url: string) => Promise<T>,
 ): Promise<T & RemoteOutcome> {
   const temp = fs.mkdtempSync(path.join(os.tmpdir(), 'forge-mirror-'));
   const env: Record<string, string> = {};
-  const config = ['credential.helper=', `credential.helper=${CREDENTIAL_HELPER}`];
+  // The first empties any inherited helper list, the second reads the secrets from the environment.
+  const config = ['-c', 'credential.helper=', '-c', `credential.helper=${CREDENTIAL_HELPER}`];
   const knownHostsFile = path.join(temp, 'known_hosts');
   const ssh = new URL(target.url).protocol === 'ssh:';
   try {
@@ -99,22 +139,10 @@ async function withRemote<T>(
       }
       env.GIT_SSH_COMMAND = `ssh ${options.join(' ')}`;
     }
-    const git = simpleGit({
-      baseDir: cwd ?? temp,
-      config,
-      timeout: { block: REMOTE_TIMEOUT_MS },
-      unsafe: {
-        allowUnsafeCredentialHelper: true,
-        allowUnsafeSshCommand: true,
-        allowUnsafeConfigPaths: true,
-      },
-      allowEnvironment: [
-        'GIT_CONFIG_NOSYSTEM',
-        'GIT_CONFIG_GLOBAL',
-        'GIT_TERMINAL_PROMPT',
-        'GIT_SSH_COMMAND',
-      ],
-    }).env(gitEnv(env) as Record<string, string>);
+    // Without a repository, git runs in the empty temporary directory, where it finds none to read.
+    const where = cwd ? [] : ['-C', temp];
+    const git: RemoteGit = (args) =>
+      finish(spawnGit([...where, ...config, ...args], { gitDir: cwd ?? undefined, env }), REMOTE_TIMEOUT_MS);
     let result: T;
     try {
       result = await task(git, commandUrl(target));
@@ -134,7 +162,7 @@ export async function listRemoteRefs(
   target: RemoteTarget,
 ): Promise<{ refs: Map<string, string> } & RemoteOutcome> {
   return withRemote(null, target, async (git, url) => {
-    const output = await git.listRemote(['--refs', url, 'refs/heads/*', 'refs/tags/*']);
+    const output = await git(['ls-remote', '--refs', url, 'refs/heads/*', 'refs/tags/*']);
     const refs = new Map<string, string>();
     for (const line of output.split('\n')) {
       const [sha, ref] = line.trim().split(/\s+/);
@@ -155,7 +183,7 @@ export async function pushToRemote(
 ): Promise<RemoteOutcome> {
   if (refspecs.length === 0) return { knownHosts: target.knownHosts ?? null };
   return withRemote(gitDir, target, async (git, url) => {
-    await git.raw(['push', '--porcelain', '--no-verify', url, ...refspecs]);
+    await git(['push', '--porcelain', '--no-verify', url, ...refspecs]);
     return {};
   });
 }
@@ -167,9 +195,12 @@ export async function generateSshKeyPair(
   const temp = fs.mkdtempSync(path.join(os.tmpdir(), 'forge-keygen-'));
   try {
     const file = path.join(temp, 'id');
-    await run('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', comment, '-f', file], {
-      env: { PATH: process.env.PATH },
-    });
+    await finish(
+      launch('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', comment, '-f', file], {
+        PATH: process.env.PATH,
+      }),
+      REMOTE_TIMEOUT_MS,
+    );
     return {
       privateKey: fs.readFileSync(file, 'utf8'),
       publicKey: fs.readFileSync(`${file}.pub`, 'utf8').trim(),
