@@ -1,5 +1,5 @@
 import { defineFamily, defineService } from '../core/family.js';
-import { AwardEmoji1767744000000 } from '../db/migrations/1767744000000-award-emoji.js';
+import { AwardEmoji1767744000000 } from './migrations/1767744000000-award-emoji.js';
 import { AwardEmoji } from './award-emoji.entity.js';
 import { awardEmojiHandlers } from './award-emoji.handlers.js';
 import { AwardEmojiService } from './award-emoji.service.js';

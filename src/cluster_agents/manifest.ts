@@ -1,5 +1,5 @@
 import { defineFamily, defineService } from '../core/family.js';
-import { ClusterAgents1767745500000 } from '../db/migrations/1767745500000-cluster-agents.js';
+import { ClusterAgents1767745500000 } from './migrations/1767745500000-cluster-agents.js';
 import { ClusterAgent, ClusterAgentToken } from './cluster-agent.entity.js';
 import { clusterAgentsHandlers } from './cluster-agents.handlers.js';
 import { ClusterAgentsService } from './cluster-agents.service.js';

@@ -1,9 +1,8 @@
 import { InternalId } from '../db/internal-id.entity.js';
-import { Initial1767225600000 } from '../db/migrations/1767225600000-initial.js';
-import { ProjectCustomAttributes1767312000000 } from '../db/migrations/1767312000000-project-custom-attributes.js';
-import { Identity1767398400000 } from '../db/migrations/1767398400000-identity.js';
-import { Repositories1767484800000 } from '../db/migrations/1767484800000-repositories.js';
-import { AuthorizationGeneration1767800200000 } from '../db/migrations/1767800200000-authorization-generation.js';
+import { Initial1767225600000 } from './migrations/1767225600000-initial.js';
+import { Identity1767398400000 } from './migrations/1767398400000-identity.js';
+import { Repositories1767484800000 } from './migrations/1767484800000-repositories.js';
+import { AuthorizationGeneration1767800200000 } from './migrations/1767800200000-authorization-generation.js';
 import { defineFamily, defineService } from './family.js';
 import { RateLimiter } from './rate-limit.js';
 
@@ -23,10 +22,13 @@ export const coreManifest = defineFamily({
   name: 'core',
   entities: [InternalId],
   migrations: [
+    // users, namespaces, projects, members and tokens at once: no one family owns most of it.
     Initial1767225600000,
-    ProjectCustomAttributes1767312000000,
+    // users, tokens, namespaces, members and project shares, across four families.
     Identity1767398400000,
+    // protected branches and tags, push events and project columns: four families, none the most.
     Repositories1767484800000,
+    // read by src/core/readable-projects.ts, its triggers on five families' tables.
     AuthorizationGeneration1767800200000,
   ],
   services: [defineService('rateLimiter', [], (core) => new RateLimiter(core.config.rateLimits))],

@@ -1,5 +1,5 @@
 import { defineFamily, defineService } from '../core/family.js';
-import { DraftNotes1767745100000 } from '../db/migrations/1767745100000-draft-notes.js';
+import { DraftNotes1767745100000 } from './migrations/1767745100000-draft-notes.js';
 import { DraftNote } from './draft-note.entity.js';
 import { draftNotesHandlers } from './draft-notes.handlers.js';
 import { DraftNotesService } from './draft-notes.service.js';

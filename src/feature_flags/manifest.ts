@@ -1,5 +1,5 @@
 import { defineFamily, defineService } from '../core/family.js';
-import { FeatureFlags1767745501000 } from '../db/migrations/1767745501000-feature-flags.js';
+import { FeatureFlags1767745501000 } from './migrations/1767745501000-feature-flags.js';
 import {
   FeatureFlag,
   FeatureFlagScope,

@@ -1,8 +1,8 @@
 import { defineFamily, defineService } from '../core/family.js';
-import { LabelSubscriptions1767744200000 } from '../db/migrations/1767744200000-label-subscriptions.js';
+import { LabelSubscriptions1767744200000 } from './migrations/1767744200000-label-subscriptions.js';
 import { Label, LabelPriority, LabelSubscription } from './label.entity.js';
 import { labelsHandlers } from './labels.handlers.js';
-import { Labels1767528000000 } from './labels.migration.js';
+import { Labels1767528000000 } from './migrations/1767528000000-labels.js';
 import { LabelsService } from './labels.service.js';
 
 declare module '../core/family.js' {

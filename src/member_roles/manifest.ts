@@ -1,5 +1,5 @@
 import { defineFamily, defineService } from '../core/family.js';
-import { MemberRoles1767745200000 } from '../db/migrations/1767745200000-member-roles.js';
+import { MemberRoles1767745200000 } from './migrations/1767745200000-member-roles.js';
 import { MemberRole } from './member-role.entity.js';
 import { memberRolesHandlers } from './member-roles.handlers.js';
 import { MemberRolesService } from './member-roles.service.js';

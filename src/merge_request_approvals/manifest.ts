@@ -1,6 +1,6 @@
 import { defineSubscriber } from '../core/events.js';
 import { defineFamily, defineService } from '../core/family.js';
-import { MergeRequestApprovals1767745000000 } from '../db/migrations/1767745000000-merge-request-approvals.js';
+import { MergeRequestApprovals1767745000000 } from './migrations/1767745000000-merge-request-approvals.js';
 import { mergeRequestApprovalsHandlers } from './approvals.handlers.js';
 import { MergeRequestApprovalsService } from './approvals.service.js';
 import { CodeOwnersService } from './code-owners.service.js';

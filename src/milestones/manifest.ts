@@ -1,7 +1,7 @@
 import { defineFamily, defineService } from '../core/family.js';
 import { Milestone } from './milestone.entity.js';
 import { milestonesHandlers } from './milestones.handlers.js';
-import { Milestones1767528060000 } from './milestones.migration.js';
+import { Milestones1767528060000 } from './migrations/1767528060000-milestones.js';
 import { MilestonesService } from './milestones.service.js';
 
 declare module '../core/family.js' {

@@ -1,6 +1,6 @@
 import { defineSubscriber } from '../core/events.js';
 import { defineFamily, defineService } from '../core/family.js';
-import { Notes1767657600000 } from '../db/migrations/1767657600000-notes.js';
+import { Notes1767657600000 } from './migrations/1767657600000-notes.js';
 import { Note } from './note.entity.js';
 import { notesHandlers } from './notes.handlers.js';
 import { NotesService } from './notes.service.js';

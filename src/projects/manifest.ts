@@ -3,8 +3,9 @@ import { defineFamily, defineService } from '../core/family.js';
 import { ProjectCustomAttribute } from './custom-attribute.entity.js';
 import { customAttributesHandlers } from './custom-attributes.handlers.js';
 import { ProjectCustomAttributesService } from './custom-attributes.service.js';
-import { Forks1767571200000 } from '../db/migrations/1767571200000-forks.js';
-import { ProjectChanges1767800500000 } from '../db/migrations/1767800500000-project-changes.js';
+import { ProjectCustomAttributes1767312000000 } from './migrations/1767312000000-project-custom-attributes.js';
+import { Forks1767571200000 } from './migrations/1767571200000-forks.js';
+import { ProjectChanges1767800500000 } from './migrations/1767800500000-project-changes.js';
 import { ProjectStatistics } from './project-statistics.entity.js';
 import { Project } from './project.entity.js';
 import { projectsHandlers } from './projects.handlers.js';
@@ -27,7 +28,7 @@ declare module '../core/subjects.js' {
 export const projectsManifest = defineFamily({
   name: 'projects',
   entities: [Project, ProjectStatistics, ProjectCustomAttribute],
-  migrations: [Forks1767571200000, ProjectChanges1767800500000],
+  migrations: [ProjectCustomAttributes1767312000000, Forks1767571200000, ProjectChanges1767800500000],
   services: [
     defineService(
       'projects',

@@ -1,5 +1,5 @@
 import { defineFamily, defineService } from '../core/family.js';
-import { PushRules1767745201000 } from '../db/migrations/1767745201000-push-rules.js';
+import { PushRules1767745201000 } from './migrations/1767745201000-push-rules.js';
 import { PushRule } from './push-rule.entity.js';
 import { pushRulesHandlers } from './push-rules.handlers.js';
 import { PushRulesService } from './push-rules.service.js';

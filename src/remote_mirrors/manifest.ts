@@ -1,6 +1,6 @@
 import { defineSubscriber } from '../core/events.js';
 import { defineFamily, defineService } from '../core/family.js';
-import { RemoteMirrors1767745400000 } from '../db/migrations/1767745400000-remote-mirrors.js';
+import { RemoteMirrors1767745400000 } from './migrations/1767745400000-remote-mirrors.js';
 import { RemoteMirror } from './remote-mirror.entity.js';
 import './remote-mirrors.events.js';
 import { remoteMirrorsHandlers } from './remote-mirrors.handlers.js';

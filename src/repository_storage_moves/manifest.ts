@@ -1,7 +1,7 @@
 import { defineSubscriber } from '../core/events.js';
 import { defineFamily, defineService } from '../core/family.js';
-import { RepositoryStorageMoves1767745600000 } from '../db/migrations/1767745600000-repository-storage-moves.js';
-import { SnippetRepositoryStorageMoves1767745700000 } from '../db/migrations/1767745700000-snippet-repository-storage-moves.js';
+import { RepositoryStorageMoves1767745600000 } from './migrations/1767745600000-repository-storage-moves.js';
+import { SnippetRepositoryStorageMoves1767745700000 } from './migrations/1767745700000-snippet-repository-storage-moves.js';
 import { RepositoryStorageMove } from './repository-storage-move.entity.js';
 import { repositoryStorageMovesHandlers } from './repository-storage-moves.handlers.js';
 import { RepositoryStorageMovesService } from './repository-storage-moves.service.js';

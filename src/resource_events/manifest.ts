@@ -1,5 +1,5 @@
 import { defineFamily, defineService } from '../core/family.js';
-import { ResourceEvents1767744500000 } from '../db/migrations/1767744500000-resource-events.js';
+import { ResourceEvents1767744500000 } from './migrations/1767744500000-resource-events.js';
 import { ResourceLabelEvent, ResourceMilestoneEvent, ResourceStateEvent } from './resource-event.entity.js';
 import { resourceEventsHandlers } from './resource-events.handlers.js';
 import { ResourceEventsService } from './resource-events.service.js';

@@ -1,6 +1,6 @@
 import { defineSubscriber } from '../core/events.js';
 import { defineFamily, defineService } from '../core/family.js';
-import { Snippets1767745300000 } from '../db/migrations/1767745300000-snippets.js';
+import { Snippets1767745300000 } from './migrations/1767745300000-snippets.js';
 import { Snippet } from './snippet.entity.js';
 import { snippetsHandlers } from './snippets.handlers.js';
 import { SnippetsService } from './snippets.service.js';

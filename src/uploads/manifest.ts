@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { defineSubscriber } from '../core/events.js';
 import { defineFamily, defineService } from '../core/family.js';
-import { Uploads1767571300000 } from '../db/migrations/1767571300000-uploads.js';
+import { Uploads1767571300000 } from './migrations/1767571300000-uploads.js';
 import '../projects/projects.events.js';
 import { Upload } from './upload.entity.js';
 import { UploadStorage } from './upload-storage.js';

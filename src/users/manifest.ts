@@ -1,5 +1,5 @@
 import { defineFamily, defineService } from '../core/family.js';
-import { AccountChanges1767800400000 } from '../db/migrations/1767800400000-account-changes.js';
+import { AccountChanges1767800400000 } from './migrations/1767800400000-account-changes.js';
 import { AuthenticationService } from './authentication.service.js';
 import { PersonalAccessToken } from './personal-access-token.entity.js';
 import { User } from './user.entity.js';

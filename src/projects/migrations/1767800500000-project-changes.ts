@@ -1,5 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-import { announceReferenceChanges, announceRowChanges } from '../change-triggers.js';
+import { announceReferenceChanges, announceRowChanges } from '../../db/change-triggers.js';
 
 const PROJECTS = announceRowChanges('projects', 'project');
 const NAMESPACES = announceRowChanges('namespaces', 'namespace');

@@ -1,5 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-import { announceReferenceChanges } from '../change-triggers.js';
+import { announceReferenceChanges } from '../../db/change-triggers.js';
 
 /** A project entering or leaving a namespace (a user's personal project count). */
 const PROJECT_PLACES = announceReferenceChanges(
