@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { DEFAULT_QUEUE_SETTINGS, type QueueSettings } from './core/queue.js';
 import { parseRateLimits, type RateLimitRules } from './core/rate-limit.js';
-import type { DatabaseTimeouts } from './db/data-source.js';
+import type { DatabaseTimeouts } from './db/timeouts.js';
 import { parseStorages, type Storages } from './git/storage.js';
 import { DEFAULT_MONITORING_ALLOWLIST, parseIpAllowlist, type IpAllowlist } from './ops/allowlist.js';
 

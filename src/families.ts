@@ -15,6 +15,7 @@ import {
   type ServiceRegistry,
 } from './core/family.js';
 import type { AnySubscriber } from './core/events.js';
+import type { DatabaseModel } from './db/data-source.js';
 import type { SubjectResolvers } from './core/subjects.js';
 import type { HandlerMap } from './core/handler.js';
 import { coreManifest } from './core/manifest.js';
@@ -87,6 +88,8 @@ export const handlers: HandlerMap = mergeHandlers(families);
 
 export const entities = families.flatMap((family) => family.entities ?? []);
 export const migrations = families.flatMap((family) => family.migrations ?? []);
+/** What src/db/data-source.ts maps and migrates, handed to it from here. */
+export const databaseModel: DatabaseModel = { entities, migrations };
 
 export type Services = ServiceRegistry;
 

@@ -7,6 +7,7 @@ import { startFailure } from './db/errors.js';
 import { claimInstance } from './db/instance.js';
 import { openDatabase } from './db/open.js';
 import { oneStartAtATime } from './db/startup-lock.js';
+import { databaseModel } from './families.js';
 import type { StorageRecovery } from './git/storage-recovery.js';
 import { createLogger, type Logger } from './logger.js';
 import { ensureRootUser } from './users/root-user.js';
@@ -43,7 +44,7 @@ async function main(): Promise<void> {
     config.databaseUrl,
     config.database.connectMs,
     async () => {
-      const dataSource = await openDatabase(config);
+      const dataSource = await openDatabase(config, databaseModel);
       const root = await ensureRootUser(dataSource, config);
       return { dataSource, root, app: await createApp({ config, dataSource, logger }) };
     },

@@ -3,6 +3,7 @@ import { loadConfig } from '../config.js';
 import { startFailure } from '../db/errors.js';
 import { openDatabase } from '../db/open.js';
 import { oneStartAtATime } from '../db/startup-lock.js';
+import { databaseModel } from '../families.js';
 import { ensureRootUser } from '../users/root-user.js';
 
 /** `make run`'s first step: migrate, make sure root exists, and say how to reach it. */
@@ -13,7 +14,7 @@ try {
     config.databaseUrl,
     config.database.connectMs,
     async () => {
-      const dataSource = await openDatabase(config);
+      const dataSource = await openDatabase(config, databaseModel);
       return { dataSource, root: await ensureRootUser(dataSource, config) };
     },
   );

@@ -11,6 +11,7 @@ import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { AnySubscriber, Events } from './events.js';
 import type { HandlerMap, OperationId, Handler } from './handler.js';
+import type { ServiceRegistry } from './service-registry.js';
 import type { SubjectResolver, SubjectResolvers, SubjectTypes } from './subjects.js';
 
 /** What every service may use without naming it: the database, the configuration, events and the log. */
@@ -68,9 +69,8 @@ export class Contributions {
 /** A family's subscribers to events, built from the services they use. */
 export type SubscriberDefinitions = (services: ServiceRegistry) => readonly AnySubscriber[];
 
-/** Every service of every family, by key; families add theirs by declaration merging. */
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type
-export interface ServiceRegistry {}
+/** Every service of every family, by key; families add theirs by declaration merging on this module. */
+export type { ServiceRegistry };
 
 export type ServiceKey = keyof ServiceRegistry;
 

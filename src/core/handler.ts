@@ -4,7 +4,7 @@ import type { OperationSubjects } from '../../generated/operation-subjects.js';
 import type { Caller } from './auth.js';
 import type { SerializedJson, UploadedFile } from './http.js';
 import type { RequestInfo } from './pagination.js';
-import type { ServiceRegistry } from './family.js';
+import type { ServiceRegistry } from './service-registry.js';
 import type { SubjectTypes } from './subjects.js';
 
 /** Every operation in the contract. The handler map must have one handler for each. */

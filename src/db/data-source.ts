@@ -5,8 +5,8 @@ import { DataSource, type DataSourceOptions } from 'typeorm';
 import { ChangeFeed, listeningClient, setChangeFeed } from './changes.js';
 import { DroppingClient } from './pg-client.js';
 import { openPGlite, pgliteDriverModule } from './pglite-driver.js';
-import { entities, migrations } from '../families.js';
 import { installQueue } from '../core/queue.js';
+import type { DatabaseTimeouts } from './timeouts.js';
 
 export interface DatabaseTarget {
   /** A PostgreSQL URL; without one, the embedded PGlite database is used. */
@@ -21,11 +21,15 @@ export interface DatabaseTarget {
   timeouts?: DatabaseTimeouts;
 }
 
-export interface DatabaseTimeouts {
-  /** Waiting for a connection: to open one, or for a free one in the pool (PGlite: plus statementMs). */
-  connectMs: number;
-  /** One statement, cancelled by the server; the client stops waiting a little later. */
-  statementMs: number;
+/**
+ * What the data source maps and migrates: every family's entities and migrations, handed down by the
+ * composition root (src/families.ts's `databaseModel`), so that the database layer names no family.
+ */
+export interface DatabaseModel {
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
+  entities: readonly Function[];
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
+  migrations: readonly Function[];
 }
 
 /** What the client adds to the server's statement timeout before it gives up on the connection itself. */
@@ -44,14 +48,14 @@ function poolTimeouts(timeouts: DatabaseTimeouts | undefined): Record<string, un
   };
 }
 
-export async function createDataSource(target: DatabaseTarget): Promise<DataSource> {
+export async function createDataSource(target: DatabaseTarget, model: DatabaseModel): Promise<DataSource> {
   const common = {
-    type: 'postgres',
-    entities,
-    migrations,
+    type: 'postgres' as const,
+    entities: [...model.entities],
+    migrations: [...model.migrations],
     migrationsRun: false,
     synchronize: false,
-  } as const;
+  };
   let options: DataSourceOptions;
   let feed: ChangeFeed;
   if (target.url) {
@@ -90,7 +94,8 @@ export async function createDataSource(target: DatabaseTarget): Promise<DataSour
 }
 
 /** The migrations' names, in order: what a migrated schema is. */
-export const migrationNames = (): string[] => migrations.map((migration) => migration.name);
+export const migrationNames = (model: DatabaseModel): string[] =>
+  model.migrations.map((migration) => migration.name);
 
 export async function migrate(dataSource: DataSource): Promise<void> {
   await dataSource.runMigrations({ transaction: 'each' });

@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { migrationNames } from './data-source.js';
+import { migrationNames, type DatabaseModel } from './data-source.js';
 
 /**
  * A fresh embedded database starts as a copy of a migrated data directory: PGlite's initdb and the
@@ -13,11 +13,11 @@ import { migrationNames } from './data-source.js';
  * node_modules/.cache/forge-api. Starting from it is no promise about the schema: the start migrates
  * as always, which finds nothing to do.
  */
-export async function startFromTemplate(pgliteDir: string): Promise<void> {
+export async function startFromTemplate(pgliteDir: string, model: DatabaseModel): Promise<void> {
   if (!isEmptyDir(pgliteDir)) return;
   const cache = cacheDir();
   if (!cache) return;
-  const template = path.join(cache, `pglite-${templateKey()}`);
+  const template = path.join(cache, `pglite-${templateKey(model)}`);
   if (!fs.existsSync(path.join(template, 'PG_VERSION'))) await makeTemplate(cache, template);
   // Copied beside the target and renamed into place: a start cut short leaves no half a database.
   fs.mkdirSync(path.dirname(pgliteDir), { recursive: true });
@@ -46,11 +46,11 @@ function cacheDir(): string | undefined {
   }
 }
 
-function templateKey(): string {
+function templateKey(model: DatabaseModel): string {
   const require = createRequire(import.meta.url);
   const pglite = path.join(path.dirname(require.resolve('@electric-sql/pglite')), '..', 'package.json');
   const { version } = JSON.parse(fs.readFileSync(pglite, 'utf8')) as { version: string };
-  const migrations = crypto.createHash('sha256').update(migrationNames().join('\n')).digest('hex');
+  const migrations = crypto.createHash('sha256').update(migrationNames(model).join('\n')).digest('hex');
   return `${version}-${migrations.slice(0, 12)}`;
 }
 

@@ -6,12 +6,11 @@ import { namespaceWebUrl } from '../namespaces/namespace.presenter.js';
 import { presentProject } from '../projects/project.presenter.js';
 import type { ProjectView } from '../projects/projects.service.js';
 import { groupSettings } from './group-settings.js';
-import type { GroupDetails } from './groups.service.js';
+import type { GroupDetails, GroupStatisticsJson } from './groups.service.js';
 
 type Schemas = components['schemas'];
 export type GroupJson = Schemas['Group'];
 export type GroupDetailJson = Schemas['GroupDetail'];
-export type GroupStatisticsJson = Schemas['GroupStatistics'];
 
 /** The instance's one organization: forge-api has no organizations of its own. */
 const ORGANIZATION_ID = 1;

@@ -1,5 +1,5 @@
 import { type DataSource, type EntityManager, type SelectQueryBuilder } from 'typeorm';
-import type { operations } from '../../generated/openapi.js';
+import type { components, operations } from '../../generated/openapi.js';
 import {
   activeSql,
   canSee,
@@ -31,7 +31,6 @@ import { Project } from '../projects/project.entity.js';
 import { orderBySimilarity, whereProjectMatches, type ProjectView } from '../projects/projects.service.js';
 import type { CoreDeps } from '../core/family.js';
 import { User } from '../users/user.entity.js';
-import type { GroupStatisticsJson } from './group.presenter.js';
 import {
   applySettingParams,
   GROUP_SETTING_DEFAULTS,
@@ -64,6 +63,8 @@ export interface GroupDetails extends GroupView {
   projects?: ProjectView[];
   sharedProjects?: ProjectView[];
 }
+
+export type GroupStatisticsJson = components['schemas']['GroupStatistics'];
 
 export interface GroupListItem {
   group: Namespace;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { In, type DataSource, type EntityManager, type SelectQueryBuilder } from 'typeorm';
-import type { components, operations } from '../../generated/openapi.js';
+import type { components } from '../../generated/openapi.js';
 import {
   canProject,
   canRecheckMergeStatus,
@@ -53,52 +53,20 @@ import { MergeRequestListCounts } from './list-counts.js';
 import { MergeRequestListPages } from './list-pages.js';
 import { Milestone } from '../milestones/milestone.entity.js';
 import { MergeRequest, MergeRequestDiff } from './merge-request.entity.js';
+// Below the service, so that the list's pages and counts, which the service uses, can name them too.
+import type {
+  ListMergeRequestsParams,
+  MergeRequestProject,
+  MergeRequestRecords,
+} from './merge-request-records.js';
 import type { MergeRequestVersions } from './merge-request-versions.js';
 import { isDraftTitle, stripDraft } from './merge-request-text.js';
 import type { MergeRequestChanged } from './merge-requests.events.js';
 
-type ListQuery = NonNullable<operations['listProjectMergeRequests']['parameters']['query']>;
-export type ListMergeRequestsParams = ListQuery & { scope?: string; iids?: number[] };
+export type { ListMergeRequestsParams, MergeRequestProject, MergeRequestRecords };
 export type CreateMergeRequestParams = components['schemas']['MergeRequestCreate'];
 export type UpdateMergeRequestParams = components['schemas']['MergeRequestUpdate'];
 type PageParams = { page?: number; per_page?: number };
-
-/** The project a merge request belongs to, as its presentation needs it. */
-export interface MergeRequestProject {
-  id: number;
-  fullPath: string;
-  squashOption: string;
-  mergeMethod: string;
-  onlyAllowMergeIfAllDiscussionsAreResolved: boolean;
-}
-
-/** Merge requests with everything their presentation reads, loaded a page at a time. */
-export interface MergeRequestRecords {
-  items: MergeRequest[];
-  projects: Map<number, MergeRequestProject>;
-  users: Map<number, User>;
-  assignees: Map<number, number[]>;
-  reviewers: Map<number, number[]>;
-  /** Notes written by users (not system notes), per merge request. */
-  userNotesCounts: Map<number, number>;
-  /** Merge requests with a thread not yet resolved. */
-  unresolvedDiscussions: Set<number>;
-  /** Each merge request's labels, sorted by name. */
-  labels: Map<number, Label[]>;
-  /** Milestones by id. */
-  milestones: Map<number, MilestoneRecord>;
-  /**
-   * Merge requests from forks, each with whether collaboration is allowed now (GitLab's
-   * `allow_collaboration`, which also asks `collaborative_push_possible?`); others are left out.
-   */
-  collaboration: Map<number, boolean>;
-  /** `thumbsup` and `thumbsdown` reactions on each merge request (not on its notes). */
-  votes: Map<number, { up: number; down: number }>;
-  /** Labels as objects rather than names (`with_labels_details=true`). */
-  withLabelsDetails?: boolean;
-  /** Approvals each open merge request still lacks (none without approvals). */
-  approvalsLeft: Map<number, number>;
-}
 
 /**
  * What the merge request approvals family adds (registered by it, so this family names none of it): rules

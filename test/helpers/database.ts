@@ -4,6 +4,7 @@ import pg from 'pg';
 import type { DataSource } from 'typeorm';
 import { inject } from 'vitest';
 import { createDataSource, migrate } from '../../src/db/data-source.js';
+import { databaseModel } from '../../src/families.js';
 import { databaseUrl, withClient } from './template-database.js';
 
 export interface TestDatabase {
@@ -30,7 +31,7 @@ export async function openTestDatabase(): Promise<TestDatabase> {
   const template = inject('forgeTestTemplate') ?? {};
   if (!url) {
     const pgliteDump = template.pgliteDump ? new Blob([fs.readFileSync(template.pgliteDump)]) : undefined;
-    const dataSource = await createDataSource({ pgliteDump });
+    const dataSource = await createDataSource({ pgliteDump }, databaseModel);
     if (!pgliteDump) await migrate(dataSource);
     const drop = () => dataSource.destroy();
     return { dataSource, drop, close: drop };
@@ -50,7 +51,7 @@ export async function openTestDatabase(): Promise<TestDatabase> {
     }
   });
   // In the public schema: code deriving names from the schema option sees none.
-  const dataSource = await createDataSource({ url: databaseUrl(url, name) });
+  const dataSource = await createDataSource({ url: databaseUrl(url, name) }, databaseModel);
   if (!template.database) await migrate(dataSource);
   const close = async () => {
     if (dataSource.isInitialized) await dataSource.destroy();

@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDataSource } from '../../src/db/data-source.js';
+import { databaseModel } from '../../src/families.js';
 import { isDatabaseUnavailable } from '../../src/db/errors.js';
 import { SERVER_ENTRY, serverPort, startServerProcess } from '../helpers/process.js';
 import { databaseUrl, withClient } from '../helpers/template-database.js';
@@ -236,7 +237,10 @@ describe.runIf(fs.existsSync(SERVER_ENTRY) && postgres)('PostgreSQL stops answer
 
 describe('the embedded database', () => {
   it('gives up waiting for its single session after the connect and statement timeouts', async () => {
-    const dataSource = await createDataSource({ timeouts: { connectMs: 300, statementMs: 1000 } });
+    const dataSource = await createDataSource(
+      { timeouts: { connectMs: 300, statementMs: 1000 } },
+      databaseModel,
+    );
     try {
       // A transaction that does not end holds PGlite's only session.
       const holder = dataSource.createQueryRunner();

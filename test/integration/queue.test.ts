@@ -8,6 +8,7 @@ import type { DataSource } from 'typeorm';
 import { defineSubscriber, Events, type AnySubscriber } from '../../src/core/events.js';
 import { Queue } from '../../src/core/queue.js';
 import { createDataSource } from '../../src/db/data-source.js';
+import { databaseModel } from '../../src/families.js';
 import { openTestDatabase } from '../helpers/database.js';
 
 declare module '../../src/core/events.js' {
@@ -46,7 +47,7 @@ async function secondDataSource(): Promise<DataSource> {
   const { url, schema } = dataSource.options as { url?: string; schema?: string };
   // PGlite has one session in one process: a second queue shares the DataSource.
   if (!process.env.FORGE_TEST_DATABASE_URL || !url) return dataSource;
-  const source = await createDataSource({ url, schema });
+  const source = await createDataSource({ url, schema }, databaseModel);
   extraSources.push(source);
   return source;
 }

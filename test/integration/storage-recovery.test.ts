@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { createDataSource } from '../../src/db/data-source.js';
+import { databaseModel } from '../../src/families.js';
 import { claimInstance } from '../../src/db/instance.js';
 import { git } from '../../src/git/git.js';
 import { useTestServer } from '../helpers/server.js';
@@ -124,7 +125,7 @@ describe('storage recovery', () => {
     'knows whether another server holds the instance claim',
     async () => {
       const url = (server.dataSource.options as { url: string }).url;
-      const other = await createDataSource({ url });
+      const other = await createDataSource({ url }, databaseModel);
       try {
         const first = await claimInstance(server.dataSource, false);
         const second = await claimInstance(other, false);
