@@ -2,11 +2,7 @@
  * Every family, sorted by name: the one list the data source, the handler map and the services are
  * built from. Adding a family is its folder, its spec file, and one line here.
  */
-import { accessTokensManifest } from './access_tokens/manifest.js';
-import { awardEmojiManifest } from './award_emoji/manifest.js';
-import { branchesManifest } from './branches/manifest.js';
-import { clusterAgentsManifest } from './cluster_agents/manifest.js';
-import { commitsManifest } from './commits/manifest.js';
+import type { AnySubscriber } from './core/events.js';
 import {
   buildServices,
   buildSubjectResolvers,
@@ -14,13 +10,18 @@ import {
   type CoreInput,
   type ServiceRegistry,
 } from './core/family.js';
-import type { AnySubscriber } from './core/events.js';
-import type { DatabaseModel } from './db/data-source.js';
-import type { SubjectResolvers } from './core/subjects.js';
 import type { HandlerMap } from './core/handler.js';
+import type { SubjectResolvers } from './core/subjects.js';
+import type { DatabaseModel } from './db/data-source.js';
+// Core's first, then every family's, by name.
 import { coreManifest } from './core/manifest.js';
-import { featureFlagsManifest } from './feature_flags/manifest.js';
+import { accessTokensManifest } from './access_tokens/manifest.js';
+import { awardEmojiManifest } from './award_emoji/manifest.js';
+import { branchesManifest } from './branches/manifest.js';
+import { clusterAgentsManifest } from './cluster_agents/manifest.js';
+import { commitsManifest } from './commits/manifest.js';
 import { draftNotesManifest } from './draft_notes/manifest.js';
+import { featureFlagsManifest } from './feature_flags/manifest.js';
 import { filesManifest } from './files/manifest.js';
 import { gitManifest } from './git/manifest.js';
 import { groupsManifest } from './groups/manifest.js';
@@ -36,8 +37,8 @@ import { notesManifest } from './notes/manifest.js';
 import { projectsManifest } from './projects/manifest.js';
 import { protectedBranchesManifest } from './protected_branches/manifest.js';
 import { protectedTagsManifest } from './protected_tags/manifest.js';
-import { remoteMirrorsManifest } from './remote_mirrors/manifest.js';
 import { pushRulesManifest } from './push_rules/manifest.js';
+import { remoteMirrorsManifest } from './remote_mirrors/manifest.js';
 import { repositoryManifest } from './repository/manifest.js';
 import { repositoryStorageMovesManifest } from './repository_storage_moves/manifest.js';
 import { resourceEventsManifest } from './resource_events/manifest.js';
@@ -48,22 +49,24 @@ import { uploadsManifest } from './uploads/manifest.js';
 import { usersManifest } from './users/manifest.js';
 
 export const families = [
+  // Core first: no family of its own but what every family stands on (internal ids, the rate limiter,
+  // the foundation's migrations); the families follow by name, which `make lint` checks.
   coreManifest,
   accessTokensManifest,
   awardEmojiManifest,
   branchesManifest,
   clusterAgentsManifest,
   commitsManifest,
-  featureFlagsManifest,
   draftNotesManifest,
+  featureFlagsManifest,
   filesManifest,
   gitManifest,
   groupsManifest,
   labelsManifest,
   memberRolesManifest,
   membersManifest,
-  mergeRequestsManifest,
   mergeRequestApprovalsManifest,
+  mergeRequestsManifest,
   metadataManifest,
   milestonesManifest,
   namespacesManifest,
@@ -71,8 +74,8 @@ export const families = [
   projectsManifest,
   protectedBranchesManifest,
   protectedTagsManifest,
-  remoteMirrorsManifest,
   pushRulesManifest,
+  remoteMirrorsManifest,
   repositoryManifest,
   repositoryStorageMovesManifest,
   resourceEventsManifest,
