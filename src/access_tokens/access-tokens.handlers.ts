@@ -7,7 +7,7 @@ import {
 } from './access-token.presenter.js';
 import { utcToday } from './token-rules.js';
 import type { Caller } from '../core/auth.js';
-import type { RequestInfo } from '../core/pagination.js';
+import { pagedResponse, type RequestInfo } from '../core/pagination.js';
 import type { ServiceRegistry } from '../core/family.js';
 import type { GroupView } from '../groups/groups.service.js';
 import type { ProjectView } from '../projects/projects.service.js';
@@ -21,7 +21,7 @@ import type {
 /** What the project and group token operations share; each pair differs only in its resource. */
 interface ResourceContext {
   caller: Caller;
-  services: ServiceRegistry;
+  services: Pick<ServiceRegistry, 'accessTokens'>;
 }
 type WithToken = ResourceContext & { params: { token_id: number } };
 
@@ -38,11 +38,7 @@ const resourceTokens = {
     const { params, caller, services, request } = context;
     const page = await services.accessTokens.listResource(caller, ref, params, request);
     const today = utcToday();
-    return {
-      status: 200 as const,
-      body: page.items.map((token) => presentResourceAccessToken(token, today)),
-      headers: page.headers,
-    };
+    return pagedResponse(page, (token) => presentResourceAccessToken(token, today));
   },
 
   async create(context: ResourceContext & { body: NewResourceTokenBody }, ref: ResourceRef) {
@@ -83,15 +79,11 @@ const resourceTokens = {
   },
 };
 
-export const accessTokensHandlers = defineHandlers({
+export const accessTokensHandlers = defineHandlers(['accessTokens'], {
   async listPersonalAccessTokens({ params, caller, services, request }) {
     const page = await services.accessTokens.listPersonal(caller, params, request);
     const today = utcToday();
-    return {
-      status: 200,
-      body: page.items.map((token) => presentPersonalAccessToken(token, today)),
-      headers: page.headers,
-    };
+    return pagedResponse(page, (token) => presentPersonalAccessToken(token, today));
   },
 
   async getCurrentPersonalAccessToken({ caller, services }) {

@@ -1,15 +1,12 @@
 import { defineHandlers } from '../core/handler.js';
+import { pagedResponse } from '../core/pagination.js';
 import { presentAwardEmoji } from './award-emoji.presenter.js';
 
-export const awardEmojiHandlers = defineHandlers({
+export const awardEmojiHandlers = defineHandlers(['awardEmoji'], {
   async listMergeRequestAwardEmoji({ params, subject, caller, services, request }) {
     const ref = { iid: params.merge_request_iid };
     const records = await services.awardEmoji.list(caller, subject, ref, params, request);
-    return {
-      status: 200,
-      body: records.items.map((award) => presentAwardEmoji(award, records, request.externalUrl)),
-      headers: records.headers,
-    };
+    return pagedResponse(records, (award) => presentAwardEmoji(award, records, request.externalUrl));
   },
 
   async createMergeRequestAwardEmoji({ params, subject, body, caller, services, request }) {
@@ -32,11 +29,7 @@ export const awardEmojiHandlers = defineHandlers({
   async listMergeRequestNoteAwardEmoji({ params, subject, caller, services, request }) {
     const ref = { iid: params.merge_request_iid, noteId: params.note_id };
     const records = await services.awardEmoji.list(caller, subject, ref, params, request);
-    return {
-      status: 200,
-      body: records.items.map((award) => presentAwardEmoji(award, records, request.externalUrl)),
-      headers: records.headers,
-    };
+    return pagedResponse(records, (award) => presentAwardEmoji(award, records, request.externalUrl));
   },
 
   async createMergeRequestNoteAwardEmoji({ params, subject, body, caller, services, request }) {

@@ -1,20 +1,16 @@
 import { defineHandlers } from '../core/handler.js';
-import type { RequestInfo } from '../core/pagination.js';
+import { pagedResponse, type RequestInfo } from '../core/pagination.js';
 import type { OpenRepository } from '../git/repositories.service.js';
 import { presentBranch } from './branch.presenter.js';
 
 const webUrl = ({ view }: OpenRepository, request: RequestInfo) =>
   `${request.externalUrl}/${view.project.namespace.fullPath}/${view.project.path}`;
 
-export const branchesHandlers = defineHandlers({
+export const branchesHandlers = defineHandlers(['branches'], {
   async listBranches({ params, subject, caller, services, request }) {
     const { repository, page } = await services.branches.list(caller, subject, params, request);
     const url = webUrl(repository, request);
-    return {
-      status: 200,
-      body: page.items.map((branch) => presentBranch(branch, url)),
-      headers: page.headers,
-    };
+    return pagedResponse(page, (branch) => presentBranch(branch, url));
   },
 
   async getBranch({ params, subject, caller, services, request }) {

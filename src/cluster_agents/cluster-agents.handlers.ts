@@ -1,4 +1,5 @@
 import { defineHandlers } from '../core/handler.js';
+import { pagedResponse } from '../core/pagination.js';
 import {
   presentAgentInfo,
   presentAgentToken,
@@ -8,14 +9,10 @@ import {
 } from './cluster-agent.presenter.js';
 import { repositoryRelativePath } from './cluster-agents.service.js';
 
-export const clusterAgentsHandlers = defineHandlers({
+export const clusterAgentsHandlers = defineHandlers(['clusterAgents'], {
   async listClusterAgents({ params, subject, services, request }) {
     const page = await services.clusterAgents.list(subject, params, request);
-    return {
-      status: 200,
-      body: page.items.map((agent) => presentClusterAgent(agent, subject)),
-      headers: page.headers,
-    };
+    return pagedResponse(page, (agent) => presentClusterAgent(agent, subject));
   },
 
   async getClusterAgent({ params, subject, services }) {
@@ -35,7 +32,7 @@ export const clusterAgentsHandlers = defineHandlers({
 
   async listClusterAgentTokens({ params, subject, services, request }) {
     const page = await services.clusterAgents.listTokens(subject, params.agent_id, params, request);
-    return { status: 200, body: page.items.map(presentAgentTokenBasic), headers: page.headers };
+    return pagedResponse(page, presentAgentTokenBasic);
   },
 
   async getClusterAgentToken({ params, subject, services }) {

@@ -2,7 +2,7 @@ import { defineHandlers } from '../core/handler.js';
 import { presentCommitDetail, presentCommitListItem } from './commit.presenter.js';
 import { projectWebUrl } from '../projects/project.presenter.js';
 
-export const commitsHandlers = defineHandlers({
+export const commitsHandlers = defineHandlers(['commits'], {
   async listCommits({ params, subject, caller, services, request }) {
     const { repo, items, headers } = await services.commits.list(caller, subject, params, request);
     const webUrl = projectWebUrl(repo.view, request.externalUrl);

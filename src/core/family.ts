@@ -11,7 +11,7 @@ import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { AnySubscriber, Events } from './events.js';
 import type { HandlerMap, OperationId, Handler } from './handler.js';
-import type { ServiceRegistry } from './service-registry.js';
+import type { ServiceKey, ServiceRegistry } from './service-registry.js';
 import type { SubjectResolver, SubjectResolvers, SubjectTypes } from './subjects.js';
 
 /** What every service may use without naming it: the database, the configuration, events and the log. */
@@ -70,9 +70,7 @@ export class Contributions {
 export type SubscriberDefinitions = (services: ServiceRegistry) => readonly AnySubscriber[];
 
 /** Every service of every family, by key; families add theirs by declaration merging on this module. */
-export type { ServiceRegistry };
-
-export type ServiceKey = keyof ServiceRegistry;
+export type { ServiceKey, ServiceRegistry };
 
 /** One service: its key, the services it names, and how it is built from them. */
 export interface ServiceDefinition<K extends ServiceKey = ServiceKey, D extends ServiceKey = ServiceKey> {

@@ -4,7 +4,7 @@ import type { OperationSubjects } from '../../generated/operation-subjects.js';
 import type { Caller } from './auth.js';
 import type { SerializedJson, UploadedFile } from './http.js';
 import type { RequestInfo } from './pagination.js';
-import type { ServiceRegistry } from './service-registry.js';
+import type { ServiceKey, ServiceRegistry } from './service-registry.js';
 import type { SubjectTypes } from './subjects.js';
 
 /** Every operation in the contract. The handler map must have one handler for each. */
@@ -49,20 +49,48 @@ export type SubjectOf<O extends OperationId> = OperationSubjects[O] extends keyo
   ? SubjectTypes[OperationSubjects[O]]
   : undefined;
 
-export interface HandlerContext<O extends OperationId> {
+/** What a handler is called with; `services` holds only the services its file names (`S`). */
+export interface HandlerContext<O extends OperationId, S extends ServiceKey = ServiceKey> {
   params: Params<O>;
   subject: SubjectOf<O>;
   body: Body<O>;
   caller: Caller;
-  services: ServiceRegistry;
+  services: Pick<ServiceRegistry, S>;
   request: RequestInfo;
   /** Files of a multipart body, by field name, for operations that take them (`x-max-upload-bytes`). */
   files?: Record<string, UploadedFile>;
 }
 
-export type Handler<O extends OperationId> = (context: HandlerContext<O>) => Promise<HandlerResult<O>>;
+export type Handler<O extends OperationId, S extends ServiceKey = ServiceKey> = (
+  context: HandlerContext<O, S>,
+) => Promise<HandlerResult<O>>;
 
 export type HandlerMap = { [O in OperationId]: Handler<O> };
 
-/** Lets a family file declare a part of the map with full typing. */
-export const defineHandlers = <K extends OperationId>(handlers: { [O in K]: Handler<O> }) => handlers;
+/**
+ * Lets a family file declare a part of the map with full typing. The file names the services its
+ * handlers use: they see those alone, so a use of another one does not compile, and at run time the
+ * context holds only them.
+ */
+export function defineHandlers<S extends ServiceKey, K extends OperationId>(
+  services: readonly S[],
+  handlers: { [O in K]: Handler<O, S> },
+): { [O in K]: Handler<O> } {
+  // One object per registry (the server has one; tests may build others).
+  const picked = new WeakMap<ServiceRegistry, Pick<ServiceRegistry, S>>();
+  const only = (registry: ServiceRegistry) => {
+    let named = picked.get(registry);
+    if (!named) {
+      named = Object.fromEntries(services.map((key) => [key, registry[key]])) as Pick<ServiceRegistry, S>;
+      picked.set(registry, named);
+    }
+    return named;
+  };
+  const narrowed = Object.entries(handlers).map(([operationId, handler]) => [
+    operationId,
+    (context: HandlerContext<K>) =>
+      (handler as Handler<K, S>)({ ...context, services: only(context.services) }),
+  ]);
+  // Each handler keeps its operation's type; only its context's services differ.
+  return Object.fromEntries(narrowed) as unknown as { [O in K]: Handler<O> };
+}

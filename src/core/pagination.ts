@@ -231,3 +231,8 @@ export async function paginateKeysetRows<T extends ObjectLiteral>(
   }
   return { items, rows: read.rows.slice(0, perPage), headers };
 }
+
+/** How a handler answers with a page: 200, each item presented, and the page's headers. */
+export function pagedResponse<T, R>(page: Page<T>, present: (item: T) => R) {
+  return { status: 200 as const, body: page.items.map((item) => present(item)), headers: page.headers };
+}

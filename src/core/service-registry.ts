@@ -5,3 +5,5 @@
  */
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type
 export interface ServiceRegistry {}
+
+export type ServiceKey = keyof ServiceRegistry;

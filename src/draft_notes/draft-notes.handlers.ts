@@ -1,7 +1,7 @@
 import { defineHandlers } from '../core/handler.js';
 import { presentDraftNote } from './draft-note.presenter.js';
 
-export const draftNotesHandlers = defineHandlers({
+export const draftNotesHandlers = defineHandlers(['draftNotes'], {
   async listMergeRequestDraftNotes({ params, subject, caller, services }) {
     const records = await services.draftNotes.list(caller, subject, params.merge_request_iid);
     return { status: 200, body: records.items.map(presentDraftNote) };

@@ -1,4 +1,5 @@
 import { defineHandlers } from '../core/handler.js';
+import { pagedResponse } from '../core/pagination.js';
 import {
   presentFeatureFlag,
   presentFeatureFlagsClient,
@@ -6,14 +7,10 @@ import {
   presentUserList,
 } from './feature-flag.presenter.js';
 
-export const featureFlagsHandlers = defineHandlers({
+export const featureFlagsHandlers = defineHandlers(['featureFlagUserLists', 'featureFlags'], {
   async listFeatureFlagUserLists({ params, subject, services, request }) {
     const page = await services.featureFlagUserLists.list(subject, params, request);
-    return {
-      status: 200,
-      body: page.items.map((list) => presentUserList(list, subject)),
-      headers: page.headers,
-    };
+    return pagedResponse(page, (list) => presentUserList(list, subject));
   },
 
   async createFeatureFlagUserList({ body, subject, services }) {

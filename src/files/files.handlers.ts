@@ -10,7 +10,7 @@ const NO_CACHE = {
   Expires: 'Fri, 01 Jan 1990 00:00:00 GMT',
 };
 
-export const filesHandlers = defineHandlers({
+export const filesHandlers = defineHandlers(['files'], {
   // Also serves HEAD, whose answer keeps only the X-Gitlab-* headers.
   async getRepositoryFile({ params, subject, caller, services }) {
     const { info, content, sha256 } = await services.files.read(

@@ -6,7 +6,7 @@ import type { GroupListItem } from './groups.service.js';
 const presentList = (items: GroupListItem[], externalUrl: string) =>
   items.map(({ group, statistics }) => presentGroup(group, externalUrl, statistics));
 
-export const groupsHandlers = defineHandlers({
+export const groupsHandlers = defineHandlers(['groups'], {
   async listGroups({ params, caller, services, request }) {
     const page = await services.groups.list(caller, params, request);
     return { status: 200, body: presentList(page.items, request.externalUrl), headers: page.headers };

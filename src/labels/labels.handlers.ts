@@ -1,10 +1,11 @@
 import { defineHandlers } from '../core/handler.js';
+import { pagedResponse } from '../core/pagination.js';
 import { presentGroupLabel, presentProjectLabel } from './label.presenter.js';
 
-export const labelsHandlers = defineHandlers({
+export const labelsHandlers = defineHandlers(['labels'], {
   async listProjectLabels({ params, subject, caller, services, request }) {
     const page = await services.labels.listForProject(caller, subject, params, request);
-    return { status: 200, body: page.items.map(presentProjectLabel), headers: page.headers };
+    return pagedResponse(page, presentProjectLabel);
   },
 
   async getProjectLabel({ params, subject, caller, services }) {
@@ -59,7 +60,7 @@ export const labelsHandlers = defineHandlers({
 
   async listGroupLabels({ params, subject, caller, services, request }) {
     const page = await services.labels.listForGroup(caller, subject, params, request);
-    return { status: 200, body: page.items.map(presentGroupLabel), headers: page.headers };
+    return pagedResponse(page, presentGroupLabel);
   },
 
   async getGroupLabel({ params, subject, caller, services }) {

@@ -1,7 +1,7 @@
 import { defineHandlers } from '../core/handler.js';
 import { presentMemberRole } from './member-role.presenter.js';
 
-export const memberRolesHandlers = defineHandlers({
+export const memberRolesHandlers = defineHandlers(['memberRoles'], {
   async listInstanceMemberRoles({ services }) {
     const roles = await services.memberRoles.list(null);
     return { status: 200, body: roles.map(presentMemberRole) };

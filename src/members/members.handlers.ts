@@ -1,7 +1,7 @@
 import { isAdmin } from '../core/abilities.js';
 import type { Caller } from '../core/auth.js';
 import { defineHandlers } from '../core/handler.js';
-import type { RequestInfo } from '../core/pagination.js';
+import { pagedResponse, type RequestInfo } from '../core/pagination.js';
 import { presentMember, type MemberRecord } from './member.presenter.js';
 import { presentProjectGroupLink } from './project-group-link.presenter.js';
 import type { ServiceRegistry } from '../core/family.js';
@@ -21,7 +21,7 @@ const present = (record: MemberRecord, caller: Caller, request: RequestInfo) =>
 /** What a project's and a group's member operations share; each pair differs only in the source. */
 interface MemberContext {
   caller: Caller;
-  services: ServiceRegistry;
+  services: Pick<ServiceRegistry, 'members'>;
   request: RequestInfo;
 }
 type WithUser = MemberContext & { params: { user_id: number } };
@@ -37,11 +37,7 @@ const members = {
   async list(context: MemberContext & { params: MemberListParams }, source: SourceRef, inherited: boolean) {
     const { params, caller, services, request } = context;
     const page = await services.members.list(caller, source, params, request, inherited);
-    return {
-      status: 200 as const,
-      body: page.items.map((m) => present(m, caller, request)),
-      headers: page.headers,
-    };
+    return pagedResponse(page, (m) => present(m, caller, request));
   },
 
   async get({ params, caller, services, request }: WithUser, source: SourceRef, inherited: boolean) {
@@ -70,7 +66,7 @@ const members = {
   },
 };
 
-export const membersHandlers = defineHandlers({
+export const membersHandlers = defineHandlers(['members'], {
   listProjectMembers: (context) => members.list(context, project(context), false),
   listProjectMembersWithInherited: (context) => members.list(context, project(context), true),
   getProjectMember: (context) => members.get(context, project(context), false),

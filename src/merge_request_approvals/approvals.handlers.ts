@@ -6,7 +6,7 @@ import {
   presentApprovalState,
 } from './approvals.presenter.js';
 
-export const mergeRequestApprovalsHandlers = defineHandlers({
+export const mergeRequestApprovalsHandlers = defineHandlers(['mergeRequestApprovals'], {
   async getMergeRequestApprovals({ params, subject, caller, services, request }) {
     const records = await services.mergeRequestApprovals.state(caller, subject, params.merge_request_iid);
     return { status: 200, body: presentApprovals(records, request.externalUrl) };

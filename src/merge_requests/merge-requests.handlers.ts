@@ -18,7 +18,7 @@ import type { ServiceRegistry } from '../core/family.js';
 import type { Caller } from '../core/auth.js';
 
 async function list(
-  services: ServiceRegistry,
+  services: Pick<ServiceRegistry, 'mergeRequests'>,
   caller: Caller,
   where: ListScope,
   params: ListMergeRequestsParams,
@@ -51,7 +51,7 @@ async function list(
 
 const webUrlOf = (view: ProjectView, request: RequestInfo) => projectWebUrl(view, request.externalUrl);
 
-export const mergeRequestsHandlers = defineHandlers({
+export const mergeRequestsHandlers = defineHandlers(['mergeRequestMerging', 'mergeRequests'], {
   listMergeRequests: ({ params, caller, services, request }) =>
     list(services, caller, { instance: true }, params, request),
 

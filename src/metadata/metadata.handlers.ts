@@ -1,6 +1,6 @@
 import { defineHandlers } from '../core/handler.js';
 
-export const metadataHandlers = defineHandlers({
+export const metadataHandlers = defineHandlers(['metadata'], {
   async getMetadata({ services }) {
     return { status: 200, body: await services.metadata.describe() };
   },

@@ -1,14 +1,11 @@
 import { defineHandlers } from '../core/handler.js';
+import { pagedResponse } from '../core/pagination.js';
 import { presentMilestone } from './milestone.presenter.js';
 
-export const milestonesHandlers = defineHandlers({
+export const milestonesHandlers = defineHandlers(['milestones'], {
   async listProjectMilestones({ params, subject, services, request }) {
     const page = await services.milestones.listForProject(subject, params, request);
-    return {
-      status: 200,
-      body: page.items.map((record) => presentMilestone(record, request.externalUrl)),
-      headers: page.headers,
-    };
+    return pagedResponse(page, (record) => presentMilestone(record, request.externalUrl));
   },
 
   async getProjectMilestone({ params, subject, services, request }) {
@@ -40,11 +37,7 @@ export const milestonesHandlers = defineHandlers({
 
   async listGroupMilestones({ params, subject, caller, services, request }) {
     const page = await services.milestones.listForGroup(caller, subject, params, request);
-    return {
-      status: 200,
-      body: page.items.map((record) => presentMilestone(record, request.externalUrl)),
-      headers: page.headers,
-    };
+    return pagedResponse(page, (record) => presentMilestone(record, request.externalUrl));
   },
 
   async getGroupMilestone({ params, subject, services, request }) {

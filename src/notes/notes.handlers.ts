@@ -1,14 +1,11 @@
 import { defineHandlers } from '../core/handler.js';
+import { pagedResponse } from '../core/pagination.js';
 import { presentDiscussion, presentNote } from './note.presenter.js';
 
-export const notesHandlers = defineHandlers({
+export const notesHandlers = defineHandlers(['notes'], {
   async listMergeRequestNotes({ params, subject, caller, services, request }) {
     const records = await services.notes.list(caller, subject, params.merge_request_iid, params, request);
-    return {
-      status: 200,
-      body: records.items.map((note) => presentNote(note, records, request.externalUrl)),
-      headers: records.headers,
-    };
+    return pagedResponse(records, (note) => presentNote(note, records, request.externalUrl));
   },
 
   async createMergeRequestNote({ params, subject, body, caller, services, request }) {

@@ -1,7 +1,7 @@
 import { defineHandlers } from '../core/handler.js';
 import { presentCustomAttribute } from './custom-attribute.presenter.js';
 
-export const customAttributesHandlers = defineHandlers({
+export const customAttributesHandlers = defineHandlers(['projectCustomAttributes'], {
   async listProjectCustomAttributes({ params, caller, services }) {
     const attributes = await services.projectCustomAttributes.list(caller, params.id);
     return { status: 200, body: attributes.map(presentCustomAttribute) };

@@ -21,7 +21,7 @@ const presentPage = (
       : presentProject(view, { externalUrl: request.externalUrl, caller }),
   );
 
-export const projectsHandlers = defineHandlers({
+export const projectsHandlers = defineHandlers(['projects', 'repositories'], {
   async listProjects({ params, caller, services, request }) {
     const page = await services.projects.list(caller, params, request);
     return { status: 200, body: presentPage(page.items, params, caller, request), headers: page.headers };

@@ -1,17 +1,14 @@
 import { defineHandlers } from '../core/handler.js';
+import { pagedResponse } from '../core/pagination.js';
 import { presentProtectedBranch } from './protected-branch.presenter.js';
 import type { ProtectedBranchRecords } from './protected-branches.service.js';
 
 const single = ({ rules, names }: ProtectedBranchRecords) => presentProtectedBranch(rules[0], names);
 
-export const protectedBranchesHandlers = defineHandlers({
+export const protectedBranchesHandlers = defineHandlers(['protectedBranches'], {
   async listProtectedBranches({ params, subject, caller, services, request }) {
     const page = await services.protectedBranches.list(caller, subject, params, request);
-    return {
-      status: 200,
-      body: page.items.map((rule) => presentProtectedBranch(rule, page.names)),
-      headers: page.headers,
-    };
+    return pagedResponse(page, (rule) => presentProtectedBranch(rule, page.names));
   },
 
   async getProtectedBranch({ params, subject, caller, services }) {

@@ -1,14 +1,11 @@
 import { defineHandlers } from '../core/handler.js';
+import { pagedResponse } from '../core/pagination.js';
 import { presentProtectedTag } from './protected-tag.presenter.js';
 
-export const protectedTagsHandlers = defineHandlers({
+export const protectedTagsHandlers = defineHandlers(['protectedTags'], {
   async listProtectedTags({ params, subject, caller, services, request }) {
     const page = await services.protectedTags.list(caller, subject, params, request);
-    return {
-      status: 200,
-      body: page.items.map((rule) => presentProtectedTag(rule, page.names)),
-      headers: page.headers,
-    };
+    return pagedResponse(page, (rule) => presentProtectedTag(rule, page.names));
   },
 
   async getProtectedTag({ params, subject, caller, services }) {

@@ -1,7 +1,7 @@
 import { defineHandlers } from '../core/handler.js';
 import { presentPushRule } from './push-rule.presenter.js';
 
-export const pushRulesHandlers = defineHandlers({
+export const pushRulesHandlers = defineHandlers(['pushRules'], {
   async getProjectPushRule({ subject, services }) {
     const rule = await services.pushRules.get(subject);
     return { status: 200, body: rule ? presentPushRule(rule) : null };

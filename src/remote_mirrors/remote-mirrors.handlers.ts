@@ -1,11 +1,12 @@
 import { defineHandlers } from '../core/handler.js';
+import { pagedResponse } from '../core/pagination.js';
 import { presentRemoteMirror } from './remote-mirror.presenter.js';
 
-export const remoteMirrorsHandlers = defineHandlers({
+export const remoteMirrorsHandlers = defineHandlers(['remoteMirrors'], {
   async listRemoteMirrors({ params, subject, services, request }) {
     const page = await services.remoteMirrors.list(subject, params, request);
     const shown = services.remoteMirrors.branchRegexShown;
-    return { status: 200, body: page.items.map((m) => presentRemoteMirror(m, shown)), headers: page.headers };
+    return pagedResponse(page, (m) => presentRemoteMirror(m, shown));
   },
 
   async createRemoteMirror({ subject, body, services }) {

@@ -13,7 +13,7 @@ import { presentTreeEntry } from './tree-entry.presenter.js';
 
 /** Both archive routes answer alike; only the format's source differs. */
 async function archive(
-  services: ServiceRegistry,
+  services: Pick<ServiceRegistry, 'repository'>,
   caller: Caller,
   view: ProjectView,
   format: ArchiveFormat,
@@ -31,7 +31,7 @@ async function archive(
   };
 }
 
-export const repositoryHandlers = defineHandlers({
+export const repositoryHandlers = defineHandlers(['repository'], {
   async listRepositoryTree({ params, subject, caller, services, request }) {
     const { entries, headers } = await services.repository.tree(caller, subject, params, request);
     return { status: 200, body: entries.map(presentTreeEntry), headers };

@@ -1,146 +1,85 @@
+import type { Caller } from '../core/auth.js';
+import type { ServiceRegistry } from '../core/family.js';
 import { defineHandlers } from '../core/handler.js';
+import { pagedResponse, type PageParams, type RequestInfo } from '../core/pagination.js';
 import {
   presentGroupStorageMove,
   presentProjectStorageMove,
   presentSnippetStorageMove,
 } from './repository-storage-moves.presenter.js';
+import type { MoveRecord, MovableType } from './repository-storage-moves.service.js';
 
 const ACCEPTED = { status: 202 as const, body: { message: '202 Accepted' } };
 
-export const repositoryStorageMovesHandlers = defineHandlers({
-  async listProjectRepositoryStorageMoves({ params, services, request }) {
-    const page = await services.repositoryStorageMoves.list('project', null, params, request);
-    return { status: 200, body: page.items.map(presentProjectStorageMove), headers: page.headers };
-  },
+interface MovesContext<P = unknown, B = unknown> {
+  params: P;
+  body: B;
+  caller: Caller;
+  services: Pick<ServiceRegistry, 'repositoryStorageMoves'>;
+  request: RequestInfo;
+}
+type OfContainer = { id: string | number };
+type MoveId = { repository_storage_id: number };
+type Storages = { source_storage_name: string; destination_storage_name?: string };
 
-  async getProjectRepositoryStorageMove({ params, services }) {
-    const move = await services.repositoryStorageMoves.get('project', null, params.repository_storage_id);
-    return { status: 200, body: presentProjectStorageMove(move) };
-  },
-
-  async scheduleProjectRepositoryStorageMoves({ body, services }) {
-    await services.repositoryStorageMoves.scheduleAll(
-      'project',
-      body.source_storage_name,
-      body.destination_storage_name,
+/**
+ * The six operations of one kind of container (all its moves, one move, a bulk schedule, and the same
+ * for one container): they differ only in the kind and its presenter.
+ */
+function movesOf<J>(type: MovableType, present: (move: MoveRecord, externalUrl: string) => J) {
+  const containerId = ({ params, caller, services }: MovesContext<OfContainer>) =>
+    services.repositoryStorageMoves.containerId(caller, type, params.id);
+  const page = async (id: number | null, { params, services, request }: MovesContext<PageParams>) =>
+    pagedResponse(await services.repositoryStorageMoves.list(type, id, params, request), (move) =>
+      present(move, request.externalUrl),
     );
-    return ACCEPTED;
-  },
+  const one = async (id: number | null, { params, services, request }: MovesContext<MoveId>) => {
+    const move = await services.repositoryStorageMoves.get(type, id, params.repository_storage_id);
+    return { status: 200 as const, body: present(move, request.externalUrl) };
+  };
+  return {
+    list: (context: MovesContext<PageParams>) => page(null, context),
+    get: (context: MovesContext<MoveId>) => one(null, context),
+    async scheduleAll({ body, services }: MovesContext<unknown, Storages>) {
+      const { source_storage_name: source, destination_storage_name: destination } = body;
+      await services.repositoryStorageMoves.scheduleAll(type, source, destination);
+      return ACCEPTED;
+    },
+    listOf: async (context: MovesContext<OfContainer & PageParams>) =>
+      page(await containerId(context), context),
+    getOf: async (context: MovesContext<OfContainer & MoveId>) => one(await containerId(context), context),
+    async schedule(context: MovesContext<OfContainer, { destination_storage_name?: string } | undefined>) {
+      const id = await containerId(context);
+      const { services, body, request } = context;
+      const move = await services.repositoryStorageMoves.schedule(type, id, body?.destination_storage_name);
+      return { status: 201 as const, body: present(move, request.externalUrl) };
+    },
+  };
+}
 
-  async listProjectRepositoryStorageMovesOfProject({ params, caller, services, request }) {
-    const moves = services.repositoryStorageMoves;
-    const id = await moves.containerId(caller, 'project', params.id);
-    const page = await moves.list('project', id, params, request);
-    return { status: 200, body: page.items.map(presentProjectStorageMove), headers: page.headers };
-  },
+const projectMoves = movesOf('project', presentProjectStorageMove);
+const groupMoves = movesOf('group', presentGroupStorageMove);
+const snippetMoves = movesOf('snippet', presentSnippetStorageMove);
 
-  async getProjectRepositoryStorageMoveOfProject({ params, caller, services }) {
-    const moves = services.repositoryStorageMoves;
-    const id = await moves.containerId(caller, 'project', params.id);
-    const move = await moves.get('project', id, params.repository_storage_id);
-    return { status: 200, body: presentProjectStorageMove(move) };
-  },
+export const repositoryStorageMovesHandlers = defineHandlers(['repositoryStorageMoves'], {
+  listProjectRepositoryStorageMoves: projectMoves.list,
+  getProjectRepositoryStorageMove: projectMoves.get,
+  scheduleProjectRepositoryStorageMoves: projectMoves.scheduleAll,
+  listProjectRepositoryStorageMovesOfProject: projectMoves.listOf,
+  getProjectRepositoryStorageMoveOfProject: projectMoves.getOf,
+  createProjectRepositoryStorageMove: projectMoves.schedule,
 
-  async createProjectRepositoryStorageMove({ params, body, caller, services }) {
-    const moves = services.repositoryStorageMoves;
-    const id = await moves.containerId(caller, 'project', params.id);
-    const move = await moves.schedule('project', id, body?.destination_storage_name);
-    return { status: 201, body: presentProjectStorageMove(move) };
-  },
+  listGroupRepositoryStorageMoves: groupMoves.list,
+  getGroupRepositoryStorageMove: groupMoves.get,
+  scheduleGroupRepositoryStorageMoves: groupMoves.scheduleAll,
+  listGroupRepositoryStorageMovesOfGroup: groupMoves.listOf,
+  getGroupRepositoryStorageMoveOfGroup: groupMoves.getOf,
+  createGroupRepositoryStorageMove: groupMoves.schedule,
 
-  async listGroupRepositoryStorageMoves({ params, services, request }) {
-    const page = await services.repositoryStorageMoves.list('group', null, params, request);
-    return {
-      status: 200,
-      body: page.items.map((move) => presentGroupStorageMove(move, request.externalUrl)),
-      headers: page.headers,
-    };
-  },
-
-  async getGroupRepositoryStorageMove({ params, services, request }) {
-    const move = await services.repositoryStorageMoves.get('group', null, params.repository_storage_id);
-    return { status: 200, body: presentGroupStorageMove(move, request.externalUrl) };
-  },
-
-  async scheduleGroupRepositoryStorageMoves({ body, services }) {
-    await services.repositoryStorageMoves.scheduleAll(
-      'group',
-      body.source_storage_name,
-      body.destination_storage_name,
-    );
-    return ACCEPTED;
-  },
-
-  async listGroupRepositoryStorageMovesOfGroup({ params, caller, services, request }) {
-    const moves = services.repositoryStorageMoves;
-    const id = await moves.containerId(caller, 'group', params.id);
-    const page = await moves.list('group', id, params, request);
-    return {
-      status: 200,
-      body: page.items.map((move) => presentGroupStorageMove(move, request.externalUrl)),
-      headers: page.headers,
-    };
-  },
-
-  async getGroupRepositoryStorageMoveOfGroup({ params, caller, services, request }) {
-    const moves = services.repositoryStorageMoves;
-    const id = await moves.containerId(caller, 'group', params.id);
-    const move = await moves.get('group', id, params.repository_storage_id);
-    return { status: 200, body: presentGroupStorageMove(move, request.externalUrl) };
-  },
-
-  async createGroupRepositoryStorageMove({ params, body, caller, services, request }) {
-    const moves = services.repositoryStorageMoves;
-    const id = await moves.containerId(caller, 'group', params.id);
-    const move = await moves.schedule('group', id, body?.destination_storage_name);
-    return { status: 201, body: presentGroupStorageMove(move, request.externalUrl) };
-  },
-
-  async listSnippetRepositoryStorageMoves({ params, services, request }) {
-    const page = await services.repositoryStorageMoves.list('snippet', null, params, request);
-    return {
-      status: 200,
-      body: page.items.map((move) => presentSnippetStorageMove(move, request.externalUrl)),
-      headers: page.headers,
-    };
-  },
-
-  async getSnippetRepositoryStorageMove({ params, services, request }) {
-    const move = await services.repositoryStorageMoves.get('snippet', null, params.repository_storage_id);
-    return { status: 200, body: presentSnippetStorageMove(move, request.externalUrl) };
-  },
-
-  async scheduleSnippetRepositoryStorageMoves({ body, services }) {
-    await services.repositoryStorageMoves.scheduleAll(
-      'snippet',
-      body.source_storage_name,
-      body.destination_storage_name,
-    );
-    return ACCEPTED;
-  },
-
-  async listSnippetRepositoryStorageMovesOfSnippet({ params, caller, services, request }) {
-    const moves = services.repositoryStorageMoves;
-    const id = await moves.containerId(caller, 'snippet', params.id);
-    const page = await moves.list('snippet', id, params, request);
-    return {
-      status: 200,
-      body: page.items.map((move) => presentSnippetStorageMove(move, request.externalUrl)),
-      headers: page.headers,
-    };
-  },
-
-  async getSnippetRepositoryStorageMoveOfSnippet({ params, caller, services, request }) {
-    const moves = services.repositoryStorageMoves;
-    const id = await moves.containerId(caller, 'snippet', params.id);
-    const move = await moves.get('snippet', id, params.repository_storage_id);
-    return { status: 200, body: presentSnippetStorageMove(move, request.externalUrl) };
-  },
-
-  async createSnippetRepositoryStorageMove({ params, body, caller, services, request }) {
-    const moves = services.repositoryStorageMoves;
-    const id = await moves.containerId(caller, 'snippet', params.id);
-    const move = await moves.schedule('snippet', id, body?.destination_storage_name);
-    return { status: 201, body: presentSnippetStorageMove(move, request.externalUrl) };
-  },
+  listSnippetRepositoryStorageMoves: snippetMoves.list,
+  getSnippetRepositoryStorageMove: snippetMoves.get,
+  scheduleSnippetRepositoryStorageMoves: snippetMoves.scheduleAll,
+  listSnippetRepositoryStorageMovesOfSnippet: snippetMoves.listOf,
+  getSnippetRepositoryStorageMoveOfSnippet: snippetMoves.getOf,
+  createSnippetRepositoryStorageMove: snippetMoves.schedule,
 });

@@ -1,79 +1,47 @@
+import type { ServiceRegistry } from '../core/family.js';
 import { defineHandlers } from '../core/handler.js';
+import { pagedResponse, type PageParams, type RequestInfo } from '../core/pagination.js';
+import type { ProjectView } from '../projects/projects.service.js';
 import { presentLabelEvent, presentMilestoneEvent, presentStateEvent } from './resource-event.presenter.js';
+import type { EventKind, EventRecords } from './resource-events.service.js';
 
-export const resourceEventsHandlers = defineHandlers({
-  async listMergeRequestResourceLabelEvents({ params, subject, services, request }) {
-    const records = await services.resourceEvents.list(
-      'label',
-      subject,
-      params.merge_request_iid,
-      params,
-      request,
-    );
-    return {
-      status: 200,
-      body: records.items.map((event) => presentLabelEvent(event, records, request.externalUrl)),
-      headers: records.headers,
-    };
-  },
+interface EventsContext<P> {
+  params: P & { merge_request_iid: number };
+  subject: ProjectView;
+  services: Pick<ServiceRegistry, 'resourceEvents'>;
+  request: RequestInfo;
+}
 
-  async getMergeRequestResourceLabelEvent({ params, subject, services, request }) {
-    const records = await services.resourceEvents.get(
-      'label',
-      subject,
-      params.merge_request_iid,
-      params.resource_label_event_id,
-    );
-    return { status: 200, body: presentLabelEvent(records.items[0], records, request.externalUrl) };
-  },
+/** The list and get operations of one kind of event: they differ only in the kind and its presenter. */
+function eventsOf<K extends EventKind, J>(
+  kind: K,
+  present: (event: EventRecords<K>['items'][number], records: EventRecords<K>, externalUrl: string) => J,
+) {
+  const eventId = `resource_${kind}_event_id` as const;
+  return {
+    async list({ params, subject, services, request }: EventsContext<PageParams>) {
+      const iid = params.merge_request_iid;
+      const records = await services.resourceEvents.list(kind, subject, iid, params, request);
+      return pagedResponse(records, (event) => present(event, records, request.externalUrl));
+    },
 
-  async listMergeRequestResourceMilestoneEvents({ params, subject, services, request }) {
-    const records = await services.resourceEvents.list(
-      'milestone',
-      subject,
-      params.merge_request_iid,
-      params,
-      request,
-    );
-    return {
-      status: 200,
-      body: records.items.map((event) => presentMilestoneEvent(event, records, request.externalUrl)),
-      headers: records.headers,
-    };
-  },
+    async get({ params, subject, services, request }: EventsContext<Record<typeof eventId, number>>) {
+      const iid = params.merge_request_iid;
+      const records = await services.resourceEvents.get(kind, subject, iid, params[eventId]);
+      return { status: 200 as const, body: present(records.items[0], records, request.externalUrl) };
+    },
+  };
+}
 
-  async getMergeRequestResourceMilestoneEvent({ params, subject, services, request }) {
-    const records = await services.resourceEvents.get(
-      'milestone',
-      subject,
-      params.merge_request_iid,
-      params.resource_milestone_event_id,
-    );
-    return { status: 200, body: presentMilestoneEvent(records.items[0], records, request.externalUrl) };
-  },
+const labelEvents = eventsOf('label', presentLabelEvent);
+const milestoneEvents = eventsOf('milestone', presentMilestoneEvent);
+const stateEvents = eventsOf('state', presentStateEvent);
 
-  async listMergeRequestResourceStateEvents({ params, subject, services, request }) {
-    const records = await services.resourceEvents.list(
-      'state',
-      subject,
-      params.merge_request_iid,
-      params,
-      request,
-    );
-    return {
-      status: 200,
-      body: records.items.map((event) => presentStateEvent(event, records, request.externalUrl)),
-      headers: records.headers,
-    };
-  },
-
-  async getMergeRequestResourceStateEvent({ params, subject, services, request }) {
-    const records = await services.resourceEvents.get(
-      'state',
-      subject,
-      params.merge_request_iid,
-      params.resource_state_event_id,
-    );
-    return { status: 200, body: presentStateEvent(records.items[0], records, request.externalUrl) };
-  },
+export const resourceEventsHandlers = defineHandlers(['resourceEvents'], {
+  listMergeRequestResourceLabelEvents: labelEvents.list,
+  getMergeRequestResourceLabelEvent: labelEvents.get,
+  listMergeRequestResourceMilestoneEvents: milestoneEvents.list,
+  getMergeRequestResourceMilestoneEvent: milestoneEvents.get,
+  listMergeRequestResourceStateEvents: stateEvents.list,
+  getMergeRequestResourceStateEvent: stateEvents.get,
 });

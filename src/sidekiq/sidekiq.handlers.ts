@@ -2,7 +2,7 @@ import { defineHandlers } from '../core/handler.js';
 import { presentJobs, presentProcesses, presentQueues } from './sidekiq.presenter.js';
 import { totals } from './sidekiq.service.js';
 
-export const sidekiqHandlers = defineHandlers({
+export const sidekiqHandlers = defineHandlers(['sidekiq'], {
   async getSidekiqQueueMetrics({ caller, services }) {
     return { status: 200, body: { queues: presentQueues(await services.sidekiq.queues(caller)) } };
   },

@@ -23,7 +23,7 @@ function rawResponse({ fileName, file }: Awaited<ReturnType<SnippetsService['raw
   };
 }
 
-export const snippetsHandlers = defineHandlers({
+export const snippetsHandlers = defineHandlers(['snippets'], {
   async listProjectSnippets({ params, subject, caller, services, request }) {
     const records = await services.snippets.listProject(caller, subject, params, request);
     return { status: 200, body: many(records, request.externalUrl), headers: records.headers };

@@ -1,5 +1,5 @@
 import { defineHandlers } from '../core/handler.js';
-import type { RequestInfo } from '../core/pagination.js';
+import { pagedResponse, type RequestInfo } from '../core/pagination.js';
 import type { OpenRepository } from '../git/repositories.service.js';
 import { presentTag, presentTagSignature } from './tag.presenter.js';
 
@@ -7,11 +7,11 @@ import { presentTag, presentTagSignature } from './tag.presenter.js';
 const webUrl = ({ view }: OpenRepository, request: RequestInfo) =>
   `${request.externalUrl}/${view.project.namespace.fullPath}/${view.project.path}`;
 
-export const tagsHandlers = defineHandlers({
+export const tagsHandlers = defineHandlers(['tags'], {
   async listRepositoryTags({ params, subject, caller, services, request }) {
     const { repository, page } = await services.tags.list(caller, subject, params, request);
     const url = webUrl(repository, request);
-    return { status: 200, body: page.items.map((tag) => presentTag(tag, url)), headers: page.headers };
+    return pagedResponse(page, (tag) => presentTag(tag, url));
   },
 
   async getRepositoryTag({ params, subject, caller, services, request }) {

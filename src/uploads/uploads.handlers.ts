@@ -1,8 +1,9 @@
 import { defineHandlers } from '../core/handler.js';
+import { pagedResponse } from '../core/pagination.js';
 import { uploadHeaders } from './content-types.js';
 import { presentUpload, presentUploadCreated } from './upload.presenter.js';
 
-export const uploadsHandlers = defineHandlers({
+export const uploadsHandlers = defineHandlers(['uploads'], {
   async createProjectUpload({ subject, caller, services, files }) {
     const upload = await services.uploads.create(caller, subject, files?.file);
     return { status: 201, body: presentUploadCreated(upload) };
@@ -10,7 +11,7 @@ export const uploadsHandlers = defineHandlers({
 
   async listProjectUploads({ params, subject, services, request }) {
     const page = await services.uploads.list(subject, params, request);
-    return { status: 200, body: page.items.map(presentUpload), headers: page.headers };
+    return pagedResponse(page, presentUpload);
   },
 
   async getProjectUpload({ params, subject, services }) {

@@ -7,7 +7,7 @@ import {
   presentUserWithAdmin,
 } from './user.presenter.js';
 
-export const usersHandlers = defineHandlers({
+export const usersHandlers = defineHandlers(['users'], {
   async getCurrentUser({ caller, services, request }) {
     const { asAdmin, view } = await services.users.current(caller);
     const body = asAdmin

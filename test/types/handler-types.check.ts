@@ -7,39 +7,48 @@ import type { ProjectJson } from '../../src/projects/project.presenter.js';
 
 declare const project: ProjectJson;
 
-defineHandlers({
+defineHandlers([], {
   // A body of the declared shape and status compiles.
   async getProject() {
     return { status: 200, body: project };
   },
 });
 
-defineHandlers({
+defineHandlers([], {
   // @ts-expect-error A body that is not a Project.
   async getProject() {
     return { status: 200, body: { id: 'not-a-number' } };
   },
 });
 
-defineHandlers({
+defineHandlers([], {
   // @ts-expect-error A status the operation does not declare as a success.
   async getProject() {
     return { status: 201, body: project };
   },
 });
 
-defineHandlers({
+defineHandlers([], {
   // @ts-expect-error A list operation must return an array.
   async listProjects() {
     return { status: 200, body: project };
   },
 });
 
-defineHandlers({
+defineHandlers([], {
   async getProject({ params }) {
     // @ts-expect-error Parameters are typed: `statistics` is a boolean, not a string.
     const statistics: string = params.statistics;
     void statistics;
+    return { status: 200, body: project };
+  },
+});
+
+defineHandlers(['projects'], {
+  async getProject({ services }) {
+    void services.projects;
+    // @ts-expect-error A handler sees only the services its file names.
+    void services.pushRules;
     return { status: 200, body: project };
   },
 });
