@@ -15,14 +15,16 @@ node_modules/.installed: package.json package-lock.json
 
 install: node_modules/.installed
 
-## Contract: bundle the spec and generate the TypeScript types from it.
+## Contract: write the root spec from the family spec files, bundle it and generate the TypeScript types from it.
 generate: install
+	node scripts/root-spec.mjs
 	$(BIN)/redocly bundle $(SPEC) --ext json -o generated/openapi.json >/dev/null
 	$(BIN)/openapi-typescript generated/openapi.json -o generated/openapi.d.ts --root-types --alphabetize --default-non-nullable=false --redocly scripts/openapi-ts.redocly.yaml >/dev/null
 	node scripts/operation-subjects.mjs generated/openapi.json generated/operation-subjects.d.ts
 	node scripts/families-table.mjs generated/openapi.json README.md
 
 check-generated: install
+	@node scripts/root-spec.mjs --check
 	@tmp=$$(mktemp -d); \
 	$(BIN)/redocly bundle $(SPEC) --ext json -o $$tmp/openapi.json >/dev/null && \
 	$(BIN)/openapi-typescript $$tmp/openapi.json -o $$tmp/openapi.d.ts --root-types --alphabetize --default-non-nullable=false --redocly scripts/openapi-ts.redocly.yaml >/dev/null && \

@@ -3323,7 +3323,7 @@ export interface paths {
                  * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid"];
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
             };
             cookie?: never;
         };
@@ -3387,7 +3387,7 @@ export interface paths {
                  * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid"];
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
             };
             cookie?: never;
         };
@@ -3421,7 +3421,7 @@ export interface paths {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
             };
             cookie?: never;
         };
@@ -3480,7 +3480,7 @@ export interface paths {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
             };
             cookie?: never;
         };
@@ -3524,7 +3524,7 @@ export interface paths {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
             };
             cookie?: never;
         };
@@ -3560,7 +3560,7 @@ export interface paths {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
             };
             cookie?: never;
         };
@@ -3597,7 +3597,7 @@ export interface paths {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
             };
             cookie?: never;
         };
@@ -3640,7 +3640,7 @@ export interface paths {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
             };
             cookie?: never;
         };
@@ -3697,7 +3697,7 @@ export interface paths {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
             };
             cookie?: never;
         };
@@ -3739,7 +3739,7 @@ export interface paths {
                  * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid"];
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
             };
             cookie?: never;
         };
@@ -3776,7 +3776,7 @@ export interface paths {
                  * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid"];
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
             };
             cookie?: never;
         };
@@ -3811,7 +3811,7 @@ export interface paths {
                  * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid"];
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
             };
             cookie?: never;
         };
@@ -3845,7 +3845,7 @@ export interface paths {
                  * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid"];
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
             };
             cookie?: never;
         };
@@ -3879,7 +3879,7 @@ export interface paths {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
             };
             cookie?: never;
         };
@@ -3951,7 +3951,7 @@ export interface paths {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
             };
             cookie?: never;
         };
@@ -4001,7 +4001,7 @@ export interface paths {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
             };
             cookie?: never;
         };
@@ -4044,7 +4044,7 @@ export interface paths {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
                 /**
                  * @description The note's id.
                  * @example 1
@@ -4087,7 +4087,7 @@ export interface paths {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
             };
             cookie?: never;
         };
@@ -4163,7 +4163,7 @@ export interface paths {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
             };
             cookie?: never;
         };
@@ -4218,7 +4218,7 @@ export interface paths {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
             };
             cookie?: never;
         };
@@ -4255,7 +4255,7 @@ export interface paths {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
             };
             cookie?: never;
         };
@@ -4302,7 +4302,7 @@ export interface paths {
                  * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid"];
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
             };
             cookie?: never;
         };
@@ -4373,7 +4373,7 @@ export interface paths {
                  * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid"];
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
             };
             cookie?: never;
         };
@@ -4410,7 +4410,7 @@ export interface paths {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
             };
             cookie?: never;
         };
@@ -4459,7 +4459,7 @@ export interface paths {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
                 /**
                  * @description The note's id.
                  * @example 1
@@ -4515,7 +4515,7 @@ export interface paths {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
                 /**
                  * @description The note's id.
                  * @example 1
@@ -4566,7 +4566,7 @@ export interface paths {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
                 /**
                  * @description The note's id.
                  * @example 1
@@ -4613,7 +4613,7 @@ export interface paths {
                  * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid"];
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
             };
             cookie?: never;
         };
@@ -4646,7 +4646,7 @@ export interface paths {
                  * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid"];
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
             };
             cookie?: never;
         };
@@ -4687,7 +4687,7 @@ export interface paths {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
             };
             cookie?: never;
         };
@@ -4721,7 +4721,7 @@ export interface paths {
                  * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid"];
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
             };
             cookie?: never;
         };
@@ -4755,7 +4755,7 @@ export interface paths {
                  * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid"];
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
             };
             cookie?: never;
         };
@@ -4789,7 +4789,7 @@ export interface paths {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
             };
             cookie?: never;
         };
@@ -4825,7 +4825,7 @@ export interface paths {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
                 /**
                  * @description The label event's id.
                  * @example 1
@@ -4864,7 +4864,7 @@ export interface paths {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
             };
             cookie?: never;
         };
@@ -4900,7 +4900,7 @@ export interface paths {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
                 /**
                  * @description The milestone event's id.
                  * @example 1
@@ -4939,7 +4939,7 @@ export interface paths {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
             };
             cookie?: never;
         };
@@ -4975,7 +4975,7 @@ export interface paths {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
                 /**
                  * @description The state event's id.
                  * @example 1
@@ -5014,7 +5014,7 @@ export interface paths {
                  * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid"];
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
             };
             cookie?: never;
         };
@@ -5048,7 +5048,7 @@ export interface paths {
                  * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid"];
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
             };
             cookie?: never;
         };
@@ -5081,7 +5081,7 @@ export interface paths {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
             };
             cookie?: never;
         };
@@ -5115,7 +5115,7 @@ export interface paths {
                  * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid"];
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
             };
             cookie?: never;
         };
@@ -5149,7 +5149,7 @@ export interface paths {
                  * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid"];
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
                 /**
                  * @description The ID of one diff version of the merge request.
                  * @example 110
@@ -13845,12 +13845,12 @@ export interface components {
          */
         MergeRequestEnvironment: string;
         /**
-         * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
+         * @description The merge request's project-scoped internal ID (`iid`).
          * @example 1
          */
         MergeRequestIid: number;
         /**
-         * @description The merge request's project-scoped internal ID (`iid`).
+         * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
          * @example 1
          */
         "MergeRequestIid-2": number;
@@ -21744,7 +21744,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid"];
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
             };
             cookie?: never;
         };
@@ -21783,7 +21783,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid"];
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
             };
             cookie?: never;
         };
@@ -21848,7 +21848,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid"];
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
             };
             cookie?: never;
         };
@@ -21885,7 +21885,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid"];
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
             };
             cookie?: never;
         };
@@ -21953,7 +21953,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
             };
             cookie?: never;
         };
@@ -21999,7 +21999,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
             };
             cookie?: never;
         };
@@ -22079,7 +22079,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
             };
             cookie?: never;
         };
@@ -22123,7 +22123,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
             };
             cookie?: never;
         };
@@ -22188,7 +22188,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
             };
             cookie?: never;
         };
@@ -22225,7 +22225,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
             };
             cookie?: never;
         };
@@ -22264,7 +22264,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
             };
             cookie?: never;
         };
@@ -22303,7 +22303,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
             };
             cookie?: never;
         };
@@ -22369,7 +22369,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
             };
             cookie?: never;
         };
@@ -22415,7 +22415,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
             };
             cookie?: never;
         };
@@ -22480,7 +22480,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
             };
             cookie?: never;
         };
@@ -22524,7 +22524,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
             };
             cookie?: never;
         };
@@ -22561,7 +22561,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid"];
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
             };
             cookie?: never;
         };
@@ -22613,7 +22613,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid"];
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
             };
             cookie?: never;
         };
@@ -22657,7 +22657,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid"];
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
             };
             cookie?: never;
         };
@@ -22713,7 +22713,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid"];
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
             };
             cookie?: never;
         };
@@ -22764,7 +22764,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
             };
             cookie?: never;
         };
@@ -22810,7 +22810,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
             };
             cookie?: never;
         };
@@ -22875,7 +22875,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
             };
             cookie?: never;
         };
@@ -22919,7 +22919,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
             };
             cookie?: never;
         };
@@ -22984,7 +22984,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
             };
             cookie?: never;
         };
@@ -23049,7 +23049,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
                 /**
                  * @description The note's id.
                  * @example 1
@@ -23119,7 +23119,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
                 /**
                  * @description The note's id.
                  * @example 1
@@ -23161,7 +23161,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
             };
             cookie?: never;
         };
@@ -23200,7 +23200,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
             };
             cookie?: never;
         };
@@ -23265,7 +23265,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
             };
             cookie?: never;
         };
@@ -23309,7 +23309,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
             };
             cookie?: never;
         };
@@ -23374,7 +23374,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
             };
             cookie?: never;
         };
@@ -23416,7 +23416,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
             };
             cookie?: never;
         };
@@ -23453,7 +23453,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
             };
             cookie?: never;
         };
@@ -23490,7 +23490,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid"];
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
             };
             cookie?: never;
         };
@@ -23559,7 +23559,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid"];
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
             };
             cookie?: never;
         };
@@ -23612,7 +23612,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
             };
             cookie?: never;
         };
@@ -23658,7 +23658,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
             };
             cookie?: never;
         };
@@ -23718,7 +23718,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
                 /**
                  * @description The note's id.
                  * @example 1
@@ -23762,7 +23762,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
                 /**
                  * @description The note's id.
                  * @example 1
@@ -23827,7 +23827,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
                 /**
                  * @description The note's id.
                  * @example 1
@@ -23874,7 +23874,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
                 /**
                  * @description The note's id.
                  * @example 1
@@ -23925,7 +23925,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
                 /**
                  * @description The note's id.
                  * @example 1
@@ -23995,7 +23995,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
                 /**
                  * @description The note's id.
                  * @example 1
@@ -24044,7 +24044,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
                 /**
                  * @description The note's id.
                  * @example 1
@@ -24086,7 +24086,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid"];
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
             };
             cookie?: never;
         };
@@ -24125,7 +24125,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid"];
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
             };
             cookie?: never;
         };
@@ -24190,7 +24190,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
             };
             cookie?: never;
         };
@@ -24227,7 +24227,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid"];
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
             };
             cookie?: never;
         };
@@ -24266,7 +24266,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid"];
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
             };
             cookie?: never;
         };
@@ -24310,7 +24310,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
             };
             cookie?: never;
         };
@@ -24356,7 +24356,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
                 /**
                  * @description The label event's id.
                  * @example 1
@@ -24405,7 +24405,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
             };
             cookie?: never;
         };
@@ -24451,7 +24451,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
                 /**
                  * @description The milestone event's id.
                  * @example 1
@@ -24500,7 +24500,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
             };
             cookie?: never;
         };
@@ -24546,7 +24546,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
                 /**
                  * @description The state event's id.
                  * @example 1
@@ -24590,7 +24590,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid"];
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
             };
             cookie?: never;
         };
@@ -24650,7 +24650,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid"];
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
             };
             cookie?: never;
         };
@@ -24689,7 +24689,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`).
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
             };
             cookie?: never;
         };
@@ -24733,7 +24733,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid"];
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
             };
             cookie?: never;
         };
@@ -24785,7 +24785,7 @@ export interface operations {
                  * @description The merge request's project-scoped internal ID (`iid`), not its global `id`.
                  * @example 1
                  */
-                merge_request_iid: components["parameters"]["MergeRequestIid"];
+                merge_request_iid: components["parameters"]["MergeRequestIid-2"];
                 /**
                  * @description The ID of one diff version of the merge request.
                  * @example 110
