@@ -37,6 +37,7 @@ lint: install check-generated
 	$(BIN)/redocly lint $(SPEC) --format stylish
 	$(BIN)/tsc --noEmit -p tsconfig.json
 	$(BIN)/depcruise src --config .dependency-cruiser.cjs --output-type err
+	node scripts/core-names-no-ability.mjs
 	$(BIN)/eslint --max-warnings 0 .
 	$(BIN)/prettier --check --log-level warn .
 

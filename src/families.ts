@@ -8,13 +8,16 @@ import { branchesManifest } from './branches/manifest.js';
 import { clusterAgentsManifest } from './cluster_agents/manifest.js';
 import { commitsManifest } from './commits/manifest.js';
 import {
+  buildCredentialResolvers,
   buildServices,
   buildSubjectResolvers,
+  installAbilities,
   mergeHandlers,
   type CoreInput,
   type ServiceRegistry,
 } from './core/family.js';
 import type { AnySubscriber } from './core/events.js';
+import type { CredentialResolvers } from './core/credentials.js';
 import type { SubjectResolvers } from './core/subjects.js';
 import type { HandlerMap } from './core/handler.js';
 import { coreManifest } from './core/manifest.js';
@@ -84,6 +87,7 @@ export const families = [
 
 /** One handler per operation in the contract: a missing one does not compile. */
 export const handlers: HandlerMap = mergeHandlers(families);
+installAbilities(families);
 
 export const entities = families.flatMap((family) => family.entities ?? []);
 export const migrations = families.flatMap((family) => family.migrations ?? []);
@@ -94,6 +98,9 @@ export const createServices = (core: CoreInput): Services => buildServices(core,
 
 export const createSubjectResolvers = (services: Services): SubjectResolvers =>
   buildSubjectResolvers(services, families);
+
+export const createCredentialResolvers = (services: Services): CredentialResolvers =>
+  buildCredentialResolvers(services, families);
 
 export const createSubscribers = (services: Services): AnySubscriber[] =>
   families.flatMap((family) => family.subscribers?.(services) ?? []);

@@ -1,7 +1,8 @@
 import type { Readable } from 'node:stream';
 import type { operations } from '../../generated/openapi.js';
-import type { OperationSubjects } from '../../generated/operation-subjects.js';
+import type { OperationCredentials, OperationSubjects } from '../../generated/operation-subjects.js';
 import type { Caller } from './auth.js';
+import type { PrincipalTypes } from './credentials.js';
 import type { SerializedJson, UploadedFile } from './http.js';
 import type { RequestInfo } from './pagination.js';
 import type { ServiceRegistry } from './family.js';
@@ -49,7 +50,19 @@ export type SubjectOf<O extends OperationId> = OperationSubjects[O] extends keyo
   ? SubjectTypes[OperationSubjects[O]]
   : undefined;
 
-export interface HandlerContext<O extends OperationId> {
+/**
+ * What the operation's own credential stands for (a non-user scheme in its `security`), resolved by the
+ * pipeline; undefined for operations called by users.
+ */
+export type PrincipalOf<O extends OperationId> = O extends keyof OperationCredentials
+  ? PrincipalTypes[OperationCredentials[O] & keyof PrincipalTypes]
+  : undefined;
+
+type PrincipalField<O extends OperationId> = O extends keyof OperationCredentials
+  ? { principal: PrincipalOf<O> }
+  : { principal?: undefined };
+
+export type HandlerContext<O extends OperationId> = PrincipalField<O> & {
   params: Params<O>;
   subject: SubjectOf<O>;
   body: Body<O>;
@@ -58,7 +71,7 @@ export interface HandlerContext<O extends OperationId> {
   request: RequestInfo;
   /** Files of a multipart body, by field name, for operations that take them (`x-max-upload-bytes`). */
   files?: Record<string, UploadedFile>;
-}
+};
 
 export type Handler<O extends OperationId> = (context: HandlerContext<O>) => Promise<HandlerResult<O>>;
 

@@ -4,6 +4,7 @@ import { ProjectCustomAttributes1767312000000 } from '../db/migrations/176731200
 import { Identity1767398400000 } from '../db/migrations/1767398400000-identity.js';
 import { Repositories1767484800000 } from '../db/migrations/1767484800000-repositories.js';
 import { AuthorizationGeneration1767800200000 } from '../db/migrations/1767800200000-authorization-generation.js';
+import { coreAbilities } from './abilities.js';
 import { defineFamily, defineService } from './family.js';
 import { RateLimiter } from './rate-limit.js';
 
@@ -29,5 +30,6 @@ export const coreManifest = defineFamily({
     Repositories1767484800000,
     AuthorizationGeneration1767800200000,
   ],
+  abilities: coreAbilities,
   services: [defineService('rateLimiter', [], (core) => new RateLimiter(core.config.rateLimits))],
 });
