@@ -40,6 +40,7 @@ lint: install check-generated
 	$(BIN)/tsc --noEmit -p tsconfig.json
 	$(BIN)/depcruise src --config .dependency-cruiser.cjs --output-type err
 	node scripts/families-sorted.mjs src/families.ts
+	node scripts/core-names-no-ability.mjs
 	$(BIN)/eslint --max-warnings 0 .
 	$(BIN)/prettier --check --log-level warn .
 

@@ -297,3 +297,12 @@ export interface OperationSubjects {
   updateSnippet: 'instance';
   updateUser: 'instance';
 }
+
+/** Operations whose `security` names non-user schemes: the principal they are called with. */
+export interface OperationCredentials {
+  getKubernetesAgentInfo: 'KubernetesAgentToken';
+  getUnleashClientFeatures: 'UnleashInstanceId' | 'UnleashInstanceIdQuery';
+  getUnleashFeatures: 'UnleashInstanceId' | 'UnleashInstanceIdQuery';
+  postUnleashClientMetrics: 'UnleashInstanceId' | 'UnleashInstanceIdQuery';
+  registerUnleashClient: 'UnleashInstanceId' | 'UnleashInstanceIdQuery';
+}

@@ -1,40 +1,61 @@
 /**
  * Redocly plugin: every operation declares its permission (`x-subject`, `x-ability`, optional
  * `x-tier`) and GitLab's shared error responses (400 and 413 too: any operation refuses malformed or
- * oversized input), and every integer declares both its bounds. The ability names are read from
- * src/core/abilities.ts itself (the keys of its ability tables), so the lint and the server cannot
- * disagree on them.
+ * oversized input), and every integer declares both its bounds. The ability names are read from the
+ * families' `defineAbilities` declarations themselves, so the lint and the server cannot disagree on
+ * them.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 
-const ABILITIES_FILE = path.join(path.dirname(fileURLToPath(import.meta.url)), '../src/core/abilities.ts');
-const TABLES = { project: 'PROJECT_ABILITIES', group: 'GROUP_ABILITIES', instance: 'INSTANCE_ABILITIES' };
+const SRC = path.join(path.dirname(fileURLToPath(import.meta.url)), '../src');
+const KINDS = ['project', 'group', 'instance'];
 const SUBJECTS = ['project', 'group', 'instance', 'none'];
 const TIERS = ['premium', 'ultimate'];
 const SHARED_RESPONSES = ['400', '401', '403', '404', '413', '429', '500', '503'];
 
-/** The keys of each ability table's object literal in abilities.ts. */
-export function readAbilityNames(file = ABILITIES_FILE) {
-  const source = ts.createSourceFile(file, fs.readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
-  const tables = {};
-  const visit = (node) => {
-    if (ts.isVariableDeclaration(node) && ts.isIdentifier(node.name) && node.initializer) {
-      let init = node.initializer;
-      while (ts.isAsExpression(init) || ts.isSatisfiesExpression(init)) init = init.expression;
-      if (ts.isObjectLiteralExpression(init))
-        tables[node.name.text] = init.properties.map((p) => p.name && p.name.getText(source));
-    }
-    ts.forEachChild(node, visit);
-  };
-  visit(source);
-  const names = { none: [] };
-  for (const [kind, table] of Object.entries(TABLES)) {
-    if (!tables[table]) throw new Error(`${table} not found in ${file}`);
-    names[kind] = tables[table];
+/**
+ * Every ability the families declare: each `defineAbilities({ project: {...}, group: {...},
+ * instance: {...} })` call under src/, read from the source, as `{ file, kind, name }`.
+ */
+export function readAbilityDeclarations(root = SRC) {
+  const declarations = [];
+  for (const entry of fs.readdirSync(root, { recursive: true })) {
+    const file = path.join(root, String(entry));
+    if (!file.endsWith('.ts') || file.endsWith('.d.ts')) continue;
+    const text = fs.readFileSync(file, 'utf8');
+    if (!text.includes('defineAbilities(')) continue;
+    const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+    const visit = (node) => {
+      if (
+        ts.isCallExpression(node) &&
+        node.expression.getText(source) === 'defineAbilities' &&
+        node.arguments[0] &&
+        ts.isObjectLiteralExpression(node.arguments[0])
+      ) {
+        for (const table of node.arguments[0].properties) {
+          const kind = table.name?.getText(source);
+          if (!KINDS.includes(kind) || !ts.isPropertyAssignment(table)) continue;
+          if (!ts.isObjectLiteralExpression(table.initializer)) continue;
+          for (const p of table.initializer.properties)
+            if (p.name)
+              declarations.push({ file: path.relative(root, file), kind, name: p.name.getText(source) });
+        }
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(source);
   }
+  return declarations;
+}
+
+/** The ability names of each subject kind, sorted: what `x-ability` may name. */
+export function readAbilityNames(root = SRC) {
+  const names = { project: [], group: [], instance: [], none: [] };
+  for (const { kind, name } of readAbilityDeclarations(root)) names[kind].push(name);
+  for (const kind of KINDS) names[kind].sort();
   return names;
 }
 
@@ -65,7 +86,7 @@ function OperationDeclarations() {
         report({ message: `x-ability is required (x-subject: ${subject}).`, location: location.key() });
       } else if (!abilities[subject].includes(ability)) {
         report({
-          message: `x-ability ${ability} is not a ${subject} ability of src/core/abilities.ts (${abilities[subject].join(', ')}).`,
+          message: `x-ability ${ability} is not a ${subject} ability the families declare (${abilities[subject].join(', ')}).`,
           location: location.child(['x-ability']),
         });
       }

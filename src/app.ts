@@ -18,6 +18,7 @@ import { uploadsWebRouter } from './uploads/web-routes.js';
 import {
   createServices,
   createSubjectResolvers,
+  createCredentialResolvers,
   createSubscribers,
   handlers,
   type Services,
@@ -97,6 +98,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       services,
       authenticator: services.authentication,
       subjects: createSubjectResolvers(services),
+      credentials: createCredentialResolvers(services),
       rateLimiter: services.rateLimiter,
       config,
     }),

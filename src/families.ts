@@ -4,12 +4,15 @@
  */
 import type { AnySubscriber } from './core/events.js';
 import {
+  buildCredentialResolvers,
   buildServices,
   buildSubjectResolvers,
+  installAbilities,
   mergeHandlers,
   type CoreInput,
   type ServiceRegistry,
 } from './core/family.js';
+import type { CredentialResolvers } from './core/credentials.js';
 import type { HandlerMap } from './core/handler.js';
 import type { SubjectResolvers } from './core/subjects.js';
 import type { DatabaseModel } from './db/data-source.js';
@@ -88,6 +91,7 @@ export const families = [
 
 /** One handler per operation in the contract: a missing one does not compile. */
 export const handlers: HandlerMap = mergeHandlers(families);
+installAbilities(families);
 
 export const entities = families.flatMap((family) => family.entities ?? []);
 export const migrations = families.flatMap((family) => family.migrations ?? []);
@@ -100,6 +104,9 @@ export const createServices = (core: CoreInput): Services => buildServices(core,
 
 export const createSubjectResolvers = (services: Services): SubjectResolvers =>
   buildSubjectResolvers(services, families);
+
+export const createCredentialResolvers = (services: Services): CredentialResolvers =>
+  buildCredentialResolvers(services, families);
 
 export const createSubscribers = (services: Services): AnySubscriber[] =>
   families.flatMap((family) => family.subscribers?.(services) ?? []);

@@ -1,3 +1,4 @@
+import { accessTokensAbilities } from './abilities.js';
 import { defineFamily, defineService } from '../core/family.js';
 import { accessTokensHandlers } from './access-tokens.handlers.js';
 import { AccessTokensService } from './access-tokens.service.js';
@@ -10,6 +11,7 @@ declare module '../core/family.js' {
 
 export const accessTokensManifest = defineFamily({
   name: 'access_tokens',
+  abilities: accessTokensAbilities,
   services: [
     defineService(
       'accessTokens',

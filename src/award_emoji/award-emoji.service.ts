@@ -1,5 +1,6 @@
 import { In, type DataSource } from 'typeorm';
-import { canCommentWhenLocked, canReadInternalNotes, canRemoveAward } from '../core/abilities.js';
+import { canCommentWhenLocked, canReadInternalNotes } from '../notes/abilities.js';
+import { canRemoveAward } from './abilities.js';
 import type { Caller } from '../core/auth.js';
 import { notFound, recordNotFound, unauthorized } from '../core/errors.js';
 import type { CoreDeps, ServiceRegistry } from '../core/family.js';

@@ -1,3 +1,4 @@
+import { awardEmojiAbilities } from './abilities.js';
 import { defineFamily, defineService } from '../core/family.js';
 import { AwardEmoji1767744000000 } from './migrations/1767744000000-award-emoji.js';
 import { AwardEmoji } from './award-emoji.entity.js';
@@ -12,6 +13,7 @@ declare module '../core/family.js' {
 
 export const awardEmojiManifest = defineFamily({
   name: 'award_emoji',
+  abilities: awardEmojiAbilities,
   entities: [AwardEmoji],
   migrations: [AwardEmoji1767744000000],
   services: [

@@ -50,8 +50,7 @@ export const clusterAgentsHandlers = defineHandlers(['clusterAgents'], {
     return { status: 204, body: null };
   },
 
-  async getKubernetesAgentInfo({ services, request }) {
-    const info = await services.clusterAgents.agentInfo(request.credential);
-    return { status: 200, body: presentAgentInfo(info, repositoryRelativePath(info.project.id)) };
+  async getKubernetesAgentInfo({ principal: agent }) {
+    return { status: 200, body: presentAgentInfo(agent, repositoryRelativePath(agent.project.id)) };
   },
 });

@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { generateToken, hashToken, type Caller } from '../core/auth.js';
-import { ApiError, recordNotFound, unauthorized, validationFailed } from '../core/errors.js';
+import { ApiError, recordNotFound, validationFailed } from '../core/errors.js';
 import type { CoreDeps } from '../core/family.js';
 import { paginateOffset, type Page, type PageParams, type RequestInfo } from '../core/pagination.js';
 import { isUniqueViolation } from '../db/errors.js';
@@ -147,19 +147,20 @@ export class ClusterAgentsService {
    * The agent server's call: an active token (by its digest) names its agent and project. Its use is
    * recorded before the answer, so `last_used_at` has moved when the agent server hears back.
    */
-  async agentInfo(secret: string | undefined): Promise<AgentInfo> {
-    if (!secret?.startsWith(AGENT_TOKEN_PREFIX)) throw unauthorized();
+  /** The agent whose active token this is, with its project; null for any other string. */
+  async authenticate(secret: string): Promise<AgentInfo | null> {
+    if (!secret.startsWith(AGENT_TOKEN_PREFIX)) return null;
     const token = await this.dataSource
       .getRepository(ClusterAgentToken)
       .findOneBy({ tokenDigest: hashToken(secret), status: 'active' });
-    if (!token) throw unauthorized();
+    if (!token) return null;
     const agent = await this.dataSource.getRepository(ClusterAgent).findOneBy({ id: token.agentId });
     const project = agent
       ? await this.dataSource
           .getRepository(Project)
           .findOne({ where: { id: agent.projectId }, relations: { namespace: true } })
       : null;
-    if (!agent || !project?.namespace || project.markedForDeletionAt) throw unauthorized();
+    if (!agent || !project?.namespace || project.markedForDeletionAt) return null;
     await this.dataSource.getRepository(ClusterAgentToken).update(token.id, { lastUsedAt: new Date() });
     return {
       agent,

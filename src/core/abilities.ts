@@ -1,9 +1,11 @@
 /**
- * Every "may this caller do X to Y" question, answered in one place.
+ * The shared model of "may this caller do X to Y": roles, visibility, membership, custom-role grants,
+ * and the catalogue of abilities that the families declare in their manifests (`abilities`).
  *
  * A subject (project or group) is described by its visibility and the caller's access level to it.
  * Reading depends on visibility; every other ability needs a minimum role. `authorize` turns a refusal
  * into GitLab's answer: 404 naming the resource when the caller may not even see it, 403 otherwise.
+ * A family's finer rules (author-only, awarder-only) are its own predicates, built on `hasProjectLevel`.
  */
 import type { EntityManager, SelectQueryBuilder, ObjectLiteral } from 'typeorm';
 import type { Caller } from './auth.js';
@@ -18,109 +20,125 @@ export const visibilityName = (level: number): VisibilityName =>
 
 export const isAdmin = (caller: Caller) => caller.user?.admin === true;
 
-/** The role each project ability needs, beyond being able to see the project. */
-const PROJECT_ABILITIES = {
-  read_project: AccessLevel.NoAccess,
-  read_project_member: AccessLevel.NoAccess,
-  read_statistics: AccessLevel.Reporter,
+/**
+ * How a project or group ability is decided: the role it needs once the subject is seen, and the
+ * refinements some abilities share. Families declare theirs (`defineAbilities`) in their manifests.
+ */
+export interface SubjectAbilityRule {
+  /** The role needed beyond seeing the subject (`AccessLevel.NoAccess`: seeing it is enough). */
+  minimum: number;
   /**
-   * Being the target of a merge request (`can_create_merge_request_in`): GitLab's guest access with
-   * download rights, so whoever reads a public or internal project's code, or Reporter and above.
+   * Projects: on a public or internal project whoever sees it has the ability (`anyone`), or any
+   * signed-in user who sees it (`signed_in`), whatever the role.
    */
-  create_merge_request_in: AccessLevel.Reporter,
-  /** Opening a merge request from the project's branches (GitLab's `create_merge_request_from`). */
-  create_merge_request_from: AccessLevel.Developer,
-  /** Reading merge requests: like code, open to whoever sees a public or internal project. */
-  read_merge_request: AccessLevel.Reporter,
-  /** Time tracking and the other changes GitLab's `admin_merge_request` covers. */
-  admin_merge_request: AccessLevel.Developer,
-  destroy_merge_request: AccessLevel.Owner,
-  /** Merging a merge request: Developer and above; the target branch's protection refines it (merge levels). */
-  merge_merge_request: AccessLevel.Developer,
-  /** Commenting on what the caller may read (merge requests): signed-in users, as reading allows. */
-  create_note: AccessLevel.Reporter,
-  /** Reacting with emoji: as commenting (GitLab enables `award_emoji` with `create_note`). */
-  award_emoji: AccessLevel.Reporter,
-  /** Writing and reading internal notes. */
-  read_internal_note: AccessLevel.Reporter,
-  /** Resolving threads, beyond the merge request's author (GitLab's `resolve_note`). */
-  resolve_note: AccessLevel.Developer,
-  /** Deleting others' notes (GitLab's `admin_note` beyond a note's author). */
-  admin_note: AccessLevel.Maintainer,
-  read_code: AccessLevel.Reporter,
-  /** Forking reads the code; the project's `forking_access_level` refines it (`canUseForking`). */
-  fork_project: AccessLevel.Reporter,
-  /** Uploading files for Markdown: members, and any signed-in user who sees a public or internal project. */
-  upload_file: AccessLevel.Guest,
-  /** Listing and deleting a project's uploads. */
-  admin_upload: AccessLevel.Maintainer,
-  /** Removing the project's fork relation. */
-  remove_fork_project: AccessLevel.Owner,
-  push_code: AccessLevel.Developer,
-  admin_project: AccessLevel.Maintainer,
-  admin_project_member: AccessLevel.Maintainer,
-  /** Giving, changing or taking the Owner role in a project. */
-  manage_owners: AccessLevel.Owner,
-  admin_protected_branch: AccessLevel.Maintainer,
-  /** Remote (push) mirrors family: managing and forcing push mirrors (GitLab's `admin_remote_mirror`). */
-  admin_remote_mirror: AccessLevel.Maintainer,
-  /** Labels and milestones: whoever sees the project reads them; Planner and above manage them. */
-  read_label: AccessLevel.NoAccess,
-  admin_label: AccessLevel.Planner,
-  read_milestone: AccessLevel.NoAccess,
-  admin_milestone: AccessLevel.Planner,
-  admin_project_access_token: AccessLevel.Maintainer,
-  share_project: AccessLevel.Maintainer,
-  archive_project: AccessLevel.Owner,
-  change_visibility_level: AccessLevel.Owner,
-  remove_project: AccessLevel.Owner,
-  // --- snippets family ---
-  /** Project snippets: whoever sees the project; each snippet's visibility refines it (canReadSnippet). */
-  read_snippet: AccessLevel.NoAccess,
-  /** Creating project snippets; editing and deleting them is for their author or Maintainer and above. */
-  create_snippet: AccessLevel.Reporter,
-  admin_snippet: AccessLevel.Maintainer,
-  // --- merge_request_approvals family ---
+  openWhenVisible?: 'anyone' | 'signed_in';
+  /** Projects: refused on an archived project, whose content is read-only (settings and members are not). */
+  refusedWhenArchived?: boolean;
+}
+
+/** What instance abilities read of the caller: the account's facts, no subject. */
+export interface InstanceFacts {
+  signedIn: boolean;
+  admin: boolean;
+  external: boolean;
+  /** Known to the permission matrix; the services check `can_create_group` themselves. */
+  canCreateGroup?: boolean;
+}
+
+/** An instance ability (`x-subject: instance`): who has it. */
+export interface InstanceAbilityRule {
+  admits(who: InstanceFacts): boolean;
+}
+
+/** The abilities a custom role's permission flag opens, on projects and on groups. */
+export interface RoleGrant {
+  project?: readonly string[];
+  group?: readonly string[];
+}
+
+/** A family's part of the catalogue: its abilities by subject kind, and what custom-role flags grant. */
+export interface AbilityDeclarations {
+  project?: Record<string, SubjectAbilityRule>;
+  group?: Record<string, SubjectAbilityRule>;
+  instance?: Record<string, InstanceAbilityRule>;
   /**
-   * Approving merge requests: Developer and above (GitLab's `approve_merge_request`); a custom role's
-   * `admin_merge_request` grants this ability by name. Eligibility (author, committers) is the service's.
+   * Custom-role flag -> the abilities it grants. The names are not checked against the catalogue: a
+   * flag may name the ability of a family to come, and grants it from the day that family declares it.
    */
-  approve_merge_request: AccessLevel.Developer,
-  // --- Cluster agents and feature flags (cluster_agents, feature_flags families) ---
-  /** Agents and their tokens: Developer reads them; Maintainer registers, removes and issues tokens. */
-  read_cluster_agent: AccessLevel.Developer,
-  admin_cluster: AccessLevel.Maintainer,
-  /** Feature flags and user lists: Developer and above read and manage them (GitLab's `*_feature_flag`). */
-  read_feature_flag: AccessLevel.Developer,
-  admin_feature_flag: AccessLevel.Developer,
-  admin_feature_flags_user_lists: AccessLevel.Developer,
-  // member_roles / push_rules family
-  admin_push_rules: AccessLevel.Maintainer,
-} as const;
+  grants?: Readonly<Record<string, RoleGrant>>;
+}
 
-/** The role each group ability needs, beyond being able to see the group. */
-const GROUP_ABILITIES = {
-  read_group: AccessLevel.NoAccess,
-  read_group_member: AccessLevel.NoAccess,
-  /** Subgroups and projects: the group's creation levels refine these (see groups service). */
-  create_subgroup: AccessLevel.Maintainer,
-  create_projects: AccessLevel.Developer,
-  read_label: AccessLevel.NoAccess,
-  admin_label: AccessLevel.Planner,
-  read_milestone: AccessLevel.NoAccess,
-  admin_milestone: AccessLevel.Planner,
-  admin_group: AccessLevel.Owner,
-  admin_group_member: AccessLevel.Owner,
-  admin_group_access_token: AccessLevel.Owner,
-  remove_group: AccessLevel.Owner,
-  // member_roles family
-  admin_member_role: AccessLevel.Owner,
-} as const;
+export const defineAbilities = <D extends AbilityDeclarations>(declarations: D): D => declarations;
 
-export type ProjectAbility = keyof typeof PROJECT_ABILITIES;
-export type GroupAbility = keyof typeof GROUP_ABILITIES;
+/**
+ * Each family's declarations, by family name, added by declaration merging
+ * (`interface FamilyAbilities { snippets: typeof snippetsAbilities }`): the typed catalogue.
+ */
+export interface FamilyAbilities {
+  core: typeof coreAbilities;
+}
 
-// ---- member_roles family: what custom roles grant ------------------------------------------------------
+type DeclaredIn<K extends 'project' | 'group' | 'instance'> = {
+  [F in keyof FamilyAbilities]: FamilyAbilities[F] extends { [P in K]: infer T } ? keyof T & string : never;
+}[keyof FamilyAbilities];
+
+export type ProjectAbility = DeclaredIn<'project'>;
+export type GroupAbility = DeclaredIn<'group'>;
+export type InstanceAbility = DeclaredIn<'instance'>;
+
+/** The contract's `x-subject`: what the `:id` of an operation names, if anything. */
+export type SubjectKind = 'project' | 'group' | 'instance' | 'none';
+
+/**
+ * The merged catalogue. It is one per process, filled from the list of families when that list is
+ * loaded (`installAbilities` in family.ts): the abilities are pure questions asked everywhere, as
+ * functions rather than through a service.
+ */
+const catalogue = {
+  project: new Map<string, SubjectAbilityRule>(),
+  group: new Map<string, SubjectAbilityRule>(),
+  instance: new Map<string, InstanceAbilityRule>(),
+  grants: new Map<string, { project: Set<string>; group: Set<string> }>(),
+};
+
+/** The ability names each subject kind accepts in `x-ability` (`none` takes none), sorted. */
+export const ABILITY_NAMES: Record<SubjectKind, string[]> = {
+  project: [],
+  group: [],
+  instance: [],
+  none: [],
+};
+
+/** Replaces the catalogue with the families' declarations; an ability declared twice stops the start. */
+export function registerAbilities(
+  families: ReadonlyArray<{ name: string; abilities?: AbilityDeclarations }>,
+) {
+  for (const table of Object.values(catalogue)) table.clear();
+  for (const { name: family, abilities } of families) {
+    for (const kind of ['project', 'group', 'instance'] as const)
+      for (const [name, rule] of Object.entries(abilities?.[kind] ?? {})) {
+        const table = catalogue[kind] as Map<string, unknown>;
+        if (table.has(name)) throw new Error(`${family}: the ${kind} ability ${name} is declared twice`);
+        table.set(name, rule);
+      }
+    for (const [flag, grant] of Object.entries(abilities?.grants ?? {})) {
+      const granted = catalogue.grants.get(flag) ?? { project: new Set(), group: new Set() };
+      for (const name of grant.project ?? []) granted.project.add(name);
+      for (const name of grant.group ?? []) granted.group.add(name);
+      catalogue.grants.set(flag, granted);
+    }
+  }
+  for (const kind of ['project', 'group', 'instance'] as const)
+    ABILITY_NAMES[kind].splice(0, Infinity, ...[...catalogue[kind].keys()].sort());
+}
+
+function ruleOf<K extends 'project' | 'group' | 'instance'>(kind: K, ability: string) {
+  const rule = catalogue[kind].get(ability);
+  if (!rule) throw new Error(`unknown ${kind} ability ${ability}`);
+  return rule as K extends 'instance' ? InstanceAbilityRule : SubjectAbilityRule;
+}
+
+// ---- Custom roles: the flags a membership's custom role may carry -------------------------------------
 
 /** The permission flags of a custom member role, in GitLab's order. */
 export const MEMBER_ROLE_PERMISSIONS = [
@@ -148,62 +166,10 @@ export const MEMBER_ROLE_PERMISSIONS = [
 
 export type MemberRolePermission = (typeof MEMBER_ROLE_PERMISSIONS)[number];
 
-/**
- * The abilities each flag of a custom role opens, on projects and on groups, whatever the membership's
- * base level. The names are ability names, not checked against the tables above: a flag whose family
- * does not exist yet (CI/CD variables, runners, vulnerabilities, web hooks, deploy tokens, compliance,
- * Terraform state, security policies) names the ability that family will declare, and grants
- * it from the day it does.
- */
-export const MEMBER_ROLE_GRANTS: Record<MemberRolePermission, { project?: string[]; group?: string[] }> = {
-  admin_cicd_variables: { project: ['admin_cicd_variables'], group: ['admin_cicd_variables'] },
-  admin_compliance_framework: {
-    project: ['admin_compliance_framework'],
-    group: ['admin_compliance_framework'],
-  },
-  admin_group_member: { group: ['admin_group_member'] },
-  // GitLab's policy: the role reads, comments on (and reacts to), opens, administers and approves merge requests.
-  admin_merge_request: {
-    project: [
-      'read_merge_request',
-      'read_code',
-      'create_note',
-      'award_emoji',
-      'create_merge_request_from',
-      'admin_merge_request',
-      'approve_merge_request',
-    ],
-  },
-  admin_push_rules: { project: ['admin_push_rules'], group: ['admin_push_rules'] },
-  admin_terraform_state: { project: ['admin_terraform_state'] },
-  admin_vulnerability: {
-    project: ['admin_vulnerability', 'read_vulnerability'],
-    group: ['admin_vulnerability', 'read_vulnerability'],
-  },
-  admin_web_hook: { project: ['admin_web_hook'], group: ['admin_web_hook'] },
-  archive_project: { project: ['archive_project'] },
-  manage_deploy_tokens: { project: ['manage_deploy_tokens'], group: ['manage_deploy_tokens'] },
-  manage_group_access_tokens: { group: ['admin_group_access_token'] },
-  manage_merge_request_settings: { project: ['manage_merge_request_settings'] },
-  manage_project_access_tokens: { project: ['admin_project_access_token'] },
-  manage_security_policy_link: {
-    project: ['manage_security_policy_link'],
-    group: ['manage_security_policy_link'],
-  },
-  read_code: { project: ['read_code'] },
-  read_runners: { project: ['read_runners'], group: ['read_runners'] },
-  read_dependency: { project: ['read_dependency'], group: ['read_dependency'] },
-  read_vulnerability: { project: ['read_vulnerability'], group: ['read_vulnerability'] },
-  remove_group: { group: ['remove_group'] },
-  remove_project: { project: ['remove_project'] },
-};
-
-const isMemberRolePermission = (name: string): name is MemberRolePermission => name in MEMBER_ROLE_GRANTS;
-
 /** Does a custom role on the caller's memberships grant `ability` on a subject of this kind? */
 function grantedByRole(subject: Subject, kind: 'project' | 'group', ability: string): boolean {
   return (subject.memberRolePermissions ?? []).some(
-    (flag) => isMemberRolePermission(flag) && (MEMBER_ROLE_GRANTS[flag][kind] ?? []).includes(ability),
+    (flag) => catalogue.grants.get(flag)?.[kind].has(ability) === true,
   );
 }
 
@@ -219,7 +185,6 @@ export function memberRolePermissionsSql(callerParam: string, traversalSql: stri
       WHERE m.user_id = ${callerParam} AND ${activeSql('m')}
         AND (${project}(m.source_type = 'Namespace' AND m.source_id = ANY(${traversalSql}))))`;
 }
-// ---- end of member_roles family ------------------------------------------------------------------------
 
 /** What the abilities need to know about a project or group, as seen by one caller. */
 export interface Subject {
@@ -253,44 +218,16 @@ function canWith(
   return subject.accessLevel >= needed || grantedByRole(subject, granted.kind, granted.ability);
 }
 
-/**
- * An archived project is read-only: its content (code, labels, milestones, new merge requests from or
- * into it) cannot change, though its settings and members can.
- */
-const READ_ONLY_WHEN_ARCHIVED = new Set<ProjectAbility>([
-  'push_code',
-  'merge_merge_request',
-  'admin_label',
-  'admin_milestone',
-  'create_merge_request_from',
-  'create_merge_request_in',
-  'create_snippet',
-  'admin_snippet',
-]);
-
 export function canProject(caller: Caller, ability: ProjectAbility, subject: Subject): boolean {
-  if (subject.archived && READ_ONLY_WHEN_ARCHIVED.has(ability)) return false;
-  // Public and internal code is readable (and forkable) by whoever may see the project, and so are its
-  // merge requests and their comments; private code needs Reporter.
-  if (
-    (ability === 'read_code' ||
-      ability === 'fork_project' ||
-      ability === 'read_merge_request' ||
-      ability === 'create_note' ||
-      ability === 'award_emoji') &&
-    subject.visibilityLevel >= Visibility.internal
-  )
-    return canSee(caller, subject);
-  if (
-    (ability === 'upload_file' || ability === 'create_merge_request_in') &&
-    subject.visibilityLevel >= Visibility.internal
-  )
-    return caller.user !== null && canSee(caller, subject);
-  return canWith(caller, subject, PROJECT_ABILITIES[ability], { kind: 'project', ability });
+  const rule = ruleOf('project', ability);
+  if (subject.archived && rule.refusedWhenArchived) return false;
+  if (rule.openWhenVisible && subject.visibilityLevel >= Visibility.internal)
+    return (rule.openWhenVisible === 'anyone' || caller.user !== null) && canSee(caller, subject);
+  return canWith(caller, subject, rule.minimum, { kind: 'project', ability });
 }
 
 export function canGroup(caller: Caller, ability: GroupAbility, subject: Subject): boolean {
-  return canWith(caller, subject, GROUP_ABILITIES[ability], { kind: 'group', ability });
+  return canWith(caller, subject, ruleOf('group', ability).minimum, { kind: 'group', ability });
 }
 
 /** Throws 404 (naming the resource) when the caller cannot see the project, 403 when the ability is missing. */
@@ -304,57 +241,18 @@ export function authorizeGroup(caller: Caller, ability: GroupAbility, subject: S
   if (!canGroup(caller, ability, subject)) throw forbidden();
 }
 
-/** A project ability of a caller whose level is known, visibility aside (the project is already seen). */
-const hasLevelFor = (caller: Caller, ability: ProjectAbility, accessLevel: number) =>
-  isAdmin(caller) || accessLevel >= PROJECT_ABILITIES[ability];
-
-/** Reporter and above, or an administrator. */
-export const canReadStatistics = (caller: Caller, accessLevel: number) =>
-  hasLevelFor(caller, 'read_statistics', accessLevel);
-
-/** Maintainer and above, or an administrator. */
-export const canAdminProject = (caller: Caller, accessLevel: number) =>
-  hasLevelFor(caller, 'admin_project', accessLevel);
-
-export const canCreateMergeRequestIn = (caller: Caller, accessLevel: number) =>
-  hasLevelFor(caller, 'create_merge_request_in', accessLevel);
-
-/** Editing a merge request: its author, or Developer and above (GitLab's `update_merge_request`). */
-export const canUpdateMergeRequest = (caller: Caller, accessLevel: number, authorId: number | null) =>
-  (caller.user !== null && caller.user.id === authorId) ||
-  hasLevelFor(caller, 'admin_merge_request', accessLevel);
+/**
+ * A project ability's role, for a caller whose level is known, visibility aside (the project is already
+ * seen): what the families' finer predicates build on.
+ */
+export const hasProjectLevel = (caller: Caller, ability: ProjectAbility, accessLevel: number) =>
+  isAdmin(caller) || accessLevel >= ruleOf('project', ability).minimum;
 
 /**
- * Commenting on a merge request whose discussion is locked: project members only (any role), or an
- * administrator, as GitLab's lock allows.
+ * The role that reads a private project's content (code, merge requests); public and internal content
+ * is open to whoever sees the project.
  */
-export const canCommentWhenLocked = (caller: Caller, accessLevel: number) =>
-  caller.user !== null && (isAdmin(caller) || isMemberLevel(accessLevel));
-
-/** Removing an emoji reaction: the user who awarded it, or an administrator. */
-export const canRemoveAward = (caller: Caller, awarderId: number | null) =>
-  caller.user !== null && (caller.user.id === awarderId || isAdmin(caller));
-
-/** Internal notes: Reporter and above, or an administrator. */
-export const canReadInternalNotes = (caller: Caller, accessLevel: number) =>
-  hasLevelFor(caller, 'read_internal_note', accessLevel);
-
-/** Editing a note: its author only. */
-export const canEditNote = (caller: Caller, authorId: number | null) =>
-  caller.user !== null && caller.user.id === authorId;
-
-/** Deleting a note: its author, or Maintainer and above, or an administrator. */
-export const canDeleteNote = (caller: Caller, accessLevel: number, authorId: number | null) =>
-  canEditNote(caller, authorId) || (caller.user !== null && hasLevelFor(caller, 'admin_note', accessLevel));
-
-/** Resolving a thread: the merge request's author, or Developer and above, or an administrator. */
-export const canResolveDiscussion = (
-  caller: Caller,
-  accessLevel: number,
-  mergeRequestAuthorId: number | null,
-) =>
-  caller.user !== null &&
-  (caller.user.id === mergeRequestAuthorId || hasLevelFor(caller, 'resolve_note', accessLevel));
+export const PRIVATE_CONTENT_READER = AccessLevel.Reporter;
 
 /**
  * GitLab's collaboration on a fork's merge request (`branch_allows_collaboration?`): one who may merge
@@ -381,18 +279,6 @@ export const canPushAsCollaborator = (
   !mr.sourceBranchProtected &&
   mr.mayMergeTarget;
 
-/** Pushing code (and merging into an unprotected branch): Developer and above, or an administrator. */
-export const canPushCode = (caller: Caller, accessLevel: number) =>
-  caller.user !== null && hasLevelFor(caller, 'push_code', accessLevel);
-
-/** Asking for a merge status recheck: Developer and above (`restrict_merge_status_recheck`). */
-export const canRecheckMergeStatus = (caller: Caller, accessLevel: number) =>
-  hasLevelFor(caller, 'admin_merge_request', accessLevel);
-
-/** Deleting a protected branch or tag: Maintainer and above, or an administrator. */
-export const canAdminProtectedRefs = (caller: Caller, accessLevel: number) =>
-  hasLevelFor(caller, 'admin_protected_branch', accessLevel);
-
 /**
  * A project's forking feature (`forking_access_level`): `enabled` for whoever may fork the code,
  * `private` for members (and administrators), `disabled` for nobody, as GitLab's feature levels go.
@@ -405,40 +291,6 @@ export function canUseForking(
   if (level === 'disabled') return false;
   return level === 'enabled' || isAdmin(caller) || isMemberLevel(accessLevel);
 }
-
-// --- snippets family ---
-/**
- * Reading one snippet, its project (if any) already seen: administrators and its author always; public
- * ones anyone; internal ones signed-in users who are not external (and members of its project);
- * private ones its project's members, or for a personal snippet its author alone.
- */
-export function canReadSnippet(
-  caller: Caller,
-  snippet: { visibilityLevel: number; authorId: number; projectId: number | null },
-  projectAccessLevel: number,
-): boolean {
-  const user = caller.user;
-  if (snippet.visibilityLevel >= Visibility.public) return true;
-  if (!user) return false;
-  if (user.admin || user.id === snippet.authorId) return true;
-  const member = snippet.projectId !== null && isMemberLevel(projectAccessLevel);
-  if (snippet.visibilityLevel >= Visibility.internal) return !user.external || member;
-  return member;
-}
-
-/** Editing or deleting a snippet: its author, Maintainer and above of its project, or an administrator. */
-export const canAdminSnippet = (
-  caller: Caller,
-  snippet: { authorId: number; projectId: number | null },
-  projectAccessLevel: number,
-) =>
-  caller.user !== null &&
-  (caller.user.id === snippet.authorId ||
-    isAdmin(caller) ||
-    (snippet.projectId !== null && hasLevelFor(caller, 'admin_snippet', projectAccessLevel)));
-
-/** A snippet's user agent details: administrators only. */
-export const canReadUserAgentDetail = (caller: Caller) => isAdmin(caller);
 
 /** Does a level meet an access-level entry's role (a protected branch's or tag's `access_level`)? */
 export const meetsAccessLevel = (accessLevel: number, required: number) => accessLevel >= required;
@@ -537,7 +389,7 @@ export function whereMergeRequestsReadable<T extends ObjectLiteral>(
     {
       minimumVisible: user.external ? Visibility.public : Visibility.internal,
       callerId: user.id,
-      minAccess: PROJECT_ABILITIES.read_merge_request,
+      minAccess: PRIVATE_CONTENT_READER,
     },
   );
 }
@@ -737,40 +589,6 @@ export async function projectSubject(
   };
 }
 
-// --- merge_request_approvals family ---
-/** May the caller approve merge requests in the project (`approve_merge_request`)? */
-export const canApproveMergeRequests = (caller: Caller, subject: Subject) =>
-  caller.user !== null && canProject(caller, 'approve_merge_request', subject);
-
-/** Resetting a merge request's approvals: the bot of a project or group access token, a member of the project. */
-export const canResetApprovals = (caller: Caller, accessLevel: number) =>
-  caller.user?.userType === 'project_bot' && isMemberLevel(accessLevel);
-
-/**
- * Instance abilities: about the caller and the instance, with no `:id` subject. The value says who has
- * the ability; `read_instance` admits whoever the operation's `security` admits (anonymous too when it
- * allows `{}`).
- */
-export const INSTANCE_ABILITIES = {
-  read_instance: 'anyone the operation admits',
-  use_api: 'any signed-in user',
-  create_group: 'administrators, and users who may create groups (not external)',
-  admin_all_resources: 'administrators',
-} as const;
-
-export type InstanceAbility = keyof typeof INSTANCE_ABILITIES;
-
-/** The contract's `x-subject`: what the `:id` of an operation names, if anything. */
-export type SubjectKind = 'project' | 'group' | 'instance' | 'none';
-
-/** The ability names each subject kind accepts in `x-ability` (`none` takes none). */
-export const ABILITY_NAMES: Record<SubjectKind, readonly string[]> = {
-  project: Object.keys(PROJECT_ABILITIES),
-  group: Object.keys(GROUP_ABILITIES),
-  instance: Object.keys(INSTANCE_ABILITIES),
-  none: [],
-};
-
 /** What a declaration decides: the caller goes on, or GitLab's refusal (401, 404 naming the subject, 403). */
 export type DeclaredOutcome = 'allowed' | 'unauthorized' | 'not_found' | 'forbidden';
 
@@ -848,14 +666,9 @@ export function declaredOutcome(
   const { subject: kind, ability } = declaration;
   if (kind === 'none') return 'allowed';
   if (kind === 'instance') {
-    const admin = facts.admin === true;
-    const may: Record<InstanceAbility, boolean> = {
-      read_instance: true,
-      use_api: facts.signedIn,
-      create_group: admin || (facts.signedIn && !facts.external && facts.canCreateGroup === true),
-      admin_all_resources: admin,
-    };
-    if (may[ability as InstanceAbility]) return 'allowed';
+    const who = { signedIn: facts.signedIn, admin: facts.admin === true, external: facts.external === true };
+    if (ruleOf('instance', ability ?? '').admits({ ...who, canCreateGroup: facts.canCreateGroup === true }))
+      return 'allowed';
     return facts.signedIn ? 'forbidden' : 'unauthorized';
   }
   // The abilities read only these facts of the user.
@@ -877,9 +690,18 @@ export function declaredOutcome(
   return allowed ? 'allowed' : 'forbidden';
 }
 
-export const isProjectAbility = (name: string): name is ProjectAbility => name in PROJECT_ABILITIES;
-export const isGroupAbility = (name: string): name is GroupAbility => name in GROUP_ABILITIES;
-const isInstanceAbility = (name: string): name is InstanceAbility => name in INSTANCE_ABILITIES;
+/** Core's instance abilities: about the caller alone, no subject. */
+export const coreAbilities = defineAbilities({
+  instance: {
+    /** Whoever the operation's `security` admits (anonymous too when it allows `{}`). */
+    read_instance: { admits: () => true },
+    use_api: { admits: (who) => who.signedIn },
+    admin_all_resources: { admits: (who) => who.admin },
+  },
+});
+
+export const isProjectAbility = (name: string): name is ProjectAbility => catalogue.project.has(name);
+export const isGroupAbility = (name: string): name is GroupAbility => catalogue.group.has(name);
 
 /**
  * An instance ability (`x-subject: instance`): 401 for an anonymous caller, 403 for a signed-in one who
@@ -887,10 +709,9 @@ const isInstanceAbility = (name: string): name is InstanceAbility => name in INS
  * their services.
  */
 export function authorizeInstance(caller: Caller, ability: string): void {
-  if (!isInstanceAbility(ability)) throw new Error(`unknown instance ability ${ability}`);
-  if (ability === 'read_instance') return;
   const user = caller.user;
+  const who = { signedIn: user !== null, admin: user?.admin === true, external: user?.external === true };
+  if (ruleOf('instance', ability).admits(who)) return;
   if (!user) throw unauthorized();
-  const may = user.admin || ability === 'use_api' || (ability === 'create_group' && !user.external);
-  if (!may) throw forbidden();
+  throw forbidden();
 }

@@ -23,7 +23,13 @@ import {
   unauthorized,
 } from './errors.js';
 import { rateLimitSubject, type RateLimiter } from './rate-limit.js';
-import { authorizeInstance } from './abilities.js';
+import { ABILITY_NAMES, authorizeInstance } from './abilities.js';
+import {
+  USER_SCHEMES,
+  type CredentialResolver,
+  type CredentialResolvers,
+  type CredentialScheme,
+} from './credentials.js';
 import type { HandlerContext, HandlerMap, OperationId } from './handler.js';
 import type { SubjectResolvers, SubjectTypes } from './subjects.js';
 import { discardUploads, readBodyParams, writeJson, type UploadSpool, type UploadedFile } from './http.js';
@@ -51,6 +57,8 @@ export interface ApiOptions {
   services: ServiceRegistry;
   authenticator: Authenticator;
   subjects: SubjectResolvers;
+  /** The resolvers of the non-user security schemes, by scheme name. */
+  credentials: CredentialResolvers;
   rateLimiter: RateLimiter;
   config: Config;
 }
@@ -189,17 +197,18 @@ const declarationOf = (operation: Operation): Declaration => {
   };
 };
 
-// --- Operations with their own credential (cluster agent tokens, Unleash instance ids) ---
-// The contract declares only the header; `presentedToken` also reads Bearer and `private_token`.
-const USER_TOKEN_SCHEMES = new Set(['PrivateToken']);
+// --- Operations with their own credential (non-user security schemes; see credentials.ts) ---
 type SchemeObject = { type: string; scheme?: string; in?: string; name?: string };
+
+/** The non-user schemes an operation's `security` names, with their definitions, in the contract's order. */
+type OwnSchemes = Array<{ name: CredentialScheme; scheme: SchemeObject }>;
 
 /**
  * The schemes of an operation whose `security` names only schemes of its own: such an operation
- * authenticates no user; the pipeline reads the credential as the scheme says and its service checks it.
+ * authenticates no user, but the principal the credential stands for.
  */
-const ownSchemesOf = new WeakMap<Operation, SchemeObject[] | null>();
-function ownSchemes(backend: Backend, operation: Operation): SchemeObject[] | undefined {
+const ownSchemesOf = new WeakMap<Operation, OwnSchemes | null>();
+function ownSchemes(backend: Backend, operation: Operation): OwnSchemes | undefined {
   let schemes = ownSchemesOf.get(operation);
   if (schemes === undefined) {
     schemes = readOwnSchemes(backend, operation) ?? null;
@@ -208,31 +217,65 @@ function ownSchemes(backend: Backend, operation: Operation): SchemeObject[] | un
   return schemes ?? undefined;
 }
 
-function readOwnSchemes(backend: Backend, operation: Operation): SchemeObject[] | undefined {
+function readOwnSchemes(backend: Backend, operation: Operation): OwnSchemes | undefined {
   const names = (operation.security ?? []).flatMap((requirement) => Object.keys(requirement));
-  if (names.length === 0 || names.some((name) => USER_TOKEN_SCHEMES.has(name))) return undefined;
+  if (names.length === 0 || names.some((name) => USER_SCHEMES.has(name))) return undefined;
   const defined = (backend.definition.components?.securitySchemes ?? {}) as Record<string, SchemeObject>;
-  return names.map((name) => defined[name]);
+  return names.map((name) => ({ name: name as CredentialScheme, scheme: defined[name] }));
 }
 
-function ownCredential(
-  schemes: SchemeObject[],
+/** The first credential presented as one of the schemes says, and the scheme it came by. */
+function presentedCredential(
+  schemes: OwnSchemes,
   headers: IncomingHttpHeaders,
   query: Array<[string, string]>,
-): string | undefined {
-  for (const scheme of schemes) {
+): { scheme: CredentialScheme; credential: string } | undefined {
+  for (const { name, scheme } of schemes) {
+    let credential: string | undefined;
     if (scheme.type === 'http' && scheme.scheme === 'bearer') {
-      const match = /^Bearer\s+(\S+)$/i.exec(headers.authorization ?? '');
-      if (match) return match[1];
+      credential = /^Bearer\s+(\S+)$/i.exec(headers.authorization ?? '')?.[1];
     } else if (scheme.type === 'apiKey' && scheme.in === 'header') {
       const value = headers[scheme.name!.toLowerCase()];
-      if (typeof value === 'string' && value.trim()) return value.trim();
+      if (typeof value === 'string' && value.trim()) credential = value.trim();
     } else if (scheme.type === 'apiKey' && scheme.in === 'query') {
-      const value = query.find(([key]) => key === scheme.name)?.[1];
-      if (value) return value;
+      credential = query.find(([key]) => key === scheme.name)?.[1] || undefined;
     }
+    if (credential) return { scheme: name, credential };
   }
   return undefined;
+}
+
+/** The principal of an operation with its own credential: 401 when none is presented or none is known. */
+async function resolvePrincipal(
+  credentials: CredentialResolvers,
+  schemes: OwnSchemes,
+  request: { headers: IncomingHttpHeaders; query: Array<[string, string]>; path: ParamObject },
+): Promise<unknown> {
+  const presented = presentedCredential(schemes, request.headers, request.query);
+  if (!presented) throw unauthorized();
+  const resolve = credentials[presented.scheme] as CredentialResolver<unknown>;
+  const principal = await resolve(presented.credential, { path: request.path as Record<string, string> });
+  if (principal === null) throw unauthorized();
+  return principal;
+}
+
+/**
+ * Stops the start when the contract names an ability no family declares, or a non-user scheme no family
+ * resolves.
+ */
+function checkDeclarations(backend: Backend, credentials: CredentialResolvers) {
+  for (const item of Object.values(backend.definition.paths ?? {}))
+    for (const operation of Object.values(item ?? {}) as Operation[]) {
+      if (!operation || typeof operation !== 'object' || !operation.operationId) continue;
+      const { subject, ability } = declarationOf(operation);
+      if (subject !== 'none' && !ABILITY_NAMES[subject].includes(ability ?? ''))
+        throw new Error(
+          `${operation.operationId}: x-ability ${ability} is not a declared ${subject} ability`,
+        );
+      for (const { name } of ownSchemes(backend, operation) ?? [])
+        if (!(name in credentials))
+          throw new Error(`${operation.operationId}: no family resolves the security scheme ${name}`);
+    }
 }
 // --- end of own credentials ---
 
@@ -242,7 +285,8 @@ const allowsAnonymous = (operation: Operation) =>
 
 /** Routes /api/v4/* by operationId to the typed handlers, applying GitLab's wire conventions once. */
 export function apiMiddleware(options: ApiOptions): Middleware {
-  const { backend, handlers, services, authenticator, subjects, rateLimiter, config } = options;
+  const { backend, handlers, services, authenticator, subjects, credentials, rateLimiter, config } = options;
+  checkDeclarations(backend, credentials);
 
   /** Resolves the declared subject once and enforces the declared ability: 404 unseen, 403 without it. */
   async function authorize(caller: Caller, operation: Operation, path: ParamObject) {
@@ -281,8 +325,8 @@ export function apiMiddleware(options: ApiOptions): Middleware {
 
     const rawQuery = queryPairs(ctx.querystring);
     const own = ownSchemes(backend, operation);
-    const credential = own && ownCredential(own, ctx.headers, rawQuery);
-    if (own && !credential) throw unauthorized();
+    const principal =
+      own && (await resolvePrincipal(credentials, own, { headers: ctx.headers, query: rawQuery, path }));
     const authenticated = own
       ? anonymous
       : await authenticator.authenticate(presentedToken(ctx.headers, rawQuery));
@@ -333,6 +377,7 @@ export function apiMiddleware(options: ApiOptions): Middleware {
       const result = await handler({
         params: { ...placed.query, ...placed.header, ...placed.path } as never,
         subject: subject as never,
+        principal: principal as never,
         body: placed.body as never,
         caller,
         services,
@@ -343,7 +388,6 @@ export function apiMiddleware(options: ApiOptions): Middleware {
           ip: ctx.ip,
           method: ctx.method,
           userAgent: ctx.get('User-Agent'),
-          credential: credential || undefined,
         },
         files,
       });

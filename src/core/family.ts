@@ -9,6 +9,8 @@
 import type { DataSource } from 'typeorm';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
+import { registerAbilities, type AbilityDeclarations } from './abilities.js';
+import type { CredentialResolver, CredentialResolvers, PrincipalTypes } from './credentials.js';
 import type { AnySubscriber, Events } from './events.js';
 import type { HandlerMap, OperationId, Handler } from './handler.js';
 import type { ServiceKey, ServiceRegistry } from './service-registry.js';
@@ -92,6 +94,11 @@ export type SubjectDefinitions = {
   [K in keyof SubjectTypes]?: (services: ServiceRegistry) => SubjectResolver<SubjectTypes[K]>;
 };
 
+/** How a family resolves the non-user credentials (security schemes) it owns, from the built services. */
+export type CredentialDefinitions = {
+  [K in keyof PrincipalTypes]?: (services: ServiceRegistry) => CredentialResolver<PrincipalTypes[K]>;
+};
+
 /** Any family, whatever its operations: what the lists of families are made of. */
 export interface AnyFamily {
   /** Named like the family's folder and spec file. */
@@ -102,6 +109,10 @@ export interface AnyFamily {
   migrations?: readonly Function[];
   services?: readonly ServiceDefinition<ServiceKey, ServiceKey>[];
   subjects?: SubjectDefinitions;
+  /** The non-user security schemes the family resolves to its principals. */
+  credentials?: CredentialDefinitions;
+  /** The family's abilities (`defineAbilities`), merged into the one catalogue. */
+  abilities?: AbilityDeclarations;
   subscribers?: SubscriberDefinitions;
   /** What the family adds to other families' extension points. */
   contributes?: ContributionDefinitions;
@@ -184,4 +195,29 @@ export function buildSubjectResolvers(
     }
   }
   return resolvers as SubjectResolvers;
+}
+
+/** Every non-user scheme's resolver; a scheme two families resolve stops the start. */
+export function buildCredentialResolvers(
+  services: ServiceRegistry,
+  families: readonly AnyFamily[],
+): CredentialResolvers {
+  const resolvers: Partial<Record<keyof PrincipalTypes, unknown>> = {};
+  for (const family of families) {
+    for (const [scheme, define] of Object.entries(family.credentials ?? {}) as Array<
+      [keyof PrincipalTypes, (services: ServiceRegistry) => unknown]
+    >) {
+      if (scheme in resolvers) throw new Error(`security scheme ${scheme} is resolved twice`);
+      resolvers[scheme] = define(services);
+    }
+  }
+  return resolvers as CredentialResolvers;
+}
+
+/**
+ * Fills the catalogue of abilities from every family's declarations; done once, when the list of
+ * families is loaded, so that every ability question (and the permission matrix) reads the same one.
+ */
+export function installAbilities(families: readonly AnyFamily[]): void {
+  registerAbilities(families);
 }

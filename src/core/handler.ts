@@ -1,7 +1,8 @@
 import type { Readable } from 'node:stream';
 import type { operations } from '../../generated/openapi.js';
-import type { OperationSubjects } from '../../generated/operation-subjects.js';
+import type { OperationCredentials, OperationSubjects } from '../../generated/operation-subjects.js';
 import type { Caller } from './auth.js';
+import type { PrincipalTypes } from './credentials.js';
 import type { SerializedJson, UploadedFile } from './http.js';
 import type { RequestInfo } from './pagination.js';
 import type { ServiceKey, ServiceRegistry } from './service-registry.js';
@@ -49,8 +50,20 @@ export type SubjectOf<O extends OperationId> = OperationSubjects[O] extends keyo
   ? SubjectTypes[OperationSubjects[O]]
   : undefined;
 
+/**
+ * What the operation's own credential stands for (a non-user scheme in its `security`), resolved by the
+ * pipeline; undefined for operations called by users.
+ */
+export type PrincipalOf<O extends OperationId> = O extends keyof OperationCredentials
+  ? PrincipalTypes[OperationCredentials[O] & keyof PrincipalTypes]
+  : undefined;
+
+type PrincipalField<O extends OperationId> = O extends keyof OperationCredentials
+  ? { principal: PrincipalOf<O> }
+  : { principal?: undefined };
+
 /** What a handler is called with; `services` holds only the services its file names (`S`). */
-export interface HandlerContext<O extends OperationId, S extends ServiceKey = ServiceKey> {
+export type HandlerContext<O extends OperationId, S extends ServiceKey = ServiceKey> = PrincipalField<O> & {
   params: Params<O>;
   subject: SubjectOf<O>;
   body: Body<O>;
@@ -59,7 +72,7 @@ export interface HandlerContext<O extends OperationId, S extends ServiceKey = Se
   request: RequestInfo;
   /** Files of a multipart body, by field name, for operations that take them (`x-max-upload-bytes`). */
   files?: Record<string, UploadedFile>;
-}
+};
 
 export type Handler<O extends OperationId, S extends ServiceKey = ServiceKey> = (
   context: HandlerContext<O, S>,

@@ -3,6 +3,7 @@ import { Initial1767225600000 } from './migrations/1767225600000-initial.js';
 import { Identity1767398400000 } from './migrations/1767398400000-identity.js';
 import { Repositories1767484800000 } from './migrations/1767484800000-repositories.js';
 import { AuthorizationGeneration1767800200000 } from './migrations/1767800200000-authorization-generation.js';
+import { coreAbilities } from './abilities.js';
 import { defineFamily, defineService } from './family.js';
 import { RateLimiter } from './rate-limit.js';
 
@@ -31,5 +32,6 @@ export const coreManifest = defineFamily({
     // read by src/core/readable-projects.ts, its triggers on five families' tables.
     AuthorizationGeneration1767800200000,
   ],
+  abilities: coreAbilities,
   services: [defineService('rateLimiter', [], (core) => new RateLimiter(core.config.rateLimits))],
 });

@@ -13,8 +13,6 @@ export interface RequestInfo {
   method?: string;
   /** The client's `User-Agent` (kept with what it creates, e.g. snippets' user agent details). */
   userAgent?: string;
-  /** The operation's own credential, when its `security` names only its own schemes (see api.ts). */
-  credential?: string;
 }
 
 export interface PageParams {

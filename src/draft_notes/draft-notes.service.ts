@@ -1,6 +1,6 @@
 import { In, type DataSource } from 'typeorm';
 import type { components } from '../../generated/openapi.js';
-import { canCommentWhenLocked, canResolveDiscussion } from '../core/abilities.js';
+import { canCommentWhenLocked, canResolveDiscussion } from '../notes/abilities.js';
 import type { Caller } from '../core/auth.js';
 import { ApiError, forbidden, recordNotFound, unauthorized, validationFailed } from '../core/errors.js';
 import type { CoreDeps, ServiceRegistry } from '../core/family.js';

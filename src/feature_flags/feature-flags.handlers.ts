@@ -67,33 +67,24 @@ export const featureFlagsHandlers = defineHandlers(['featureFlagUserLists', 'fea
     return { status: 200, body: presentFeatureFlagsClient(client, request.externalUrl) };
   },
 
-  async getUnleashClientFeatures({ params, services, request }) {
+  async getUnleashClientFeatures({ params, principal: client, services }) {
     const environment = params['UNLEASH-APPNAME'] ?? params.app_name;
-    const records = await services.featureFlags.unleashFeatures(
-      params.project_id,
-      request.credential,
-      environment,
-    );
+    const records = await services.featureFlags.unleashFeatures(client, environment);
     return { status: 200, body: presentUnleashFeatures(records) };
   },
 
-  async getUnleashFeatures({ params, services, request }) {
+  async getUnleashFeatures({ params, principal: client, services }) {
     const environment = params['UNLEASH-APPNAME'] ?? params.app_name;
-    const records = await services.featureFlags.unleashFeatures(
-      params.project_id,
-      request.credential,
-      environment,
-    );
+    const records = await services.featureFlags.unleashFeatures(client, environment);
     return { status: 200, body: presentUnleashFeatures(records) };
   },
 
-  async registerUnleashClient({ params, services, request }) {
-    await services.featureFlags.unleashProject(params.project_id, request.credential);
+  // The instance id is the whole check: the pipeline resolved it for the project of the path.
+  async registerUnleashClient() {
     return { status: 200, body: null };
   },
 
-  async postUnleashClientMetrics({ params, services, request }) {
-    await services.featureFlags.unleashProject(params.project_id, request.credential);
+  async postUnleashClientMetrics() {
     return { status: 200, body: null };
   },
 });

@@ -1,7 +1,7 @@
 import { In, type DataSource, type EntityManager } from 'typeorm';
 import type { components } from '../../generated/openapi.js';
 import { generateToken } from '../core/auth.js';
-import { ApiError, badParameter, recordNotFound, unauthorized } from '../core/errors.js';
+import { ApiError, badParameter, recordNotFound } from '../core/errors.js';
 import type { CoreDeps } from '../core/family.js';
 import { recordId } from '../core/ids.js';
 import { paginateOffset, type PageParams, type RequestInfo } from '../core/pagination.js';
@@ -53,6 +53,11 @@ function parameters(value: StrategyInput['parameters']): Record<string, string> 
     // answered below
   }
   throw badParameter('strategies[parameters] is invalid');
+}
+
+/** An Unleash client, authenticated by its project's instance id. */
+export interface UnleashClient {
+  projectId: number;
 }
 
 export class FeatureFlagsService {
@@ -136,9 +141,8 @@ export class FeatureFlagsService {
     return this.dataSource.getRepository(FeatureFlagsClient).findOneByOrFail({ projectId: view.project.id });
   }
 
-  /** The project named by id or full path whose Unleash instance id this is: 401 otherwise. */
-  async unleashProject(ref: string, instanceId: string | undefined): Promise<number> {
-    if (!instanceId) throw unauthorized();
+  /** The Unleash client of the project named by id or full path, if this is its instance id. */
+  async unleashClient(instanceId: string, ref: string): Promise<UnleashClient | null> {
     const id = recordId(ref);
     const rows: Array<{ id: number }> = await this.dataSource.query(
       `SELECT p.id FROM projects p
@@ -147,20 +151,15 @@ export class FeatureFlagsService {
        WHERE c.token = $1 AND ${id === undefined ? "lower(n.full_path || '/' || p.path) = lower($2)" : 'p.id = $2'}`,
       [instanceId, id ?? ref],
     );
-    if (rows.length !== 1) throw unauthorized();
-    return rows[0].id;
+    return rows.length === 1 ? { projectId: rows[0].id } : null;
   }
 
   /**
    * The flags an Unleash client sees in `environment`: those with a strategy scoped to it, with only those
    * strategies. No environment, no flags (GitLab's answer).
    */
-  async unleashFeatures(
-    ref: string,
-    instanceId: string | undefined,
-    environment?: string,
-  ): Promise<FlagRecords> {
-    const projectId = await this.unleashProject(ref, instanceId);
+  async unleashFeatures(client: UnleashClient, environment?: string): Promise<FlagRecords> {
+    const { projectId } = client;
     if (!environment) return this.records([]);
     const flags = await this.dataSource
       .getRepository(FeatureFlag)

@@ -6,13 +6,13 @@
 import type { DataSource } from 'typeorm';
 import {
   activeSql,
-  canAdminProtectedRefs,
   canPushAsCollaborator,
-  canPushCode,
   groupEntryAdmits,
   meetsAccessLevel,
   projectAccessLevels,
 } from '../core/abilities.js';
+import { canAdminProtectedRefs } from '../protected_branches/abilities.js';
+import { canPushCode } from '../repository/abilities.js';
 import type { Caller } from '../core/auth.js';
 import { AccessLevel } from '../core/access-level.js';
 import {

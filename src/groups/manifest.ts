@@ -1,3 +1,4 @@
+import { groupsAbilities } from './abilities.js';
 import { authorizeGroup, isGroupAbility } from '../core/abilities.js';
 import { defineFamily, defineService } from '../core/family.js';
 import { groupsHandlers } from './groups.handlers.js';
@@ -17,6 +18,7 @@ declare module '../core/subjects.js' {
 
 export const groupsManifest = defineFamily({
   name: 'groups',
+  abilities: groupsAbilities,
   services: [
     defineService(
       'groups',

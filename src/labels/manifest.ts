@@ -1,3 +1,4 @@
+import { labelsAbilities } from './abilities.js';
 import { defineFamily, defineService } from '../core/family.js';
 import { LabelSubscriptions1767744200000 } from './migrations/1767744200000-label-subscriptions.js';
 import { Label, LabelPriority, LabelSubscription } from './label.entity.js';
@@ -13,6 +14,7 @@ declare module '../core/family.js' {
 
 export const labelsManifest = defineFamily({
   name: 'labels',
+  abilities: labelsAbilities,
   entities: [Label, LabelPriority, LabelSubscription],
   migrations: [Labels1767528000000, LabelSubscriptions1767744200000],
   services: [defineService('labels', [], (core) => new LabelsService(core))],

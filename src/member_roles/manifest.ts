@@ -1,3 +1,4 @@
+import { memberRolesAbilities } from './abilities.js';
 import { defineFamily, defineService } from '../core/family.js';
 import { MemberRoles1767745200000 } from './migrations/1767745200000-member-roles.js';
 import { MemberRole } from './member-role.entity.js';
@@ -12,6 +13,7 @@ declare module '../core/family.js' {
 
 export const memberRolesManifest = defineFamily({
   name: 'member_roles',
+  abilities: memberRolesAbilities,
   entities: [MemberRole],
   migrations: [MemberRoles1767745200000],
   services: [defineService('memberRoles', [], (core) => new MemberRolesService(core))],

@@ -1,3 +1,4 @@
+import { membersAbilities } from './abilities.js';
 import { defineFamily, defineService } from '../core/family.js';
 import { Member } from './member.entity.js';
 import { membersHandlers } from './members.handlers.js';
@@ -12,6 +13,7 @@ declare module '../core/family.js' {
 
 export const membersManifest = defineFamily({
   name: 'members',
+  abilities: membersAbilities,
   entities: [Member, ProjectGroupLink],
   services: [
     defineService('members', ['projects', 'memberRoles'], (core, deps) => new MembersService(core, deps)),

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { In, type DataSource, type EntityManager, type SelectQueryBuilder } from 'typeorm';
 import type { components } from '../../generated/openapi.js';
-import { canApproveMergeRequests, canResetApprovals, type Subject } from '../core/abilities.js';
+import type { Subject } from '../core/abilities.js';
+import { canApproveMergeRequests, canResetApprovals } from './abilities.js';
 import type { Caller } from '../core/auth.js';
 import {
   badParameter,

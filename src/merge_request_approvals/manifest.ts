@@ -1,3 +1,4 @@
+import { mergeRequestApprovalsAbilities } from './abilities.js';
 import { defineSubscriber } from '../core/events.js';
 import { defineFamily, defineService } from '../core/family.js';
 import { MergeRequestApprovals1767745000000 } from './migrations/1767745000000-merge-request-approvals.js';
@@ -16,6 +17,7 @@ declare module '../core/family.js' {
 
 export const mergeRequestApprovalsManifest = defineFamily({
   name: 'merge_request_approvals',
+  abilities: mergeRequestApprovalsAbilities,
   migrations: [MergeRequestApprovals1767745000000],
   services: [
     defineService(

@@ -1,3 +1,4 @@
+import { mergeRequestsAbilities } from './abilities.js';
 import { defineSubscriber } from '../core/events.js';
 import { defineFamily, defineService } from '../core/family.js';
 import { MergeRequests1767571200000 } from './migrations/1767571200000-merge-requests.js';
@@ -26,6 +27,7 @@ declare module '../core/family.js' {
 
 export const mergeRequestsManifest = defineFamily({
   name: 'merge_requests',
+  abilities: mergeRequestsAbilities,
   entities: [MergeRequest, MergeRequestDiff],
   migrations: [
     MergeRequests1767571200000,

@@ -3,14 +3,13 @@ import { In, type DataSource, type EntityManager, type SelectQueryBuilder } from
 import type { components } from '../../generated/openapi.js';
 import {
   canProject,
-  canRecheckMergeStatus,
-  canUpdateMergeRequest,
   projectAccess,
   projectAccessLevels,
   projectSubject,
   Visibility,
   whereMergeRequestsReadable,
 } from '../core/abilities.js';
+import { canRecheckMergeStatus, canUpdateMergeRequest } from './abilities.js';
 import type { Caller } from '../core/auth.js';
 import { ApiError, badParameter, forbidden, recordNotFound, validationFailed } from '../core/errors.js';
 import type { Events } from '../core/events.js';

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
-import { canPushCode } from '../core/abilities.js';
+import { canPushCode } from '../repository/abilities.js';
 import type { Caller } from '../core/auth.js';
 import { ApiError, conflict, forbidden, methodNotAllowed, unauthorized } from '../core/errors.js';
 import type { Events } from '../core/events.js';

@@ -1,3 +1,4 @@
+import { milestonesAbilities } from './abilities.js';
 import { defineFamily, defineService } from '../core/family.js';
 import { Milestone } from './milestone.entity.js';
 import { milestonesHandlers } from './milestones.handlers.js';
@@ -12,6 +13,7 @@ declare module '../core/family.js' {
 
 export const milestonesManifest = defineFamily({
   name: 'milestones',
+  abilities: milestonesAbilities,
   entities: [Milestone],
   migrations: [Milestones1767528060000],
   services: [defineService('milestones', [], (core) => new MilestonesService(core))],

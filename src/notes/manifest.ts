@@ -1,3 +1,4 @@
+import { notesAbilities } from './abilities.js';
 import { defineSubscriber } from '../core/events.js';
 import { defineFamily, defineService } from '../core/family.js';
 import { Notes1767657600000 } from './migrations/1767657600000-notes.js';
@@ -13,6 +14,7 @@ declare module '../core/family.js' {
 
 export const notesManifest = defineFamily({
   name: 'notes',
+  abilities: notesAbilities,
   entities: [Note],
   migrations: [Notes1767657600000],
   services: [defineService('notes', ['mergeRequests'], (core, deps) => new NotesService(core, deps))],

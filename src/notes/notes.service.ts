@@ -7,7 +7,7 @@ import {
   canEditNote,
   canReadInternalNotes,
   canResolveDiscussion,
-} from '../core/abilities.js';
+} from './abilities.js';
 import type { Caller } from '../core/auth.js';
 import { ApiError, badParameter, forbidden, notFound } from '../core/errors.js';
 import type { Events } from '../core/events.js';

@@ -1,3 +1,4 @@
+import { projectsAbilities } from './abilities.js';
 import { authorizeProject, isProjectAbility } from '../core/abilities.js';
 import { defineFamily, defineService } from '../core/family.js';
 import { ProjectCustomAttribute } from './custom-attribute.entity.js';
@@ -27,6 +28,7 @@ declare module '../core/subjects.js' {
 
 export const projectsManifest = defineFamily({
   name: 'projects',
+  abilities: projectsAbilities,
   entities: [Project, ProjectStatistics, ProjectCustomAttribute],
   migrations: [ProjectCustomAttributes1767312000000, Forks1767571200000, ProjectChanges1767800500000],
   services: [

@@ -1,5 +1,7 @@
 import type { components } from '../../generated/openapi.js';
-import { canAdminProject, canCreateMergeRequestIn, isAdmin, visibilityName } from '../core/abilities.js';
+import { isAdmin, visibilityName } from '../core/abilities.js';
+import { canAdminProject } from './abilities.js';
+import { canCreateMergeRequestIn } from '../merge_requests/abilities.js';
 import type { Caller } from '../core/auth.js';
 import { presentNamespaceSummary } from '../namespaces/namespace.presenter.js';
 import { presentUserSummary } from '../users/user.presenter.js';

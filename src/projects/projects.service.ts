@@ -7,7 +7,6 @@ import { MAX_ID, recordId } from '../core/ids.js';
 import {
   activeSql,
   authorizeProject,
-  canReadStatistics,
   canUseForking,
   canSee,
   groupAccessLevel,
@@ -23,6 +22,7 @@ import {
   visibilityName,
   whereProjectVisible,
 } from '../core/abilities.js';
+import { canReadStatistics } from './abilities.js';
 import type { Caller } from '../core/auth.js';
 import {
   ApiError,

@@ -1,3 +1,4 @@
+import { protectedBranchesAbilities } from './abilities.js';
 import { defineFamily, defineService } from '../core/family.js';
 import { ProtectedBranch, ProtectedBranchAccessLevel } from './protected-branch.entity.js';
 import { protectedBranchesHandlers } from './protected-branches.handlers.js';
@@ -11,6 +12,7 @@ declare module '../core/family.js' {
 
 export const protectedBranchesManifest = defineFamily({
   name: 'protected_branches',
+  abilities: protectedBranchesAbilities,
   entities: [ProtectedBranch, ProtectedBranchAccessLevel],
   services: [
     defineService(

@@ -1,3 +1,4 @@
+import { pushRulesAbilities } from './abilities.js';
 import { defineFamily, defineService } from '../core/family.js';
 import { PushRules1767745201000 } from './migrations/1767745201000-push-rules.js';
 import { PushRule } from './push-rule.entity.js';
@@ -12,6 +13,7 @@ declare module '../core/family.js' {
 
 export const pushRulesManifest = defineFamily({
   name: 'push_rules',
+  abilities: pushRulesAbilities,
   entities: [PushRule],
   migrations: [PushRules1767745201000],
   services: [defineService('pushRules', [], (core) => new PushRulesService(core))],

@@ -1,3 +1,4 @@
+import { remoteMirrorsAbilities } from './abilities.js';
 import { defineSubscriber } from '../core/events.js';
 import { defineFamily, defineService } from '../core/family.js';
 import { RemoteMirrors1767745400000 } from './migrations/1767745400000-remote-mirrors.js';
@@ -14,6 +15,7 @@ declare module '../core/family.js' {
 
 export const remoteMirrorsManifest = defineFamily({
   name: 'remote_mirrors',
+  abilities: remoteMirrorsAbilities,
   entities: [RemoteMirror],
   migrations: [RemoteMirrors1767745400000],
   services: [

@@ -1,3 +1,4 @@
+import { repositoryAbilities } from './abilities.js';
 import { defineFamily, defineService } from '../core/family.js';
 import { repositoryHandlers } from './repository.handlers.js';
 import { RepositoryService } from './repository.service.js';
@@ -10,6 +11,7 @@ declare module '../core/family.js' {
 
 export const repositoryManifest = defineFamily({
   name: 'repository',
+  abilities: repositoryAbilities,
   services: [
     defineService(
       'repository',

@@ -1,3 +1,4 @@
+import { snippetsAbilities } from './abilities.js';
 import { defineSubscriber } from '../core/events.js';
 import { defineFamily, defineService } from '../core/family.js';
 import { Snippets1767745300000 } from './migrations/1767745300000-snippets.js';
@@ -13,6 +14,7 @@ declare module '../core/family.js' {
 
 export const snippetsManifest = defineFamily({
   name: 'snippets',
+  abilities: snippetsAbilities,
   entities: [Snippet],
   migrations: [Snippets1767745300000],
   services: [

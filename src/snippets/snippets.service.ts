@@ -1,14 +1,12 @@
 import { In, type DataSource, type EntityManager, type SelectQueryBuilder } from 'typeorm';
 import {
-  canAdminSnippet,
-  canReadSnippet,
-  canReadUserAgentDetail,
   isAdmin,
   isMemberLevel,
   projectMembershipSql,
   Visibility,
   type VisibilityName,
 } from '../core/abilities.js';
+import { canAdminSnippet, canReadSnippet, canReadUserAgentDetail } from './abilities.js';
 import type { Caller } from '../core/auth.js';
 import { ApiError, badParameter, forbidden, notFound } from '../core/errors.js';
 import type { Events } from '../core/events.js';

@@ -1,6 +1,7 @@
 import type { DataSource } from 'typeorm';
 import type { components, operations } from '../../generated/openapi.js';
-import { canAdminProtectedRefs, canProject } from '../core/abilities.js';
+import { canProject } from '../core/abilities.js';
+import { canAdminProtectedRefs } from '../protected_branches/abilities.js';
 import type { Caller } from '../core/auth.js';
 import { ApiError, forbidden, notFound } from '../core/errors.js';
 import { offsetHeaders, perPageOf, type Page, type RequestInfo } from '../core/pagination.js';

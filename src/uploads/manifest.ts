@@ -1,3 +1,4 @@
+import { uploadsAbilities } from './abilities.js';
 import path from 'node:path';
 import { defineSubscriber } from '../core/events.js';
 import { defineFamily, defineService } from '../core/family.js';
@@ -16,6 +17,7 @@ declare module '../core/family.js' {
 
 export const uploadsManifest = defineFamily({
   name: 'uploads',
+  abilities: uploadsAbilities,
   entities: [Upload],
   migrations: [Uploads1767571300000],
   services: [

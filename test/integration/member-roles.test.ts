@@ -1,7 +1,8 @@
 /** Custom member roles: instance and group CRUD, assignment through the member endpoints, and what each flag grants. */
 import { describe, expect, it } from 'vitest';
 import { AccessLevel } from '../../src/core/access-level.js';
-import { MEMBER_ROLE_GRANTS, MEMBER_ROLE_PERMISSIONS } from '../../src/core/abilities.js';
+import { MEMBER_ROLE_PERMISSIONS } from '../../src/core/abilities.js';
+import { MEMBER_ROLE_GRANTS } from '../../src/member_roles/abilities.js';
 import type { Namespace } from '../../src/namespaces/namespace.entity.js';
 import type { TestUser } from '../helpers/factories.js';
 import { useTestServer, type TestServer } from '../helpers/server.js';

@@ -1,3 +1,5 @@
+// The catalogue of abilities is filled from the list of families.
+import '../../src/families.js';
 import { describe, expect, it } from 'vitest';
 import {
   authorizeGroup,

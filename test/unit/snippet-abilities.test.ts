@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { canAdminSnippet, canReadSnippet, Visibility } from '../../src/core/abilities.js';
+import { Visibility } from '../../src/core/abilities.js';
+import '../../src/families.js';
+import { canAdminSnippet, canReadSnippet } from '../../src/snippets/abilities.js';
 import { AccessLevel } from '../../src/core/access-level.js';
 import type { Caller } from '../../src/core/auth.js';
 import type { User } from '../../src/users/user.entity.js';
