@@ -21,7 +21,6 @@ import { faultPause, faultPoint } from '../core/faults.js';
 import { git, gitText } from './git.js';
 import { borrowAndFetch, lendersOf } from './object-sharing.js';
 import { readRefs } from './ref-store.js';
-import type { RepositoriesService } from './repositories.service.js';
 import { digestRefs } from './repository-state.js';
 import { holdStorageShared } from './storage-lock.js';
 import type { RepositoryStorage } from './storage.js';
@@ -61,6 +60,9 @@ export interface MoveRow {
   destination_storage_name: string;
 }
 
+/** Gives a borrowing repository its own objects before its lender's copy goes (a project's fork). */
+export type Dissociate = (storage: string, borrowerId: number, lenderId: number) => Promise<void>;
+
 /** A move's failure, as GitLab records it in `error_message` (at most 256 characters). */
 class MoveError extends Error {}
 
@@ -74,12 +76,10 @@ export class StorageMover {
     private readonly dataSource: DataSource,
     private readonly storage: RepositoryStorage,
     private readonly gate: RepositoryWriteGate,
-    private readonly repositories: RepositoriesService,
-  ) {}
-
-  /** Adds a kind of container (see storage-move-containers.ts). */
-  register(container: RepositoryContainer): void {
-    this.containers.set(container.type, container);
+    private readonly dissociate: Dissociate,
+    containers: readonly RepositoryContainer[],
+  ) {
+    for (const container of containers) this.containers.set(container.type, container);
   }
 
   container(type: ContainerType): RepositoryContainer {
@@ -189,7 +189,7 @@ export class StorageMover {
           const dir = container.diskPath(borrower.storage, borrower.id);
           const lenders = (await lendersOf(dir)).map((lender) => path.resolve(lender));
           if (lenders.includes(path.resolve(sourceDir)))
-            await this.repositories.dissociate(borrower.storage, borrower.id, id);
+            await this.dissociate(borrower.storage, borrower.id, id);
         }
         faultPoint('storage-move:cleanup');
         await this.storage.moveToTrash(sourceDir);

@@ -45,6 +45,7 @@ export const mergeRequestApprovalsManifest = defineFamily({
   ],
   contributes: {
     projectAttributes: ({ mergeRequestApprovals }) => approvalProjectAttributes(mergeRequestApprovals),
+    preReceiveChecks: ({ codeOwners }) => codeOwners.preReceiveCheck(),
   },
   handlers: mergeRequestApprovalsHandlers,
 });

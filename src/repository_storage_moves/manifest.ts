@@ -4,11 +4,15 @@ import { RepositoryStorageMoves1767745600000 } from '../db/migrations/1767745600
 import { SnippetRepositoryStorageMoves1767745700000 } from '../db/migrations/1767745700000-snippet-repository-storage-moves.js';
 import { RepositoryStorageMove } from './repository-storage-move.entity.js';
 import { repositoryStorageMovesHandlers } from './repository-storage-moves.handlers.js';
+import { StorageMover } from '../git/storage-moves.js';
 import { RepositoryStorageMovesService } from './repository-storage-moves.service.js';
+import { groupContainer, projectContainer, snippetContainer } from './storage-move-containers.js';
 
 declare module '../core/family.js' {
   interface ServiceRegistry {
     repositoryStorageMoves: RepositoryStorageMovesService;
+    /** Moves repositories between storages (repository storage moves run it on the queue). */
+    storageMover: StorageMover;
   }
 }
 
@@ -17,6 +21,18 @@ export const repositoryStorageMovesManifest = defineFamily({
   entities: [RepositoryStorageMove],
   migrations: [RepositoryStorageMoves1767745600000, SnippetRepositoryStorageMoves1767745700000],
   services: [
+    defineService(
+      'storageMover',
+      ['storage', 'writeGate', 'repositories', 'snippetRepositories'],
+      (core, deps) =>
+        new StorageMover(
+          core.dataSource,
+          deps.storage,
+          deps.writeGate,
+          (storage, borrowerId, lenderId) => deps.repositories.dissociate(storage, borrowerId, lenderId),
+          [projectContainer(deps.storage), groupContainer(), snippetContainer(deps.snippetRepositories)],
+        ),
+    ),
     defineService(
       'repositoryStorageMoves',
       ['projects', 'groups', 'storage', 'writeGate', 'storageMover'],

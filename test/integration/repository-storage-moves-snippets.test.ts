@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SnippetRepositories } from '../../src/git/snippet-repositories.js';
+import { SnippetRepositories } from '../../src/snippets/snippet-repositories.js';
 import { READ_ONLY_MESSAGE } from '../../src/git/write-gate.js';
 import { useGitWorkDir } from '../helpers/git-cli.js';
 import { useTestServer } from '../helpers/server.js';
