@@ -1,15 +1,12 @@
 import { defineFamily, defineService } from '../core/family.js';
 import { StorageRecovery } from './storage-recovery.js';
 import { RepositoryStorage } from './storage.js';
-import { RepositoryWriteGate } from './write-gate.js';
 
 declare module '../core/family.js' {
   interface ServiceRegistry {
     storage: RepositoryStorage;
     /** Puts the storages right after a crash: orphans, unfinished creations, leftovers of pushes. */
     storageRecovery: StorageRecovery;
-    /** Keeps a repository read-only while it moves between storages, and counts its writers. */
-    writeGate: RepositoryWriteGate;
   }
 }
 
@@ -26,6 +23,5 @@ export const gitManifest = defineFamily({
       ['storage'],
       (core, { storage }) => new StorageRecovery(core.dataSource, storage),
     ),
-    defineService('writeGate', [], () => new RepositoryWriteGate()),
   ],
 });

@@ -11,7 +11,7 @@ import type { ServiceRegistry } from '../core/family.js';
 import type { SubjectResolvers } from '../core/subjects.js';
 import type { GitService } from '../git/smart-protocol.js';
 import { quarantineEnv } from '../git/smart-protocol.js';
-import { READ_ONLY_MESSAGE, type ContainerType } from '../git/write-gate.js';
+import { READ_ONLY_MESSAGE, type ContainerType } from '../repository_storage_moves/write-gate.js';
 import type { ProjectView } from '../projects/projects.service.js';
 import type { PushSession } from './push-sessions.js';
 

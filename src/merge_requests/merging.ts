@@ -12,7 +12,7 @@ import type { Events } from '../core/events.js';
 import type { CoreDeps, ServiceRegistry } from '../core/family.js';
 import { ZERO_SHA } from '../git/ref-changes.js';
 import { RefUpdateRefused, type OpenRepository } from '../repository/repositories.service.js';
-import { READ_ONLY_MESSAGE } from '../git/write-gate.js';
+import { READ_ONLY_MESSAGE } from '../repository_storage_moves/write-gate.js';
 import type { GitRepository } from '../git/repository.js';
 import type { ProjectView } from '../projects/projects.service.js';
 import { recordStateChange } from '../resource_events/record.js';

@@ -12,7 +12,7 @@ import { ZERO_SHA, type RefChange } from '../git/ref-changes.js';
 import { writeRepositoryState } from '../git/repository-state.js';
 import { openGitRepository, type GitRepository } from '../git/repository.js';
 import type { RepositoryStorage } from '../git/storage.js';
-import { READ_ONLY_MESSAGE, type RepositoryWriteGate } from '../git/write-gate.js';
+import { READ_ONLY_MESSAGE, type RepositoryWriteGate } from '../repository_storage_moves/write-gate.js';
 import type { ProjectView } from '../projects/projects.service.js';
 import { PushEvent } from './push-event.entity.js';
 import './repositories.events.js';

@@ -3,7 +3,7 @@
  * in a fork network), groups (their wiki repository, which forge-api groups never have) and snippets.
  */
 import type { EntityManager } from 'typeorm';
-import type { RepositoryContainer } from '../git/storage-moves.js';
+import type { RepositoryContainer } from './storage-mover.js';
 import { RepositoryStorage } from '../git/storage.js';
 import type { SnippetRepositories } from '../snippets/snippet-repositories.js';
 

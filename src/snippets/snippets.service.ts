@@ -17,7 +17,7 @@ import { offsetHeaders, perPageOf, type RequestInfo } from '../core/pagination.j
 import { CommitBuildError, type FileAction } from '../git/commit-builder.js';
 import type { RefChange } from '../git/ref-changes.js';
 import { SNIPPET_BRANCH, type SnippetRepositories } from './snippet-repositories.js';
-import { READ_ONLY_MESSAGE } from '../git/write-gate.js';
+import { READ_ONLY_MESSAGE } from '../repository_storage_moves/write-gate.js';
 import { projectSettings } from '../projects/project-settings.js';
 import type { ProjectView } from '../projects/projects.service.js';
 import { User } from '../users/user.entity.js';

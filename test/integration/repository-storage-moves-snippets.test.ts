@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SnippetRepositories } from '../../src/snippets/snippet-repositories.js';
-import { READ_ONLY_MESSAGE } from '../../src/git/write-gate.js';
+import { READ_ONLY_MESSAGE } from '../../src/repository_storage_moves/write-gate.js';
 import { useGitWorkDir } from '../helpers/git-cli.js';
 import { useTestServer } from '../helpers/server.js';
 import type { TestUser } from '../helpers/factories.js';
