@@ -39,7 +39,7 @@ export interface PushActor {
   groupLevels: Map<number, number>;
   /**
    * Set for one who may not push code to the project but collaborates on merge requests from it: the
-   * only branches they may update (`PushRules.collaborationBranches`).
+   * only branches they may update (`ProtectedRefs.collaborationBranches`).
    */
   collaborationBranches?: Set<string>;
 }

@@ -9,13 +9,13 @@ import { housekeep, type HousekeepingReport, type HousekeepingTask } from '../gi
 import { dissociate } from '../git/object-sharing.js';
 import { preReceiveRefusal, type ReceivedPush } from '../git/pre-receive.js';
 import { ZERO_SHA, type RefChange } from '../git/ref-changes.js';
-import { writeRepositoryState } from '../git/repository-state.js';
 import { openGitRepository, type GitRepository } from '../git/repository.js';
 import type { RepositoryStorage } from '../git/storage.js';
 import { READ_ONLY_MESSAGE, type RepositoryWriteGate } from '../repository_storage_moves/write-gate.js';
 import type { ProjectView } from '../projects/projects.service.js';
 import { PushEvent } from './push-event.entity.js';
 import './repositories.events.js';
+import { writeRepositoryState } from './repository-state-record.js';
 
 /** A project's repository as one caller may use it. */
 export interface OpenRepository {
@@ -24,7 +24,7 @@ export interface OpenRepository {
   git: GitRepository;
 }
 
-/** A ref update refused by the push rules, or lost to a concurrent update; `reason` says which. */
+/** A ref update refused by a pre-receive check, or lost to a concurrent update; `reason` says which. */
 export class RefUpdateRefused extends Error {
   constructor(
     readonly reason: string,
@@ -36,7 +36,7 @@ export class RefUpdateRefused extends Error {
 
 /**
  * The way every family reaches a project's repository: the resolved project's checkout, and ref updates that
- * pass the same push rules as `git push` and are recorded as push events.
+ * pass the same pre-receive checks as `git push` and are recorded as push events.
  */
 export class RepositoriesService {
   private readonly refLocks = new KeyedLock();
@@ -140,8 +140,8 @@ export class RepositoriesService {
 
   /**
    * Applies ref changes atomically (all or none, each checked against its expected old value) after the
-   * push rules accept every one, then records them. Throws RefUpdateRefused with GitLab's reason; every
-   * API write of every family passes here, so a repository being moved refuses them all at once.
+   * pre-receive checks accept every one, then records them. Throws RefUpdateRefused with GitLab's reason;
+   * every API write of every family passes here, so a repository being moved refuses them all at once.
    */
   async updateRefs(
     caller: Caller,
