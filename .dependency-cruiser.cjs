@@ -1,6 +1,6 @@
 /**
- * Import rules `make lint` enforces (dependency-cruiser): no cycles, type-only ones included; core names
- * no family, git runs only inside src/git/, and only the composition root reaches the list of families.
+ * Import rules `make lint` enforces (dependency-cruiser): no cycles, type-only ones included; core and git
+ * name no family, git runs only inside src/git/, and only the composition root reaches the list of families.
  * @type {import('dependency-cruiser').IConfiguration}
  */
 module.exports = {
@@ -32,6 +32,18 @@ module.exports = {
       to: {
         path: '^src/',
         pathNot: ['^src/core/', '^src/db/', '^src/config\\.ts$', '^src/logger\\.ts$'],
+      },
+    },
+    {
+      name: 'git-imports-no-family',
+      severity: 'error',
+      comment:
+        'src/git/ is git mechanics: families call it and extend pushes through its hook points (pre-receive.ts), ' +
+        'never the other way round.',
+      from: { path: '^src/git/' },
+      to: {
+        path: '^src/',
+        pathNot: ['^src/git/', '^src/core/', '^src/db/', '^src/config\\.ts$', '^src/logger\\.ts$'],
       },
     },
     {

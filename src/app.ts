@@ -11,7 +11,7 @@ import { Events, type AnySubscriber } from './core/events.js';
 import { Queue } from './core/queue.js';
 import { routeNotFound } from './core/errors.js';
 import { responseValidation, type ResponseCheck } from './core/response-validation.js';
-import { gitHttp } from './git/smart-http.js';
+import { gitHttp } from './git_http/smart-http.js';
 import { createMetrics } from './ops/metrics.js';
 import { opsRouter } from './ops/routes.js';
 import { uploadsWebRouter } from './uploads/web-routes.js';
@@ -88,7 +88,8 @@ export async function createApp(options: AppOptions): Promise<App> {
   if (options.onResponseCheck) koa.use(responseValidation(backend, logger, options.onResponseCheck));
   koa.use(errorMiddleware(logger));
   koa.use(rejectMalformedStrings);
-  koa.use(gitHttp(services));
+  const subjects = createSubjectResolvers(services);
+  koa.use(gitHttp(services, subjects));
   // Before the routers of other paths: no ops route or upload lies under /api/v4 ('api' is a reserved
   // namespace), and an API request, the common case, need not be matched against them first.
   koa.use(
@@ -97,7 +98,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       handlers,
       services,
       authenticator: services.authentication,
-      subjects: createSubjectResolvers(services),
+      subjects,
       credentials: createCredentialResolvers(services),
       rateLimiter: services.rateLimiter,
       config,

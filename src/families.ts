@@ -27,6 +27,7 @@ import { draftNotesManifest } from './draft_notes/manifest.js';
 import { featureFlagsManifest } from './feature_flags/manifest.js';
 import { filesManifest } from './files/manifest.js';
 import { gitManifest } from './git/manifest.js';
+import { gitHttpManifest } from './git_http/manifest.js';
 import { groupsManifest } from './groups/manifest.js';
 import { labelsManifest } from './labels/manifest.js';
 import { memberRolesManifest } from './member_roles/manifest.js';
@@ -64,6 +65,7 @@ export const families = [
   featureFlagsManifest,
   filesManifest,
   gitManifest,
+  gitHttpManifest,
   groupsManifest,
   labelsManifest,
   memberRolesManifest,

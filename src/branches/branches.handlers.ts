@@ -1,6 +1,6 @@
 import { defineHandlers } from '../core/handler.js';
 import { pagedResponse, type RequestInfo } from '../core/pagination.js';
-import type { OpenRepository } from '../git/repositories.service.js';
+import type { OpenRepository } from '../repository/repositories.service.js';
 import { presentBranch } from './branch.presenter.js';
 
 const webUrl = ({ view }: OpenRepository, request: RequestInfo) =>

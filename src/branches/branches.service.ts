@@ -4,17 +4,12 @@ import { canProject } from '../core/abilities.js';
 import type { Caller } from '../core/auth.js';
 import { ApiError, conflict, notFound } from '../core/errors.js';
 import { offsetHeaders, perPageOf, type Page, type RequestInfo } from '../core/pagination.js';
-import {
-  entryAllows,
-  refPatternMatches,
-  ZERO_SHA,
-  type PushActor,
-  type RefChange,
-} from '../git/push-rules.js';
-import { RefUpdateRefused, type OpenRepository } from '../git/repositories.service.js';
+import { refPatternMatches, ZERO_SHA, type RefChange } from '../git/ref-changes.js';
+import { RefUpdateRefused, type OpenRepository } from '../repository/repositories.service.js';
 import type { BranchRef } from '../git/repository.js';
 import type { ProjectView } from '../projects/projects.service.js';
 import { ProtectedBranch } from '../protected_branches/protected-branch.entity.js';
+import { entryAllows, type PushActor } from '../protected_branches/protected-refs.js';
 import type { CoreDeps, ServiceRegistry } from '../core/family.js';
 import { isValidBranchName } from '../git/ref-names.js';
 import { filterByRegex, requireNonEmpty, searchMatcher } from './branch-filters.js';
@@ -67,15 +62,15 @@ export class BranchesService {
 
   constructor(
     deps: CoreDeps,
-    private readonly services: Pick<ServiceRegistry, 'projects' | 'repositories'>,
+    private readonly services: Pick<ServiceRegistry, 'projects' | 'repositories' | 'protectedRefs'>,
   ) {
     this.dataSource = deps.dataSource;
   }
 
   private async branchRules(caller: Caller, repository: OpenRepository): Promise<BranchRules> {
     const { view } = repository;
-    const { branches: rules } = await this.services.repositories.rules.projectRules(view.project.id);
-    const actor = caller.user ? await this.services.repositories.rules.actor(caller, view.accessLevel) : null;
+    const { branches: rules } = await this.services.protectedRefs.projectRules(view.project.id);
+    const actor = caller.user ? await this.services.protectedRefs.actor(caller, view.accessLevel) : null;
     const mayPushCode = canProject(caller, 'push_code', this.services.projects.subject(view));
     return new BranchRules(rules, actor, mayPushCode);
   }

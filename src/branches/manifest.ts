@@ -11,7 +11,11 @@ declare module '../core/family.js' {
 export const branchesManifest = defineFamily({
   name: 'branches',
   services: [
-    defineService('branches', ['projects', 'repositories'], (core, deps) => new BranchesService(core, deps)),
+    defineService(
+      'branches',
+      ['projects', 'repositories', 'protectedRefs'],
+      (core, deps) => new BranchesService(core, deps),
+    ),
   ],
   handlers: branchesHandlers,
 });

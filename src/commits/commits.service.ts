@@ -15,8 +15,9 @@ import {
 } from '../git/commit-builder.js';
 import type { CommitStats } from '../git/commit-stats.js';
 import type { GitCommit } from '../git/commits.js';
-import { MESSAGES, ZERO_SHA } from '../git/push-rules.js';
-import { RefUpdateRefused, type OpenRepository } from '../git/repositories.service.js';
+import { ZERO_SHA } from '../git/ref-changes.js';
+import { MESSAGES } from '../protected_branches/protected-refs.js';
+import { RefUpdateRefused, type OpenRepository } from '../repository/repositories.service.js';
 import type { ProjectView } from '../projects/projects.service.js';
 import type { ServiceRegistry } from '../core/family.js';
 import { isUsableIdentityName, isValidBranchName, looksLikeObjectId } from '../git/ref-names.js';
@@ -61,11 +62,13 @@ const SHA_PATTERN = /^([0-9a-f]{40}|[0-9a-f]{64})$/i;
 const branchTip = async (git: GitRepository, branch: string) => (await git.branch(branch))?.sha ?? null;
 
 export class CommitsService {
-  constructor(private readonly services: Pick<ServiceRegistry, 'projects' | 'repositories'>) {}
+  constructor(
+    private readonly services: Pick<ServiceRegistry, 'projects' | 'repositories' | 'protectedRefs'>,
+  ) {}
 
   /** May the caller push to `branch` (which may not exist yet)? GitLab's `can_push_to_branch?`. */
   async canPushToBranch(caller: Caller, repo: OpenRepository, branch: string): Promise<boolean> {
-    const rules = this.services.repositories.rules;
+    const rules = this.services.protectedRefs;
     const actor = await rules.actor(caller, repo.view.accessLevel);
     if (!canProject(caller, 'push_code', this.services.projects.subject(repo.view))) {
       // A collaborator on a merge request from this fork may push to its source branch only.

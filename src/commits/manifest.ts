@@ -11,7 +11,11 @@ declare module '../core/family.js' {
 export const commitsManifest = defineFamily({
   name: 'commits',
   services: [
-    defineService('commits', ['projects', 'repositories'], (_core, deps) => new CommitsService(deps)),
+    defineService(
+      'commits',
+      ['projects', 'repositories', 'protectedRefs'],
+      (_core, deps) => new CommitsService(deps),
+    ),
   ],
   handlers: commitsHandlers,
 });

@@ -114,6 +114,15 @@ export function presentedToken(
   return query.find(([key]) => key === 'private_token')?.[1] || undefined;
 }
 
+/** HTTP Basic with any user name and a token as the password, as GitLab takes it from git clients. */
+export function basicAuthToken(headers: IncomingHttpHeaders): string | undefined {
+  const match = /^Basic\s+(\S+)$/i.exec(headers.authorization ?? '');
+  if (!match) return undefined;
+  const decoded = Buffer.from(match[1], 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  return colon >= 0 ? decoded.slice(colon + 1) : undefined;
+}
+
 /** The `sudo` query parameter or `Sudo` header: a user id or username. */
 export function sudoIdentifier(
   headers: IncomingHttpHeaders,

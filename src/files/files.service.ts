@@ -9,7 +9,7 @@ import { ApiError, badParameter, notFound } from '../core/errors.js';
 import { CommitsService, type StaleMessage } from '../commits/commits.service.js';
 import type { FileAction } from '../git/commit-builder.js';
 import type { GitCommit } from '../git/commits.js';
-import type { OpenRepository } from '../git/repositories.service.js';
+import type { OpenRepository } from '../repository/repositories.service.js';
 import type { ProjectView } from '../projects/projects.service.js';
 import type { ServiceRegistry } from '../core/family.js';
 

@@ -3,8 +3,8 @@
  * tree is read through the shared object reader, only the directories on the changed paths are loaded
  * and rewritten, and three processes at most write the objects: one for all new blobs, one for all
  * changed trees, one for the commit. The work is proportional to the change, not to the repository.
- * No ref moves here; callers move the branch through RepositoriesService.updateRefs, so the push rules
- * apply as they do to `git push`.
+ * No ref moves here; callers move the branch through RepositoriesService.updateRefs, so the pre-receive
+ * checks apply as they do to `git push`.
  */
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';

@@ -1,10 +1,9 @@
 /**
  * What project lists show about a repository (empty or not, its README, commit count and size), read
- * from git after every change and stored, so that a page of projects never asks git once per project.
- * Reading and storing are separate: git is read before (or after) a database transaction, never in it.
+ * from git after every change and stored (src/repository/repository-state-record.ts), so that a page of
+ * projects never asks git once per project. Git is read outside a database transaction, never in it.
  */
 import crypto from 'node:crypto';
-import type { EntityManager } from 'typeorm';
 import { repositorySize } from './object-counts.js';
 import { readRefs } from './ref-store.js';
 
@@ -54,24 +53,4 @@ export async function readRepositoryState(
     sizeBytes: await repositorySize(gitDir),
     refs: digestRefs(refs),
   };
-}
-
-/** Stores a reading for one project (its row and its statistics): database writes only. */
-export async function writeRepositoryState(
-  manager: EntityManager,
-  projectId: number,
-  state: RepositoryState,
-): Promise<void> {
-  await manager.query('UPDATE projects SET repository_empty = $2, readme_path = $3 WHERE id = $1', [
-    projectId,
-    state.empty,
-    state.readmePath,
-  ]);
-  await manager.query(
-    `UPDATE project_statistics SET commit_count = $2, repository_size = $3,
-       storage_size = $3 + lfs_objects_size + job_artifacts_size + pipeline_artifacts_size + packages_size
-         + snippets_size + uploads_size + wiki_size
-     WHERE project_id = $1`,
-    [projectId, state.commitCount, state.sizeBytes],
-  );
 }

@@ -295,6 +295,11 @@ function refsDigest(refs: StoredRef[]): string {
 }
 
 /** Opens the repository at `dir` for one request. */
+/** An empty bare repository at `dir` whose HEAD names `initialBranch`. */
+export async function initBareRepository(dir: string, initialBranch: string): Promise<void> {
+  await git(['init', '--bare', '--quiet', `--initial-branch=${initialBranch}`, dir]);
+}
+
 export function openGitRepository(dir: string): GitRepository {
   return new GitRepository(dir);
 }
@@ -551,9 +556,14 @@ export class GitRepository {
     await git(['symbolic-ref', 'HEAD', `${HEADS}${branch}`], { gitDir: this.dir });
   }
 
+  /** Moves one ref to `newSha` from `oldSha` (null: it must not exist yet); throws GitError otherwise. */
+  async updateRef(ref: string, newSha: string, oldSha: string | null): Promise<void> {
+    await git(['update-ref', ref, newSha, oldSha ?? ''], { gitDir: this.dir });
+  }
+
   /**
    * Applies ref changes atomically, each against its expected old value. False when git refused the
-   * transaction (a ref moved meanwhile). Push rules are RepositoriesService's, not this method's.
+   * transaction (a ref moved meanwhile). The pre-receive checks are RepositoriesService's, not this method's.
    */
   async applyRefUpdates(changes: RefUpdate[]): Promise<boolean> {
     const script = changes
@@ -576,7 +586,7 @@ export class GitRepository {
 
   /**
    * Points `refs/merge-requests/<iid>/head` at `sha` (null removes it), as GitLab keeps it for every merge
-   * request. Not a push: these refs are the server's own, hidden from pushes (see smart-http).
+   * request. Not a push: these refs are the server's own, hidden from pushes (see smart-protocol.ts).
    */
   async setMergeRequestRef(iid: number, sha: string | null): Promise<void> {
     if (!Number.isSafeInteger(iid) || iid < 1) throw new Error(`not a merge request iid: ${iid}`);

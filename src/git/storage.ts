@@ -34,7 +34,7 @@ export interface Signature {
 
 /**
  * What a storage holds under `@hashed/ab/cd/`: a repository, one being built, one being removed, and a
- * storage move's copy (see storage-moves.ts).
+ * storage move's copy (see repository-copy.ts).
  */
 export const STORAGE_ENTRY = /^([0-9a-f]{64})\.git(?:\.(creating|deleting|moving)-[0-9a-f]{8})?$/;
 

@@ -16,8 +16,8 @@ import type { Events } from '../core/events.js';
 import type { CoreDeps, ServiceRegistry } from '../core/family.js';
 import { offsetHeaders, perPageOf, type RequestInfo } from '../core/pagination.js';
 import { isUniqueViolation } from '../db/errors.js';
-import { refPatternMatches, ZERO_SHA } from '../git/push-rules.js';
-import type { RefsUpdated } from '../git/repositories.events.js';
+import { refPatternMatches, ZERO_SHA } from '../git/ref-changes.js';
+import type { RefsUpdated } from '../repository/repositories.events.js';
 import type { MergeRequest } from '../merge_requests/merge-request.entity.js';
 import type {
   ListMergeRequestsParams,

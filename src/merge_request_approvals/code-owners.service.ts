@@ -1,6 +1,8 @@
 import type { DataSource } from 'typeorm';
 import type { CoreDeps, ServiceRegistry } from '../core/family.js';
-import { refPatternMatches, ZERO_SHA, type RefChange, type RuleProject } from '../git/push-rules.js';
+import type { PreReceiveCheck } from '../git/pre-receive.js';
+import { refPatternMatches, ZERO_SHA, type RefChange } from '../git/ref-changes.js';
+import type { RuleProject } from '../protected_branches/protected-refs.js';
 import type { GitRepository } from '../git/repository.js';
 import {
   CODEOWNERS_PATHS,
@@ -44,10 +46,22 @@ export class CodeOwnersService {
   ) {
     this.dataSource = deps.dataSource;
     this.enabled = deps.config.tier !== 'free';
-    if (this.enabled)
-      services.repositories.rules.addCheck((project, change, paths) =>
-        this.pushRefusal(project, change, paths),
-      );
+  }
+
+  /** The code owner check of pushes and API writes, merges aside (those ask approvals instead). */
+  preReceiveCheck(): PreReceiveCheck {
+    return {
+      stage: 'paths',
+      refusal: async (push, changes) => {
+        const pathsOf = push.pathsOf;
+        if (!this.enabled || push.merging || !pathsOf) return null;
+        for (const change of changes) {
+          const reason = await this.pushRefusal(push.project, change, () => pathsOf(change));
+          if (reason) return reason;
+        }
+        return null;
+      },
+    };
   }
 
   /**

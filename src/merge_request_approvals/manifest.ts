@@ -47,6 +47,7 @@ export const mergeRequestApprovalsManifest = defineFamily({
   ],
   contributes: {
     projectAttributes: ({ mergeRequestApprovals }) => approvalProjectAttributes(mergeRequestApprovals),
+    preReceiveChecks: ({ codeOwners }) => codeOwners.preReceiveCheck(),
   },
   handlers: mergeRequestApprovalsHandlers,
 });

@@ -47,12 +47,12 @@ export const mergeRequestsManifest = defineFamily({
     ),
     defineService(
       'mergeRequests',
-      ['repositories', 'mergeRequestVersions', 'labels', 'milestones', 'projects'],
+      ['repositories', 'mergeRequestVersions', 'labels', 'milestones', 'projects', 'protectedRefs'],
       (core, deps) => new MergeRequestsService(core, deps),
     ),
     defineService(
       'mergeRequestMerging',
-      ['repositories', 'mergeRequests', 'mergeRequestVersions', 'projects'],
+      ['repositories', 'mergeRequests', 'mergeRequestVersions', 'projects', 'protectedRefs'],
       (core, deps) => new MergeRequestMerging(core, deps),
     ),
   ],

@@ -269,7 +269,7 @@ export class MergeRequestsService {
     deps: CoreDeps,
     private readonly services: Pick<
       ServiceRegistry,
-      'repositories' | 'mergeRequestVersions' | 'labels' | 'milestones' | 'projects'
+      'repositories' | 'mergeRequestVersions' | 'labels' | 'milestones' | 'projects' | 'protectedRefs'
     >,
   ) {
     this.dataSource = deps.dataSource;
@@ -592,8 +592,8 @@ export class MergeRequestsService {
     const { git } = this.services.repositories.open(view);
     let canMerge = false;
     if (caller.user) {
-      const actor = await this.services.repositories.rules.actor(caller, view.accessLevel);
-      canMerge = await this.services.repositories.rules.mayMerge(view.project.id, actor, mr.targetBranch);
+      const actor = await this.services.protectedRefs.actor(caller, view.accessLevel);
+      canMerge = await this.services.protectedRefs.mayMerge(view.project.id, actor, mr.targetBranch);
     }
     const [earlier] = (await this.dataSource.query(
       `SELECT 1 FROM merge_requests WHERE target_project_id = $1 AND author_id = $2 AND state = 'merged'
@@ -786,7 +786,7 @@ export class MergeRequestsService {
       archived: source.archived,
     };
     if (!canProject(caller, 'push_code', subject)) return false;
-    return !(await this.services.repositories.rules.isProtectedBranch(mr.sourceProjectId, mr.sourceBranch));
+    return !(await this.services.protectedRefs.isProtectedBranch(mr.sourceProjectId, mr.sourceBranch));
   }
 
   /** 409 with GitLab's message when another open merge request has the same pair of branches. */

@@ -10,9 +10,9 @@ import type { Caller } from '../core/auth.js';
 import { ApiError, conflict, forbidden, methodNotAllowed, unauthorized } from '../core/errors.js';
 import type { Events } from '../core/events.js';
 import type { CoreDeps, ServiceRegistry } from '../core/family.js';
-import { ZERO_SHA } from '../git/push-rules.js';
-import { RefUpdateRefused, type OpenRepository } from '../git/repositories.service.js';
-import { READ_ONLY_MESSAGE } from '../git/write-gate.js';
+import { ZERO_SHA } from '../git/ref-changes.js';
+import { RefUpdateRefused, type OpenRepository } from '../repository/repositories.service.js';
+import { READ_ONLY_MESSAGE } from '../repository_storage_moves/write-gate.js';
 import type { GitRepository } from '../git/repository.js';
 import type { ProjectView } from '../projects/projects.service.js';
 import { recordStateChange } from '../resource_events/record.js';
@@ -64,7 +64,7 @@ export class MergeRequestMerging {
     deps: CoreDeps,
     private readonly services: Pick<
       ServiceRegistry,
-      'repositories' | 'mergeRequests' | 'mergeRequestVersions' | 'projects'
+      'repositories' | 'mergeRequests' | 'mergeRequestVersions' | 'projects' | 'protectedRefs'
     >,
   ) {
     this.dataSource = deps.dataSource;
@@ -103,7 +103,7 @@ export class MergeRequestMerging {
 
   /** GitLab's `can_be_merged_by?`: the target branch's merge levels (Developer when unprotected). */
   private async mayMerge(caller: Caller, view: ProjectView, branch: string): Promise<boolean> {
-    const rules = this.services.repositories.rules;
+    const rules = this.services.protectedRefs;
     return rules.mayMerge(view.project.id, await rules.actor(caller, view.accessLevel), branch);
   }
 
@@ -396,7 +396,7 @@ export class MergeRequestMerging {
     const source = await this.sourceView(caller, view, mr);
     if (!source || !canPushCode(caller, source.accessLevel)) return false;
     if (mr.sourceBranch === source.project.defaultBranch) return false;
-    return !(await this.services.repositories.rules.isProtectedBranch(source.project.id, mr.sourceBranch));
+    return !(await this.services.protectedRefs.isProtectedBranch(source.project.id, mr.sourceBranch));
   }
 
   /** After a merge: removes the source branch if asked to and it still points at the merged head. */
@@ -476,7 +476,7 @@ export class MergeRequestMerging {
   private async mayPushToSource(caller: Caller, view: ProjectView, mr: MergeRequest): Promise<boolean> {
     const source = await this.sourceView(caller, view, mr);
     if (!source) return false;
-    const rules = this.services.repositories.rules;
+    const rules = this.services.protectedRefs;
     const actor = await rules.actor(caller, source.accessLevel);
     return rules.mayPush(source.project.id, actor, mr.sourceBranch);
   }

@@ -45,7 +45,7 @@ import {
 import { Member } from '../members/member.entity.js';
 import { AccessLevel } from '../core/access-level.js';
 import { Namespace } from '../namespaces/namespace.entity.js';
-import { writeRepositoryState } from '../git/repository-state.js';
+import { writeRepositoryState } from '../repository/repository-state-record.js';
 import { isValidBranchName } from '../git/ref-names.js';
 import { openGitRepository, type DetectedLicense } from '../git/repository.js';
 import { groupSettings, newRunnersToken, projectCreationMinimum } from '../groups/group-settings.js';

@@ -1,5 +1,5 @@
 import { defineSubscriber, type SubscribersFactory } from '../core/events.js';
-import type { RepositoriesService } from '../git/repositories.service.js';
+import type { RepositoriesService } from '../repository/repositories.service.js';
 import type { StorageRecovery } from '../git/storage-recovery.js';
 import './projects.events.js';
 

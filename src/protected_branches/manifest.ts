@@ -3,10 +3,13 @@ import { defineFamily, defineService } from '../core/family.js';
 import { ProtectedBranch, ProtectedBranchAccessLevel } from './protected-branch.entity.js';
 import { protectedBranchesHandlers } from './protected-branches.handlers.js';
 import { ProtectedBranchesService } from './protected-branches.service.js';
+import { ProtectedRefs } from './protected-refs.js';
 
 declare module '../core/family.js' {
   interface ServiceRegistry {
     protectedBranches: ProtectedBranchesService;
+    /** Which ref updates a caller may make: protected branches and tags, for pushes and API writes alike. */
+    protectedRefs: ProtectedRefs;
   }
 }
 
@@ -17,9 +20,13 @@ export const protectedBranchesManifest = defineFamily({
   services: [
     defineService(
       'protectedBranches',
-      ['repositories'],
+      ['repositories', 'protectedRefs'],
       (core, deps) => new ProtectedBranchesService(core, deps),
     ),
+    defineService('protectedRefs', [], (core) => new ProtectedRefs(core.dataSource)),
   ],
+  contributes: {
+    preReceiveChecks: ({ protectedRefs }) => protectedRefs.preReceiveCheck(),
+  },
   handlers: protectedBranchesHandlers,
 });

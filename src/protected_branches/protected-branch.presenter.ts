@@ -1,5 +1,5 @@
 import type { components } from '../../generated/openapi.js';
-import { describeEntry, type EntryNames } from '../git/access-entries.js';
+import { describeEntry, type EntryNames } from './access-entries.js';
 import type { ProtectedBranch, ProtectedBranchAccessLevel } from './protected-branch.entity.js';
 
 export type ProtectedBranchJson = components['schemas']['ProtectedBranch'];

@@ -3,7 +3,7 @@ import type { components, operations } from '../../generated/openapi.js';
 import type { Caller } from '../core/auth.js';
 import { conflict, forbidden, recordNotFound, unprocessable } from '../core/errors.js';
 import { paginateOffset, type Page, type RequestInfo } from '../core/pagination.js';
-import { entryAllows } from '../git/push-rules.js';
+import { entryAllows } from './protected-refs.js';
 import {
   entryErrors,
   entryTarget,
@@ -11,7 +11,7 @@ import {
   type EntryInput,
   type EntryNames,
   type PlannedEntry as CheckedEntry,
-} from '../git/access-entries.js';
+} from './access-entries.js';
 import type { ProjectView } from '../projects/projects.service.js';
 import type { CoreDeps, ServiceRegistry } from '../core/family.js';
 import {
@@ -63,7 +63,7 @@ export class ProtectedBranchesService {
 
   constructor(
     deps: CoreDeps,
-    private readonly services: Pick<ServiceRegistry, 'repositories'>,
+    private readonly services: Pick<ServiceRegistry, 'repositories' | 'protectedRefs'>,
   ) {
     this.dataSource = deps.dataSource;
   }
@@ -192,7 +192,7 @@ export class ProtectedBranchesService {
     const rule = await this.findRule(view, name);
     const unprotect = (rule.accessLevels ?? []).filter((entry) => entry.action === 'unprotect');
     if (unprotect.length > 0) {
-      const actor = await this.services.repositories.rules.actor(caller, view.accessLevel);
+      const actor = await this.services.protectedRefs.actor(caller, view.accessLevel);
       if (!unprotect.some((entry) => entryAllows(entry, actor))) throw forbidden();
     }
     return { rule };

@@ -1,6 +1,6 @@
 import type { components } from '../../generated/openapi.js';
 import type { ProtectedTag, ProtectedTagCreateAccessLevel } from './protected-tag.entity.js';
-import { describeEntry, type EntryNames } from '../git/access-entries.js';
+import { describeEntry, type EntryNames } from '../protected_branches/access-entries.js';
 
 export type ProtectedTagJson = components['schemas']['ProtectedTag'];
 type AccessLevelJson = components['schemas']['ProtectedTagAccessLevel'];

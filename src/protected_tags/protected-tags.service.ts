@@ -14,8 +14,8 @@ import {
   loadEntryNames,
   type EntryInput,
   type EntryNames,
-} from '../git/access-entries.js';
-import type { AccessEntry } from '../git/push-rules.js';
+} from '../protected_branches/access-entries.js';
+import type { AccessEntry } from '../protected_branches/protected-refs.js';
 
 export type ProtectTagParams = components['schemas']['ProtectedTagCreate'];
 

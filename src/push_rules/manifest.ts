@@ -17,5 +17,8 @@ export const pushRulesManifest = defineFamily({
   entities: [PushRule],
   migrations: [PushRules1767745201000],
   services: [defineService('pushRules', [], (core) => new PushRulesService(core))],
+  contributes: {
+    preReceiveChecks: ({ pushRules }) => pushRules.checks.preReceiveCheck(),
+  },
   handlers: pushRulesHandlers,
 });

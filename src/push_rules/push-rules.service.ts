@@ -3,7 +3,7 @@ import type { components } from '../../generated/openapi.js';
 import { ApiError, badParameter, notFound, validationFailed } from '../core/errors.js';
 import type { CoreDeps } from '../core/family.js';
 import { isUniqueViolation } from '../db/errors.js';
-import { regexSyntaxError } from '../git/push-rule-checks.js';
+import { PushRuleChecks, regexSyntaxError } from './push-rule-checks.js';
 import type { ProjectView } from '../projects/projects.service.js';
 import { PushRule } from './push-rule.entity.js';
 
@@ -37,8 +37,12 @@ const ruleExists = () => new ApiError(422, { message: 'Project push rule exists'
 export class PushRulesService {
   private readonly dataSource: DataSource;
 
+  /** The rule applied to pushes and API writes (contributed to the pre-receive checks). */
+  readonly checks: PushRuleChecks;
+
   constructor(deps: CoreDeps) {
     this.dataSource = deps.dataSource;
+    this.checks = new PushRuleChecks(deps.dataSource);
   }
 
   get(view: ProjectView): Promise<PushRule | null> {

@@ -8,7 +8,7 @@ import type { QueueJob } from '../core/queue.js';
 import { KeyedLock } from '../core/keyed-lock.js';
 import { paginateOffset, type Page, type PageParams, type RequestInfo } from '../core/pagination.js';
 import type { Logger } from '../logger.js';
-import { refPatternMatches } from '../git/push-rules.js';
+import { refPatternMatches } from '../git/ref-changes.js';
 import {
   generateSshKeyPair,
   listRemoteRefs,
@@ -17,7 +17,7 @@ import {
   sshFingerprint,
   type RemoteTarget,
 } from '../git/remote-mirror.js';
-import type { RefsUpdated } from '../git/repositories.events.js';
+import type { RefsUpdated } from '../repository/repositories.events.js';
 import type { ProjectView } from '../projects/projects.service.js';
 import { bareUrl, knownHostsName, localAddressProblem, parseMirrorUrl } from './mirror-url.js';
 import { RemoteMirror, type RemoteMirrorStatus } from './remote-mirror.entity.js';

@@ -10,7 +10,7 @@ import { offsetHeaders, perPageOf, requestUrl, type RequestInfo } from '../core/
 import type { GitCommit } from '../git/commits.js';
 import type { FileDiff } from '../git/diffs.js';
 import { ProcessFailed } from '../git/process-stream.js';
-import type { OpenRepository } from '../git/repositories.service.js';
+import type { OpenRepository } from './repositories.service.js';
 import type { ProjectView } from '../projects/projects.service.js';
 import type { ServiceRegistry } from '../core/family.js';
 import type { GitObject, TreeEntry } from '../git/repository.js';

@@ -5,10 +5,17 @@ import { SnippetRepositoryStorageMoves1767745700000 } from './migrations/1767745
 import { RepositoryStorageMove } from './repository-storage-move.entity.js';
 import { repositoryStorageMovesHandlers } from './repository-storage-moves.handlers.js';
 import { RepositoryStorageMovesService } from './repository-storage-moves.service.js';
+import { groupContainer, projectContainer, snippetContainer } from './storage-move-containers.js';
+import { StorageMover } from './storage-mover.js';
+import { RepositoryWriteGate } from './write-gate.js';
 
 declare module '../core/family.js' {
   interface ServiceRegistry {
     repositoryStorageMoves: RepositoryStorageMovesService;
+    /** Moves repositories between storages (repository storage moves run it on the queue). */
+    storageMover: StorageMover;
+    /** Keeps a repository read-only while it moves between storages, and counts its writers. */
+    writeGate: RepositoryWriteGate;
   }
 }
 
@@ -17,6 +24,19 @@ export const repositoryStorageMovesManifest = defineFamily({
   entities: [RepositoryStorageMove],
   migrations: [RepositoryStorageMoves1767745600000, SnippetRepositoryStorageMoves1767745700000],
   services: [
+    defineService('writeGate', [], () => new RepositoryWriteGate()),
+    defineService(
+      'storageMover',
+      ['storage', 'writeGate', 'repositories', 'snippetRepositories'],
+      (core, deps) =>
+        new StorageMover(
+          core.dataSource,
+          deps.storage,
+          deps.writeGate,
+          (storage, borrowerId, lenderId) => deps.repositories.dissociate(storage, borrowerId, lenderId),
+          [projectContainer(deps.storage), groupContainer(), snippetContainer(deps.snippetRepositories)],
+        ),
+    ),
     defineService(
       'repositoryStorageMoves',
       ['projects', 'groups', 'storage', 'writeGate', 'storageMover'],

@@ -1,5 +1,5 @@
 import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
-import type { ContainerType } from '../git/write-gate.js';
+import type { ContainerType } from './write-gate.js';
 
 /** One move of a container's repository between storages; `state` holds GitLab's numbers. */
 @Entity({ name: 'repository_storage_moves' })

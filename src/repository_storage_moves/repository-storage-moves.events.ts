@@ -1,7 +1,7 @@
 /** Events of repository storage moves, added to the catalog of src/core/events.ts. */
-import type { ContainerType } from '../git/write-gate.js';
+import type { ContainerType } from './write-gate.js';
 
-/** A move was scheduled: its job copies, switches and cleans up (src/git/storage-moves.ts). */
+/** A move was scheduled: its job copies, switches and cleans up (storage-mover.ts). */
 export interface RepositoryStorageMoveScheduled {
   moveId: number;
 }

@@ -1,5 +1,5 @@
 import { visibilityName } from '../core/abilities.js';
-import { moveStateName } from '../git/write-gate.js';
+import { moveStateName } from './write-gate.js';
 import { snippetUrls } from '../snippets/snippet.presenter.js';
 import type { MoveRecord } from './repository-storage-moves.service.js';
 

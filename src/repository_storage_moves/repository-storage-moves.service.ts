@@ -4,7 +4,7 @@ import { badParameter, notFound, recordNotFound, validationFailed } from '../cor
 import type { Events } from '../core/events.js';
 import type { CoreDeps, ServiceRegistry } from '../core/family.js';
 import { offsetHeaders, perPageOf, type RequestInfo } from '../core/pagination.js';
-import { MOVE_STATES, type ContainerType } from '../git/write-gate.js';
+import { MOVE_STATES, type ContainerType } from './write-gate.js';
 import { RepositoryStorageMove } from './repository-storage-move.entity.js';
 import './repository-storage-moves.events.js';
 

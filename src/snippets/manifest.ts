@@ -2,6 +2,7 @@ import { snippetsAbilities } from './abilities.js';
 import { defineSubscriber } from '../core/events.js';
 import { defineFamily, defineService } from '../core/family.js';
 import { Snippets1767745300000 } from './migrations/1767745300000-snippets.js';
+import { SnippetRepositories } from './snippet-repositories.js';
 import { Snippet } from './snippet.entity.js';
 import { snippetsHandlers } from './snippets.handlers.js';
 import { SnippetsService } from './snippets.service.js';
@@ -9,6 +10,8 @@ import { SnippetsService } from './snippets.service.js';
 declare module '../core/family.js' {
   interface ServiceRegistry {
     snippets: SnippetsService;
+    /** Snippets' repositories (`@snippets/<hash>.git`), beside the projects' in the same storages. */
+    snippetRepositories: SnippetRepositories;
   }
 }
 
@@ -18,6 +21,11 @@ export const snippetsManifest = defineFamily({
   entities: [Snippet],
   migrations: [Snippets1767745300000],
   services: [
+    defineService(
+      'snippetRepositories',
+      ['storage'],
+      (_core, { storage }) => new SnippetRepositories(storage),
+    ),
     defineService(
       'snippets',
       ['projects', 'snippetRepositories', 'writeGate'],

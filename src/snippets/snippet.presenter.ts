@@ -1,6 +1,6 @@
 import type { components } from '../../generated/openapi.js';
 import { visibilityName } from '../core/abilities.js';
-import { SNIPPET_BRANCH } from '../git/snippet-repositories.js';
+import { SNIPPET_BRANCH } from './snippet-repositories.js';
 import { presentUserSummary } from '../users/user.presenter.js';
 import type { Snippet } from './snippet.entity.js';
 import type { SnippetRecords } from './snippets.service.js';

@@ -6,12 +6,12 @@ import type { Caller } from '../core/auth.js';
 import { ApiError, forbidden, notFound } from '../core/errors.js';
 import { offsetHeaders, perPageOf, type Page, type RequestInfo } from '../core/pagination.js';
 import type { GitCommit } from '../git/commits.js';
-import { refPatternMatches, ZERO_SHA } from '../git/push-rules.js';
+import { refPatternMatches, ZERO_SHA } from '../git/ref-changes.js';
 import {
   RefUpdateRefused,
   type OpenRepository,
   type RepositoriesService,
-} from '../git/repositories.service.js';
+} from '../repository/repositories.service.js';
 import { ProtectedTag } from '../protected_tags/protected-tag.entity.js';
 import type { CoreDeps } from '../core/family.js';
 import { User } from '../users/user.entity.js';

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { git, gitText } from '../../src/git/git.js';
-import { ZERO_SHA } from '../../src/git/push-rules.js';
+import { ZERO_SHA } from '../../src/git/ref-changes.js';
 import { GitRepository, openGitRepository } from '../../src/git/repository.js';
 import { AccessLevel } from '../../src/core/access-level.js';
 import type { Project } from '../../src/projects/project.entity.js';

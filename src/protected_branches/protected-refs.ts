@@ -1,7 +1,7 @@
 /**
  * Which ref updates a caller may make, whether they arrive by `git push` or through the API:
  * protected branches (push, merge, force push, deletion, wildcards) and protected tags. One place
- * answers for both paths, so the rules cannot drift apart.
+ * answers for both paths (it is the first of the pre-receive checks), so the rules cannot drift apart.
  */
 import type { DataSource } from 'typeorm';
 import {
@@ -15,27 +15,13 @@ import { canAdminProtectedRefs } from '../protected_branches/abilities.js';
 import { canPushCode } from '../repository/abilities.js';
 import type { Caller } from '../core/auth.js';
 import { AccessLevel } from '../core/access-level.js';
-import {
-  ProtectedBranch,
-  type ProtectedBranchAction,
-} from '../protected_branches/protected-branch.entity.js';
+import type { PreReceiveCheck, ReceivedPush } from '../git/pre-receive.js';
+import { refPatternMatches, ZERO_SHA, type RefChange } from '../git/ref-changes.js';
 import { ProtectedTag } from '../protected_tags/protected-tag.entity.js';
-import { PushRuleChecks } from './push-rule-checks.js';
-
-export const ZERO_SHA = '0000000000000000000000000000000000000000';
+import { ProtectedBranch, type ProtectedBranchAction } from './protected-branch.entity.js';
 
 /** Access level 60 in an access-level list: administrators only. */
 export const ADMIN_ACCESS = 60;
-
-export interface RefChange {
-  ref: string;
-  oldSha: string;
-  newSha: string;
-  /** The new commit does not descend from the old one. */
-  forced?: boolean;
-  /** Paths the update changes, when the pre-receive hook read them (its objects are quarantined). */
-  paths?: string[];
-}
 
 export interface AccessEntry {
   accessLevel: number | null;
@@ -53,7 +39,7 @@ export interface PushActor {
   groupLevels: Map<number, number>;
   /**
    * Set for one who may not push code to the project but collaborates on merge requests from it: the
-   * only branches they may update (`PushRules.collaborationBranches`).
+   * only branches they may update (`ProtectedRefs.collaborationBranches`).
    */
   collaborationBranches?: Set<string>;
 }
@@ -62,14 +48,6 @@ export interface PushActor {
 export interface RuleProject {
   id: number;
   defaultBranch: string | null;
-}
-
-const escapeRegex = (text: string) => text.replace(/[.+?^${}()|[\]\\]/g, '\\$&');
-
-/** GitLab's wildcards: `*` matches any run of characters, `/` included. */
-export function refPatternMatches(pattern: string, name: string): boolean {
-  if (!pattern.includes('*')) return pattern === name;
-  return new RegExp(`^${pattern.split('*').map(escapeRegex).join('.*')}$`).test(name);
 }
 
 /** Does one entry of an access-level list let the actor in? */
@@ -115,41 +93,10 @@ export interface ProjectRules {
 }
 
 /** Options of a check: API writes (`throughApi`) may delete protected refs, pushes never. */
-export interface RefusalOptions {
-  throughApi?: boolean;
-  /** A merge request's merge: protected branches admit their merge entries, not their push entries. */
-  merging?: boolean;
-  /** The paths a change touches, for checks on content (read only when a check asks). */
-  pathsOf?: (change: RefChange) => Promise<string[]>;
-  /**
-   * The repository holding the new commits (and git's quarantine of a running push): the project's push
-   * rule then checks them too. Left out, only the protections are asked.
-   */
-  content?: { dir: string; env?: Record<string, string> };
-}
+export type RefusalOptions = Pick<ReceivedPush, 'throughApi' | 'merging'>;
 
-/**
- * A check of a push's content that another family adds (code owners); it sees each change that the
- * rules above admitted, and answers a refusal message or null.
- */
-export type PushCheck = (
-  project: RuleProject,
-  change: RefChange,
-  paths: () => Promise<string[]>,
-) => Promise<string | null>;
-
-export class PushRules {
-  private readonly checks: PushCheck[] = [];
-  private readonly ruleChecks: PushRuleChecks;
-
-  constructor(private readonly dataSource: DataSource) {
-    this.ruleChecks = new PushRuleChecks(dataSource);
-  }
-
-  /** Adds a content check to every push and API write but merges (see `PushCheck`). */
-  addCheck(check: PushCheck): void {
-    this.checks.push(check);
-  }
+export class ProtectedRefs {
+  constructor(private readonly dataSource: DataSource) {}
 
   async actor(caller: Caller, accessLevel: number): Promise<PushActor> {
     const groupLevels = new Map<number, number>();
@@ -323,22 +270,18 @@ export class PushRules {
       const reason = await this.refusal(project, actor, change, options, loaded);
       if (reason) return reason;
     }
-    if (options.content) {
-      const reason = await this.ruleChecks.refusal(project.id, changes, {
-        ...options.content,
-        defaultBranch: project.defaultBranch,
-        userId: actor.caller.user?.id ?? null,
-        throughApi: options.throughApi,
-      });
-      if (reason) return reason;
-    }
-    if (options.merging || !options.pathsOf) return null;
-    const pathsOf = options.pathsOf;
-    for (const check of this.checks)
-      for (const change of changes) {
-        const reason = await check(project, change, () => pathsOf(change));
-        if (reason) return reason;
-      }
     return null;
+  }
+
+  /** The protections as the first pre-receive check. */
+  preReceiveCheck(): PreReceiveCheck {
+    return {
+      stage: 'refs',
+      refusal: async (push, changes) => {
+        const actor = await this.actor(push.caller, push.accessLevel);
+        actor.collaborationBranches = push.collaborationBranches;
+        return this.firstRefusal(push.project, actor, changes, push);
+      },
+    };
   }
 }

@@ -3,9 +3,9 @@
  * in a fork network), groups (their wiki repository, which forge-api groups never have) and snippets.
  */
 import type { EntityManager } from 'typeorm';
-import type { SnippetRepositories } from './snippet-repositories.js';
-import type { RepositoryContainer } from './storage-moves.js';
-import { RepositoryStorage } from './storage.js';
+import type { RepositoryContainer } from './storage-mover.js';
+import { RepositoryStorage } from '../git/storage.js';
+import type { SnippetRepositories } from '../snippets/snippet-repositories.js';
 
 export function projectContainer(storage: RepositoryStorage): RepositoryContainer {
   return {

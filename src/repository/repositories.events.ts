@@ -1,4 +1,4 @@
-/** Events of the git layer, added to the catalog of src/core/events.ts. */
+/** Events of projects' repositories (`refs.updated` is the post-receive point), added to the catalog of src/core/events.ts. */
 
 export interface RefsUpdated {
   projectId: number;

@@ -8,13 +8,12 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { EntityManager } from 'typeorm';
 import { KeyedLock } from '../core/keyed-lock.js';
-import { type FileAction } from './commit-builder.js';
-import { git } from './git.js';
-import type { ProcessOutput } from './process-stream.js';
-import { repositorySize } from './object-counts.js';
-import { openGitRepository } from './repository.js';
-import { holdStorageShared } from './storage-lock.js';
-import type { RepositoryStorage, Signature } from './storage.js';
+import { type FileAction } from '../git/commit-builder.js';
+import type { ProcessOutput } from '../git/process-stream.js';
+import { repositorySize } from '../git/object-counts.js';
+import { initBareRepository, openGitRepository } from '../git/repository.js';
+import { holdStorageShared } from '../git/storage-lock.js';
+import type { RepositoryStorage, Signature } from '../git/storage.js';
 
 export const SNIPPET_BRANCH = 'main';
 const HEAD_REF = `refs/heads/${SNIPPET_BRANCH}`;
@@ -62,13 +61,10 @@ export class SnippetRepositories {
     await fs.mkdir(path.dirname(dir), { recursive: true });
     try {
       await fs.mkdir(building);
-      await git(['init', '--bare', '--quiet', `--initial-branch=${SNIPPET_BRANCH}`, building]);
-      const commit = await openGitRepository(building).buildCommit({
-        parent: null,
-        committer: first.author,
-        ...first,
-      });
-      await git(['update-ref', HEAD_REF, commit, ''], { gitDir: building });
+      await initBareRepository(building, SNIPPET_BRANCH);
+      const repository = openGitRepository(building);
+      const commit = await repository.buildCommit({ parent: null, committer: first.author, ...first });
+      await repository.updateRef(HEAD_REF, commit, null);
       await this.storage.moveToTrash(dir);
       await fs.rename(building, dir);
     } catch (err) {
@@ -84,7 +80,7 @@ export class SnippetRepositories {
       const repository = openGitRepository(dir);
       const parent = await repository.resolveCommit(HEAD_REF);
       const commit = await repository.buildCommit({ parent, committer: change.author, ...change });
-      await git(['update-ref', HEAD_REF, commit, parent ?? ''], { gitDir: dir });
+      await repository.updateRef(HEAD_REF, commit, parent);
       return commit;
     });
   }

@@ -6,10 +6,10 @@
  */
 import type { DataSource } from 'typeorm';
 import { RE2JS } from 're2js';
-import { PushRule } from '../push_rules/push-rule.entity.js';
-import { git } from './git.js';
-
-const ZERO_SHA = '0000000000000000000000000000000000000000';
+import type { PreReceiveCheck } from '../git/pre-receive.js';
+import { blobSizes, filesAddedOrChanged, newCommits, type NewCommit } from '../git/pushed-commits.js';
+import { ZERO_SHA } from '../git/ref-changes.js';
+import { PushRule } from './push-rule.entity.js';
 const MIB = 1024 * 1024;
 const DCO_SIGNOFF = /^Signed-off-by: .+/im;
 
@@ -45,17 +45,24 @@ const matches = (pattern: string, text: string, multiline = false) =>
     .matcher(text)
     .find();
 
-interface NewCommit {
-  sha: string;
-  authorName: string;
-  authorEmail: string;
-  committerName: string;
-  committerEmail: string;
-  message: string;
-}
-
 export class PushRuleChecks {
   constructor(private readonly dataSource: DataSource) {}
+
+  /** The push rule as a pre-receive check of the new commits, where the push says where they are. */
+  preReceiveCheck(): PreReceiveCheck {
+    return {
+      stage: 'content',
+      refusal: (push, changes) =>
+        push.content
+          ? this.refusal(push.project.id, changes, {
+              ...push.content,
+              defaultBranch: push.project.defaultBranch,
+              userId: push.caller.user?.id ?? null,
+              throughApi: push.throughApi,
+            })
+          : Promise.resolve(null),
+    };
+  }
 
   /** The first refusal of the project's push rule for these changes, or null (also without a rule). */
   async refusal(projectId: number, changes: Change[], context: ContentContext): Promise<string | null> {
@@ -73,7 +80,7 @@ export class PushRuleChecks {
     }
     const tips = changes.filter((c) => c.newSha !== ZERO_SHA).map((c) => c.newSha);
     if (tips.length === 0 || !this.checksCommits(rule)) return null;
-    const commits = await this.newCommits(context, tips);
+    const commits = await newCommits(context.dir, tips, context.env);
     if (commits.length === 0) return null;
     const pusher = await this.pusher(context.userId);
     const knownEmails = rule.memberCheck ? await this.knownEmails(commits) : new Set<string>();
@@ -132,62 +139,25 @@ export class PushRuleChecks {
 
   /** Files added or changed by the new commits: names against the regex, blob sizes against the limit. */
   private async fileRefusal(rule: PushRule, commits: NewCommit[], context: ContentContext) {
-    const options = { gitDir: context.dir, env: context.env };
-    const changed: Array<{ path: string; blob: string }> = [];
-    for (const commit of commits) {
-      const { stdout } = await git(
-        [
-          'diff-tree',
-          '-r',
-          '-z',
-          '--no-commit-id',
-          '--root',
-          '--no-abbrev',
-          '--diff-filter=AMCR',
-          commit.sha,
-        ],
-        options,
-      );
-      const tokens = stdout.toString('utf8').split('\0');
-      for (let i = 0; i < tokens.length; i++) {
-        if (!tokens[i].startsWith(':')) continue;
-        const [, , , blob, status] = tokens[i].slice(1).split(' ');
-        // Copies and renames name the source, then the destination.
-        if (/^[CR]/.test(status)) i++;
-        changed.push({ path: tokens[++i], blob });
-      }
-    }
+    const changed = [];
+    for (const commit of commits)
+      changed.push(...(await filesAddedOrChanged(context.dir, commit.sha, context.env)));
     if (rule.fileNameRegex) {
       const prohibited = changed.find((file) => matches(rule.fileNameRegex!, file.path));
       if (prohibited)
         return `File name ${prohibited.path} was prohibited by the pattern "${rule.fileNameRegex}".`;
     }
     if (rule.maxFileSize > 0 && changed.length) {
-      const { stdout } = await git(['cat-file', '--batch-check=%(objectsize)'], {
-        ...options,
-        input: `${changed.map((file) => file.blob).join('\n')}\n`,
-      });
-      const sizes = stdout.toString('utf8').trim().split('\n').map(Number);
+      const sizes = await blobSizes(
+        context.dir,
+        changed.map((file) => file.blob),
+        context.env,
+      );
       const large = changed.find((_, i) => sizes[i] > rule.maxFileSize * MIB);
       if (large)
         return `File "${large.path}" is larger than the allowed size of ${rule.maxFileSize} MiB. Use Git LFS to manage this file.`;
     }
     return null;
-  }
-
-  private async newCommits(context: ContentContext, tips: string[]): Promise<NewCommit[]> {
-    const { stdout } = await git(
-      ['log', '--format=%x1e%H%x00%an%x00%ae%x00%cn%x00%ce%x00%B', ...tips, '--not', '--all'],
-      { gitDir: context.dir, env: context.env },
-    );
-    return stdout
-      .toString('utf8')
-      .split('\x1e')
-      .filter(Boolean)
-      .map((record) => {
-        const [sha, authorName, authorEmail, committerName, committerEmail, message] = record.split('\0');
-        return { sha, authorName, authorEmail, committerName, committerEmail, message: message.trimEnd() };
-      });
   }
 
   private async pusher(userId: number | null) {

@@ -6,7 +6,7 @@
 import { activeSql } from '../core/abilities.js';
 import type { EntityManager } from 'typeorm';
 import { AccessLevel } from '../core/access-level.js';
-import type { AccessEntry } from './push-rules.js';
+import type { AccessEntry } from './protected-refs.js';
 
 /** What a request names in an entry; the first of user, group, deploy key and role wins, as in GitLab. */
 export interface EntryInput {

@@ -1,20 +1,21 @@
 import fs from 'node:fs';
-import { housekeep, type HousekeepingReport, type HousekeepingTask } from './housekeeping.js';
-import { KeyedLock } from '../core/keyed-lock.js';
-import { dissociate } from './object-sharing.js';
 import type { DataSource } from 'typeorm';
 import type { Caller } from '../core/auth.js';
 import type { Events } from '../core/events.js';
+import type { Contributions, CoreDeps } from '../core/family.js';
+import { notFound } from '../core/errors.js';
+import { KeyedLock } from '../core/keyed-lock.js';
+import { housekeep, type HousekeepingReport, type HousekeepingTask } from '../git/housekeeping.js';
+import { dissociate } from '../git/object-sharing.js';
+import { preReceiveRefusal, type ReceivedPush } from '../git/pre-receive.js';
+import { ZERO_SHA, type RefChange } from '../git/ref-changes.js';
+import { openGitRepository, type GitRepository } from '../git/repository.js';
+import type { RepositoryStorage } from '../git/storage.js';
+import { READ_ONLY_MESSAGE, type RepositoryWriteGate } from '../repository_storage_moves/write-gate.js';
 import type { ProjectView } from '../projects/projects.service.js';
-import type { CoreDeps } from '../core/family.js';
-import { repositoryGone } from './git.js';
 import { PushEvent } from './push-event.entity.js';
-import { PushRules, ZERO_SHA, type RefChange } from './push-rules.js';
-import { writeRepositoryState } from './repository-state.js';
-import { openGitRepository, type GitRepository } from './repository.js';
 import './repositories.events.js';
-import type { RepositoryStorage } from './storage.js';
-import { READ_ONLY_MESSAGE, type RepositoryWriteGate } from './write-gate.js';
+import { writeRepositoryState } from './repository-state-record.js';
 
 /** A project's repository as one caller may use it. */
 export interface OpenRepository {
@@ -23,7 +24,7 @@ export interface OpenRepository {
   git: GitRepository;
 }
 
-/** A ref update refused by the push rules, or lost to a concurrent update; `reason` says which. */
+/** A ref update refused by a pre-receive check, or lost to a concurrent update; `reason` says which. */
 export class RefUpdateRefused extends Error {
   constructor(
     readonly reason: string,
@@ -35,13 +36,13 @@ export class RefUpdateRefused extends Error {
 
 /**
  * The way every family reaches a project's repository: the resolved project's checkout, and ref updates that
- * pass the same push rules as `git push` and are recorded as push events.
+ * pass the same pre-receive checks as `git push` and are recorded as push events.
  */
 export class RepositoriesService {
-  readonly rules: PushRules;
   private readonly refLocks = new KeyedLock();
   private readonly dataSource: DataSource;
   private readonly events: Events;
+  private readonly contributions: Contributions;
 
   constructor(
     deps: CoreDeps,
@@ -50,7 +51,12 @@ export class RepositoriesService {
   ) {
     this.dataSource = deps.dataSource;
     this.events = deps.events;
-    this.rules = new PushRules(deps.dataSource);
+    this.contributions = deps.contributions;
+  }
+
+  /** Why the families' pre-receive checks refuse the changes (GitLab's message), or null. */
+  pushRefusal(push: ReceivedPush, changes: RefChange[]): Promise<string | null> {
+    return preReceiveRefusal(this.contributions.of('preReceiveChecks'), push, changes);
   }
 
   /** The database, for checks outside a transaction (the write gate's). */
@@ -134,8 +140,8 @@ export class RepositoriesService {
 
   /**
    * Applies ref changes atomically (all or none, each checked against its expected old value) after the
-   * push rules accept every one, then records them. Throws RefUpdateRefused with GitLab's reason; every
-   * API write of every family passes here, so a repository being moved refuses them all at once.
+   * pre-receive checks accept every one, then records them. Throws RefUpdateRefused with GitLab's reason;
+   * every API write of every family passes here, so a repository being moved refuses them all at once.
    */
   async updateRefs(
     caller: Caller,
@@ -156,19 +162,27 @@ export class RepositoriesService {
     options: { merging?: boolean },
   ): Promise<void> {
     const { view, git } = repository;
-    const actor = await this.rules.actor(caller, view.accessLevel);
     for (const change of changes) {
       if (change.forced === undefined && change.oldSha !== ZERO_SHA && change.newSha !== ZERO_SHA)
         change.forced = !(await git.isAncestor(change.oldSha, change.newSha));
     }
     // Writes through the API are what GitLab calls web updates: they may delete protected refs.
-    const reason = await this.rules.firstRefusal(view.project, actor, changes, {
-      throughApi: true,
-      merging: options.merging,
-      pathsOf: async (change) =>
-        (await git.diffs(change.oldSha, change.newSha)).diffs.flatMap((diff) => [diff.oldPath, diff.newPath]),
-      content: { dir: this.dir(view) },
-    });
+    const reason = await this.pushRefusal(
+      {
+        project: view.project,
+        caller,
+        accessLevel: view.accessLevel,
+        throughApi: true,
+        merging: options.merging,
+        pathsOf: async (change) =>
+          (await git.diffs(change.oldSha, change.newSha)).diffs.flatMap((diff) => [
+            diff.oldPath,
+            diff.newPath,
+          ]),
+        content: { dir: this.dir(view) },
+      },
+      changes,
+    );
     if (reason) throw new RefUpdateRefused(reason);
     if (!(await git.applyRefUpdates(changes)))
       throw new RefUpdateRefused('The ref was changed by someone else meanwhile.', true);
@@ -224,7 +238,7 @@ export class RepositoriesService {
     await this.dataSource.transaction(async (tx) => {
       // A project deleted meanwhile has nothing to record; its delete waits for this record otherwise.
       const [row] = await tx.query('SELECT 1 FROM projects WHERE id = $1 FOR KEY SHARE', [project.id]);
-      if (!row) throw repositoryGone();
+      if (!row) throw notFound('Project');
       if (defaultBranch !== project.defaultBranch) {
         await tx.query('UPDATE projects SET default_branch = $2 WHERE id = $1', [project.id, defaultBranch]);
         // The default branch's protection follows it to the branch that became the default.

@@ -7,24 +7,26 @@
  * States, as GitLab's: scheduled (read-only, see write-gate.ts) → started → replicated (the container
  * names the destination, and is writable again) → finished (the source copy is gone); a failure before
  * the switch ends in failed, after it in cleanup_failed. Crash safety follows the storage's own rules
- * (storage-recovery.ts): the copy is built under a `.moving-*` name nothing else reads, renamed to the
+ * (src/git/storage-recovery.ts): the copy is built under a `.moving-*` name nothing else reads, renamed to the
  * hashed path only inside the transaction that records the destination (under the shared storage
  * lock, so a sweep never sees it half-owned), and the source copy is an orphan once that commits. So a
  * process killed at any point leaves the repository whole on exactly the storage its row names; the
  * move's job runs again after the restart and resumes from its state.
  */
-import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { DataSource, EntityManager } from 'typeorm';
 import { faultPause, faultPoint } from '../core/faults.js';
-import { git, gitText } from './git.js';
-import { borrowAndFetch, lendersOf } from './object-sharing.js';
-import { readRefs } from './ref-store.js';
-import type { RepositoriesService } from './repositories.service.js';
-import { digestRefs } from './repository-state.js';
-import { holdStorageShared } from './storage-lock.js';
-import type { RepositoryStorage } from './storage.js';
+import { lendersOf } from '../git/object-sharing.js';
+import {
+  copyRepository,
+  removeCopyLeftovers,
+  removeTrash,
+  verifyCopy,
+  verifyRefs,
+} from '../git/repository-copy.js';
+import { holdStorageShared } from '../git/storage-lock.js';
+import type { RepositoryStorage } from '../git/storage.js';
 import { MOVE_STATES, type ContainerType, type RepositoryWriteGate } from './write-gate.js';
 
 /** Where a container's repository is, read under its row lock. */
@@ -61,6 +63,9 @@ export interface MoveRow {
   destination_storage_name: string;
 }
 
+/** Gives a borrowing repository its own objects before its lender's copy goes (a project's fork). */
+export type Dissociate = (storage: string, borrowerId: number, lenderId: number) => Promise<void>;
+
 /** A move's failure, as GitLab records it in `error_message` (at most 256 characters). */
 class MoveError extends Error {}
 
@@ -74,12 +79,10 @@ export class StorageMover {
     private readonly dataSource: DataSource,
     private readonly storage: RepositoryStorage,
     private readonly gate: RepositoryWriteGate,
-    private readonly repositories: RepositoriesService,
-  ) {}
-
-  /** Adds a kind of container (see storage-move-containers.ts). */
-  register(container: RepositoryContainer): void {
-    this.containers.set(container.type, container);
+    private readonly dissociate: Dissociate,
+    containers: readonly RepositoryContainer[],
+  ) {
+    for (const container of containers) this.containers.set(container.type, container);
   }
 
   container(type: ContainerType): RepositoryContainer {
@@ -133,11 +136,10 @@ export class StorageMover {
       if (location.storage !== null && source !== destination) {
         if (location.storage !== source)
           throw new MoveError(`${capitalize(container.label)} repository is not on storage ${source}`);
-        await removeLeftovers(destinationDir);
+        await removeCopyLeftovers(destinationDir);
         const lender = location.lender;
         const lenderDir = lender?.storage === destination ? container.diskPath(destination, lender.id) : null;
-        building = `${destinationDir}.moving-${crypto.randomBytes(4).toString('hex')}`;
-        await copyRepository(sourceDir, building, lenderDir);
+        building = await copyRepository(sourceDir, destinationDir, lenderDir);
         borrowing = lenderDir !== null;
         await verifyCopy(sourceDir, building);
         faultPoint('storage-move:replicated');
@@ -189,7 +191,7 @@ export class StorageMover {
           const dir = container.diskPath(borrower.storage, borrower.id);
           const lenders = (await lendersOf(dir)).map((lender) => path.resolve(lender));
           if (lenders.includes(path.resolve(sourceDir)))
-            await this.repositories.dissociate(borrower.storage, borrower.id, id);
+            await this.dissociate(borrower.storage, borrower.id, id);
         }
         faultPoint('storage-move:cleanup');
         await this.storage.moveToTrash(sourceDir);
@@ -232,49 +234,3 @@ export class StorageMover {
 }
 
 const capitalize = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
-
-/**
- * A fresh bare repository at `building` with every ref of `sourceDir` (fetched, so only objects its
- * refs reach travel), its HEAD, and the settings every repository gets. With `lenderDir`, objects the
- * lender has are borrowed instead of copied.
- */
-async function copyRepository(sourceDir: string, building: string, lenderDir: string | null): Promise<void> {
-  await fs.mkdir(path.dirname(building), { recursive: true });
-  await git(['init', '--bare', '--quiet', building]);
-  const refspec = ['+refs/*:refs/*'];
-  if (lenderDir) await borrowAndFetch(building, lenderDir, sourceDir, refspec);
-  else
-    await git(['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--', sourceDir, ...refspec], {
-      gitDir: building,
-    });
-  const head = await gitText(['symbolic-ref', 'HEAD'], { gitDir: sourceDir });
-  await git(['symbolic-ref', 'HEAD', head], { gitDir: building });
-}
-
-/** The copy is good when its refs are the source's, one for one, and `git fsck` finds it whole. */
-async function verifyCopy(sourceDir: string, copyDir: string): Promise<void> {
-  await verifyRefs(sourceDir, copyDir);
-  await git(['fsck', '--no-progress', '--no-dangling'], { gitDir: copyDir });
-}
-
-async function verifyRefs(sourceDir: string, copyDir: string): Promise<void> {
-  const [source, copy] = await Promise.all([readRefs(sourceDir), readRefs(copyDir)]);
-  if (digestRefs(source) !== digestRefs(copy))
-    throw new MoveError('Failed to verify the repository copy: its refs differ from the source');
-}
-
-/** A previous attempt's copy (its process died): only one move of a repository runs at a time. */
-async function removeLeftovers(destinationDir: string): Promise<void> {
-  const prefix = `${path.basename(destinationDir)}.moving-`;
-  const names = await fs.readdir(path.dirname(destinationDir)).catch(() => [] as string[]);
-  for (const name of names.filter((n) => n.startsWith(prefix)))
-    await fs.rm(path.join(path.dirname(destinationDir), name), { recursive: true, force: true });
-}
-
-/** Removes every `.deleting-*` beside `dir`. */
-async function removeTrash(dir: string): Promise<void> {
-  const prefix = `${path.basename(dir)}.deleting-`;
-  const names = await fs.readdir(path.dirname(dir)).catch(() => [] as string[]);
-  for (const name of names.filter((n) => n.startsWith(prefix)))
-    await fs.rm(path.join(path.dirname(dir), name), { recursive: true, force: true });
-}
