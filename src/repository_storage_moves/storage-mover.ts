@@ -19,6 +19,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { faultPause, faultPoint } from '../core/faults.js';
 import { lendersOf } from '../git/object-sharing.js';
 import {
+  copyDir,
   copyRepository,
   removeCopyLeftovers,
   removeTrash,
@@ -139,7 +140,8 @@ export class StorageMover {
         await removeCopyLeftovers(destinationDir);
         const lender = location.lender;
         const lenderDir = lender?.storage === destination ? container.diskPath(destination, lender.id) : null;
-        building = await copyRepository(sourceDir, destinationDir, lenderDir);
+        building = copyDir(destinationDir);
+        await copyRepository(sourceDir, building, lenderDir);
         borrowing = lenderDir !== null;
         await verifyCopy(sourceDir, building);
         faultPoint('storage-move:replicated');
