@@ -10,18 +10,20 @@ import { borrowAndFetch } from './object-sharing.js';
 import { readRefs } from './ref-store.js';
 import { digestRefs } from './repository-state.js';
 
+/** Where a copy to `destinationDir` is built: a `.moving-*` name beside it that nothing else reads. */
+export const copyDir = (destinationDir: string) =>
+  `${destinationDir}.moving-${crypto.randomBytes(4).toString('hex')}`;
+
 /**
- * A fresh bare repository beside `destinationDir`, under a `.moving-*` name nothing else reads, with
- * every ref of `sourceDir` (fetched, so only objects its refs reach travel), its HEAD, and the settings
- * every repository gets. With `lenderDir`, objects the lender has are borrowed instead of copied.
- * Returns the copy's directory.
+ * A fresh bare repository at `building` with every ref of `sourceDir` (fetched, so only objects its
+ * refs reach travel), its HEAD, and the settings every repository gets. With `lenderDir`, objects the
+ * lender has are borrowed instead of copied.
  */
 export async function copyRepository(
   sourceDir: string,
-  destinationDir: string,
+  building: string,
   lenderDir: string | null,
-): Promise<string> {
-  const building = `${destinationDir}.moving-${crypto.randomBytes(4).toString('hex')}`;
+): Promise<void> {
   await fs.mkdir(path.dirname(building), { recursive: true });
   await git(['init', '--bare', '--quiet', building]);
   const refspec = ['+refs/*:refs/*'];
@@ -32,7 +34,6 @@ export async function copyRepository(
     });
   const head = await gitText(['symbolic-ref', 'HEAD'], { gitDir: sourceDir });
   await git(['symbolic-ref', 'HEAD', head], { gitDir: building });
-  return building;
 }
 
 /** The copy is good when its refs are the source's, one for one, and `git fsck` finds it whole. */

@@ -7,11 +7,11 @@
  * States, as GitLab's: scheduled (read-only, see write-gate.ts) → started → replicated (the container
  * names the destination, and is writable again) → finished (the source copy is gone); a failure before
  * the switch ends in failed, after it in cleanup_failed. Crash safety follows the storage's own rules
- * (src/git/storage-recovery.ts): the copy is built under a `.moving-*` name nothing else reads, renamed to the
- * hashed path only inside the transaction that records the destination (under the shared storage
- * lock, so a sweep never sees it half-owned), and the source copy is an orphan once that commits. So a
- * process killed at any point leaves the repository whole on exactly the storage its row names; the
- * move's job runs again after the restart and resumes from its state.
+ * (src/git/storage-recovery.ts): the copy is built under a `.moving-*` name nothing else reads, renamed
+ * to the hashed path only inside the transaction that records the destination (under the shared
+ * storage lock, so a sweep never sees it half-owned), and the source copy is an orphan once that
+ * commits. So a process killed at any point leaves the repository whole on exactly the storage its row
+ * names; the move's job runs again after the restart and resumes from its state.
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -19,6 +19,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { faultPause, faultPoint } from '../core/faults.js';
 import { lendersOf } from '../git/object-sharing.js';
 import {
+  copyDir,
   copyRepository,
   removeCopyLeftovers,
   removeTrash,
@@ -139,7 +140,8 @@ export class StorageMover {
         await removeCopyLeftovers(destinationDir);
         const lender = location.lender;
         const lenderDir = lender?.storage === destination ? container.diskPath(destination, lender.id) : null;
-        building = await copyRepository(sourceDir, destinationDir, lenderDir);
+        building = copyDir(destinationDir);
+        await copyRepository(sourceDir, building, lenderDir);
         borrowing = lenderDir !== null;
         await verifyCopy(sourceDir, building);
         faultPoint('storage-move:replicated');
