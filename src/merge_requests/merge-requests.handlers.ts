@@ -13,7 +13,8 @@ import {
   presentVersion,
   presentVersionCommits,
 } from './merge-request.presenter.js';
-import type { ListMergeRequestsParams, ListScope, MergeRequestRecords } from './merge-requests.service.js';
+import type { ListScope } from './merge-request-lists.js';
+import type { ListMergeRequestsParams, MergeRequestRecords } from './merge-requests.service.js';
 import type { ServiceRegistry } from '../core/family.js';
 import type { Caller } from '../core/auth.js';
 
@@ -24,7 +25,7 @@ async function list(
   params: ListMergeRequestsParams,
   request: RequestInfo,
 ) {
-  const mergeRequests = services.mergeRequests;
+  const mergeRequests = services.mergeRequestLists;
   const present = params.view === 'simple' ? presentMergeRequestSimple : presentMergeRequest;
   const presentPage = (page: MergeRequestRecords) =>
     page.items.map((mr) => present(mr, page, request.externalUrl));
@@ -33,7 +34,7 @@ async function list(
     const page = await read();
     return { status: 200 as const, body: presentPage(page), headers: page.headers };
   }
-  mergeRequests.assertEnabled(where.project);
+  services.mergeRequests.assertEnabled(where.project);
   const answer = await mergeRequests.listPages.answer(
     caller,
     where.project,
@@ -62,7 +63,7 @@ export const mergeRequestsHandlers = defineHandlers({
     list(services, caller, { project: subject }, params, request),
 
   async createMergeRequest({ subject, body, caller, services, request }) {
-    const records = await services.mergeRequests.create(caller, subject, body);
+    const records = await services.mergeRequestWrites.create(caller, subject, body);
     return { status: 201, body: presentMergeRequestDetail(records, request.externalUrl) };
   },
 
@@ -77,7 +78,7 @@ export const mergeRequestsHandlers = defineHandlers({
   },
 
   async updateMergeRequest({ params, subject, body, caller, services, request }) {
-    const records = await services.mergeRequests.update(
+    const records = await services.mergeRequestWrites.update(
       caller,
       subject,
       params.merge_request_iid,
@@ -87,7 +88,7 @@ export const mergeRequestsHandlers = defineHandlers({
   },
 
   async deleteMergeRequest({ params, subject, services }) {
-    await services.mergeRequests.remove(subject, params.merge_request_iid);
+    await services.mergeRequestWrites.remove(subject, params.merge_request_iid);
     return { status: 204, body: null };
   },
 

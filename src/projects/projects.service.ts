@@ -64,7 +64,7 @@ import { ProjectStatistics } from './project-statistics.entity.js';
 import { Project } from './project.entity.js';
 import { projectSettings, settingsFromParams } from './project-settings.js';
 import {
-  readContributedAttributes,
+  readContributedFields,
   writeContributedAttributes,
   type ContributedAttributes,
 } from './project-attributes.js';
@@ -372,7 +372,7 @@ export class ProjectsService {
         ? (await this.forkSources(caller, [project.forkedFromProjectId])).get(project.forkedFromProjectId)
         : undefined;
     const contributed = options.contributed
-      ? (await readContributedAttributes(this.contributions, this.dataSource.manager, [project.id])).get(
+      ? (await readContributedFields(this.contributions, this.dataSource.manager, [project.id])).get(
           project.id,
         )
       : undefined;
@@ -729,7 +729,7 @@ export class ProjectsService {
     const sources = params.simple ? undefined : await this.forkSources(caller, sourceIds);
     const contributed = params.simple
       ? undefined
-      : await readContributedAttributes(this.contributions, this.dataSource.manager, ids);
+      : await readContributedFields(this.contributions, this.dataSource.manager, ids);
     return {
       headers: page.headers,
       items: page.items.map((project, i) => {
