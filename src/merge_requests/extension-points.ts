@@ -9,16 +9,17 @@ import type { Caller } from '../core/auth.js';
 import type { Contributions } from '../core/family.js';
 import type { MergeRequest } from './merge-request.entity.js';
 import type { ListMergeRequestsParams } from './merge-request-params.js';
-import type { MergeRequestProject, MergeRequestRecords } from './merge-request-records.js';
+import type {
+  DetailedMergeStatus,
+  MergeRequestProject,
+  MergeRequestRecords,
+  PageExtensions,
+  PageIds,
+} from './merge-request-records.js';
+
+export type { DetailedMergeStatus, PageIds } from './merge-request-records.js';
 
 type MergeRequestJson = components['schemas']['MergeRequest'];
-export type DetailedMergeStatus = MergeRequestJson['detailed_merge_status'];
-
-/** SQL `int[]` expressions naming a page's merge requests: all of them, and the open ones. */
-export interface PageIds {
-  all: string;
-  open: string;
-}
 
 /**
  * Data selected beside each page of merge requests, in the page's one statement: SQL giving a JSON
@@ -92,7 +93,7 @@ declare module '../core/family.js' {
 }
 
 /** The contributions to merge requests, read once the services are built. */
-export class MergeRequestExtensions {
+export class MergeRequestExtensions implements PageExtensions {
   private built?: {
     checks: MergeCheck[];
     fields: MergeRequestFields[];

@@ -3,6 +3,7 @@
  * records read back from its row (contributed data included).
  */
 import type { DataSource, EntityManager } from 'typeorm';
+import type { components } from '../../generated/openapi.js';
 import { entityRows, type EntityRows } from '../db/rows.js';
 import type { DiffResult } from '../git/diffs.js';
 import { Label } from '../labels/label.entity.js';
@@ -14,7 +15,6 @@ import {
 } from '../milestones/milestones.service.js';
 import { projectSettings, type ProjectSettings } from '../projects/project-settings.js';
 import { User } from '../users/user.entity.js';
-import type { MergeRequestExtensions, PageIds } from './extension-points.js';
 import type { MergeRequest, MergeRequestDiff } from './merge-request.entity.js';
 
 /** The project a merge request belongs to, as its presentation needs it. */
@@ -50,8 +50,23 @@ export interface MergeRequestRecords {
   withLabelsDetails?: boolean;
   /** Data contributed to the page, by its contribution, then by merge request id. */
   extensionData: Map<object, Map<number, unknown>>;
-  /** The contributions that present and check the page. */
-  extensions: MergeRequestExtensions;
+  /** The contributions that present and check the page (`MergeRequestExtensions`). */
+  extensions: PageExtensions;
+}
+
+/** SQL `int[]` expressions naming a page's merge requests: all of them, and the open ones. */
+export interface PageIds {
+  all: string;
+  open: string;
+}
+
+export type DetailedMergeStatus = components['schemas']['MergeRequest']['detailed_merge_status'];
+
+/** What other families add to a page of merge requests, as the page's records use it. */
+export interface PageExtensions {
+  dataColumns(ids: PageIds): { sql: string; owners: Array<{ owner: object; column: string }> };
+  detailedMergeStatus(mr: MergeRequest, records: MergeRequestRecords): DetailedMergeStatus;
+  presentFields(mr: MergeRequest, records: MergeRequestRecords): Record<string, unknown>;
 }
 
 /** What only the single read adds. */
@@ -84,7 +99,7 @@ export interface RelatedIds extends PageIds {
  * (`x0`, `x1`…). Rows come as JSON arrays (whole rows for users, labels and milestones), each aggregate
  * ordered as it is shown.
  */
-export function relatedSql(ids: RelatedIds, extensions: MergeRequestExtensions) {
+export function relatedSql(ids: RelatedIds, extensions: PageExtensions) {
   const contributed = extensions.dataColumns(ids);
   return {
     ctes: `links AS (
@@ -140,7 +155,7 @@ export class MergeRequestRecordsReader {
 
   constructor(
     dataSource: DataSource,
-    private readonly extensions: MergeRequestExtensions,
+    private readonly extensions: PageExtensions,
   ) {
     this.userRows = entityRows(dataSource, User, 'u');
     this.labelRows = entityRows(dataSource, Label, 'l');

@@ -1,5 +1,5 @@
 /** The project lists (`GET /projects`, a project's forks): filters, orders, and one statement a page. */
-import { type DataSource, type ObjectLiteral, type SelectQueryBuilder } from 'typeorm';
+import { type DataSource, type SelectQueryBuilder } from 'typeorm';
 import {
   activeSql,
   canReadStatistics,
@@ -27,9 +27,9 @@ import { ProjectStatistics } from './project-statistics.entity.js';
 import { Project } from './project.entity.js';
 import { readContributedFields } from './project-attributes.js';
 import { readableProjectIds } from '../core/readable-projects.js';
-import { containing, escapeLike } from '../core/search.js';
 import { preparedQuery } from '../db/prepared.js';
 import { entityRows, type EntityRows } from '../db/rows.js';
+import { orderBySimilarity, whereProjectMatches } from './project-search.js';
 import type { ListForksParams, ListProjectsParams, ProjectView } from './projects.service.js';
 
 const ADMIN_ORDERS = new Set(['repository_size', 'storage_size', 'packages_size', 'wiki_size']);
@@ -233,41 +233,6 @@ export class ProjectListsService {
       },
     };
   }
-}
-
-/**
- * Each word of `search` must appear in the path, name or description (or the namespace's full path);
- * returns the words.
- */
-export function whereProjectMatches<T extends ObjectLiteral>(
-  query: SelectQueryBuilder<T>,
-  search: string | undefined,
-  withNamespaces = false,
-): string[] {
-  const terms = (search ?? '').split(/\s+/).filter(Boolean);
-  const fields = ['p.path', 'p.name', 'p.description', ...(withNamespaces ? ['n.full_path'] : [])];
-  terms.forEach((term, index) => {
-    query.andWhere(`(${fields.map((f) => `${f} ILIKE :term${index}`).join(' OR ')})`, {
-      [`term${index}`]: containing(term),
-    });
-  });
-  return terms;
-}
-
-/** GitLab's `similarity` order: an exact path first, then names starting with the term, then the rest. */
-export function orderBySimilarity<T extends ObjectLiteral>(
-  query: SelectQueryBuilder<T>,
-  search: string,
-  direction: 'ASC' | 'DESC',
-): SelectQueryBuilder<T> {
-  const term = search.trim().toLowerCase();
-  return query
-    .addSelect(
-      `CASE WHEN lower(p.path) = :simExact THEN 3 WHEN lower(p.name) LIKE :simPrefix THEN 2 ELSE 1 END`,
-      'similarity',
-    )
-    .setParameters({ simExact: term, simPrefix: `${escapeLike(term)}%` })
-    .orderBy('similarity', direction);
 }
 
 /** The list's filters on the project itself (`archived`, `visibility`, ids, activity, topics…). */

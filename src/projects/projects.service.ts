@@ -685,5 +685,5 @@ export class ProjectsService {
   }
 }
 
-export { orderBySimilarity, whereProjectMatches } from './project-lists.service.js';
+export { orderBySimilarity, whereProjectMatches } from './project-search.js';
 export { pathFromName } from './project-validation.js';
