@@ -316,6 +316,12 @@ export const mayGrantLevel = (caller: Caller, subject: Subject, level: number) =
 export const activeSql = (alias: string) =>
   `(${alias}.expires_at IS NULL OR ${alias}.expires_at > current_date)`;
 
+/**
+ * SQL true when the membership row `alias` (of members) holds the role `level` or above, for SQL that
+ * names a role rather than binding it (`:minAccess` in `projectMembershipSql`).
+ */
+export const memberAtLeastSql = (alias: string, level: number) => `${alias}.access_level >= ${Number(level)}`;
+
 const ACTIVE_MEMBER = activeSql('m');
 const ACTIVE_LINK = activeSql('l');
 

@@ -10,7 +10,7 @@ import {
   unauthorized,
   validationFailed,
 } from '../core/errors.js';
-import type { CoreDeps } from '../core/family.js';
+import type { Contributions, CoreDeps } from '../core/family.js';
 import { stripTags } from '../core/html.js';
 import { recordId } from '../core/ids.js';
 import { paginateOffset, type Page, type RequestInfo } from '../core/pagination.js';
@@ -52,14 +52,22 @@ export interface LabelRecord {
 export type LabelCountScope = { projectId: number } | { groupId: number };
 
 /**
- * Counts open merge requests per label id, over what the caller may see in `scope`. The merge requests
- * family registers one (`labels.countOpenMergeRequestsWith`); until then every count is 0.
+ * Counts per label id of what another family keeps (the merge requests family: open merge requests), over
+ * what the caller may see in `scope`; counts nobody contributes are 0.
  */
-export type LabelCounter = (
-  caller: Caller,
-  labelIds: number[],
-  scope: LabelCountScope,
-) => Promise<Map<number, number>>;
+export interface LabelCountsContribution {
+  count(
+    caller: Caller,
+    labelIds: number[],
+    scope: LabelCountScope,
+  ): Promise<Map<number, Partial<LabelCounts>>>;
+}
+
+declare module '../core/family.js' {
+  interface ContributionPoints {
+    labelCounts: LabelCountsContribution;
+  }
+}
 
 const MAX_DESCRIPTION_BYTES = 512 * 1024;
 /** GitLab's answer when a label cannot be promoted (the project is not in a group). */
@@ -77,19 +85,15 @@ const GROUP_UPDATE_FIELDS = ['new_name', 'color', 'description'] as const;
  * - `availableToProject(projectId, names)`: the labels a project may use, by name, ignoring case.
  * - `findOrCreateForProject(projectId, names, tx)`: those labels, creating the missing ones in the project.
  * - `byIds(ids)`: labels by id, for presenting them (`presentLabelBasic`).
- * - `countOpenMergeRequestsWith(counter)`: the hook behind `open_merge_requests_count`.
+ * - the `labelCounts` extension point: what `with_counts=true` shows, counted by the families that keep it.
  */
 export class LabelsService {
   private readonly dataSource: DataSource;
-  private openMergeRequestsCounter: LabelCounter | undefined;
+  private readonly contributions: Contributions;
 
   constructor(deps: CoreDeps) {
     this.dataSource = deps.dataSource;
-  }
-
-  /** The merge requests family counts open merge requests per label through this. */
-  countOpenMergeRequestsWith(counter: LabelCounter): void {
-    this.openMergeRequestsCounter = counter;
+    this.contributions = deps.contributions;
   }
 
   /**
@@ -606,16 +610,18 @@ export class LabelsService {
 
   private async addCounts(caller: Caller, records: LabelRecord[], scope: LabelCountScope): Promise<void> {
     const ids = records.map((record) => record.label.id);
-    const openMergeRequests =
-      this.openMergeRequestsCounter && ids.length > 0
-        ? await this.openMergeRequestsCounter(caller, ids, scope)
-        : new Map<number, number>();
+    const counted = new Map<number, Partial<LabelCounts>>();
+    if (ids.length > 0)
+      for (const contribution of this.contributions.of('labelCounts'))
+        for (const [id, counts] of await contribution.count(caller, ids, scope))
+          counted.set(id, { ...counted.get(id), ...counts });
     for (const record of records)
+      // forge-api has no issues yet: nobody counts them.
       record.counts = {
-        // forge-api has no issues yet.
         open_issues_count: 0,
         closed_issues_count: 0,
-        open_merge_requests_count: openMergeRequests.get(record.label.id) ?? 0,
+        open_merge_requests_count: 0,
+        ...counted.get(record.label.id),
       };
   }
 }

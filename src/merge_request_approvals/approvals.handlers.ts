@@ -6,7 +6,7 @@ import {
   presentApprovalState,
 } from './approvals.presenter.js';
 
-export const mergeRequestApprovalsHandlers = defineHandlers(['mergeRequestApprovals'], {
+export const mergeRequestApprovalsHandlers = defineHandlers(['approvalRules', 'approvalSettings', 'mergeRequestApprovals'], {
   async getMergeRequestApprovals({ params, subject, caller, services, request }) {
     const records = await services.mergeRequestApprovals.state(caller, subject, params.merge_request_iid);
     return { status: 200, body: presentApprovals(records, request.externalUrl) };
@@ -40,19 +40,19 @@ export const mergeRequestApprovalsHandlers = defineHandlers(['mergeRequestApprov
   async getProjectApprovalSettings({ subject, services }) {
     return {
       status: 200,
-      body: presentApprovalSettings(await services.mergeRequestApprovals.settings(subject.project.id)),
+      body: presentApprovalSettings(await services.approvalSettings.settings(subject.project.id)),
     };
   },
 
   async updateProjectApprovalSettings({ subject, body, services }) {
     return {
       status: 201,
-      body: presentApprovalSettings(await services.mergeRequestApprovals.updateSettings(subject, body)),
+      body: presentApprovalSettings(await services.approvalSettings.updateSettings(subject, body)),
     };
   },
 
   async listProjectApprovalRules({ params, subject, services, request }) {
-    const records = await services.mergeRequestApprovals.listProjectRules(subject, params, request);
+    const records = await services.approvalRules.listProjectRules(subject, params, request);
     return {
       status: 200,
       body: records.rules.map((rule) => presentApprovalRule(rule, records, request.externalUrl)),
@@ -61,31 +61,27 @@ export const mergeRequestApprovalsHandlers = defineHandlers(['mergeRequestApprov
   },
 
   async createProjectApprovalRule({ subject, body, services, request }) {
-    const records = await services.mergeRequestApprovals.createProjectRule(subject, body);
+    const records = await services.approvalRules.createProjectRule(subject, body);
     return { status: 201, body: presentApprovalRule(records.rules[0], records, request.externalUrl) };
   },
 
   async getProjectApprovalRule({ params, subject, services, request }) {
-    const records = await services.mergeRequestApprovals.getProjectRule(subject, params.approval_rule_id);
+    const records = await services.approvalRules.getProjectRule(subject, params.approval_rule_id);
     return { status: 200, body: presentApprovalRule(records.rules[0], records, request.externalUrl) };
   },
 
   async updateProjectApprovalRule({ params, subject, body, services, request }) {
-    const records = await services.mergeRequestApprovals.updateProjectRule(
-      subject,
-      params.approval_rule_id,
-      body,
-    );
+    const records = await services.approvalRules.updateProjectRule(subject, params.approval_rule_id, body);
     return { status: 200, body: presentApprovalRule(records.rules[0], records, request.externalUrl) };
   },
 
   async deleteProjectApprovalRule({ params, subject, services }) {
-    await services.mergeRequestApprovals.deleteProjectRule(subject, params.approval_rule_id);
+    await services.approvalRules.deleteProjectRule(subject, params.approval_rule_id);
     return { status: 204, body: null };
   },
 
   async listMergeRequestApprovalRules({ params, subject, services, request }) {
-    const records = await services.mergeRequestApprovals.listMergeRequestRules(
+    const records = await services.approvalRules.listMergeRequestRules(
       subject,
       params.merge_request_iid,
       params,
@@ -99,7 +95,7 @@ export const mergeRequestApprovalsHandlers = defineHandlers(['mergeRequestApprov
   },
 
   async createMergeRequestApprovalRule({ params, subject, body, services, request }) {
-    const records = await services.mergeRequestApprovals.createMergeRequestRule(
+    const records = await services.approvalRules.createMergeRequestRule(
       subject,
       params.merge_request_iid,
       body,
@@ -108,7 +104,7 @@ export const mergeRequestApprovalsHandlers = defineHandlers(['mergeRequestApprov
   },
 
   async getMergeRequestApprovalRule({ params, subject, services, request }) {
-    const records = await services.mergeRequestApprovals.getMergeRequestRule(
+    const records = await services.approvalRules.getMergeRequestRule(
       subject,
       params.merge_request_iid,
       params.approval_rule_id,
@@ -117,7 +113,7 @@ export const mergeRequestApprovalsHandlers = defineHandlers(['mergeRequestApprov
   },
 
   async updateMergeRequestApprovalRule({ params, subject, body, services, request }) {
-    const records = await services.mergeRequestApprovals.updateMergeRequestRule(
+    const records = await services.approvalRules.updateMergeRequestRule(
       subject,
       params.merge_request_iid,
       params.approval_rule_id,
@@ -127,7 +123,7 @@ export const mergeRequestApprovalsHandlers = defineHandlers(['mergeRequestApprov
   },
 
   async deleteMergeRequestApprovalRule({ params, subject, services }) {
-    await services.mergeRequestApprovals.deleteMergeRequestRule(
+    await services.approvalRules.deleteMergeRequestRule(
       subject,
       params.merge_request_iid,
       params.approval_rule_id,

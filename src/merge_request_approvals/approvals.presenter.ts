@@ -1,7 +1,9 @@
 import type { components } from '../../generated/openapi.js';
 import { presentUserSummary } from '../users/user.presenter.js';
 import type { ApprovalRuleRow, RuleState } from './approval-state.js';
-import type { ApprovalRecords, ApprovalSettings, RuleRecords } from './approvals.service.js';
+import type { ApprovalSettings } from './approval-settings.service.js';
+import type { RuleRecords } from './approval-rules.service.js';
+import type { ApprovalRecords } from './approvals.service.js';
 
 type Schemas = components['schemas'];
 export type ApprovalRuleJson = Schemas['ApprovalRule'];

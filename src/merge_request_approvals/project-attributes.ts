@@ -1,13 +1,16 @@
 /**
  * The approval settings in GitLab's project edit and in its project, contributed to the projects
- * family's `projectAttributes` point: written where `/projects/:id/approvals` keeps them.
+ * family's `projectAttributes` (written where `/projects/:id/approvals` keeps them) and `projectFields`.
  */
-import type { ProjectAttributesContribution } from '../projects/project-attributes.js';
+import type {
+  ProjectAttributesContribution,
+  ProjectFieldsContribution,
+} from '../projects/project-attributes.js';
 import {
   DEFAULT_SETTINGS,
-  type MergeRequestApprovalsService,
+  type ApprovalSettingsService,
   type SettingsUpdate,
-} from './approvals.service.js';
+} from './approval-settings.service.js';
 
 /** What an edit may name: the settings and `require_password_to_approve`, a deprecated name of one. */
 const SETTINGS_UPDATE_KEYS: Array<keyof SettingsUpdate> = [
@@ -15,9 +18,7 @@ const SETTINGS_UPDATE_KEYS: Array<keyof SettingsUpdate> = [
   'require_password_to_approve',
 ];
 
-export function approvalProjectAttributes(
-  approvals: MergeRequestApprovalsService,
-): ProjectAttributesContribution {
+export function approvalProjectAttributes(approvals: ApprovalSettingsService): ProjectAttributesContribution {
   return {
     async write(tx, projectId, params) {
       const body: SettingsUpdate = Object.fromEntries(
@@ -28,6 +29,11 @@ export function approvalProjectAttributes(
         body.approvals_before_merge = params.fallback_approvals_required;
       if (Object.keys(body).length > 0) await approvals.writeSettings(tx, projectId, body);
     },
+  };
+}
+
+export function approvalProjectFields(approvals: ApprovalSettingsService): ProjectFieldsContribution {
+  return {
     // GitLab's project shows `approvals_before_merge` alone, on the tiers that have approvals.
     async read(manager, projectIds) {
       if (!approvals.enabled) return new Map();

@@ -2,7 +2,7 @@ import type { DataSource } from 'typeorm';
 import { utcToday } from '../core/clock.js';
 import { ChangeCache, type Change } from '../db/change-cache.js';
 import { changeFeed } from '../db/changes.js';
-import type { ListMergeRequestsParams } from './merge-request-records.js';
+import type { ListMergeRequestsParams } from './merge-request-params.js';
 
 /** What a list's filters do not change, or change through the merge request's own row only. */
 const NEUTRAL = new Set(['id', 'page', 'per_page', 'order_by', 'sort', 'view', 'with_labels_details']);

@@ -5,7 +5,8 @@ import type { RequestInfo } from '../core/pagination.js';
 import { ChangeCache, type Change } from '../db/change-cache.js';
 import { changeFeed } from '../db/changes.js';
 import type { ProjectView } from '../projects/projects.service.js';
-import type { ListMergeRequestsParams, MergeRequestRecords } from './merge-request-records.js';
+import type { ListMergeRequestsParams } from './merge-request-params.js';
+import type { MergeRequestRecords } from './merge-request-records.js';
 
 /** A list's page as answered: the body, serialized, and its headers. */
 export interface ListAnswer {

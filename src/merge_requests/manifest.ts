@@ -9,15 +9,23 @@ import { MergeRequestMerging1767744400000 } from './migrations/1767744400000-mer
 import { MergeRequestLabelIds1767800100000 } from './migrations/1767800100000-merge-request-label-ids.js';
 import { MergeRequestChanges1767800600000 } from './migrations/1767800600000-merge-request-changes.js';
 import { MergeRequestRecordChanges1767800700000 } from './migrations/1767800700000-merge-request-record-changes.js';
+import { builtInMergeChecks } from './merge-checks.js';
 import { MergeRequest, MergeRequestDiff } from './merge-request.entity.js';
+import { MergeRequestListsService } from './merge-request-lists.js';
 import { MergeRequestVersions } from './merge-request-versions.js';
+import { MergeRequestWritesService } from './merge-request-writes.js';
 import { mergeRequestsHandlers } from './merge-requests.handlers.js';
 import { MergeRequestsService } from './merge-requests.service.js';
 import { MergeRequestMerging } from './merging.js';
 
 declare module '../core/family.js' {
   interface ServiceRegistry {
+    /** One merge request: finding it, reading it, its diffs, versions and time tracking. */
     mergeRequests: MergeRequestsService;
+    /** The lists and their search filters. */
+    mergeRequestLists: MergeRequestListsService;
+    /** Opening, editing and deleting. */
+    mergeRequestWrites: MergeRequestWritesService;
     /** Diff versions, head refs, merge status checks and the refresh after a push. */
     mergeRequestVersions: MergeRequestVersions;
     /** Merges, merge refs and rebases. */
@@ -47,8 +55,18 @@ export const mergeRequestsManifest = defineFamily({
     ),
     defineService(
       'mergeRequests',
-      ['repositories', 'mergeRequestVersions', 'labels', 'milestones', 'projects', 'protectedRefs'],
+      ['repositories', 'mergeRequestVersions', 'protectedRefs'],
       (core, deps) => new MergeRequestsService(core, deps),
+    ),
+    defineService(
+      'mergeRequestLists',
+      ['mergeRequests'],
+      (core, deps) => new MergeRequestListsService(core, deps),
+    ),
+    defineService(
+      'mergeRequestWrites',
+      ['mergeRequests', 'mergeRequestVersions', 'repositories', 'labels', 'milestones', 'projects', 'protectedRefs'],
+      (core, deps) => new MergeRequestWritesService(core, deps),
     ),
     defineService(
       'mergeRequestMerging',
@@ -92,5 +110,14 @@ export const mergeRequestsManifest = defineFamily({
       handle: ({ mergeRequestId, userId }) => mergeRequestMerging.runRebase(mergeRequestId, userId),
     }),
   ],
+  contributes: {
+    mergeChecks: () => builtInMergeChecks,
+    labelCounts: ({ mergeRequestLists }) => ({
+      async count(caller, labelIds, scope) {
+        const open = await mergeRequestLists.countOpenWithLabels(caller, labelIds, scope);
+        return new Map([...open].map(([id, count]) => [id, { open_merge_requests_count: count }]));
+      },
+    }),
+  },
   handlers: mergeRequestsHandlers,
 });

@@ -13,7 +13,7 @@ import type {
   MergeRequestDetailRecords,
   MergeRequestProject,
   MergeRequestRecords,
-} from './merge-requests.service.js';
+} from './merge-request-records.js';
 
 type Schemas = components['schemas'];
 export type MergeRequestJson = Schemas['MergeRequest'];
@@ -21,6 +21,9 @@ export type MergeRequestSimpleJson = Schemas['MergeRequestSimple'];
 export type MergeRequestDetailJson = Schemas['MergeRequestDetail'];
 export type TimeStatsJson = Schemas['TimeStats'];
 export type MergeRequestVersionJson = Schemas['MergeRequestVersion'];
+
+/** Fields of the representation that another family fills (merge_request_approvals). */
+type ContributedField = 'approvals_before_merge';
 
 const iso = (date: Date | null) => (date ? date.toISOString() : null);
 
@@ -36,31 +39,9 @@ export function presentTimeStats(mr: MergeRequest): TimeStatsJson {
   };
 }
 
-/**
- * GitLab's precedence: a pending check first, then not open, draft, conflict, rebase, unresolved threads
- * (when the project requires them resolved), approvals still missing; else mergeable. Threads are read live, so resolving one
- * shows at once.
- */
-function detailedMergeStatus(
-  mr: MergeRequest,
-  project: MergeRequestProject,
-  unresolvedDiscussions: boolean,
-  approvalsLeft: number,
-): MergeRequestJson['detailed_merge_status'] {
-  if (mr.state !== 'opened') return 'not_open';
-  if (mr.mergeStatus === 'unchecked' || mr.mergeStatus === 'checking') return mr.mergeStatus;
-  if (mr.draft) return 'draft_status';
-  if (mr.mergeStatus === 'cannot_be_merged') return 'conflict';
-  if (mr.diverged && project.mergeMethod !== 'merge') return 'need_rebase';
-  if (unresolvedDiscussions && project.onlyAllowMergeIfAllDiscussionsAreResolved)
-    return 'discussions_not_resolved';
-  if (approvalsLeft > 0) return 'not_approved';
-  return 'mergeable';
-}
-
 function squashOnMerge(mr: MergeRequest, project: MergeRequestProject): boolean {
-  if (project.squashOption === 'always') return true;
-  if (project.squashOption === 'never') return false;
+  if (project.settings.squash_option === 'always') return true;
+  if (project.settings.squash_option === 'never') return false;
   return mr.squash;
 }
 
@@ -104,7 +85,7 @@ export function presentMergeRequest(
     });
   const assignees = users(records.assignees.get(mr.id));
   const reference = `!${mr.iid}`;
-  return {
+  const json: Omit<MergeRequestJson, ContributedField> = {
     id: mr.id,
     iid: mr.iid,
     project_id: mr.targetProjectId,
@@ -141,12 +122,7 @@ export function presentMergeRequest(
     milestone: milestoneOf(mr, records, externalUrl),
     merge_when_pipeline_succeeds: mr.autoMerge,
     merge_status: mr.mergeStatus,
-    detailed_merge_status: detailedMergeStatus(
-      mr,
-      project,
-      records.unresolvedDiscussions.has(mr.id),
-      records.approvalsLeft.get(mr.id) ?? 0,
-    ),
+    detailed_merge_status: records.extensions.detailedMergeStatus(mr, records),
     sha: mr.headSha,
     merge_commit_sha: mr.mergeCommitSha,
     squash_commit_sha: mr.squashCommitSha,
@@ -169,8 +145,9 @@ export function presentMergeRequest(
     task_completion_status: taskCompletion(mr.description),
     has_conflicts: mr.mergeStatus === 'cannot_be_merged',
     blocking_discussions_resolved: true,
-    approvals_before_merge: null,
   };
+  // Other families' fields, last as GitLab's entities add them.
+  return Object.assign(json, records.extensions.presentFields(mr, records)) as MergeRequestJson;
 }
 
 export function presentMergeRequestDetail(

@@ -13,18 +13,19 @@ import {
   presentVersion,
   presentVersionCommits,
 } from './merge-request.presenter.js';
-import type { ListMergeRequestsParams, ListScope, MergeRequestRecords } from './merge-requests.service.js';
+import type { ListScope } from './merge-request-lists.js';
+import type { ListMergeRequestsParams, MergeRequestRecords } from './merge-requests.service.js';
 import type { ServiceRegistry } from '../core/family.js';
 import type { Caller } from '../core/auth.js';
 
 async function list(
-  services: Pick<ServiceRegistry, 'mergeRequests'>,
+  services: Pick<ServiceRegistry, 'mergeRequestLists' | 'mergeRequests'>,
   caller: Caller,
   where: ListScope,
   params: ListMergeRequestsParams,
   request: RequestInfo,
 ) {
-  const mergeRequests = services.mergeRequests;
+  const mergeRequests = services.mergeRequestLists;
   const present = params.view === 'simple' ? presentMergeRequestSimple : presentMergeRequest;
   const presentPage = (page: MergeRequestRecords) =>
     page.items.map((mr) => present(mr, page, request.externalUrl));
@@ -33,7 +34,7 @@ async function list(
     const page = await read();
     return { status: 200 as const, body: presentPage(page), headers: page.headers };
   }
-  mergeRequests.assertEnabled(where.project);
+  services.mergeRequests.assertEnabled(where.project);
   const answer = await mergeRequests.listPages.answer(
     caller,
     where.project,
@@ -51,7 +52,7 @@ async function list(
 
 const webUrlOf = (view: ProjectView, request: RequestInfo) => projectWebUrl(view, request.externalUrl);
 
-export const mergeRequestsHandlers = defineHandlers(['mergeRequestMerging', 'mergeRequests'], {
+export const mergeRequestsHandlers = defineHandlers(['mergeRequestLists', 'mergeRequestMerging', 'mergeRequests', 'mergeRequestWrites'], {
   listMergeRequests: ({ params, caller, services, request }) =>
     list(services, caller, { instance: true }, params, request),
 
@@ -62,7 +63,7 @@ export const mergeRequestsHandlers = defineHandlers(['mergeRequestMerging', 'mer
     list(services, caller, { project: subject }, params, request),
 
   async createMergeRequest({ subject, body, caller, services, request }) {
-    const records = await services.mergeRequests.create(caller, subject, body);
+    const records = await services.mergeRequestWrites.create(caller, subject, body);
     return { status: 201, body: presentMergeRequestDetail(records, request.externalUrl) };
   },
 
@@ -77,7 +78,7 @@ export const mergeRequestsHandlers = defineHandlers(['mergeRequestMerging', 'mer
   },
 
   async updateMergeRequest({ params, subject, body, caller, services, request }) {
-    const records = await services.mergeRequests.update(
+    const records = await services.mergeRequestWrites.update(
       caller,
       subject,
       params.merge_request_iid,
@@ -87,7 +88,7 @@ export const mergeRequestsHandlers = defineHandlers(['mergeRequestMerging', 'mer
   },
 
   async deleteMergeRequest({ params, subject, services }) {
-    await services.mergeRequests.remove(subject, params.merge_request_iid);
+    await services.mergeRequestWrites.remove(subject, params.merge_request_iid);
     return { status: 204, body: null };
   },
 

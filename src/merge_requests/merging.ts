@@ -18,14 +18,10 @@ import type { ProjectView } from '../projects/projects.service.js';
 import { recordStateChange } from '../resource_events/record.js';
 import { projectSettings, type ProjectSettings } from '../projects/project-settings.js';
 import { User } from '../users/user.entity.js';
-import {
-  defaultMergeMessage,
-  mergeCommitMessage,
-  squashCommitMessage,
-  type MessageFacts,
-} from './commit-messages.js';
+import { defaultMergeMessage, type MessageFacts } from './commit-messages.js';
 import { MergeRequest, type AutoMergeParams } from './merge-request.entity.js';
-import type { MergeRequestDetailRecords } from './merge-requests.service.js';
+import type { MergeRequestDetailRecords, MergeRequestProject } from './merge-request-records.js';
+import { branchCannotBeMerged, writeMergeCommits, type MergeCommits } from './merge-strategies.js';
 
 const HEADS = 'refs/heads/';
 
@@ -39,7 +35,6 @@ export interface MergeParams {
   merge_when_pipeline_succeeds?: boolean;
 }
 
-const branchCannotBeMerged = () => new ApiError(406, { message: 'Branch cannot be merged' });
 const notMergeable = () => new ApiError(400, { message: 'Merge request is not mergeable' });
 
 /** GitLab's `squash_on_merge?`: the project's `squash_option` decides unless it leaves it to the merge request. */
@@ -160,16 +155,10 @@ export class MergeRequestMerging {
     if (!target || !current?.headSha) throw methodNotAllowed();
     mr = current;
     const head = current.headSha;
-    const records = await this.services.mergeRequests.related(this.dataSource.manager, [mr]);
-    // Checks that can pass later, which an automatic merge waits for (approvals among them). There are no
-    // pipelines yet, so a project that needs a successful one merges nothing now.
-    const pending =
-      mr.draft ||
-      settings.only_allow_merge_if_pipeline_succeeds ||
-      (settings.only_allow_merge_if_all_discussions_are_resolved &&
-        records.unresolvedDiscussions.has(mr.id)) ||
-      (mr.mergeAfter !== null && mr.mergeAfter.getTime() > Date.now()) ||
-      (records.approvalsLeft.get(mr.id) ?? 0) > 0;
+    const mergeRequests = this.services.mergeRequests;
+    const records = await mergeRequests.related(this.dataSource.manager, [mr]);
+    // Checks that can pass later, which an automatic merge waits for (approvals among them).
+    const pending = mergeRequests.extensions.blockingChecks(mr, records).length > 0;
     const auto = params.auto_merge === true || params.merge_when_pipeline_succeeds === true;
     if (pending && !auto) throw methodNotAllowed();
     const fastForward = await git.isAncestor(target, head);
@@ -184,7 +173,26 @@ export class MergeRequestMerging {
       await this.setAutoMerge(caller, mr, head, params);
       return;
     }
+    for (const hooks of mergeRequests.extensions.hooks) await hooks.beforeMerge?.(caller, mr);
+    const project = records.projects.get(mr.targetProjectId)!;
+    await this.mergeCommits(caller, view, repository, { mr, project, target, head }, params);
+  }
 
+  /** Writes the merge's commits, moves the target branch, and records the merge. */
+  private async mergeCommits(
+    caller: Caller,
+    view: ProjectView,
+    repository: OpenRepository,
+    {
+      mr,
+      project,
+      target,
+      head,
+    }: { mr: MergeRequest; project: MergeRequestProject; target: string; head: string },
+    params: MergeParams,
+  ): Promise<void> {
+    const settings = projectSettings(view.project.settings);
+    const { git } = repository;
     const merger = caller.user!;
     const author = (await this.user(mr.authorId)) ?? merger;
     const squash = squashOnMerge(settings.squash_option, params.squash ?? mr.squash);
@@ -192,7 +200,6 @@ export class MergeRequestMerging {
     const commits = (
       await git.log({ revisions: [base ? `${base}..${head}` : head], maxCount: 1000 })
     ).reverse();
-    const project = records.projects.get(mr.targetProjectId)!;
     const facts: MessageFacts = {
       sourceBranch: mr.sourceBranch,
       targetBranch: mr.targetBranch,
@@ -209,47 +216,38 @@ export class MergeRequestMerging {
         authorEmail: commit.authorEmail,
       })),
     };
-    const committer = { name: merger.name, email: merger.email };
-
-    // The squash commit: the head's tree on the merge base, authored by the merge request's author. One
-    // commit whose message would not change is kept as it is, as GitLab does.
-    let tip = head;
-    let squashCommitSha: string | null = null;
-    if (squash) {
-      const message =
-        params.squash_commit_message ?? squashCommitMessage(settings.squash_commit_template, facts);
-      const single = commits.length === 1 && commits[0].message.trimEnd() === message.trimEnd();
-      if (!single && commits.length > 0) {
-        tip = await git.writeCommit({
-          tree: await git.treeOf(head),
-          parents: base ? [base] : [],
-          message,
-          author: { name: author.name, email: author.email },
-          committer,
-        });
-      }
-      squashCommitSha = tip;
-    }
-
-    let newTarget = tip;
-    let mergeCommitSha: string | null = null;
-    if (settings.merge_method !== 'ff') {
-      const tree = await git.mergedTree(target, tip);
-      if (!tree) throw branchCannotBeMerged();
-      mergeCommitSha = await git.writeCommit({
-        tree,
-        parents: [target, tip],
-        message: params.merge_commit_message ?? mergeCommitMessage(settings.merge_commit_template, facts),
-        author: committer,
-        committer,
-      });
-      newTarget = mergeCommitSha;
-    }
-
+    const written = await writeMergeCommits({
+      git,
+      settings,
+      target,
+      head,
+      base,
+      facts,
+      squash,
+      author: { name: author.name, email: author.email },
+      committer: { name: merger.name, email: merger.email },
+      messages: params,
+    });
     const removeSource =
       (params.should_remove_source_branch ?? mr.shouldRemoveSourceBranch ?? mr.forceRemoveSourceBranch) ===
         true && (await this.mayRemoveSourceBranch(caller, view, mr));
+    await this.moveTarget(caller, repository, mr, target, written.newTarget);
+    await this.markMerged(
+      mr,
+      merger.id,
+      { ...written, squash, removeSourceAt: removeSource ? head : null },
+      params,
+    );
+  }
 
+  /** The target branch moves through the push rules, as a merge. */
+  private async moveTarget(
+    caller: Caller,
+    repository: OpenRepository,
+    mr: MergeRequest,
+    target: string,
+    newTarget: string,
+  ): Promise<void> {
     try {
       await this.services.repositories.updateRefs(
         caller,
@@ -265,7 +263,14 @@ export class MergeRequestMerging {
       if (err.reason === READ_ONLY_MESSAGE) throw new ApiError(400, { message: err.reason });
       throw unauthorized();
     }
+  }
 
+  private async markMerged(
+    mr: MergeRequest,
+    mergerId: number,
+    merged: MergeCommits & { squash: boolean; removeSourceAt: string | null },
+    params: MergeParams,
+  ): Promise<void> {
     const now = new Date();
     await this.dataSource.transaction(async (tx) => {
       await tx.query(`SELECT 1 FROM merge_requests WHERE id = $1 FOR UPDATE`, [mr.id]);
@@ -273,10 +278,10 @@ export class MergeRequestMerging {
         state: 'merged',
         mergedAt: now,
         updatedAt: now,
-        mergeUserId: merger.id,
-        mergeCommitSha,
-        squashCommitSha,
-        squash,
+        mergeUserId: mergerId,
+        mergeCommitSha: merged.mergeCommitSha,
+        squashCommitSha: merged.squashCommitSha,
+        squash: merged.squash,
         ...(params.should_remove_source_branch !== undefined
           ? { shouldRemoveSourceBranch: params.should_remove_source_branch }
           : {}),
@@ -285,19 +290,21 @@ export class MergeRequestMerging {
         autoMerge: false,
         mergeParams: null,
       });
-      await recordStateChange(tx, { mergeRequestId: mr.id, userId: merger.id, at: now }, 'merged');
+      await recordStateChange(tx, { mergeRequestId: mr.id, userId: mergerId, at: now }, 'merged');
       await this.events.publish(tx, 'merge_request.changed', {
         mergeRequestId: mr.id,
         changeId: randomUUID(),
-        actorId: merger.id,
+        actorId: mergerId,
         at: now.toISOString(),
         changes: { state: 'merged' },
       });
       await this.events.publish(tx, 'merge_request.merged', {
         mergeRequestId: mr.id,
-        userId: merger.id,
-        removeSourceBranchAt: removeSource ? head : null,
+        userId: mergerId,
+        removeSourceBranchAt: merged.removeSourceAt,
       });
+      for (const hooks of this.services.mergeRequests.extensions.hooks)
+        await hooks.merged?.(tx, mr, mergerId);
     });
   }
 

@@ -7,6 +7,8 @@ import { ProjectCustomAttributesService } from './custom-attributes.service.js';
 import { ProjectCustomAttributes1767312000000 } from './migrations/1767312000000-project-custom-attributes.js';
 import { Forks1767571200000 } from './migrations/1767571200000-forks.js';
 import { ProjectChanges1767800500000 } from './migrations/1767800500000-project-changes.js';
+import { ProjectForksService } from './project-forks.service.js';
+import { ProjectListsService } from './project-lists.service.js';
 import { ProjectStatistics } from './project-statistics.entity.js';
 import { Project } from './project.entity.js';
 import { projectsHandlers } from './projects.handlers.js';
@@ -15,7 +17,12 @@ import { ProjectsService, type ProjectView } from './projects.service.js';
 
 declare module '../core/family.js' {
   interface ServiceRegistry {
+    /** One project: finding it, its details, creating, editing, archiving and deleting it. */
     projects: ProjectsService;
+    /** The project lists and a project's forks. */
+    projectLists: ProjectListsService;
+    /** Forking, and linking or unlinking a fork's relation. */
+    projectForks: ProjectForksService;
     projectCustomAttributes: ProjectCustomAttributesService;
   }
 }
@@ -36,6 +43,13 @@ export const projectsManifest = defineFamily({
       'projects',
       ['storage', 'storageRecovery'],
       (core, { storage, storageRecovery }) => new ProjectsService(core, storage, storageRecovery),
+    ),
+    defineService('projectLists', ['projects'], (core, deps) => new ProjectListsService(core, deps)),
+    defineService(
+      'projectForks',
+      ['storage', 'storageRecovery', 'projects'],
+      (core, { storage, storageRecovery, projects }) =>
+        new ProjectForksService(core, storage, storageRecovery, { projects }),
     ),
     defineService(
       'projectCustomAttributes',

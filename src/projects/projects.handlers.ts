@@ -21,29 +21,29 @@ const presentPage = (
       : presentProject(view, { externalUrl: request.externalUrl, caller }),
   );
 
-export const projectsHandlers = defineHandlers(['projects', 'repositories'], {
+export const projectsHandlers = defineHandlers(['projectForks', 'projectLists', 'projects', 'repositories'], {
   async listProjects({ params, caller, services, request }) {
-    const page = await services.projects.list(caller, params, request);
+    const page = await services.projectLists.list(caller, params, request);
     return { status: 200, body: presentPage(page.items, params, caller, request), headers: page.headers };
   },
 
   async listProjectForks({ params, subject, caller, services, request }) {
-    const page = await services.projects.listForks(caller, subject, params, request);
+    const page = await services.projectLists.listForks(caller, subject, params, request);
     return { status: 200, body: presentPage(page.items, params, caller, request), headers: page.headers };
   },
 
   async forkProject({ subject, body, caller, services, request }) {
-    const view = await services.projects.fork(caller, subject, body ?? {});
+    const view = await services.projectForks.fork(caller, subject, body ?? {});
     return { status: 201, body: presentSingle(view, caller, request) };
   },
 
   async createProjectForkRelation({ params, caller, services, request }) {
-    const view = await services.projects.linkFork(caller, params.id, params.forked_from_id);
+    const view = await services.projectForks.linkFork(caller, params.id, params.forked_from_id);
     return { status: 201, body: presentSingle(view, caller, request) };
   },
 
   async deleteProjectForkRelation({ subject, services }) {
-    const unlinked = await services.projects.unlinkFork(subject);
+    const unlinked = await services.projectForks.unlinkFork(subject);
     return unlinked ? { status: 204, body: null } : { status: 304, body: null };
   },
 

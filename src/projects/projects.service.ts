@@ -1,47 +1,20 @@
-import { type DataSource, type EntityManager, type ObjectLiteral, type SelectQueryBuilder } from 'typeorm';
+import { type DataSource, type EntityManager, type SelectQueryBuilder } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
 import type { operations } from '../../generated/openapi.js';
 import type { Config } from '../config.js';
 import type { Events } from '../core/events.js';
-import { MAX_ID, recordId } from '../core/ids.js';
-import {
-  activeSql,
-  authorizeProject,
-  canUseForking,
-  canSee,
-  groupAccessLevel,
-  isAdmin,
-  isMemberLevel,
-  meetsAccessLevel,
-  projectAccess,
-  projectAccessOf,
-  projectAccessSql,
-  projectMembershipSql,
-  type Subject,
-  Visibility,
-  visibilityName,
-  whereProjectVisible,
-} from '../core/abilities.js';
+import { recordId } from '../core/ids.js';
+import { activeSql, authorizeProject, canSee, groupAccessLevel, isAdmin, isMemberLevel, meetsAccessLevel, projectAccess, projectAccessOf, projectAccessSql, type Subject, Visibility, visibilityName, whereProjectVisible } from '../core/abilities.js';
 import { canReadStatistics } from './abilities.js';
 import type { Caller } from '../core/auth.js';
 import {
   ApiError,
   badParameter,
-  conflict,
   forbidden,
-  methodNotAllowed,
   notFound,
   unauthorized,
   validationFailed,
 } from '../core/errors.js';
-import {
-  isKeyset,
-  paginateKeysetRows,
-  paginateOffsetRows,
-  type Page,
-  type RequestInfo,
-  type RowReader,
-} from '../core/pagination.js';
 import { Member } from '../members/member.entity.js';
 import { AccessLevel } from '../core/access-level.js';
 import { Namespace } from '../namespaces/namespace.entity.js';
@@ -52,26 +25,26 @@ import { groupSettings, newRunnersToken, projectCreationMinimum } from '../group
 import type { RepositoryStorage } from '../git/storage.js';
 import type { StorageRecovery } from '../git/storage-recovery.js';
 import { faultPoint } from '../core/faults.js';
-import {
-  ProtectedBranch,
-  ProtectedBranchAccessLevel,
-} from '../protected_branches/protected-branch.entity.js';
 import type { Contributions, CoreDeps } from '../core/family.js';
+import {
+  assertAvailable,
+  checkNameAndPath,
+  dedupeTopics,
+  pathFromName,
+  protectDefaultBranch,
+  saveUnique,
+} from './project-validation.js';
 import { ProjectGroupLink } from '../members/project-group-link.entity.js';
 import { User } from '../users/user.entity.js';
 import { ProjectCustomAttribute } from './custom-attribute.entity.js';
 import { ProjectStatistics } from './project-statistics.entity.js';
 import { Project } from './project.entity.js';
-import { projectSettings, settingsFromParams } from './project-settings.js';
+import { settingsFromParams } from './project-settings.js';
 import {
-  readContributedAttributes,
+  readContributedFields,
   writeContributedAttributes,
   type ContributedAttributes,
 } from './project-attributes.js';
-import { readableProjectIds } from '../core/readable-projects.js';
-import { containing, escapeLike } from '../core/search.js';
-import { isForeignKeyViolation, isUniqueViolation } from '../db/errors.js';
-import { borrowAndFetch } from '../git/object-sharing.js';
 import { preparedQuery } from '../db/prepared.js';
 import { entityRows, type EntityRows } from '../db/rows.js';
 import { ChangeCache, ownCopy, type Change } from '../db/change-cache.js';
@@ -122,36 +95,6 @@ export interface DetailOptions {
   contributed?: boolean;
 }
 
-const ADMIN_ORDERS = new Set(['repository_size', 'storage_size', 'packages_size', 'wiki_size']);
-const ORDER_COLUMNS: Record<string, string> = {
-  id: 'p.id',
-  name: 'p.name',
-  path: 'p.path',
-  created_at: 'p.created_at',
-  updated_at: 'p.updated_at',
-  star_count: 'p.star_count',
-  last_activity_at: 'p.last_activity_at',
-  repository_size: 'st.repository_size',
-  storage_size: 'st.storage_size',
-  packages_size: 'st.packages_size',
-  wiki_size: 'st.wiki_size',
-};
-
-const PATH_PATTERN = /^[a-zA-Z0-9_][a-zA-Z0-9_.-]*$/;
-const PATH_MESSAGE =
-  "can contain only letters, digits, '_', '-' and '.'. Cannot start with '-', '.', end in '.git' or end in '.atom'";
-const NAME_PATTERN = /^[\p{L}\p{N}\p{Emoji_Presentation}_][\p{L}\p{N}\p{Emoji_Presentation}_.+\- ]*$/u;
-const NAME_MESSAGE =
-  "can contain only letters, digits, emoji, '_', '.', '+', dashes, or spaces. It must start with a letter, digit, emoji, or '_'.";
-
-export function pathFromName(name: string): string {
-  return name
-    .toLowerCase()
-    .replace(/[^a-z0-9_.-]+/g, '-')
-    .replace(/^[-.]+|[-.]+$/g, '');
-}
-
-/** What `find`'s statement says of a project for one caller, before the caller's own checks. */
 interface FoundProject {
   project: ProjectView['project'];
   access: ReturnType<typeof projectAccessOf>;
@@ -235,7 +178,7 @@ export class ProjectsService {
     );
   }
 
-  private baseQuery(manager: EntityManager = this.dataSource.manager): SelectQueryBuilder<Project> {
+  baseQuery(manager: EntityManager = this.dataSource.manager): SelectQueryBuilder<Project> {
     return manager
       .getRepository(Project)
       .createQueryBuilder('p')
@@ -244,7 +187,7 @@ export class ProjectsService {
   }
 
   /** The entities of `find`'s single statement, by alias. */
-  private get findRows() {
+  get findRows() {
     this.rows ??= {
       project: entityRows(this.dataSource, Project, 'p'),
       namespace: entityRows(this.dataSource, Namespace, 'n'),
@@ -372,7 +315,7 @@ export class ProjectsService {
         ? (await this.forkSources(caller, [project.forkedFromProjectId])).get(project.forkedFromProjectId)
         : undefined;
     const contributed = options.contributed
-      ? (await readContributedAttributes(this.contributions, this.dataSource.manager, [project.id])).get(
+      ? (await readContributedFields(this.contributions, this.dataSource.manager, [project.id])).get(
           project.id,
         )
       : undefined;
@@ -551,7 +494,7 @@ export class ProjectsService {
   }
 
   /** The new project as its creator sees it, with `project.created` published in the creation's transaction. */
-  private async announceCreated(
+  async announceCreated(
     tx: EntityManager,
     caller: Caller,
     userId: number,
@@ -592,201 +535,6 @@ export class ProjectsService {
       else byProject.set(attribute.projectId, [attribute]);
     }
     return byProject;
-  }
-
-  /** The direct forks of a project that the caller may see, filtered and ordered as the project list. */
-  listForks(
-    caller: Caller,
-    source: ProjectView,
-    params: ListForksParams,
-    request: RequestInfo,
-  ): Promise<Page<ProjectView>> {
-    return this.list(caller, params, request, { forkedFrom: source.project.id });
-  }
-
-  async list(
-    caller: Caller,
-    params: ListProjectsParams,
-    request: RequestInfo,
-    scope: { forkedFrom?: number } = {},
-  ): Promise<Page<ProjectView>> {
-    const admin = isAdmin(caller);
-    // The projects the caller is a member of, stored per user while they hold (readableProjectIds).
-    const member = caller.user
-      ? readableProjectIds(this.dataSource, { ...caller, user: caller.user }, 'membership')
-      : undefined;
-    const isMember = member ? `p.id = ANY(${member.sql})` : projectMembershipSql('p', 'n');
-    const query = whereProjectVisible(this.baseQuery(), caller, 'p', 'n', member && isMember);
-    if (member) query.setParameters(member.parameters).addSelect(member.heldSql, 'readable_held');
-    if (scope.forkedFrom !== undefined)
-      query.andWhere('p.forked_from_project_id = :forkedFrom', { forkedFrom: scope.forkedFrom });
-    if (caller.user) query.setParameter('callerId', caller.user.id);
-
-    if (params.archived !== undefined)
-      query.andWhere('p.archived = :archived', { archived: params.archived });
-    if (params.visibility)
-      query.andWhere('p.visibility_level = :visibility', { visibility: Visibility[params.visibility] });
-    if (params.id_after !== undefined) query.andWhere('p.id > :idAfter', { idAfter: params.id_after });
-    if (params.id_before !== undefined) query.andWhere('p.id < :idBefore', { idBefore: params.id_before });
-    if (params.last_activity_after)
-      query.andWhere('p.last_activity_at > :activityAfter', { activityAfter: params.last_activity_after });
-    if (params.last_activity_before) {
-      query.andWhere('p.last_activity_at < :activityBefore', { activityBefore: params.last_activity_before });
-    }
-    if (params.imported !== undefined)
-      query.andWhere(params.imported ? 'p.import_type IS NOT NULL' : 'p.import_type IS NULL');
-    if (!(admin && params.include_pending_delete)) query.andWhere('p.marked_for_deletion_at IS NULL');
-    if (admin && params.custom_attributes) {
-      Object.entries(params.custom_attributes).forEach(([key, value], index) => {
-        query.andWhere(
-          `EXISTS (SELECT 1 FROM project_custom_attributes ca
-             WHERE ca.project_id = p.id AND ca.key = :caKey${index} AND ca.value = :caValue${index})`,
-          { [`caKey${index}`]: key, [`caValue${index}`]: value },
-        );
-      });
-    }
-    if (admin && params.repository_storage)
-      query.andWhere('p.repository_storage = :storage', { storage: params.repository_storage });
-    // No repository checksums are verified here, so none has failed.
-    if (params.repository_checksum_failed) query.andWhere('FALSE');
-    if (params.with_issues_enabled)
-      query.andWhere(`COALESCE((p.settings->>'issues_enabled')::boolean, TRUE)`);
-    if (params.with_merge_requests_enabled)
-      query.andWhere(`COALESCE((p.settings->>'merge_requests_enabled')::boolean, TRUE)`);
-    if (params.topic) {
-      const topics = params.topic
-        .split(',')
-        .map((t) => t.trim().toLowerCase())
-        .filter(Boolean);
-      if (topics.length)
-        query.andWhere('ARRAY(SELECT lower(t) FROM unnest(p.topics) t) @> CAST(:topics AS text[])', {
-          topics,
-        });
-    }
-
-    const needsUser = params.membership || params.owned || params.min_access_level !== undefined;
-    if (needsUser && !caller.user) throw unauthorized();
-    if (params.owned) query.andWhere(`n.kind = 'user' AND n.owner_id = :callerId`);
-    if (params.membership) query.andWhere(isMember);
-    if (params.min_access_level !== undefined) {
-      query.andWhere(projectMembershipSql('p', 'n', true), { minAccess: params.min_access_level });
-    }
-
-    const terms = whereProjectMatches(query, params.search, Boolean(params.search_namespaces));
-
-    let orderBy = params.order_by ?? 'created_at';
-    if (ADMIN_ORDERS.has(orderBy) && !admin) orderBy = 'created_at';
-    if (orderBy === 'similarity' && terms.length === 0) orderBy = 'created_at';
-    const direction = (params.sort ?? 'desc').toUpperCase() as 'ASC' | 'DESC';
-    if (isKeyset(params) && orderBy !== 'id') {
-      throw methodNotAllowed('Keyset pagination is not yet available for this type of request');
-    }
-    if (orderBy === 'similarity') {
-      if (caller.user) query.andWhere(isMember);
-      orderBySimilarity(query, params.search!, direction);
-    } else {
-      if (ADMIN_ORDERS.has(orderBy)) query.leftJoin('p.statistics', 'st');
-      query.orderBy(ORDER_COLUMNS[orderBy], direction);
-    }
-    if (orderBy !== 'id') query.addOrderBy('p.id', direction);
-    if (params.statistics) query.leftJoinAndSelect('p.statistics', 'stats');
-    // The caller's access and whether a project is shared come with the page: its shares are read
-    // only when some project of the page has any.
-    const withShares = !params.simple && Boolean(caller.user);
-    if (caller.user) {
-      const access = projectAccessSql('p', 'n', ':callerId');
-      query
-        .addSelect(access.project, 'access_project')
-        .addSelect(access.group, 'access_group')
-        .addSelect(access.shared, 'access_shared');
-    }
-    if (withShares)
-      query.addSelect(
-        `EXISTS (SELECT 1 FROM project_group_links sl WHERE sl.project_id = p.id AND ${activeSql('sl')})`,
-        'has_shares',
-      );
-
-    // Namespace, owner and statistics are each one row per project: a page is one statement.
-    const reader = this.listReader(Boolean(params.statistics));
-    const page = isKeyset(params)
-      ? await paginateKeysetRows(
-          query,
-          params,
-          request,
-          (last): Record<string, string> =>
-            direction === 'ASC' ? { id_after: String(last.id) } : { id_before: String(last.id) },
-          reader,
-        )
-      : await paginateOffsetRows(query, params, request, reader);
-    if (page.rows.length) await member?.settle(page.rows[0].readable_held);
-    const ids = page.items.map((project) => project.id);
-    const attributes = params.with_custom_attributes && admin ? await this.customAttributes(ids) : undefined;
-    const shared = ids.filter((_, i) => page.rows[i].has_shares);
-    const shares = withShares && shared.length > 0 ? await this.sharedWithGroups(shared) : undefined;
-    const sourceIds = page.items.flatMap((project) =>
-      project.forkedFromProjectId === null ? [] : [project.forkedFromProjectId],
-    );
-    const sources = params.simple ? undefined : await this.forkSources(caller, sourceIds);
-    const contributed = params.simple
-      ? undefined
-      : await readContributedAttributes(this.contributions, this.dataSource.manager, ids);
-    return {
-      headers: page.headers,
-      items: page.items.map((project, i) => {
-        const row = page.rows[i];
-        const accessLevel = caller.user
-          ? projectAccessOf(row.access_project, row.access_group, row.access_shared).level
-          : 0;
-        return {
-          project: project as ProjectView['project'],
-          accessLevel,
-          customAttributes: attributes ? (attributes.get(project.id) ?? []) : undefined,
-          showStatistics: Boolean(params.statistics) && canReadStatistics(caller, accessLevel),
-          sharedWithGroups: shares?.get(project.id) ?? [],
-          forkedFrom:
-            project.forkedFromProjectId === null ? undefined : sources?.get(project.forkedFromProjectId),
-          contributed: contributed?.get(project.id),
-        };
-      }),
-    };
-  }
-
-  /**
-   * The list's statements, prepared (TypeORM names its aliases `<alias>_<column>`, as `entityRows`
-   * reads them): the page's projects with namespace, owner and, when asked, statistics, with the
-   * count beside them; and the count alone, for a page past the end.
-   */
-  private listReader(statistics: boolean): RowReader<Project> {
-    const rows = this.findRows;
-    this.statisticsRows ??= entityRows(this.dataSource, ProjectStatistics, 'stats');
-    const stats = this.statisticsRows;
-    const owners = (this.ownerRows ??= entityRows(this.dataSource, User, 'owner'));
-    const read = async (query: SelectQueryBuilder<Project>) => {
-      const [sql, values] = query.getQueryAndParameters();
-      const found = await preparedQuery(this.dataSource, sql, values);
-      const items = found.map((row) => {
-        const project = rows.project.hydrate(row) as ProjectView['project'];
-        project.namespace = rows.namespace.hydrate(row)!;
-        project.namespace.owner = owners.hydrate(row);
-        if (statistics) project.statistics = stats.hydrate(row) ?? undefined;
-        return project;
-      });
-      return { items, rows: found };
-    };
-    const counting = (query: SelectQueryBuilder<Project>) =>
-      query.clone().orderBy().offset(undefined).limit(undefined).select('count(*)', 'total');
-    return {
-      read,
-      readCounted: async (query) => {
-        const page = await read(query.addSelect(`(${counting(query).getQuery()})`, 'page_total'));
-        return { ...page, total: page.rows.length > 0 ? Number(page.rows[0].page_total) : undefined };
-      },
-      count: async (query) => {
-        const [sql, values] = counting(query).getQueryAndParameters();
-        const [row] = await preparedQuery<{ total: string }>(this.dataSource, sql, values);
-        return Number(row.total);
-      },
-    };
   }
 
   async create(caller: Caller, params: CreateProjectParams): Promise<ProjectView> {
@@ -873,199 +621,6 @@ export class ProjectsService {
     }
   }
 
-  /**
-   * A fork of `source` (see the contract's `forkProject`): a new project whose repository borrows the
-   * fork network's objects and holds the source's branches and tags. Created as `create` creates: the
-   * row first, the repository built under `.creating-*` and placed, the row committed last. The
-   * source's row is locked throughout, so it cannot be deleted before its new borrower is recorded.
-   */
-  async fork(caller: Caller, source: ProjectView, params: ForkProjectParams): Promise<ProjectView> {
-    const user = caller.user;
-    if (!user) throw unauthorized();
-    const sourceSettings = projectSettings(source.project.settings);
-    if (!canUseForking(caller, sourceSettings.forking_access_level, source.accessLevel)) throw notFound();
-    const name = params.name ?? source.project.name;
-    const path = params.path ?? source.project.path;
-    const sourceDir = this.storage.diskPath(source.project.repositoryStorage, source.project.id);
-    const branch = params.branches;
-    if (branch !== undefined) {
-      const found = isValidBranchName(branch) && (await openGitRepository(sourceDir).branch(branch));
-      if (!found) throw notFound('Source Branch');
-    }
-    const sourceDefault = source.project.defaultBranch ?? 'main';
-    const defaultBranch = branch === undefined || branch === sourceDefault ? sourceDefault : branch;
-    const refspecs =
-      branch === undefined
-        ? ['+refs/heads/*:refs/heads/*', '+refs/tags/*:refs/tags/*']
-        : [`+refs/heads/${branch}:refs/heads/${branch}`];
-    asConflict(() => checkNameAndPath(name, path));
-
-    let placed: { storage: string; projectId: number } | undefined;
-    try {
-      return await this.dataSource.transaction(async (tx) => {
-        const [locked] = (await tx.query(
-          `SELECT id, borrows_objects_from_id, repository_storage FROM projects WHERE id = $1
-           FOR NO KEY UPDATE`,
-          [source.project.id],
-        )) as Array<{ id: number; borrows_objects_from_id: number | null; repository_storage: string }>;
-        if (!locked) throw notFound('Project');
-        const namespace = await this.forkTarget(tx, caller, params);
-        const visibilityLevel = Math.min(
-          source.project.visibilityLevel,
-          namespace.visibilityLevel,
-          params.visibility === undefined ? Visibility.public : Visibility[params.visibility],
-        );
-        await asConflictAsync(() => assertAvailable(tx, namespace.id, name, path));
-        // Every fork of a network borrows from its root, so no chain of alternates grows.
-        const lenderId = locked.borrows_objects_from_id ?? source.project.id;
-        const storage = locked.repository_storage;
-        const projects = tx.getRepository(Project);
-        const project = await asConflictAsync(() =>
-          saveUnique(() =>
-            projects.save(
-              projects.create({
-                namespaceId: namespace.id,
-                name,
-                path,
-                description: params.description ?? source.project.description,
-                defaultBranch,
-                visibilityLevel,
-                creatorId: user.id,
-                topics: source.project.topics,
-                settings: {
-                  ...source.project.settings,
-                  mr_default_target_self: params.mr_default_target_self ?? false,
-                },
-                repositoryStorage: storage,
-                runnersToken: newRunnersToken(),
-                forkedFromProjectId: source.project.id,
-                borrowsObjectsFromId: lenderId,
-                importStatus: 'finished',
-              }),
-            ),
-          ),
-        );
-        await tx.getRepository(ProjectStatistics).insert({ projectId: project.id });
-        if (namespace.kind === 'user') {
-          await tx.getRepository(Member).insert({
-            sourceType: 'Project',
-            sourceId: project.id,
-            userId: namespace.ownerId!,
-            accessLevel: AccessLevel.Owner,
-          });
-        }
-        await protectDefaultBranch(tx, project.id, defaultBranch);
-        const lenderDir = this.storage.diskPath(storage, lenderId);
-        const dir = await this.storage.create(tx, storage, project.id, defaultBranch, (building) =>
-          borrowAndFetch(building, lenderDir, sourceDir, refspecs),
-        );
-        placed = { storage, projectId: project.id };
-        await writeRepositoryState(tx, project.id, await openGitRepository(dir).state(defaultBranch));
-        return {
-          ...(await this.announceCreated(tx, caller, user.id, project.id)),
-          forkedFrom: {
-            ...source,
-            project: { ...source.project, forksCount: source.project.forksCount + 1 },
-          },
-        };
-      });
-    } catch (err) {
-      if (placed) await this.recovery.finishRemoval(placed.storage, placed.projectId).catch(() => undefined);
-      // The source went between the lock-free checks and the insert.
-      if (isForeignKeyViolation(err)) throw notFound('Project');
-      throw err;
-    }
-  }
-
-  /**
-   * Where a fork goes (GitLab's `valid_fork_target?`): a namespace the caller may create projects in,
-   * else 404 `Target Namespace`.
-   */
-  private async forkTarget(tx: EntityManager, caller: Caller, params: ForkProjectParams): Promise<Namespace> {
-    const user = caller.user!;
-    const namespaces = tx.getRepository(Namespace);
-    const byKey = (key: string) => {
-      const id = recordId(key);
-      return id !== undefined
-        ? namespaces.findOneBy({ id })
-        : namespaces
-            .createQueryBuilder('n')
-            .where('lower(n.full_path) = lower(:path)', { path: key })
-            .getOne();
-    };
-    const namespace =
-      params.namespace_id !== undefined
-        ? // An id beyond the column's range names no namespace (and would not reach the database).
-          Math.abs(params.namespace_id) <= MAX_ID
-          ? await namespaces.findOneBy({ id: params.namespace_id })
-          : null
-        : params.namespace_path !== undefined
-          ? await namespaces
-              .createQueryBuilder('n')
-              .where('lower(n.full_path) = lower(:path)', { path: params.namespace_path })
-              .getOne()
-          : params.namespace !== undefined
-            ? await byKey(params.namespace)
-            : await namespaces.findOneBy({ ownerId: user.id, kind: 'user' });
-    const refused = () => notFound('Target Namespace');
-    if (!namespace) throw refused();
-    if (user.admin) return namespace;
-    if (namespace.kind === 'user') {
-      if (namespace.ownerId !== user.id || user.external || user.projectsLimit === 0) throw refused();
-      const owned = await tx.getRepository(Project).count({ where: { namespaceId: namespace.id } });
-      if (owned >= user.projectsLimit) throw refused();
-      return namespace;
-    }
-    const level = await groupAccessLevel(tx, caller, namespace);
-    const minimum = projectCreationMinimum(groupSettings(namespace.settings).project_creation_level);
-    if (minimum === null || !isMemberLevel(level) || !meetsAccessLevel(level, minimum)) throw refused();
-    return namespace;
-  }
-
-  /**
-   * Removes a fork's relation (`DELETE /projects/:id/fork`); false when the project is no fork. The
-   * repository stops borrowing objects in a job, as GitLab's unlinking leaves the object pool.
-   */
-  async unlinkFork(view: ProjectView): Promise<boolean> {
-    const project = view.project;
-    return this.dataSource.transaction(async (tx) => {
-      const [row] = (await tx.query(
-        'SELECT forked_from_project_id, borrows_objects_from_id FROM projects WHERE id = $1 FOR UPDATE',
-        [project.id],
-      )) as Array<{ forked_from_project_id: number | null; borrows_objects_from_id: number | null }>;
-      if (!row || row.forked_from_project_id === null) return false;
-      await tx.getRepository(Project).update(project.id, { forkedFromProjectId: null });
-      if (row.borrows_objects_from_id !== null)
-        await this.events.publish(tx, 'project.fork_unlinked', {
-          projectId: project.id,
-          storage: project.repositoryStorage,
-          lenderId: row.borrows_objects_from_id,
-        });
-      return true;
-    });
-  }
-
-  /**
-   * Records that a project is a fork of another (`POST /projects/:id/fork/:forked_from_id`, for
-   * administrators): the relation only, no repository changes.
-   */
-  async linkFork(caller: Caller, id: string | number, sourceId: string | number): Promise<ProjectView> {
-    const view = await this.find(caller, id);
-    const source = await this.find(caller, sourceId).catch((err: unknown) => {
-      throw err instanceof ApiError && err.status === 404 ? notFound('Source Project') : err;
-    });
-    if (view.project.id === source.project.id) throw conflict('Project already forked');
-    await this.dataSource.transaction(async (tx) => {
-      const [row] = (await tx.query('SELECT forked_from_project_id FROM projects WHERE id = $1 FOR UPDATE', [
-        view.project.id,
-      ])) as Array<{ forked_from_project_id: number | null }>;
-      if (!row) throw notFound('Project');
-      if (row.forked_from_project_id !== null) throw conflict('Project already forked');
-      await tx.getRepository(Project).update(view.project.id, { forkedFromProjectId: source.project.id });
-    });
-    return this.find(caller, view.project.id, { shares: true, forkSource: true, contributed: true });
-  }
-
   /** The namespace to create in: the caller's own, or a group where the caller is Developer or above. */
   private async targetNamespace(
     tx: EntityManager,
@@ -1115,121 +670,5 @@ export class ProjectsService {
   }
 }
 
-/** GitLab's default protection of a new project's default branch: Maintainers push and merge. */
-async function protectDefaultBranch(tx: EntityManager, projectId: number, branch: string): Promise<void> {
-  const rule = await tx.getRepository(ProtectedBranch).save({ projectId, name: branch });
-  await tx.getRepository(ProtectedBranchAccessLevel).insert(
-    (['push', 'merge'] as const).map((action) => ({
-      protectedBranchId: rule.id,
-      action,
-      accessLevel: AccessLevel.Maintainer,
-    })),
-  );
-}
-
-/**
- * Each word of `search` must appear in the path, name or description (or the namespace's full path);
- * returns the words.
- */
-export function whereProjectMatches<T extends ObjectLiteral>(
-  query: SelectQueryBuilder<T>,
-  search: string | undefined,
-  withNamespaces = false,
-): string[] {
-  const terms = (search ?? '').split(/\s+/).filter(Boolean);
-  const fields = ['p.path', 'p.name', 'p.description', ...(withNamespaces ? ['n.full_path'] : [])];
-  terms.forEach((term, index) => {
-    query.andWhere(`(${fields.map((f) => `${f} ILIKE :term${index}`).join(' OR ')})`, {
-      [`term${index}`]: containing(term),
-    });
-  });
-  return terms;
-}
-
-/** GitLab's `similarity` order: an exact path first, then names starting with the term, then the rest. */
-export function orderBySimilarity<T extends ObjectLiteral>(
-  query: SelectQueryBuilder<T>,
-  search: string,
-  direction: 'ASC' | 'DESC',
-): SelectQueryBuilder<T> {
-  const term = search.trim().toLowerCase();
-  return query
-    .addSelect(
-      `CASE WHEN lower(p.path) = :simExact THEN 3 WHEN lower(p.name) LIKE :simPrefix THEN 2 ELSE 1 END`,
-      'similarity',
-    )
-    .setParameters({ simExact: term, simPrefix: `${escapeLike(term)}%` })
-    .orderBy('similarity', direction);
-}
-
-function checkNameAndPath(name: string, path: string): void {
-  const errors: Record<string, string[]> = {};
-  if (!PATH_PATTERN.test(path) || /\.(git|atom)$/.test(path)) errors.path = [PATH_MESSAGE];
-  if (!NAME_PATTERN.test(name)) errors.name = [NAME_MESSAGE];
-  if (Object.keys(errors).length) throw validationFailed(errors);
-}
-
-/** Name and path are unique in a namespace, case-insensitively; `exceptId` is the project being renamed. */
-async function assertAvailable(
-  tx: EntityManager,
-  namespaceId: number,
-  name: string,
-  path: string,
-  exceptId?: number,
-): Promise<void> {
-  const query = tx
-    .getRepository(Project)
-    .createQueryBuilder('p')
-    .where('p.namespace_id = :ns', { ns: namespaceId })
-    .andWhere('(lower(p.path) = lower(:path) OR lower(p.name) = lower(:name))', { path, name });
-  if (exceptId !== undefined) query.andWhere('p.id <> :exceptId', { exceptId });
-  const taken = await query.getMany();
-  const conflicts: Record<string, string[]> = {};
-  if (taken.some((p) => p.path.toLowerCase() === path.toLowerCase()))
-    conflicts.path = ['has already been taken'];
-  if (taken.some((p) => p.name.toLowerCase() === name.toLowerCase()))
-    conflicts.name = ['has already been taken'];
-  if (Object.keys(conflicts).length) throw validationFailed(conflicts);
-}
-
-/** GitLab answers a fork's record errors with 409 (`conflict!`), where creation answers 400. */
-function asConflict<T>(check: () => T): T {
-  try {
-    return check();
-  } catch (err) {
-    throw toConflict(err);
-  }
-}
-
-async function asConflictAsync<T>(check: () => Promise<T>): Promise<T> {
-  try {
-    return await check();
-  } catch (err) {
-    throw toConflict(err);
-  }
-}
-
-const toConflict = (err: unknown) =>
-  err instanceof ApiError && err.status === 400 && typeof err.body === 'object' && 'message' in err.body
-    ? new ApiError(409, err.body)
-    : err;
-
-/** A concurrent write may take the path between the check and the write: the unique index decides. */
-async function saveUnique<T>(write: () => Promise<T>): Promise<T> {
-  try {
-    return await write();
-  } catch (err) {
-    if (isUniqueViolation(err)) {
-      throw validationFailed({ path: ['has already been taken'] });
-    }
-    throw err;
-  }
-}
-
-function dedupeTopics(topics: string[]): string[] {
-  const seen = new Set<string>();
-  return topics
-    .flatMap((t) => t.split(','))
-    .map((t) => t.trim())
-    .filter((t) => t && !seen.has(t.toLowerCase()) && seen.add(t.toLowerCase()));
-}
+export { orderBySimilarity, whereProjectMatches } from './project-search.js';
+export { pathFromName } from './project-validation.js';

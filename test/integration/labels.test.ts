@@ -1,5 +1,5 @@
 /** Project and group labels: names, colours, inheritance down the group tree, priorities, permissions. */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { AccessLevel } from '../../src/core/access-level.js';
 import { DARK_TEXT, LIGHT_TEXT, parseColor, textColorFor } from '../../src/labels/colors.js';
 import type { Namespace } from '../../src/namespaces/namespace.entity.js';
@@ -376,16 +376,22 @@ describe('the service merge requests use', () => {
     expect(found.map((l) => l.title).sort()).toEqual(['BUG', 'Security', 'bug']);
   });
 
-  it('counts open merge requests through the registered counter', async () => {
+  it('counts open merge requests through the labelCounts extension point', async () => {
     const s = await setup();
     const label = await create(labels(s.project), s.owner.token, { name: 'counted', color: '#FFF' });
-    server.services.labels.countOpenMergeRequestsWith(async (_caller, ids, scope) => {
-      expect(scope).toEqual({ projectId: s.project.id });
-      return new Map(ids.map((id) => [id, 7]));
-    });
-    const listed = await server.request('GET', labels(s.project, '?with_counts=true'), {
-      token: s.owner.token,
-    });
-    expect(listed.body).toEqual([expect.objectContaining({ id: label.id, open_merge_requests_count: 7 })]);
+    const counter = vi
+      .spyOn(server.services.mergeRequestLists, 'countOpenWithLabels')
+      .mockImplementation(async (_caller, ids, scope) => {
+        expect(scope).toEqual({ projectId: s.project.id });
+        return new Map(ids.map((id) => [id, 7]));
+      });
+    try {
+      const listed = await server.request('GET', labels(s.project, '?with_counts=true'), {
+        token: s.owner.token,
+      });
+      expect(listed.body).toEqual([expect.objectContaining({ id: label.id, open_merge_requests_count: 7 })]);
+    } finally {
+      counter.mockRestore();
+    }
   });
 });
