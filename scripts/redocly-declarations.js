@@ -16,8 +16,8 @@ const SUBJECTS = ['project', 'group', 'instance', 'none'];
 const TIERS = ['premium', 'ultimate'];
 const SHARED_RESPONSES = ['400', '401', '403', '404', '413', '429', '500', '503'];
 
-/** The keys of each ability table's object literal in abilities.ts. */
-export function readAbilityNames(file = ABILITIES_FILE) {
+/** The keys of every object literal bound to a name in abilities.ts, by name. */
+function readTables(file) {
   const source = ts.createSourceFile(file, fs.readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
   const tables = {};
   const visit = (node) => {
@@ -30,12 +30,25 @@ export function readAbilityNames(file = ABILITIES_FILE) {
     ts.forEachChild(node, visit);
   };
   visit(source);
+  return tables;
+}
+
+/** The keys of each ability table's object literal in abilities.ts. */
+export function readAbilityNames(file = ABILITIES_FILE) {
+  const tables = readTables(file);
   const names = { none: [] };
   for (const [kind, table] of Object.entries(TABLES)) {
     if (!tables[table]) throw new Error(`${table} not found in ${file}`);
     names[kind] = tables[table];
   }
   return names;
+}
+
+/** The names of the finer rules (`x-forge-rule`): the keys of FORGE_RULES in abilities.ts. */
+export function readRuleNames(file = ABILITIES_FILE) {
+  const rules = readTables(file).FORGE_RULES;
+  if (!rules) throw new Error(`FORGE_RULES not found in ${file}`);
+  return rules;
 }
 
 /** An `x-tier` (on an operation, a property or a parameter) names a known tier. */
@@ -45,8 +58,25 @@ function checkTier(node, { report, location }) {
     report({ message: `x-tier must be one of ${TIERS.join(', ')}.`, location: location.child(['x-tier']) });
 }
 
+/** An `x-forge-rule` names a rule of FORGE_RULES, and the description says it, so the docs show it. */
+function checkRule(operation, rules, { report, location }) {
+  const rule = operation['x-forge-rule'];
+  if (rule === undefined) return;
+  if (!rules.includes(rule))
+    report({
+      message: `x-forge-rule ${rule} is not a rule of FORGE_RULES in src/core/abilities.ts (${rules.join(', ')}).`,
+      location: location.child(['x-forge-rule']),
+    });
+  else if (!String(operation.description ?? '').includes(`Rule \`${rule}\``))
+    report({
+      message: `The description names the operation's rule: Rule \`${rule}\`: …`,
+      location: location.child(['description']),
+    });
+}
+
 function OperationDeclarations() {
   const abilities = readAbilityNames();
+  const rules = readRuleNames();
   return {
     Schema: checkTier,
     Parameter: checkTier,
@@ -72,13 +102,14 @@ function OperationDeclarations() {
       const refusal = operation['x-ability-refusal'];
       if (
         refusal !== undefined &&
-        (!['unauthorized', 'not_found'].includes(refusal) || ability === undefined)
+        (!['unauthorized', 'not_found', 'bad_request'].includes(refusal) || ability === undefined)
       )
         report({
           message:
-            'x-ability-refusal is `unauthorized` (401 instead of 403) or `not_found` (a bare 404), beside an x-ability.',
+            "x-ability-refusal is `unauthorized` (401 instead of 403), `not_found` (a bare 404) or `bad_request` (the service's 400), beside an x-ability.",
           location: location.child(['x-ability-refusal']),
         });
+      checkRule(operation, rules, { report, location });
       checkTier(operation, { report, location });
       const declared = Object.keys(operation.responses ?? {});
       const missing = SHARED_RESPONSES.filter((code) => !declared.includes(code));

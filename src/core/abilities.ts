@@ -96,6 +96,9 @@ const PROJECT_ABILITIES = {
   admin_feature_flags_user_lists: AccessLevel.Developer,
   // member_roles / push_rules family
   admin_push_rules: AccessLevel.Maintainer,
+  // --- declared truthfully (issue 24): abilities the services enforced without a name ---
+  /** Editing a merge request beyond its author (GitLab's `update_merge_request`); no custom role grants it. */
+  update_merge_request: AccessLevel.Developer,
 } as const;
 
 /** The role each group ability needs, beyond being able to see the group. */
@@ -558,6 +561,15 @@ export function groupMembershipSql(groupAlias: string): string {
       WHERE m.user_id = :callerId AND ${ACTIVE_MEMBER}))`;
 }
 
+/**
+ * SQL listing the groups the caller (`:callerId`) is a direct member of, at the level the parameter
+ * `levelParam` holds or above: the one place group lists compare membership levels.
+ */
+export function directGroupMembershipsSql(levelParam: string): string {
+  return `SELECT m.source_id FROM members m WHERE m.user_id = :callerId AND m.source_type = 'Namespace'
+      AND m.access_level >= :${levelParam} AND ${ACTIVE_MEMBER}`;
+}
+
 /** Restricts a group (namespace) query to the groups the caller may see. */
 export function whereGroupVisible<T extends ObjectLiteral>(
   query: SelectQueryBuilder<T>,
@@ -759,6 +771,89 @@ export const INSTANCE_ABILITIES = {
 } as const;
 
 export type InstanceAbility = keyof typeof INSTANCE_ABILITIES;
+
+// ---- Finer rules (`x-forge-rule`), declared truthfully (issue 24) --------------------------------------
+/**
+ * A named rule finer than an operation's `x-ability`, applied by its service once the resource is found.
+ * A rule with a `floor` also admits someone the ability alone would not (an author, the member
+ * themself): the request pipeline then enforces only the floor, and the service the ability or the rule.
+ * `summary` is what the docs say; each operation's description names its rule.
+ */
+interface ForgeRule {
+  summary: string;
+  floor?: { project?: ProjectAbility; group?: GroupAbility };
+}
+
+export const FORGE_RULES = {
+  or_snippet_author: {
+    summary: "the snippet's author may too, with create_snippet",
+    floor: { project: 'create_snippet' },
+  },
+  or_merge_request_author: {
+    summary: "the merge request's author may too, with read_merge_request",
+    floor: { project: 'read_merge_request' },
+  },
+  or_note_author: {
+    summary: "the note's author may too, with read_merge_request",
+    floor: { project: 'read_merge_request' },
+  },
+  or_auto_merge_setter: {
+    summary: 'whoever set the automatic merge may cancel it too, with read_merge_request',
+    floor: { project: 'read_merge_request' },
+  },
+  or_self: {
+    summary: 'a member may remove themselves, with read_project or read_group',
+    floor: { project: 'read_project', group: 'read_group' },
+  },
+  can_push_to_branch: {
+    summary:
+      "the branch decides (GitLab's can_push_to_branch?): protected branches need their push level, and a collaborator on a merge request from a fork may push to its source branch, with read_code",
+    floor: { project: 'read_code' },
+  },
+  protected_tag: {
+    summary: 'a protected tag needs Maintainer; checked once the tag is found, with read_code',
+    floor: { project: 'read_code' },
+  },
+  own_snippet: { summary: "only the snippet's author, or an administrator" },
+  own_token: { summary: "the caller's own tokens; an administrator's any (another's answers 401)" },
+  note_author_only: { summary: "only the note's author, administrators included" },
+  awarder_only: { summary: 'only the user who awarded the emoji, or an administrator' },
+  bots_only: { summary: 'only the bot user of a project or group access token' },
+  admins_only: { summary: 'administrators only, once the resource is found' },
+  up_to_own_level: { summary: "no level above the caller's own may be given, unless by an administrator" },
+  approval_eligibility: {
+    summary: "the merge request's author and committers may not approve it, as the project's settings say",
+  },
+  anonymous_by_username: { summary: 'anonymous callers must look a user up by username (403 otherwise)' },
+  signed_in_only: { summary: 'anonymous callers are refused with 403' },
+  projects_limit: {
+    summary: "the caller's projects limit, and a personal namespace (external users have none: 403)",
+  },
+  fork_namespace: { summary: 'the target namespace must take the fork (external users have none: 404)' },
+  also_admin_group_label: { summary: "Planner or above in the project's group too" },
+} as const satisfies Record<string, ForgeRule>;
+
+export type ForgeRuleName = keyof typeof FORGE_RULES;
+
+/**
+ * The ability the request pipeline enforces before the handler: the rule's floor, or only that the
+ * caller sees the subject when GitLab refuses with 400 after checking the parameters, else the ability.
+ */
+export function pipelineAbility(declaration: {
+  subject: 'project' | 'group';
+  ability?: string;
+  rule?: string;
+  refusal?: string;
+}): string | undefined {
+  const { subject, ability, rule, refusal } = declaration;
+  const floor = rule
+    ? (FORGE_RULES[rule as ForgeRuleName] as ForgeRule | undefined)?.floor?.[subject]
+    : undefined;
+  if (floor) return floor;
+  if (refusal === 'bad_request') return subject === 'project' ? 'read_project' : 'read_group';
+  return ability;
+}
+// ---- end of finer rules ----------------------------------------------------------------------------------
 
 /** The contract's `x-subject`: what the `:id` of an operation names, if anything. */
 export type SubjectKind = 'project' | 'group' | 'instance' | 'none';

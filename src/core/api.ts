@@ -23,7 +23,7 @@ import {
   unauthorized,
 } from './errors.js';
 import { rateLimitSubject, type RateLimiter } from './rate-limit.js';
-import { authorizeInstance } from './abilities.js';
+import { authorizeInstance, pipelineAbility } from './abilities.js';
 import type { HandlerContext, HandlerMap, OperationId } from './handler.js';
 import type { SubjectResolvers, SubjectTypes } from './subjects.js';
 import { discardUploads, readBodyParams, writeJson, type UploadSpool, type UploadedFile } from './http.js';
@@ -170,9 +170,12 @@ interface Declaration {
   ability?: string;
   /**
    * `unauthorized`: GitLab answers 401 rather than 403 when the ability is missing; `not_found`: a
-   * bare `404 Not Found` (GitLab's `not_found!`, as forking refuses).
+   * bare `404 Not Found` (GitLab's `not_found!`, as forking refuses); `bad_request`: GitLab's 400 with
+   * its own message after the parameters are checked, so the service refuses.
    */
-  refusal?: 'unauthorized' | 'not_found';
+  refusal?: 'unauthorized' | 'not_found' | 'bad_request';
+  /** `x-forge-rule`: a finer rule of the service (see FORGE_RULES). */
+  rule?: string;
 }
 
 /** What the operation acts on and what it needs there (`x-subject`, `x-ability`); lint requires both. */
@@ -181,11 +184,13 @@ const declarationOf = (operation: Operation): Declaration => {
     'x-subject'?: Declaration['subject'];
     'x-ability'?: string;
     'x-ability-refusal'?: Declaration['refusal'];
+    'x-forge-rule'?: string;
   };
   return {
     subject: declared['x-subject'] ?? 'none',
     ability: declared['x-ability'],
     refusal: declared['x-ability-refusal'],
+    rule: declared['x-forge-rule'],
   };
 };
 
@@ -246,14 +251,16 @@ export function apiMiddleware(options: ApiOptions): Middleware {
 
   /** Resolves the declared subject once and enforces the declared ability: 404 unseen, 403 without it. */
   async function authorize(caller: Caller, operation: Operation, path: ParamObject) {
-    const { subject: kind, ability, refusal } = declarationOf(operation);
+    const declaration = declarationOf(operation);
+    const { subject: kind, refusal } = declaration;
     if (kind === 'none') return undefined;
     if (kind === 'instance') {
-      authorizeInstance(caller, ability ?? 'use_api');
+      authorizeInstance(caller, declaration.ability ?? 'use_api');
       return undefined;
     }
     const resolver = subjects[kind] as SubjectResolvers[keyof SubjectTypes];
     const subject = await resolver.find(caller, String(path.id));
+    const ability = pipelineAbility({ ...declaration, subject: kind });
     try {
       if (ability)
         (resolver.authorize as (c: Caller, a: string, s: unknown) => void)(caller, ability, subject);
