@@ -4402,6 +4402,8 @@ export interface paths {
          *       head before then, conflicts, or the user losing the right to merge cancel it. Without pending checks it
          *       merges now. A merge request with conflicts or needing a rebase is refused as above.
          *     - A push that arrives while the merge runs makes it answer 409; the target branch never moves halfway.
+         *
+         *     Rule `protected_ref`: a protected branch or tag needs the level its protection gives.
          */
         put: operations["mergeMergeRequest"];
         post?: never;
@@ -6020,6 +6022,8 @@ export interface paths {
          *     - GitLab first commits an empty `README.md` to the default branch when the repository is empty;
          *       forge-api does the same before creating the branch, so `ref` may name the default branch of an
          *       empty project.
+         *
+         *     Rule `protected_ref`: a protected branch or tag needs the level its protection gives.
          */
         post: operations["createBranch"];
         delete?: never;
@@ -6070,6 +6074,8 @@ export interface paths {
          *       (`The default branch of a project cannot be deleted.`); a protected branch, unless the caller
          *       is Maintainer or higher (`You can only delete protected branches using the web interface.`).
          *       Maintainers may delete protected branches through the API, never by `git push`.
+         *
+         *     Rule `protected_ref`: a protected branch or tag needs the level its protection gives.
          */
         delete: operations["deleteBranch"];
         options?: never;
@@ -6294,6 +6300,8 @@ export interface paths {
          *       `{"message": "You are attempting to update a file that has changed since you started editing
          *       it."}`.
          *     - The file keeps its mode unless `execute_filemode` is given.
+         *
+         *     Rule `protected_ref`: a protected branch or tag needs the level its protection gives.
          */
         put: operations["updateRepositoryFile"];
         /**
@@ -6315,6 +6323,8 @@ export interface paths {
          *       author. `execute_filemode=true` makes the file executable.
          *     - A `file_path` that is absolute or climbs with `..` answers 400
          *       `{"error": "file_path should be a valid file path"}`.
+         *
+         *     Rule `protected_ref`: a protected branch or tag needs the level its protection gives.
          */
         post: operations["createRepositoryFile"];
         /**
@@ -6327,6 +6337,8 @@ export interface paths {
          *     - With `last_commit_id`, the deletion is refused when a later commit changed the file: 400
          *       `{"message": "You are attempting to delete a file that has been previously updated."}`.
          *     - The answer is 204 with no body.
+         *
+         *     Rule `protected_ref`: a protected branch or tag needs the level its protection gives.
          */
         delete: operations["deleteRepositoryFile"];
         options?: never;
@@ -6505,6 +6517,8 @@ export interface paths {
          *         name.
          *     - A missing `tag_name` or `ref` answers 400, for example `{"error": "ref is missing"}`.
          *     - The tag is recorded as a push event by the caller.
+         *
+         *     Rule `protected_ref`: a protected branch or tag needs the level its protection gives.
          */
         post: operations["createRepositoryTag"];
         delete?: never;

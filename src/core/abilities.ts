@@ -810,6 +810,7 @@ export const FORGE_RULES = {
       "the branch decides (GitLab's can_push_to_branch?): protected branches need their push level, and a collaborator on a merge request from a fork may push to its source branch, with read_code",
     floor: { project: 'read_code' },
   },
+  protected_ref: { summary: 'a protected branch or tag needs the level its protection gives' },
   protected_tag: {
     summary: 'a protected tag needs Maintainer; checked once the tag is found, with read_code',
     floor: { project: 'read_code' },
