@@ -368,6 +368,8 @@ export interface paths {
          *       are not available to bots.
          *     - `expires_at` defaults to 365 days from today. It must lie after today and at most 365 days
          *       ahead; otherwise 400 with the reason.
+         *
+         *     Rule `up_to_own_level`: no level above the caller's own may be given, unless by an administrator.
          */
         post: operations["createGroupAccessToken"];
         delete?: never;
@@ -451,6 +453,8 @@ export interface paths {
          *       ahead (400 otherwise).
          *     - Rotating a revoked token answers 400 `{"message": "400 Bad request - Token already revoked"}`
          *       and revokes every token rotated from it.
+         *
+         *     Rule `up_to_own_level`: no level above the caller's own may be given, unless by an administrator.
          */
         post: operations["rotateGroupAccessToken"];
         delete?: never;
@@ -483,6 +487,8 @@ export interface paths {
          *     - A personal access token of a human answers 405. A bot token of another group answers 401.
          *     - `expires_at` defaults to one week from today; it must lie after today and at most 365 days
          *       ahead (400 otherwise).
+         *
+         *     Rule `bots_only`: only the bot user of a project or group access token.
          */
         post: operations["rotateCurrentGroupAccessToken"];
         delete?: never;
@@ -830,6 +836,8 @@ export interface paths {
          *       (Minimal Access, 5, is a Premium feature forge-api does not have); `expires_at` may not be in the
          *       past; the level may not be lower than the user's membership of a group above this one; a bot
          *       user of an access token cannot join anything besides its own project or group.
+         *
+         *     Rule `up_to_own_level`: no level above the caller's own may be given, unless by an administrator.
          */
         post: operations["addGroupMember"];
         delete?: never;
@@ -875,6 +883,8 @@ export interface paths {
          *     - The membership of a bot user of a group access token cannot be changed (403).
          *     - A user who is not a direct member answers 404 `{"message": "404 Member Not Found"}`.
          *     - Validation as when adding (400 with the record errors).
+         *
+         *     Rule `up_to_own_level`: no level above the caller's own may be given, unless by an administrator.
          */
         put: operations["updateGroupMember"];
         post?: never;
@@ -890,6 +900,8 @@ export interface paths {
          *     - A user who is not a direct member answers 404 `{"message": "404 Member Not Found"}`.
          *     - `unassign_issuables` is accepted; forge-api has no issues or merge requests to unassign yet.
          *     - Counts against the `members_delete` rate limit (off unless `FORGE_RATE_LIMITS` sets it).
+         *
+         *     Rule `or_self`: a member may remove themselves, with read_project or read_group.
          */
         delete: operations["removeGroupMember"];
         options?: never;
@@ -1472,6 +1484,8 @@ export interface paths {
          *
          *     As in GitLab, a caller who is not an administrator gets 401 `{"message": "401 Unauthorized"}`
          *     both for another user's token and for an ID that does not exist; only administrators get 404.
+         *
+         *     Rule `own_token`: the caller's own tokens; an administrator's any (another's answers 401).
          */
         get: operations["getPersonalAccessToken"];
         put?: never;
@@ -1484,6 +1498,8 @@ export interface paths {
          *       token answers 400 `{"message": "400 Bad request - Not permitted to revoke"}`, as in GitLab.
          *     - An ID that does not exist answers 404.
          *     - Revoking a token that is already revoked succeeds.
+         *
+         *     Rule `own_token`: the caller's own tokens; an administrator's any (another's answers 401).
          */
         delete: operations["revokePersonalAccessToken"];
         options?: never;
@@ -1519,6 +1535,8 @@ export interface paths {
          *     - Rotating a token that is already revoked answers 400
          *       `{"message": "400 Bad request - Token already revoked"}` and, because a revoked token in use
          *       suggests it leaked, also revokes every token rotated from it (its token family).
+         *
+         *     Rule `own_token`: the caller's own tokens; an administrator's any (another's answers 401).
          */
         post: operations["rotatePersonalAccessToken"];
         delete?: never;
@@ -1707,6 +1725,8 @@ export interface paths {
          *
          *     The answer is the new project as its creator sees it (so `runners_token` and the import fields are
          *     present). The creator's ID is recorded in `creator_id`.
+         *
+         *     Rule `projects_limit`: the caller's projects limit, and a personal namespace (external users have none: 403).
          */
         post: operations["createProject"];
         delete?: never;
@@ -1826,6 +1846,8 @@ export interface paths {
          *       ahead; otherwise 400 with the reason, such as
          *       `{"message": "400 Bad request - Expires at must be before 2027-03-01"}`.
          *     - The bot is external when the caller is.
+         *
+         *     Rule `up_to_own_level`: no level above the caller's own may be given, unless by an administrator.
          */
         post: operations["createProjectAccessToken"];
         delete?: never;
@@ -1911,6 +1933,8 @@ export interface paths {
          *       ahead (400 otherwise).
          *     - Rotating a revoked token answers 400 `{"message": "400 Bad request - Token already revoked"}`
          *       and revokes every token rotated from it.
+         *
+         *     Rule `up_to_own_level`: no level above the caller's own may be given, unless by an administrator.
          */
         post: operations["rotateProjectAccessToken"];
         delete?: never;
@@ -1943,6 +1967,8 @@ export interface paths {
          *     - A personal access token of a human answers 405. A bot token of another project answers 401.
          *     - `expires_at` defaults to one week from today; it must lie after today and at most 365 days
          *       ahead (400 otherwise).
+         *
+         *     Rule `bots_only`: only the bot user of a project or group access token.
          */
         post: operations["rotateCurrentProjectAccessToken"];
         delete?: never;
@@ -2633,6 +2659,8 @@ export interface paths {
          *       creator sees it, with `forked_from_project`) already says `import_status: finished`, and so
          *       does every later read. Settings are copied from the source; members are not (the caller owns
          *       a fork in their personal namespace).
+         *
+         *     Rule `fork_namespace`: the target namespace must take the fork (external users have none: 404).
          */
         post: operations["forkProject"];
         /**
@@ -2891,6 +2919,8 @@ export interface paths {
          *       group's projects are merged into it: their merge requests get it instead, a project's priority
          *       for one of them becomes its priority for it (its own priority stays), and their subscribers are
          *       subscribed to it; then they are deleted. All of it is one transaction.
+         *
+         *     Rule `also_admin_group_label`: Planner or above in the project's group too.
          */
         put: operations["promoteProjectLabel"];
         post?: never;
@@ -3013,6 +3043,8 @@ export interface paths {
          *       group's projects are merged into it: their merge requests get it instead, a project's priority
          *       for one of them becomes its priority for it (its own priority stays), and their subscribers are
          *       subscribed to it; then they are deleted. All of it is one transaction.
+         *
+         *     Rule `also_admin_group_label`: Planner or above in the project's group too.
          */
         put: operations["promoteProjectLabelByName"];
         post?: never;
@@ -3080,6 +3112,8 @@ export interface paths {
          *     - Blocked users can be added, as in GitLab; they cannot sign in, so the membership gives them
          *       nothing until they are unblocked.
          *     - `invite_source` and `tasks_to_be_done` are accepted and ignored.
+         *
+         *     Rule `up_to_own_level`: no level above the caller's own may be given, unless by an administrator.
          */
         post: operations["addProjectMember"];
         delete?: never;
@@ -3126,6 +3160,8 @@ export interface paths {
          *     - Validation as when adding (400 with the record errors): the level must be 10, 15, 20, 30, 40
          *       or 50 and not below the user's membership of an ancestor group, and `expires_at` may not be in
          *       the past.
+         *
+         *     Rule `up_to_own_level`: no level above the caller's own may be given, unless by an administrator.
          */
         put: operations["updateProjectMember"];
         post?: never;
@@ -3141,6 +3177,8 @@ export interface paths {
          *     - A user who is not a direct member answers 404 `{"message": "404 Member Not Found"}`.
          *     - `unassign_issuables` is accepted; forge-api has no issues or merge requests to unassign yet.
          *     - Counts against the `members_delete` rate limit (off unless `FORGE_RATE_LIMITS` sets it).
+         *
+         *     Rule `or_self`: a member may remove themselves, with read_project or read_group.
          */
         delete: operations["removeProjectMember"];
         options?: never;
@@ -3357,6 +3395,8 @@ export interface paths {
          *       one, refused with 409 when another open merge request has the same branches. A transition that does not
          *       apply (closing a merged one) changes nothing, as in GitLab.
          *     - A new target branch makes a new diff version and a new merge status check.
+         *
+         *     Rule `or_merge_request_author`: the merge request's author may too, with read_merge_request.
          */
         put: operations["updateMergeRequest"];
         post?: never;
@@ -3618,6 +3658,8 @@ export interface paths {
          *       request's commits (by commit e-mail) not at all with `merge_requests_disable_committers_approval`
          *       on; both answer 401, as GitLab's approval service refuses.
          *     - Approving again answers 401 `{"message": "401 Unauthorized"}` (GitLab before its 304 change).
+         *
+         *     Rule `approval_eligibility`: the merge request's author and committers may not approve it, as the project's settings say.
          */
         post: operations["approveMergeRequest"];
         delete?: never;
@@ -3718,6 +3760,8 @@ export interface paths {
          *     - **Who.** Only the user who awarded it, or an administrator; anyone else gets 401
          *       `{"message": "401 Unauthorized"}`, as GitLab answers.
          *     - A reaction that is not there answers 404 `{"message": "404 Not found"}`.
+         *
+         *     Rule `awarder_only`: only the user who awarded the emoji, or an administrator.
          */
         delete: operations["deleteMergeRequestAwardEmoji"];
         options?: never;
@@ -3754,6 +3798,8 @@ export interface paths {
          *       get 401 `{"message": "401 Unauthorized"}`.
          *     - A merge request that is merged or closed answers 405 `{"message": "405 Method Not Allowed"}`; an open one
          *       without an automatic merge answers 406 `{"message": "Can't cancel the automatic merge"}`.
+         *
+         *     Rule `or_auto_merge_setter`: whoever set the automatic merge may cancel it too, with read_merge_request.
          */
         post: operations["cancelMergeRequestAutoMerge"];
         delete?: never;
@@ -3973,6 +4019,8 @@ export interface paths {
          *     - **Required:** `resolved` (400 `{"error": "resolved is missing"}`).
          *     - With the project's `only_allow_merge_if_all_discussions_are_resolved`, an unresolved thread makes the
          *       merge request's `detailed_merge_status` `discussions_not_resolved`; resolving the last one lifts it.
+         *
+         *     Rule `or_merge_request_author`: the merge request's author may too, with read_merge_request.
          */
         put: operations["resolveMergeRequestDiscussion"];
         post?: never;
@@ -4060,12 +4108,16 @@ export interface paths {
          *     this note: Developer and higher or the merge request's author). Both or neither answer 400
          *     `{"error": "body, resolved are mutually exclusive"}` / `{"error": "body, resolved are missing, exactly one parameter must be provided"}`.
          *     A note outside the discussion answers 404 `{"message": "404 Note Not Found"}`.
+         *
+         *     Rule `note_author_only`: only the note's author, administrators included.
          */
         put: operations["updateMergeRequestDiscussionNote"];
         post?: never;
         /**
          * Delete a note of a discussion
          * @description Removes the note, as `DELETE …/notes/:note_id` does (its author, or Maintainer and higher). Answers 204.
+         *
+         *     Rule `or_note_author`: the note's author may too, with read_merge_request.
          */
         delete: operations["deleteMergeRequestDiscussionNote"];
         options?: never;
@@ -4350,6 +4402,8 @@ export interface paths {
          *       head before then, conflicts, or the user losing the right to merge cancel it. Without pending checks it
          *       merges now. A merge request with conflicts or needing a rebase is refused as above.
          *     - A push that arrives while the merge runs makes it answer 409; the target branch never moves halfway.
+         *
+         *     Rule `protected_ref`: a protected branch or tag needs the level its protection gives.
          */
         put: operations["mergeMergeRequest"];
         post?: never;
@@ -4484,6 +4538,8 @@ export interface paths {
          *       `admin_note` on a note is its author's. System notes cannot be edited (403). On a locked discussion
          *       only project members may edit.
          *     - A missing note answers 404 `{"message": "404 Note Not Found"}`.
+         *
+         *     Rule `note_author_only`: only the note's author, administrators included.
          */
         put: operations["updateMergeRequestNote"];
         post?: never;
@@ -4494,6 +4550,8 @@ export interface paths {
          *     - **Who.** The note's author, or Maintainer and higher (and administrators), as GitLab's
          *       `admin_note`; others get 403. System notes cannot be deleted (403).
          *     - A missing note answers 404 `{"message": "404 Note Not Found"}`.
+         *
+         *     Rule `or_note_author`: the note's author may too, with read_merge_request.
          */
         delete: operations["deleteMergeRequestNote"];
         options?: never;
@@ -4592,6 +4650,8 @@ export interface paths {
          *     - **Who.** Only the user who awarded it, or an administrator; anyone else gets 401
          *       `{"message": "401 Unauthorized"}`, as GitLab answers.
          *     - A reaction that is not there answers 404 `{"message": "404 Not found"}`.
+         *
+         *     Rule `awarder_only`: only the user who awarded the emoji, or an administrator.
          */
         delete: operations["deleteMergeRequestNoteAwardEmoji"];
         options?: never;
@@ -4698,6 +4758,8 @@ export interface paths {
          *
          *     - **Who.** Only the bot user of a project or group access token that is a member of the project;
          *       everyone else, and any caller on a merged merge request, gets 401 `{"message": "401 Unauthorized"}`.
+         *
+         *     Rule `bots_only`: only the bot user of a project or group access token.
          */
         put: operations["resetMergeRequestApprovals"];
         post?: never;
@@ -5960,6 +6022,8 @@ export interface paths {
          *     - GitLab first commits an empty `README.md` to the default branch when the repository is empty;
          *       forge-api does the same before creating the branch, so `ref` may name the default branch of an
          *       empty project.
+         *
+         *     Rule `protected_ref`: a protected branch or tag needs the level its protection gives.
          */
         post: operations["createBranch"];
         delete?: never;
@@ -6010,6 +6074,8 @@ export interface paths {
          *       (`The default branch of a project cannot be deleted.`); a protected branch, unless the caller
          *       is Maintainer or higher (`You can only delete protected branches using the web interface.`).
          *       Maintainers may delete protected branches through the API, never by `git push`.
+         *
+         *     Rule `protected_ref`: a protected branch or tag needs the level its protection gives.
          */
         delete: operations["deleteBranch"];
         options?: never;
@@ -6079,6 +6145,8 @@ export interface paths {
          *       or a protected-branch refusal such as `{"message": "You are not allowed to force push code to a
          *       protected branch on this project."}`.
          *     - The answer is the new commit with `stats` unless `stats=false`.
+         *
+         *     Rule `can_push_to_branch`: the branch decides (GitLab's can_push_to_branch?): protected branches need their push level, and a collaborator on a merge request from a fork may push to its source branch, with read_code.
          */
         post: operations["createCommit"];
         delete?: never;
@@ -6232,6 +6300,8 @@ export interface paths {
          *       `{"message": "You are attempting to update a file that has changed since you started editing
          *       it."}`.
          *     - The file keeps its mode unless `execute_filemode` is given.
+         *
+         *     Rule `protected_ref`: a protected branch or tag needs the level its protection gives.
          */
         put: operations["updateRepositoryFile"];
         /**
@@ -6253,6 +6323,8 @@ export interface paths {
          *       author. `execute_filemode=true` makes the file executable.
          *     - A `file_path` that is absolute or climbs with `..` answers 400
          *       `{"error": "file_path should be a valid file path"}`.
+         *
+         *     Rule `protected_ref`: a protected branch or tag needs the level its protection gives.
          */
         post: operations["createRepositoryFile"];
         /**
@@ -6265,6 +6337,8 @@ export interface paths {
          *     - With `last_commit_id`, the deletion is refused when a later commit changed the file: 400
          *       `{"message": "You are attempting to delete a file that has been previously updated."}`.
          *     - The answer is 204 with no body.
+         *
+         *     Rule `protected_ref`: a protected branch or tag needs the level its protection gives.
          */
         delete: operations["deleteRepositoryFile"];
         options?: never;
@@ -6443,6 +6517,8 @@ export interface paths {
          *         name.
          *     - A missing `tag_name` or `ref` answers 400, for example `{"error": "ref is missing"}`.
          *     - The tag is recorded as a push event by the caller.
+         *
+         *     Rule `protected_ref`: a protected branch or tag needs the level its protection gives.
          */
         post: operations["createRepositoryTag"];
         delete?: never;
@@ -6476,6 +6552,8 @@ export interface paths {
          *     - A missing tag answers 404 `{"message": "404 Tag Not Found"}`, checked before the role.
          *     - A tag moved by someone else during the deletion answers 400 with a message saying so.
          *     - The deletion is recorded as a push event by the caller.
+         *
+         *     Rule `protected_tag`: a protected tag needs Maintainer; checked once the tag is found, with read_code.
          */
         delete: operations["deleteRepositoryTag"];
         options?: never;
@@ -6710,6 +6788,8 @@ export interface paths {
          *     - An action the repository refuses (a missing file, a path taken, `move` without `previous_path`)
          *       answers 400 `{"message": {"error": "Error updating the snippet - <reason>"}}` and changes nothing.
          *     - `statistics.snippets_size` of the project follows the repository's size.
+         *
+         *     Rule `or_snippet_author`: the snippet's author may too, with create_snippet.
          */
         put: operations["updateProjectSnippet"];
         post?: never;
@@ -6722,6 +6802,8 @@ export interface paths {
          *     - The repository leaves its path at once and is removed by a job on the queue
          *       (`snippet.deleted`); `statistics.snippets_size` shrinks in the same transaction as the row goes.
          *       Deleting the project removes its snippets and, on the queue, their repositories.
+         *
+         *     Rule `or_snippet_author`: the snippet's author may too, with create_snippet.
          */
         delete: operations["deleteProjectSnippet"];
         options?: never;
@@ -6830,6 +6912,8 @@ export interface paths {
          * @description The `User-Agent` and IP address of the request that created the snippet, and whether it was
          *     submitted to the spam checker. **Administrators only**: other callers who reach the snippet get
          *     403.
+         *
+         *     Rule `admins_only`: administrators only, once the resource is found.
          */
         get: operations["getProjectSnippetUserAgentDetail"];
         put?: never;
@@ -7172,6 +7256,8 @@ export interface paths {
          * @description As for project snippets, for a personal snippet the caller may read. Only its author or an
          *     administrator may change it (others 403); a project snippet is changed through its project (404
          *     here).
+         *
+         *     Rule `own_snippet`: only the snippet's author, or an administrator.
          */
         put: operations["updateSnippet"];
         post?: never;
@@ -7179,6 +7265,8 @@ export interface paths {
          * Delete a personal snippet
          * @description Deletes a personal snippet and its repository: 204. Its author or an administrator only (others who
          *     may read it 403); a missing snippet 404.
+         *
+         *     Rule `own_snippet`: only the snippet's author, or an administrator.
          */
         delete: operations["deleteSnippet"];
         options?: never;
@@ -7497,6 +7585,8 @@ export interface paths {
          *
          *     **Errors.** A value of the wrong type, or outside its enum, answers 400, for example
          *     `{"error": "order_by does not have a valid value"}`.
+         *
+         *     Rule `anonymous_by_username`: anonymous callers must look a user up by username (403 otherwise).
          */
         get: operations["listUsers"];
         put?: never;
@@ -7567,6 +7657,8 @@ export interface paths {
          *     - forge-api keeps no followers, time zones or sign-in history: `followers` and `following` are
          *       0, `local_time` and the sign-in addresses are null. `highest_role` is the user's highest
          *       access level in any project or group (0 for none).
+         *
+         *     Rule `signed_in_only`: anonymous callers are refused with 403.
          */
         get: operations["getUser"];
         /**

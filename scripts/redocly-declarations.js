@@ -20,7 +20,7 @@ const SHARED_RESPONSES = ['400', '401', '403', '404', '413', '429', '500', '503'
  * Every ability the families declare: each `defineAbilities({ project: {...}, group: {...},
  * instance: {...} })` call under src/, read from the source, as `{ file, kind, name }`.
  */
-export function readAbilityDeclarations(root = SRC) {
+export function readAbilityDeclarations(root = SRC, kinds = KINDS) {
   const declarations = [];
   for (const entry of fs.readdirSync(root, { recursive: true })) {
     const file = path.join(root, String(entry));
@@ -37,7 +37,7 @@ export function readAbilityDeclarations(root = SRC) {
       ) {
         for (const table of node.arguments[0].properties) {
           const kind = table.name?.getText(source);
-          if (!KINDS.includes(kind) || !ts.isPropertyAssignment(table)) continue;
+          if (!kinds.includes(kind) || !ts.isPropertyAssignment(table)) continue;
           if (!ts.isObjectLiteralExpression(table.initializer)) continue;
           for (const p of table.initializer.properties)
             if (p.name)
@@ -59,6 +59,29 @@ export function readAbilityNames(root = SRC) {
   return names;
 }
 
+/** The finer rules' names (`x-forge-rule`), sorted: the `rules` the families' abilities declare. */
+export function readRuleNames(root = SRC) {
+  return readAbilityDeclarations(root, ['rules'])
+    .map(({ name }) => name)
+    .sort();
+}
+
+/** An `x-forge-rule` names a declared rule, and the description says it, so the docs show it. */
+function checkRule(operation, rules, { report, location }) {
+  const rule = operation['x-forge-rule'];
+  if (rule === undefined) return;
+  if (!rules.includes(rule))
+    report({
+      message: `x-forge-rule ${rule} is not a rule any family declares (${rules.join(', ')}).`,
+      location: location.child(['x-forge-rule']),
+    });
+  else if (!String(operation.description ?? '').includes(`Rule \`${rule}\``))
+    report({
+      message: `The description names the operation's rule: Rule \`${rule}\`: …`,
+      location: location.child(['description']),
+    });
+}
+
 /** An `x-tier` (on an operation, a property or a parameter) names a known tier. */
 function checkTier(node, { report, location }) {
   const tier = node['x-tier'];
@@ -68,6 +91,7 @@ function checkTier(node, { report, location }) {
 
 function OperationDeclarations() {
   const abilities = readAbilityNames();
+  const rules = readRuleNames();
   return {
     Schema: checkTier,
     Parameter: checkTier,
@@ -93,13 +117,14 @@ function OperationDeclarations() {
       const refusal = operation['x-ability-refusal'];
       if (
         refusal !== undefined &&
-        (!['unauthorized', 'not_found'].includes(refusal) || ability === undefined)
+        (!['unauthorized', 'not_found', 'bad_request'].includes(refusal) || ability === undefined)
       )
         report({
           message:
-            'x-ability-refusal is `unauthorized` (401 instead of 403) or `not_found` (a bare 404), beside an x-ability.',
+            "x-ability-refusal is `unauthorized` (401 instead of 403), `not_found` (a bare 404) or `bad_request` (the service's 400), beside an x-ability.",
           location: location.child(['x-ability-refusal']),
         });
+      checkRule(operation, rules, { report, location });
       checkTier(operation, { report, location });
       const declared = Object.keys(operation.responses ?? {});
       const missing = SHARED_RESPONSES.filter((code) => !declared.includes(code));

@@ -66,6 +66,19 @@ export interface AbilityDeclarations {
    * flag may name the ability of a family to come, and grants it from the day that family declares it.
    */
   grants?: Readonly<Record<string, RoleGrant>>;
+  /** The family's finer rules (`x-forge-rule`), which its services apply once the resource is found. */
+  rules?: Record<string, FinerRule>;
+}
+
+/**
+ * A named rule finer than an operation's `x-ability`. A rule with a `floor` also admits someone the
+ * ability alone would not (an author, the member themself): the request pipeline then enforces only the
+ * floor, and the service the ability or the rule. `summary` is what the docs say; each operation's
+ * description names its rule.
+ */
+export interface FinerRule {
+  summary: string;
+  floor?: { project?: string; group?: string };
 }
 
 export const defineAbilities = <D extends AbilityDeclarations>(declarations: D): D => declarations;
@@ -99,7 +112,11 @@ const catalogue = {
   group: new Map<string, SubjectAbilityRule>(),
   instance: new Map<string, InstanceAbilityRule>(),
   grants: new Map<string, { project: Set<string>; group: Set<string> }>(),
+  rules: new Map<string, FinerRule>(),
 };
+
+/** The finer rules' names (`x-forge-rule`), sorted. */
+export const RULE_NAMES: string[] = [];
 
 /** The ability names each subject kind accepts in `x-ability` (`none` takes none), sorted. */
 export const ABILITY_NAMES: Record<SubjectKind, string[]> = {
@@ -121,6 +138,10 @@ export function registerAbilities(
         if (table.has(name)) throw new Error(`${family}: the ${kind} ability ${name} is declared twice`);
         table.set(name, rule);
       }
+    for (const [name, rule] of Object.entries(abilities?.rules ?? {})) {
+      if (catalogue.rules.has(name)) throw new Error(`${family}: the rule ${name} is declared twice`);
+      catalogue.rules.set(name, rule);
+    }
     for (const [flag, grant] of Object.entries(abilities?.grants ?? {})) {
       const granted = catalogue.grants.get(flag) ?? { project: new Set(), group: new Set() };
       for (const name of grant.project ?? []) granted.project.add(name);
@@ -130,6 +151,34 @@ export function registerAbilities(
   }
   for (const kind of ['project', 'group', 'instance'] as const)
     ABILITY_NAMES[kind].splice(0, Infinity, ...[...catalogue[kind].keys()].sort());
+  RULE_NAMES.splice(0, Infinity, ...[...catalogue.rules.keys()].sort());
+  for (const [name, { floor }] of catalogue.rules)
+    for (const [kind, ability] of Object.entries(floor ?? {}))
+      if (!catalogue[kind as 'project' | 'group'].has(ability))
+        throw new Error(`the rule ${name} has an unknown ${kind} ability ${ability} as its floor`);
+}
+
+/** The ability a rule admits on its own (an author's, the member's own), if it admits anyone else. */
+export const ruleFloor = (rule: string, subject: 'project' | 'group'): string | undefined =>
+  catalogue.rules.get(rule)?.floor?.[subject];
+
+/**
+ * The ability the request pipeline enforces before the handler: the rule's floor; nothing beyond seeing
+ * the subject when GitLab refuses with 400 after checking the parameters (the service refuses); else the
+ * declared ability.
+ */
+export function pipelineAbility(declaration: {
+  subject: 'project' | 'group';
+  ability?: string;
+  rule?: string;
+  refusal?: string;
+}): string | undefined {
+  const { subject, ability, rule, refusal } = declaration;
+  if (rule !== undefined && !catalogue.rules.has(rule)) throw new Error(`unknown rule ${rule}`);
+  const floor = rule ? ruleFloor(rule, subject) : undefined;
+  if (floor) return floor;
+  if (refusal === 'bad_request') return undefined;
+  return ability;
 }
 
 function ruleOf<K extends 'project' | 'group' | 'instance'>(kind: K, ability: string) {
@@ -416,6 +465,15 @@ export function groupMembershipSql(groupAlias: string): string {
       WHERE m.user_id = :callerId AND ${ACTIVE_MEMBER}))`;
 }
 
+/**
+ * SQL listing the groups the caller (`:callerId`) is a direct member of, at the level the parameter
+ * `levelParam` holds or above: the one place group lists compare membership levels.
+ */
+export function directGroupMembershipsSql(levelParam: string): string {
+  return `SELECT m.source_id FROM members m WHERE m.user_id = :callerId AND m.source_type = 'Namespace'
+      AND m.access_level >= :${levelParam} AND ${ACTIVE_MEMBER}`;
+}
+
 /** Restricts a group (namespace) query to the groups the caller may see. */
 export function whereGroupVisible<T extends ObjectLiteral>(
   query: SelectQueryBuilder<T>,
@@ -698,6 +756,12 @@ export function declaredOutcome(
 
 /** Core's instance abilities: about the caller alone, no subject. */
 export const coreAbilities = defineAbilities({
+  /** Finer rules (`x-forge-rule`) the family's services apply once the resource is found. */
+  rules: {
+    admins_only: { summary: 'administrators only, once the resource is found' },
+    anonymous_by_username: { summary: 'anonymous callers must look a user up by username (403 otherwise)' },
+    signed_in_only: { summary: 'anonymous callers are refused with 403' },
+  },
   instance: {
     /** Whoever the operation's `security` admits (anonymous too when it allows `{}`). */
     read_instance: { admits: () => true },

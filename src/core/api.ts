@@ -23,7 +23,7 @@ import {
   unauthorized,
 } from './errors.js';
 import { rateLimitSubject, type RateLimiter } from './rate-limit.js';
-import { ABILITY_NAMES, authorizeInstance } from './abilities.js';
+import { ABILITY_NAMES, authorizeInstance, pipelineAbility, RULE_NAMES } from './abilities.js';
 import {
   USER_SCHEMES,
   type CredentialResolver,
@@ -178,9 +178,12 @@ interface Declaration {
   ability?: string;
   /**
    * `unauthorized`: GitLab answers 401 rather than 403 when the ability is missing; `not_found`: a
-   * bare `404 Not Found` (GitLab's `not_found!`, as forking refuses).
+   * bare `404 Not Found` (GitLab's `not_found!`, as forking refuses); `bad_request`: GitLab's 400 with
+   * its own message after the parameters are checked, so the service refuses.
    */
-  refusal?: 'unauthorized' | 'not_found';
+  refusal?: 'unauthorized' | 'not_found' | 'bad_request';
+  /** `x-forge-rule`: a finer rule of the service, declared by its family (`rules` of its abilities). */
+  rule?: string;
 }
 
 /** What the operation acts on and what it needs there (`x-subject`, `x-ability`); lint requires both. */
@@ -189,11 +192,13 @@ const declarationOf = (operation: Operation): Declaration => {
     'x-subject'?: Declaration['subject'];
     'x-ability'?: string;
     'x-ability-refusal'?: Declaration['refusal'];
+    'x-forge-rule'?: string;
   };
   return {
     subject: declared['x-subject'] ?? 'none',
     ability: declared['x-ability'],
     refusal: declared['x-ability-refusal'],
+    rule: declared['x-forge-rule'],
   };
 };
 
@@ -260,18 +265,20 @@ async function resolvePrincipal(
 }
 
 /**
- * Stops the start when the contract names an ability no family declares, or a non-user scheme no family
- * resolves.
+ * Stops the start when the contract names an ability or a rule no family declares, or a non-user scheme
+ * no family resolves.
  */
 function checkDeclarations(backend: Backend, credentials: CredentialResolvers) {
   for (const item of Object.values(backend.definition.paths ?? {}))
     for (const operation of Object.values(item ?? {}) as Operation[]) {
       if (!operation || typeof operation !== 'object' || !operation.operationId) continue;
-      const { subject, ability } = declarationOf(operation);
+      const { subject, ability, rule } = declarationOf(operation);
       if (subject !== 'none' && !ABILITY_NAMES[subject].includes(ability ?? ''))
         throw new Error(
           `${operation.operationId}: x-ability ${ability} is not a declared ${subject} ability`,
         );
+      if (rule !== undefined && !RULE_NAMES.includes(rule))
+        throw new Error(`${operation.operationId}: x-forge-rule ${rule} is not a declared rule`);
       for (const { name } of ownSchemes(backend, operation) ?? [])
         if (!(name in credentials))
           throw new Error(`${operation.operationId}: no family resolves the security scheme ${name}`);
@@ -290,14 +297,16 @@ export function apiMiddleware(options: ApiOptions): Middleware {
 
   /** Resolves the declared subject once and enforces the declared ability: 404 unseen, 403 without it. */
   async function authorize(caller: Caller, operation: Operation, path: ParamObject) {
-    const { subject: kind, ability, refusal } = declarationOf(operation);
+    const declaration = declarationOf(operation);
+    const { subject: kind, refusal } = declaration;
     if (kind === 'none') return undefined;
     if (kind === 'instance') {
-      authorizeInstance(caller, ability ?? 'use_api');
+      authorizeInstance(caller, declaration.ability ?? 'use_api');
       return undefined;
     }
     const resolver = subjects[kind] as SubjectResolvers[keyof SubjectTypes];
     const subject = await resolver.find(caller, String(path.id));
+    const ability = pipelineAbility({ ...declaration, subject: kind });
     try {
       if (ability)
         (resolver.authorize as (c: Caller, a: string, s: unknown) => void)(caller, ability, subject);

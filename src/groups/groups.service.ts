@@ -3,6 +3,7 @@ import type { components, operations } from '../../generated/openapi.js';
 import {
   activeSql,
   canSee,
+  directGroupMembershipsSql,
   groupMembershipSql,
   groupSubject,
   isAdmin,
@@ -76,7 +77,6 @@ type GroupListParams = ListSubgroupsParams & { top_level_only?: boolean };
 
 /** Embedded project lists of the detail shape stop here, as in GitLab. */
 const DETAIL_PROJECTS_LIMIT = 100;
-const ACTIVE_MEMBER = activeSql('m');
 /** Memberships of the projects `$1` and the groups `$2`. */
 const MEMBERS_OF = `((m.source_type = 'Project' AND m.source_id = ANY($1::int[]))
   OR (m.source_type = 'Namespace' AND m.source_id = ANY($2::int[])))`;
@@ -186,18 +186,15 @@ export class GroupsService {
     const query = this.dataSource.getRepository(Namespace).createQueryBuilder('g').where(`g.kind = 'group'`);
     if (!admin) query.andWhere('g.marked_for_deletion_at IS NULL');
 
-    const directMembership = (minimum: string) =>
-      `SELECT m.source_id FROM members m WHERE m.user_id = :callerId AND m.source_type = 'Namespace'
-         AND m.access_level >= ${minimum} AND ${ACTIVE_MEMBER}`;
     if (params.owned) {
       if (!user) query.andWhere('FALSE');
       else
-        query.andWhere(`g.id IN (${directMembership(':ownerLevel')})`, {
+        query.andWhere(`g.id IN (${directGroupMembershipsSql('ownerLevel')})`, {
           callerId: user.id,
           ownerLevel: AccessLevel.Owner,
         });
     } else if (params.min_access_level !== undefined && user) {
-      query.andWhere(`g.traversal_ids && ARRAY(${directMembership(':minAccess')})`, {
+      query.andWhere(`g.traversal_ids && ARRAY(${directGroupMembershipsSql('minAccess')})`, {
         callerId: user.id,
         minAccess: params.min_access_level,
       });

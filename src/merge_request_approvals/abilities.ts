@@ -3,6 +3,10 @@ import { AccessLevel } from '../core/access-level.js';
 import type { Caller } from '../core/auth.js';
 
 export const mergeRequestApprovalsAbilities = defineAbilities({
+  /** Finer rules (`x-forge-rule`) the family's services apply once the resource is found. */
+  rules: {
+    approval_eligibility: { summary: 'the merge request\'s author and committers may not approve it, as the project\'s settings say' },
+  },
   project: {
     /**
      * Approving merge requests: Developer and above (GitLab's `approve_merge_request`); a custom role's

@@ -3,6 +3,11 @@ import { AccessLevel } from '../core/access-level.js';
 import type { Caller } from '../core/auth.js';
 
 export const mergeRequestsAbilities = defineAbilities({
+  /** Finer rules (`x-forge-rule`) the family's services apply once the resource is found. */
+  rules: {
+    or_merge_request_author: { summary: 'the merge request\'s author may too, with read_merge_request', floor: { project: 'read_merge_request' } },
+    or_auto_merge_setter: { summary: 'whoever set the automatic merge may cancel it too, with read_merge_request', floor: { project: 'read_merge_request' } },
+  },
   project: {
     /**
      * Being the target of a merge request (`can_create_merge_request_in`): GitLab's guest access with
@@ -19,6 +24,8 @@ export const mergeRequestsAbilities = defineAbilities({
     read_merge_request: { minimum: PRIVATE_CONTENT_READER, openWhenVisible: 'anyone' },
     /** Time tracking and the other changes GitLab's `admin_merge_request` covers. */
     admin_merge_request: { minimum: AccessLevel.Developer },
+    /** Editing a merge request beyond its author (GitLab's `update_merge_request`); no custom role grants it. */
+    update_merge_request: { minimum: AccessLevel.Developer },
     destroy_merge_request: { minimum: AccessLevel.Owner },
     /** Merging: Developer and above; the target branch's protection refines it (merge levels). */
     merge_merge_request: { minimum: AccessLevel.Developer, refusedWhenArchived: true },

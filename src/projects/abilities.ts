@@ -4,6 +4,11 @@ import type { Caller } from '../core/auth.js';
 
 /** The projects family's abilities: the project itself, its settings, forks and statistics. */
 export const projectsAbilities = defineAbilities({
+  /** Finer rules (`x-forge-rule`) the family's services apply once the resource is found. */
+  rules: {
+    projects_limit: { summary: 'the caller\'s projects limit, and a personal namespace (external users have none: 403)' },
+    fork_namespace: { summary: 'the target namespace must take the fork (external users have none: 404)' },
+  },
   project: {
     read_project: { minimum: AccessLevel.NoAccess },
     read_statistics: { minimum: AccessLevel.Reporter },

@@ -10,13 +10,15 @@ import {
   ABILITY_NAMES,
   CALLER_KINDS,
   declaredOutcome,
+  pipelineAbility,
+  RULE_NAMES,
   type CallerKind,
   type DeclaredOutcome,
   type SubjectKind,
   type VisibilityName,
 } from '../../src/core/abilities.js';
 // @ts-expect-error: a plain JavaScript Redocly plugin, without types.
-import { readAbilityNames } from '../../scripts/redocly-declarations.js';
+import { readAbilityNames, readRuleNames } from '../../scripts/redocly-declarations.js';
 
 describe('declaredOutcome', () => {
   const cases: Array<
@@ -59,6 +61,24 @@ describe('declaredOutcome', () => {
 describe('the lint rule and the server agree on ability names', () => {
   it('reads the same names from abilities.ts as the module exports', () => {
     expect(readAbilityNames()).toEqual(ABILITY_NAMES);
+  });
+
+  it('reads the same finer rules as the module exports', () => {
+    expect(readRuleNames()).toEqual(RULE_NAMES);
+  });
+
+  it("the pipeline enforces a rule's floor, or only sight when the service answers 400", () => {
+    const removal = { subject: 'project', ability: 'admin_project_member', rule: 'or_self' } as const;
+    expect(pipelineAbility(removal)).toBe('read_project');
+    expect(pipelineAbility({ ...removal, subject: 'group', ability: 'admin_group_member' })).toBe(
+      'read_group',
+    );
+    const token = { subject: 'group', ability: 'admin_group_access_token', refusal: 'bad_request' } as const;
+    // Only sight: the subject's resolver already answers 404 for what the caller cannot see.
+    expect(pipelineAbility(token)).toBeUndefined();
+    expect(pipelineAbility({ subject: 'project', ability: 'read_snippet', rule: 'admins_only' })).toBe(
+      'read_snippet',
+    );
   });
 
   it('every operation of the contract declares a known ability for its subject', () => {
