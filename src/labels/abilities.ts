@@ -5,7 +5,7 @@ import { AccessLevel } from '../core/access-level.js';
 export const labelsAbilities = defineAbilities({
   /** Finer rules (`x-forge-rule`) the family's services apply once the resource is found. */
   rules: {
-    also_admin_group_label: { summary: 'Planner or above in the project\'s group too' },
+    also_admin_group_label: { summary: "Planner or above in the project's group too" },
   },
   project: {
     read_label: { minimum: AccessLevel.NoAccess },

@@ -5,8 +5,11 @@ import { AccessLevel } from '../core/access-level.js';
 export const membersAbilities = defineAbilities({
   /** Finer rules (`x-forge-rule`) the family's services apply once the resource is found. */
   rules: {
-    or_self: { summary: 'a member may remove themselves, with read_project or read_group', floor: { project: 'read_project', group: 'read_group' } },
-    up_to_own_level: { summary: 'no level above the caller\'s own may be given, unless by an administrator' },
+    or_self: {
+      summary: 'a member may remove themselves, with read_project or read_group',
+      floor: { project: 'read_project', group: 'read_group' },
+    },
+    up_to_own_level: { summary: "no level above the caller's own may be given, unless by an administrator" },
   },
   project: {
     read_project_member: { minimum: AccessLevel.NoAccess },

@@ -5,7 +5,9 @@ import type { Caller } from '../core/auth.js';
 export const mergeRequestApprovalsAbilities = defineAbilities({
   /** Finer rules (`x-forge-rule`) the family's services apply once the resource is found. */
   rules: {
-    approval_eligibility: { summary: 'the merge request\'s author and committers may not approve it, as the project\'s settings say' },
+    approval_eligibility: {
+      summary: "the merge request's author and committers may not approve it, as the project's settings say",
+    },
   },
   project: {
     /**

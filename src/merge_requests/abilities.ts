@@ -5,8 +5,14 @@ import type { Caller } from '../core/auth.js';
 export const mergeRequestsAbilities = defineAbilities({
   /** Finer rules (`x-forge-rule`) the family's services apply once the resource is found. */
   rules: {
-    or_merge_request_author: { summary: 'the merge request\'s author may too, with read_merge_request', floor: { project: 'read_merge_request' } },
-    or_auto_merge_setter: { summary: 'whoever set the automatic merge may cancel it too, with read_merge_request', floor: { project: 'read_merge_request' } },
+    or_merge_request_author: {
+      summary: "the merge request's author may too, with read_merge_request",
+      floor: { project: 'read_merge_request' },
+    },
+    or_auto_merge_setter: {
+      summary: 'whoever set the automatic merge may cancel it too, with read_merge_request',
+      floor: { project: 'read_merge_request' },
+    },
   },
   project: {
     /**

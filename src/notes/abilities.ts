@@ -5,8 +5,11 @@ import type { Caller } from '../core/auth.js';
 export const notesAbilities = defineAbilities({
   /** Finer rules (`x-forge-rule`) the family's services apply once the resource is found. */
   rules: {
-    or_note_author: { summary: 'the note\'s author may too, with read_merge_request', floor: { project: 'read_merge_request' } },
-    note_author_only: { summary: 'only the note\'s author, administrators included' },
+    or_note_author: {
+      summary: "the note's author may too, with read_merge_request",
+      floor: { project: 'read_merge_request' },
+    },
+    note_author_only: { summary: "only the note's author, administrators included" },
   },
   project: {
     /** Commenting on what the caller may read (merge requests): signed-in users, as reading allows. */

@@ -6,7 +6,9 @@ import type { Caller } from '../core/auth.js';
 export const projectsAbilities = defineAbilities({
   /** Finer rules (`x-forge-rule`) the family's services apply once the resource is found. */
   rules: {
-    projects_limit: { summary: 'the caller\'s projects limit, and a personal namespace (external users have none: 403)' },
+    projects_limit: {
+      summary: "the caller's projects limit, and a personal namespace (external users have none: 403)",
+    },
     fork_namespace: { summary: 'the target namespace must take the fork (external users have none: 404)' },
   },
   project: {

@@ -5,8 +5,11 @@ import type { Caller } from '../core/auth.js';
 export const snippetsAbilities = defineAbilities({
   /** Finer rules (`x-forge-rule`) the family's services apply once the resource is found. */
   rules: {
-    or_snippet_author: { summary: 'the snippet\'s author may too, with create_snippet', floor: { project: 'create_snippet' } },
-    own_snippet: { summary: 'only the snippet\'s author, or an administrator' },
+    or_snippet_author: {
+      summary: "the snippet's author may too, with create_snippet",
+      floor: { project: 'create_snippet' },
+    },
+    own_snippet: { summary: "only the snippet's author, or an administrator" },
   },
   project: {
     /** Project snippets: whoever sees the project; each snippet's visibility refines it (canReadSnippet). */
