@@ -65,7 +65,15 @@ export const mergeRequestsManifest = defineFamily({
     ),
     defineService(
       'mergeRequestWrites',
-      ['mergeRequests', 'mergeRequestVersions', 'repositories', 'labels', 'milestones', 'projects', 'protectedRefs'],
+      [
+        'mergeRequests',
+        'mergeRequestVersions',
+        'repositories',
+        'labels',
+        'milestones',
+        'projects',
+        'protectedRefs',
+      ],
       (core, deps) => new MergeRequestWritesService(core, deps),
     ),
     defineService(

@@ -75,7 +75,13 @@ export class MergeRequestWritesService {
     deps: CoreDeps,
     private readonly services: Pick<
       ServiceRegistry,
-      'mergeRequests' | 'mergeRequestVersions' | 'repositories' | 'labels' | 'milestones' | 'projects' | 'protectedRefs'
+      | 'mergeRequests'
+      | 'mergeRequestVersions'
+      | 'repositories'
+      | 'labels'
+      | 'milestones'
+      | 'projects'
+      | 'protectedRefs'
     >,
   ) {
     this.dataSource = deps.dataSource;

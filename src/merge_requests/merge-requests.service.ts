@@ -60,7 +60,10 @@ export class MergeRequestsService {
 
   constructor(
     deps: CoreDeps,
-    private readonly services: Pick<ServiceRegistry, 'repositories' | 'mergeRequestVersions' | 'protectedRefs'>,
+    private readonly services: Pick<
+      ServiceRegistry,
+      'repositories' | 'mergeRequestVersions' | 'protectedRefs'
+    >,
   ) {
     this.dataSource = deps.dataSource;
     this.extensions = new MergeRequestExtensions(deps.contributions);

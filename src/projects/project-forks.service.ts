@@ -2,7 +2,13 @@
 import { type DataSource, type EntityManager } from 'typeorm';
 import type { Events } from '../core/events.js';
 import { MAX_ID, recordId } from '../core/ids.js';
-import { canUseForking, groupAccessLevel, isMemberLevel, meetsAccessLevel, Visibility } from '../core/abilities.js';
+import {
+  canUseForking,
+  groupAccessLevel,
+  isMemberLevel,
+  meetsAccessLevel,
+  Visibility,
+} from '../core/abilities.js';
 import type { Caller } from '../core/auth.js';
 import { ApiError, conflict, notFound, unauthorized } from '../core/errors.js';
 import { Member } from '../members/member.entity.js';

@@ -1,6 +1,14 @@
 /** The project lists (`GET /projects`, a project's forks): filters, orders, and one statement a page. */
 import { type DataSource, type SelectQueryBuilder } from 'typeorm';
-import { activeSql, isAdmin, projectAccessOf, projectAccessSql, projectMembershipSql, Visibility, whereProjectVisible } from '../core/abilities.js';
+import {
+  activeSql,
+  isAdmin,
+  projectAccessOf,
+  projectAccessSql,
+  projectMembershipSql,
+  Visibility,
+  whereProjectVisible,
+} from '../core/abilities.js';
 import { canReadStatistics } from './abilities.js';
 import type { Caller } from '../core/auth.js';
 import { methodNotAllowed, unauthorized } from '../core/errors.js';

@@ -4,7 +4,22 @@ import type { operations } from '../../generated/openapi.js';
 import type { Config } from '../config.js';
 import type { Events } from '../core/events.js';
 import { recordId } from '../core/ids.js';
-import { activeSql, authorizeProject, canSee, groupAccessLevel, isAdmin, isMemberLevel, meetsAccessLevel, projectAccess, projectAccessOf, projectAccessSql, type Subject, Visibility, visibilityName, whereProjectVisible } from '../core/abilities.js';
+import {
+  activeSql,
+  authorizeProject,
+  canSee,
+  groupAccessLevel,
+  isAdmin,
+  isMemberLevel,
+  meetsAccessLevel,
+  projectAccess,
+  projectAccessOf,
+  projectAccessSql,
+  type Subject,
+  Visibility,
+  visibilityName,
+  whereProjectVisible,
+} from '../core/abilities.js';
 import { canReadStatistics } from './abilities.js';
 import type { Caller } from '../core/auth.js';
 import {
