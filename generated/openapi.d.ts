@@ -11172,11 +11172,13 @@ export interface components {
              */
             ci_registered_project_runners: number;
             /**
+             * Format: int64
              * @description Largest Conan package file, in bytes.
              * @example 3221225472
              */
             conan_max_file_size: number;
             /**
+             * Format: int64
              * @description Largest dotenv report artifact, in bytes.
              * @example 5120
              */
@@ -11192,16 +11194,19 @@ export interface components {
              */
             enforcement_limit: number;
             /**
+             * Format: int64
              * @description Largest generic package file, in bytes.
              * @example 5368709120
              */
             generic_packages_max_file_size: number;
             /**
+             * Format: int64
              * @description Largest Helm chart file, in bytes.
              * @example 5242880
              */
             helm_max_file_size: number;
             /**
+             * Format: int64
              * @description Largest Maven package file, in bytes.
              * @example 3221225472
              */
@@ -11212,11 +11217,13 @@ export interface components {
              */
             notification_limit: number;
             /**
+             * Format: int64
              * @description Largest npm package file, in bytes.
              * @example 524288000
              */
             npm_max_file_size: number;
             /**
+             * Format: int64
              * @description Largest NuGet package file, in bytes.
              * @example 524288000
              */
@@ -11227,6 +11234,7 @@ export interface components {
              */
             pipeline_hierarchy_size: number;
             /**
+             * Format: int64
              * @description Largest PyPI package file, in bytes.
              * @example 3221225472
              */
@@ -11237,6 +11245,7 @@ export interface components {
              */
             storage_size_limit: number;
             /**
+             * Format: int64
              * @description Largest Terraform module package file, in bytes.
              * @example 1073741824
              */
@@ -11260,33 +11269,60 @@ export interface components {
             ci_registered_group_runners?: number;
             /** @description Runners registered for a project. */
             ci_registered_project_runners?: number;
-            /** @description Largest Conan package file, in bytes. */
+            /**
+             * Format: int64
+             * @description Largest Conan package file, in bytes.
+             */
             conan_max_file_size?: number;
-            /** @description Largest dotenv report artifact, in bytes. */
+            /**
+             * Format: int64
+             * @description Largest dotenv report artifact, in bytes.
+             */
             dotenv_size?: number;
             /** @description Variables in a dotenv report artifact. */
             dotenv_variables?: number;
             /** @description Namespace storage at which it is enforced, in MiB. */
             enforcement_limit?: number;
-            /** @description Largest generic package file, in bytes. */
+            /**
+             * Format: int64
+             * @description Largest generic package file, in bytes.
+             */
             generic_packages_max_file_size?: number;
-            /** @description Largest Helm chart file, in bytes. */
+            /**
+             * Format: int64
+             * @description Largest Helm chart file, in bytes.
+             */
             helm_max_file_size?: number;
-            /** @description Largest Maven package file, in bytes. */
+            /**
+             * Format: int64
+             * @description Largest Maven package file, in bytes.
+             */
             maven_max_file_size?: number;
             /** @description Namespace storage at which owners are notified, in MiB. */
             notification_limit?: number;
-            /** @description Largest npm package file, in bytes. */
+            /**
+             * Format: int64
+             * @description Largest npm package file, in bytes.
+             */
             npm_max_file_size?: number;
-            /** @description Largest NuGet package file, in bytes. */
+            /**
+             * Format: int64
+             * @description Largest NuGet package file, in bytes.
+             */
             nuget_max_file_size?: number;
             /** @description Pipelines in a pipeline's hierarchy (parent, child and multi-project downstream pipelines); values above 1000 are discouraged. */
             pipeline_hierarchy_size?: number;
-            /** @description Largest PyPI package file, in bytes. */
+            /**
+             * Format: int64
+             * @description Largest PyPI package file, in bytes.
+             */
             pypi_max_file_size?: number;
             /** @description Storage of a top-level namespace, in MiB. */
             storage_size_limit?: number;
-            /** @description Largest Terraform module package file, in bytes. */
+            /**
+             * Format: int64
+             * @description Largest Terraform module package file, in bytes.
+             */
             terraform_module_max_file_size?: number;
         };
         /**
