@@ -29,7 +29,7 @@ describe('@gitbeaker/rest', () => {
     await expect(api.ProjectVariables.show(project.id, 'GB_TOKEN')).rejects.toThrow(
       /There are multiple variables/,
     );
-    const filter = { filter: { environmentScope: 'production' } };
+    const filter = { filter: { environment_scope: 'production' } };
     expect(await api.ProjectVariables.show(project.id, 'GB_TOKEN', filter)).toMatchObject({
       value: 'prod',
       protected: true,
@@ -37,7 +37,7 @@ describe('@gitbeaker/rest', () => {
     // The edit's filter travels in the JSON body.
     const edited = await api.ProjectVariables.edit(project.id, 'GB_TOKEN', 'prod2', filter);
     expect(edited).toMatchObject({ value: 'prod2', environment_scope: 'production' });
-    await api.ProjectVariables.remove(project.id, 'GB_TOKEN', { filter: { environmentScope: '*' } });
+    await api.ProjectVariables.remove(project.id, 'GB_TOKEN', { filter: { environment_scope: '*' } });
     expect(await api.ProjectVariables.show(project.id, 'GB_TOKEN')).toMatchObject({ value: 'prod2' });
     await api.ProjectVariables.remove(project.id, 'GB_TOKEN');
     expect(await api.ProjectVariables.all(project.id)).toEqual([]);
@@ -45,16 +45,19 @@ describe('@gitbeaker/rest', () => {
 
   it('drives GroupVariables, a masked and hidden one included', async () => {
     const { group, api } = await world();
-    const hidden = await api.GroupVariables.create(group.id, 'GB_HIDDEN', 'c2VjcmV0LXZhbHVl', {
-      maskedAndHidden: true,
-    });
+    // gitbeaker 43 types `masked_and_hidden` for projects only; it sends the option all the same.
+    const hiddenOption = { maskedAndHidden: true } as Parameters<typeof api.GroupVariables.create>[3];
+    const hidden = await api.GroupVariables.create(group.id, 'GB_HIDDEN', 'c2VjcmV0LXZhbHVl', hiddenOption);
     expect(hidden).toMatchObject({ key: 'GB_HIDDEN', value: null, hidden: true, masked: true });
     await api.GroupVariables.create(group.id, 'GB_PLAIN', 'plain', { variableType: 'file' });
     expect((await api.GroupVariables.all(group.id)).map((v) => [v.key, v.value])).toEqual([
       ['GB_HIDDEN', null],
       ['GB_PLAIN', 'plain'],
     ]);
-    const edited = await api.GroupVariables.edit(group.id, 'GB_PLAIN', 'changed', { raw: true });
+    const edited = await api.GroupVariables.edit(group.id, 'GB_PLAIN', 'changed', {
+      raw: true,
+      filter: { environment_scope: '*' },
+    });
     expect(edited).toMatchObject({ value: 'changed', raw: true, variable_type: 'file' });
     expect(await api.GroupVariables.show(group.id, 'GB_PLAIN')).toMatchObject({ value: 'changed' });
     await api.GroupVariables.remove(group.id, 'GB_PLAIN');
