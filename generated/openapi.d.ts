@@ -8469,6 +8469,8 @@ export interface components {
         CiInstanceVariable: {
             /** @example Docker registry mirror */
             description: string | null;
+            /** @description Always false; instance variables cannot be hidden. */
+            hidden: boolean;
             /** @example REGISTRY_MIRROR */
             key: string;
             masked: boolean;

@@ -329,6 +329,7 @@ describe('instance variables', () => {
       variable_type: 'env_var',
       key,
       value: 'v',
+      hidden: false,
       protected: false,
       masked: false,
       raw: false,
