@@ -6,6 +6,7 @@ import type { TestUser } from '../helpers/factories.js';
 import { useTestServer } from '../helpers/server.js';
 
 const server = useTestServer();
+const free = useTestServer({ env: { FORGE_TIER: 'free' } });
 
 type Json = Record<string, unknown>;
 let counter = 0;
@@ -248,6 +249,26 @@ describe('group variables and what a pipeline receives', () => {
       204,
     );
     expect(((await send('GET', base, maintainer.token)).body as Json[]).map((v) => v.value)).toEqual(['b']);
+  });
+
+  it('ignore the environment scope and its filter below Premium, as GitLab Free does', async () => {
+    const group = await free.factories.group();
+    const owner = await free.factories.user({ admin: true });
+    const base = `/groups/${group.id}/variables`;
+    const scoped = await free.request('POST', base, {
+      token: owner.token,
+      json: { key: 'FREE', value: 'a', environment_scope: 'production' },
+    });
+    expect(scoped.body).toMatchObject({ key: 'FREE', environment_scope: '*' });
+    const again = await free.request('POST', base, {
+      token: owner.token,
+      json: { key: 'FREE', value: 'b', environment_scope: 'staging' },
+    });
+    expect(again.body).toEqual({ message: { key: ['(FREE) has already been taken'] } });
+    const filtered = await free.request('GET', `${base}/FREE?filter[environment_scope]=staging`, {
+      token: owner.token,
+    });
+    expect(filtered.body).toMatchObject({ value: 'a' });
   });
 
   it('passes instance, outer group, subgroup and project variables in that order', async () => {
