@@ -21,7 +21,9 @@ export interface OperationSubjects {
   createGroupMemberRole: 'group';
   createGroupMilestone: 'group';
   createGroupRepositoryStorageMove: 'instance';
+  createGroupVariable: 'group';
   createInstanceMemberRole: 'instance';
+  createInstanceVariable: 'instance';
   createMergeRequest: 'project';
   createMergeRequestApprovalRule: 'project';
   createMergeRequestAwardEmoji: 'project';
@@ -40,6 +42,7 @@ export interface OperationSubjects {
   createProjectRepositoryStorageMove: 'instance';
   createProjectSnippet: 'project';
   createProjectUpload: 'project';
+  createProjectVariable: 'project';
   createProtectedTag: 'project';
   createRemoteMirror: 'project';
   createRepositoryFile: 'project';
@@ -56,7 +59,9 @@ export interface OperationSubjects {
   deleteGroupLabel: 'group';
   deleteGroupMemberRole: 'group';
   deleteGroupMilestone: 'group';
+  deleteGroupVariable: 'group';
   deleteInstanceMemberRole: 'instance';
+  deleteInstanceVariable: 'instance';
   deleteMergeRequest: 'project';
   deleteMergeRequestApprovalRule: 'project';
   deleteMergeRequestAwardEmoji: 'project';
@@ -75,6 +80,7 @@ export interface OperationSubjects {
   deleteProjectSnippet: 'project';
   deleteProjectUpload: 'project';
   deleteProjectUploadBySecret: 'project';
+  deleteProjectVariable: 'project';
   deleteProtectedTag: 'project';
   deleteRemoteMirror: 'project';
   deleteRepositoryFile: 'project';
@@ -98,6 +104,8 @@ export interface OperationSubjects {
   getGroupMilestone: 'group';
   getGroupRepositoryStorageMove: 'instance';
   getGroupRepositoryStorageMoveOfGroup: 'instance';
+  getGroupVariable: 'group';
+  getInstanceVariable: 'instance';
   getKubernetesAgentInfo: 'none';
   getMergeRequest: 'project';
   getMergeRequestApprovalRule: 'project';
@@ -117,6 +125,7 @@ export interface OperationSubjects {
   getMergeRequestVersion: 'project';
   getMetadata: 'instance';
   getPersonalAccessToken: 'instance';
+  getPlanLimits: 'instance';
   getProject: 'project';
   getProjectAccessToken: 'project';
   getProjectApprovalRule: 'project';
@@ -135,6 +144,7 @@ export interface OperationSubjects {
   getProjectSnippetUserAgentDetail: 'project';
   getProjectUpload: 'project';
   getProjectUploadBySecret: 'project';
+  getProjectVariable: 'project';
   getProtectedBranch: 'project';
   getProtectedTag: 'project';
   getRemoteMirror: 'project';
@@ -181,8 +191,10 @@ export interface OperationSubjects {
   listGroupProjects: 'group';
   listGroupRepositoryStorageMoves: 'instance';
   listGroupRepositoryStorageMovesOfGroup: 'instance';
+  listGroupVariables: 'group';
   listGroups: 'instance';
   listInstanceMemberRoles: 'instance';
+  listInstanceVariables: 'instance';
   listMergeRequestApprovalRules: 'project';
   listMergeRequestAwardEmoji: 'project';
   listMergeRequestCommits: 'project';
@@ -211,6 +223,7 @@ export interface OperationSubjects {
   listProjectRepositoryStorageMovesOfProject: 'instance';
   listProjectSnippets: 'project';
   listProjectUploads: 'project';
+  listProjectVariables: 'project';
   listProjects: 'instance';
   listProtectedBranches: 'project';
   listProtectedTags: 'project';
@@ -275,12 +288,15 @@ export interface OperationSubjects {
   updateGroupMember: 'group';
   updateGroupMemberRole: 'group';
   updateGroupMilestone: 'group';
+  updateGroupVariable: 'group';
   updateInstanceMemberRole: 'instance';
+  updateInstanceVariable: 'instance';
   updateMergeRequest: 'project';
   updateMergeRequestApprovalRule: 'project';
   updateMergeRequestDiscussionNote: 'project';
   updateMergeRequestDraftNote: 'project';
   updateMergeRequestNote: 'project';
+  updatePlanLimits: 'instance';
   updateProject: 'project';
   updateProjectApprovalRule: 'project';
   updateProjectApprovalSettings: 'project';
@@ -290,6 +306,7 @@ export interface OperationSubjects {
   updateProjectMilestone: 'project';
   updateProjectPushRule: 'project';
   updateProjectSnippet: 'project';
+  updateProjectVariable: 'project';
   updateProtectedBranch: 'project';
   updateProtectedBranchWithPut: 'project';
   updateRemoteMirror: 'project';

@@ -21,6 +21,7 @@ import { coreManifest } from './core/manifest.js';
 import { accessTokensManifest } from './access_tokens/manifest.js';
 import { awardEmojiManifest } from './award_emoji/manifest.js';
 import { branchesManifest } from './branches/manifest.js';
+import { ciVariablesManifest } from './ci_variables/manifest.js';
 import { clusterAgentsManifest } from './cluster_agents/manifest.js';
 import { commitsManifest } from './commits/manifest.js';
 import { draftNotesManifest } from './draft_notes/manifest.js';
@@ -38,6 +39,7 @@ import { metadataManifest } from './metadata/manifest.js';
 import { milestonesManifest } from './milestones/manifest.js';
 import { namespacesManifest } from './namespaces/manifest.js';
 import { notesManifest } from './notes/manifest.js';
+import { planLimitsManifest } from './plan_limits/manifest.js';
 import { projectsManifest } from './projects/manifest.js';
 import { protectedBranchesManifest } from './protected_branches/manifest.js';
 import { protectedTagsManifest } from './protected_tags/manifest.js';
@@ -59,6 +61,7 @@ export const families = [
   accessTokensManifest,
   awardEmojiManifest,
   branchesManifest,
+  ciVariablesManifest,
   clusterAgentsManifest,
   commitsManifest,
   draftNotesManifest,
@@ -76,6 +79,7 @@ export const families = [
   milestonesManifest,
   namespacesManifest,
   notesManifest,
+  planLimitsManifest,
   projectsManifest,
   protectedBranchesManifest,
   protectedTagsManifest,
