@@ -21,6 +21,11 @@ export interface IncludeSources {
   remote(url: string): Promise<string>;
   /** `include: template`: a template the server ships (src/ci_config/templates). */
   template(name: string): Promise<string | null>;
+  /**
+   * `include: local` with a wildcard (`configs/*.yml`, `configs/**.yml`): the pipeline project's paths
+   * at its commit, to match here. Without it a wildcard include is a file that does not exist.
+   */
+  localPaths?(): Promise<string[]>;
 }
 
 export interface IncludeRecord {
