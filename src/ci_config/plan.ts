@@ -96,6 +96,7 @@ async function planJob(
     allowFailure: allow,
     needs: needs === undefined ? null : needs.map((n) => ({ ...n })),
     variables: jobVars,
+    yamlVariables: { ...inheritedGlobals(job, yamlVars), ...jobVars },
     options: o,
     interruptible: interruptible === true,
   };

@@ -113,6 +113,11 @@ export interface PlannedJob {
   needs: Array<{ name: string; artifacts: boolean; optional: boolean; pipeline?: string; project?: string; ref?: string }> | null;
   /** Job-level variables after rules:variables. */
   variables: Record<string, string>;
+  /**
+   * Every YAML variable the job sees, in GitLab's order: top-level ones it inherits (after workflow
+   * rules' variables), then its own, then its matching rule's. Project and pipeline variables are not in it.
+   */
+  yamlVariables?: Record<string, string>;
   options: Record<string, unknown>;
   trigger?: JobDefinition['trigger'];
   resourceGroup?: string;
