@@ -85,7 +85,8 @@ for (let i = 0; i < RUNS; i++) {
 }
 
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] as number;
+const print = (line: string) => process.stdout.write(`${line}\n`);
 const fmt = (n: number) => `${n.toFixed(1)} ms`;
-console.log(`ci config: ${totalLines} lines, ${INCLUDES} includes, ${jobs} planned jobs, ${RUNS} runs (first run included)`);
-console.log(`  loadConfig   first ${fmt(loadTimes[0] as number)}  median ${fmt(pct(loadTimes, 50))}  p95 ${fmt(pct(loadTimes, 95))}  (goal < 200 ms)`);
-console.log(`  planPipeline first ${fmt(planTimes[0] as number)}  median ${fmt(pct(planTimes, 50))}  p95 ${fmt(pct(planTimes, 95))}`);
+print(`ci config: ${totalLines} lines, ${INCLUDES} includes, ${jobs} planned jobs, ${RUNS} runs (first run included)`);
+print(`  loadConfig   first ${fmt(loadTimes[0] as number)}  median ${fmt(pct(loadTimes, 50))}  p95 ${fmt(pct(loadTimes, 95))}  (goal < 200 ms)`);
+print(`  planPipeline first ${fmt(planTimes[0] as number)}  median ${fmt(pct(planTimes, 50))}  p95 ${fmt(pct(planTimes, 95))}`);
