@@ -51,6 +51,10 @@ export async function loadFile(
 ): Promise<Record<string, unknown>> {
   const parsed = parseFile(text);
   if (parsed.error) throw new ConfigError(what ? `Included file \`${what}\` does not have valid YAML syntax!` : parsed.error);
+  // An included file that holds nothing (only comments, `{}`) is GitLab's "not valid YAML syntax".
+  if (what && (parsed.body === null || parsed.body === undefined || (isPlainObject(parsed.body) && Object.keys(parsed.body).length === 0))) {
+    throw new ConfigError(`Included file \`${what}\` does not have valid YAML syntax!`);
+  }
   let body: unknown = parsed.body ?? {};
   if (parsed.header) {
     const spec = parsed.header.spec;

@@ -2,8 +2,8 @@
  * The `.gitlab-ci.yml` language: pure (no database, no git, no network of its own). Files and URLs
  * come in through IncludeSources; what rules read comes in through RuleContext.
  */
-export { loadConfig, DEFAULT_STAGES, DEFAULT_NEEDS_LIMIT } from './load.js';
-export { planPipeline } from './plan.js';
+export { loadConfig, DEFAULT_STAGES } from './load.js';
+export { planPipeline, DEFAULT_NEEDS_LIMIT } from './plan.js';
 export { expandVariables } from './expand.js';
 export { evaluateExpression, isValidExpression, parseExpression } from './expression.js';
 export { listTemplates, readTemplate, templateSource } from './templates/index.js';

@@ -74,6 +74,10 @@ export function buildJob(
   if (kind === 'bridge') trigger = triggerOf(raw.trigger, `${at}:trigger`, errors);
   let par: BuiltJob['parallel'];
   if (raw.parallel !== undefined) par = v.parallel(raw.parallel, `${at}:parallel`, errors);
+  const needNames = ((options.needs as v.Need[] | undefined) ?? []).filter((n) => !n.pipeline && !n.project).map((n) => n.name);
+  const deps = (options.dependencies as string[] | undefined) ?? [];
+  const missing = deps.filter((d) => !needNames.includes(d));
+  if (needNames.length > 0 && missing.length > 0) errors.push(`${at} dependencies the ${missing.join(', ')} should be part of needs`);
   if (errors.length > before) return null;
   applyDefaults(options, raw, defaults);
   options.stage = stage;

@@ -12,7 +12,6 @@ import * as v from './validate.js';
 import { ONE_MONTH } from './duration.js';
 
 export const DEFAULT_STAGES = ['build', 'test', 'deploy'];
-export const DEFAULT_NEEDS_LIMIT = 50;
 const GLOBAL_KEYS = ['default', 'include', 'before_script', 'image', 'services', 'after_script', 'variables', 'stages', 'types', 'cache', 'workflow'];
 const WORKFLOW_RULE_KEYS = ['if', 'changes', 'exists', 'when', 'variables', 'auto_cancel'];
 
@@ -68,7 +67,7 @@ export async function loadConfig(input: LoadInput): Promise<LoadedConfig> {
     variables: vars?.values ?? {},
     variableOptions: variableOptions(vars?.data ?? {}, vars?.values ?? {}),
   };
-  if (errors.length === 0) crossJobChecks(built, stages, input.needsLimit ?? DEFAULT_NEEDS_LIMIT, errors);
+  if (errors.length === 0) crossJobChecks(built, stages, errors);
   const jobs: JobDefinition[] = errors.length > 0 ? [] : built.flatMap(expandParallel);
   return withLazyYaml({ ...result, jobs }, config);
 }
@@ -184,40 +183,70 @@ function warnAboutRules(job: BuiltJob, warnings: string[]): void {
   }
 }
 
-/** GitLab's YAML processor: chosen stages exist, needs and dependencies name earlier or same-stage jobs. */
-function crossJobChecks(jobs: BuiltJob[], stages: string[], needsLimit: number, errors: string[]): void {
-  const stageOf = new Map(jobs.map((j) => [j.name, stages.indexOf(j.stage)]));
-  for (const job of jobs) {
-    if (!stages.includes(job.stage)) {
-      errors.push(`${job.name} job: chosen stage ${job.stage} does not exist; available stages are ${stages.join(', ')}`);
-    }
+/** The first failure of GitLab's YAML processor, which stops at its first error. */
+class Stop extends Error {}
+
+/**
+ * GitLab's YAML processor, job by job: the chosen stage exists; dependencies, needs (the job's and
+ * its rules') and a child pipeline's artifact job name jobs of the same or an earlier stage; needs
+ * are not duplicated; an environment's on_stop job stops it; and needs make no cycle.
+ */
+function crossJobChecks(jobs: BuiltJob[], stages: string[], errors: string[]): void {
+  try {
+    const byName = new Map(jobs.map((j) => [j.name, j]));
+    for (const job of jobs) checkJob(job, byName, stages);
+    checkCycles(jobs);
+  } catch (err) {
+    if (!(err instanceof Stop)) throw err;
+    errors.push(err.message);
   }
-  if (errors.length > 0) return;
-  for (const job of jobs) {
-    const index = stageOf.get(job.name) as number;
-    const needs = ((job.options.needs as v.Need[] | undefined) ?? []).filter((n) => n.pipeline === undefined && n.project === undefined);
-    if (needs.length > needsLimit) {
-      errors.push(`${job.name} job: one job can only need ${needsLimit} others, but you have listed ${needs.length}. See needs keyword documentation for more details`);
-      continue;
+}
+
+function checkJob(job: BuiltJob, byName: Map<string, BuiltJob>, stages: string[]): void {
+  const name = job.name;
+  if (!stages.includes(job.stage)) throw new Stop(`${name} job: chosen stage ${job.stage} does not exist; available stages are ${stages.join(', ')}`);
+  const dependency = (dep: string, type: 'dependency' | 'need', optional = false) => {
+    const other = byName.get(dep);
+    if (!other) {
+      if (optional) return;
+      throw new Stop(`${name} job: undefined ${type}: ${dep}`);
     }
+    const at = stages.indexOf(other.stage);
+    if (at < 0 || at > stages.indexOf(job.stage)) throw new Stop(`${name} job: ${type} ${dep} is not defined in current or prior stages`);
+  };
+  for (const dep of (job.options.dependencies as string[] | undefined) ?? []) dependency(dep, 'dependency');
+  const needLists = [job.options.needs, ...((job.options.rules as Array<Record<string, unknown>> | undefined) ?? []).map((r) => r.needs)];
+  for (const list of needLists) {
+    const needs = ((list as v.Need[] | undefined) ?? []).filter((n) => n.pipeline === undefined && n.project === undefined);
+    for (const need of needs) dependency(need.name, 'need', need.optional);
     const names = needs.map((n) => n.name);
     const dup = [...new Set(names.filter((n, i) => names.indexOf(n) !== i))];
-    if (dup.length > 0) errors.push(`${job.name} has the following needs duplicated: ${dup.join(', ')}.`);
-    for (const need of needs) {
-      const at = stageOf.get(need.name);
-      if (at === undefined) {
-        if (!need.optional) errors.push(`${job.name} job: undefined need: ${need.name}`);
-      } else if (at > index) errors.push(`${job.name} job: need ${need.name} is not defined in current or prior stages`);
-    }
-    const deps = (job.options.dependencies as string[] | undefined) ?? [];
-    for (const dep of deps) {
-      const at = stageOf.get(dep);
-      if (at === undefined) errors.push(`${job.name} job: undefined dependency: ${dep}`);
-      else if (at >= index && !names.includes(dep)) errors.push(`${job.name} job: dependency ${dep} is not defined in current or prior stages`);
-    }
-    if (job.options.needs !== undefined && deps.length > 0) {
-      const missing = deps.filter((d) => !names.includes(d));
-      if (missing.length > 0) errors.push(`jobs:${job.name} dependencies the ${missing.join(', ')} should be part of needs`);
-    }
+    if (dup.length > 0) throw new Stop(`${name} has the following needs duplicated: ${dup.join(', ')}.`);
   }
+  for (const inc of job.trigger?.include ?? []) {
+    if (isPlainObject(inc) && typeof inc.job === 'string') dependency(inc.job, 'dependency');
+  }
+  const env = job.options.environment as Record<string, unknown> | undefined;
+  if (env && typeof env.on_stop === 'string') {
+    const stop = byName.get(env.on_stop);
+    const stopEnv = stop?.options.environment as Record<string, unknown> | undefined;
+    if (!stop) throw new Stop(`${name} job: on_stop job ${env.on_stop} is not defined`);
+    if (!stopEnv) throw new Stop(`${name} job: on_stop job ${env.on_stop} does not have environment defined`);
+    if (stopEnv.name !== env.name) throw new Stop(`${name} job: on_stop job ${env.on_stop} have different environment name`);
+    if (stopEnv.action !== 'stop') throw new Stop(`${name} job: on_stop job ${env.on_stop} needs to have action stop defined`);
+  }
+}
+
+function checkCycles(jobs: BuiltJob[]): void {
+  const edges = new Map(jobs.map((j) => [j.name, ((j.options.needs as v.Need[] | undefined) ?? []).map((n) => n.name)]));
+  const state = new Map<string, 'visiting' | 'done'>();
+  const visit = (name: string): void => {
+    const s = state.get(name);
+    if (s === 'done') return;
+    if (s === 'visiting') throw new Stop('The pipeline has circular dependencies');
+    state.set(name, 'visiting');
+    for (const next of edges.get(name) ?? []) if (edges.has(next)) visit(next);
+    state.set(name, 'done');
+  };
+  for (const name of edges.keys()) visit(name);
 }

@@ -44,10 +44,26 @@ export interface ParsedFile {
   error: string | null;
 }
 
+/**
+ * Psych's booleans: YAML 1.1's words except the single letters (`y`, `n` stay strings, so that
+ * `needs: [y]` names a job as it does on GitLab).
+ */
+const psychBool = {
+  tag: 'tag:yaml.org,2002:bool',
+  default: true,
+  test: /^(?:[Yy]es|YES|[Tt]rue|TRUE|[Oo]n|ON|[Nn]o|NO|[Ff]alse|FALSE|[Oo]ff|OFF)$/,
+  resolve: (text: string): boolean => /^(?:[Yy]es|YES|[Tt]rue|TRUE|[Oo]n|ON)$/.test(text),
+};
+
 const OPTIONS = {
   version: '1.1' as const,
   merge: true,
-  customTags: [referenceTag, scalarReferenceTag],
+  customTags: (tags: YAML.Tags) => [
+    ...tags.filter((t) => typeof t !== 'object' || t.tag !== 'tag:yaml.org,2002:bool'),
+    psychBool,
+    referenceTag,
+    scalarReferenceTag,
+  ],
   uniqueKeys: false,
   prettyErrors: false,
 };

@@ -8,6 +8,9 @@ import { DEFAULT_ONLY, firstMatchingRule, policyHolds, type Rule } from './rules
 import type { JobDefinition, LoadedConfig, PlannedJob, PlanResult, RuleContext } from './types.js';
 import type { Need } from './validate.js';
 
+/** GitLab's default `ci_needs_size_limit`. */
+export const DEFAULT_NEEDS_LIMIT = 50;
+
 type When = PlannedJob['when'];
 
 export async function planPipeline(config: LoadedConfig, ctx: RuleContext): Promise<PlanResult> {
@@ -29,7 +32,7 @@ export async function planPipeline(config: LoadedConfig, ctx: RuleContext): Prom
     const p = await planJob(job, config, yamlVars, ctx, Boolean(wfRules));
     if (p) planned.push(p);
   }
-  const errors = resolveNeeds(planned, config.jobs);
+  const errors = resolveNeeds(planned, config.jobs, ctx.needsLimit ?? DEFAULT_NEEDS_LIMIT);
   if (errors.length > 0) return { ok: false, skipped: false, errors };
   if (planned.length === 0) {
     return {
@@ -124,7 +127,7 @@ function predefinedFor(job: JobDefinition): Record<string, string> {
  * Needs name jobs as written (a parallel job by its base name: every one of its jobs is needed).
  * A need whose job the pipeline lost is an error unless it is optional.
  */
-function resolveNeeds(planned: PlannedJob[], all: JobDefinition[]): string[] {
+function resolveNeeds(planned: PlannedJob[], all: JobDefinition[], limit: number): string[] {
   const present = new Set(planned.map((j) => j.name));
   const byBase = new Map<string, string[]>();
   for (const j of all) {
@@ -149,6 +152,9 @@ function resolveNeeds(planned: PlannedJob[], all: JobDefinition[]): string[] {
         continue;
       }
       for (const n of names) out.push({ ...need, name: n });
+    }
+    if (out.length > limit) {
+      errors.push(`${job.name}: one job can only need ${limit} others, but you have listed ${out.length}. See needs keyword documentation for more details`);
     }
     job.needs = out;
   }

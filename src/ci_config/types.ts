@@ -50,8 +50,6 @@ export interface LoadInput {
   variables?: Record<string, string>;
   /** `include:rules:exists`: whether a file matching one of the globs exists at the commit (else true). */
   exists?(globs: string[]): Promise<boolean>;
-  /** GitLab's `ci_needs_size_limit` (50 by default). */
-  needsLimit?: number;
 }
 
 /** The configuration after includes, extends, !reference, anchors and inputs, checked statically. */
@@ -100,6 +98,8 @@ export interface RuleContext {
   ref: string;
   tag: boolean;
   source: string;
+  /** GitLab's `ci_needs_size_limit`: how many jobs one job may need (50 by default). */
+  needsLimit?: number;
 }
 
 export interface PlannedJob {

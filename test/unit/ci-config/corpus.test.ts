@@ -68,9 +68,8 @@ describe('ci_config corpus', () => {
       sha: 'abc123',
       ...(exp.inputs ? { inputs: exp.inputs } : {}),
       variables: exp.loadVariables ?? ctx.variables ?? {},
-      ...(exp.needsLimit ? { needsLimit: exp.needsLimit } : {}),
     });
-    const plan = await planPipeline(config, fakeContext(ctx));
+    const plan = await planPipeline(config, { ...fakeContext(ctx), ...(exp.needsLimit ? { needsLimit: exp.needsLimit } : {}) });
     if (exp.errors) {
       expect(config.errors.length > 0 ? config.errors : plan.ok ? [] : 'errors' in plan ? plan.errors : []).toEqual(exp.errors);
       return;
