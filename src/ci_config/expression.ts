@@ -179,7 +179,8 @@ function compilePattern(source: string, flags: string): RE2JS {
   let f = 0;
   for (const flag of flags) {
     if (flag === 'i') f |= RE2JS.CASE_INSENSITIVE;
-    else if (flag === 'm') f |= RE2JS.DOTALL; // Ruby's /m lets `.` match a newline
+    else if (flag === 'm')
+      f |= RE2JS.DOTALL; // Ruby's /m lets `.` match a newline
     else if (flag === 's') f |= RE2JS.DOTALL;
     else if (flag !== 'x' && flag !== 'U') throw new ExpressionError(INVALID_EXPRESSION);
   }

@@ -8,5 +8,7 @@ export { expandVariables } from './expand.js';
 export { evaluateExpression, isValidExpression, parseExpression } from './expression.js';
 export { listTemplates, readTemplate, templateSource } from './templates/index.js';
 export { parseDuration } from './duration.js';
+/** GitLab's glob semantics for `changes` and `exists`, for whoever implements RuleContext. */
+export { anyPathMatches, globMatcher } from './glob.js';
 export { MAX_INCLUDES } from './include.js';
 export type * from './types.js';

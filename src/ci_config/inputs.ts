@@ -51,7 +51,8 @@ function checkInput(
   provided: unknown,
 ): string | { value: unknown } {
   const required = !('default' in def);
-  if (required && (provided === undefined || provided === null)) return 'required value has not been provided';
+  if (required && (provided === undefined || provided === null))
+    return 'required value has not been provided';
   if (!required && !validType(type, def.default)) return `default value is not a ${type}`;
   const value = provided === undefined || provided === null ? def.default : coerce(type, provided);
   if (!validType(type, value)) return `provided value is not a ${type}`;
@@ -117,7 +118,8 @@ export function interpolate(
 function walk(node: unknown, state: InterpolationState): unknown {
   if (typeof node === 'string') return interpolateString(node, state);
   if (Array.isArray(node)) return node.map((n) => walk(n, state));
-  if (node instanceof ReferenceTag) return new ReferenceTag(node.path.map((p) => String(interpolateString(p, state))));
+  if (node instanceof ReferenceTag)
+    return new ReferenceTag(node.path.map((p) => String(interpolateString(p, state))));
   if (isPlainObject(node)) {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(node)) out[String(interpolateString(k, state))] = walk(v, state);
@@ -158,10 +160,14 @@ function evaluateBlock(inner: string, state: InterpolationState): unknown {
 }
 
 function applyFunction(fn: string, value: unknown, state: InterpolationState): unknown {
-  if (fn === 'expand_vars' && typeof value === 'string') return expandVariables(value, state.variables, { keepUnknown: true });
-  if (fn === 'posix_escape' && typeof value === 'string') return value.replace(/([^A-Za-z0-9_\-.,:/@\n])/g, '\\$1');
+  if (fn === 'expand_vars' && typeof value === 'string')
+    return expandVariables(value, state.variables, { keepUnknown: true });
+  if (fn === 'posix_escape' && typeof value === 'string')
+    return value.replace(/([^A-Za-z0-9_\-.,:/@\n])/g, '\\$1');
   const t = /^truncate\(\s*(\d+)\s*,\s*(\d+)\s*\)$/.exec(fn);
   if (t && typeof value === 'string') return value.slice(Number(t[1]), Number(t[1]) + Number(t[2]));
-  state.errors.push(`no function matching \`${fn}\`: check that the function name, arguments, and types are correct`);
+  state.errors.push(
+    `no function matching \`${fn}\`: check that the function name, arguments, and types are correct`,
+  );
   return value;
 }

@@ -12,11 +12,34 @@ import * as v from './validate.js';
 import { ONE_MONTH } from './duration.js';
 
 export const DEFAULT_STAGES = ['build', 'test', 'deploy'];
-const GLOBAL_KEYS = ['default', 'include', 'before_script', 'image', 'services', 'after_script', 'variables', 'stages', 'types', 'cache', 'workflow'];
+const GLOBAL_KEYS = [
+  'default',
+  'include',
+  'before_script',
+  'image',
+  'services',
+  'after_script',
+  'variables',
+  'stages',
+  'types',
+  'cache',
+  'workflow',
+];
 const WORKFLOW_RULE_KEYS = ['if', 'changes', 'exists', 'when', 'variables', 'auto_cancel'];
 
 function empty(errors: string[], extra: Partial<LoadedConfig> = {}): LoadedConfig {
-  return { errors, warnings: [], mergedYaml: '', includes: [], stages: [], jobs: [], workflow: {}, variables: {}, variableOptions: {}, ...extra };
+  return {
+    errors,
+    warnings: [],
+    mergedYaml: '',
+    includes: [],
+    stages: [],
+    jobs: [],
+    workflow: {},
+    variables: {},
+    variableOptions: {},
+    ...extra,
+  };
 }
 
 export async function loadConfig(input: LoadInput): Promise<LoadedConfig> {
@@ -40,7 +63,12 @@ export async function loadConfig(input: LoadInput): Promise<LoadedConfig> {
   const errors: string[] = [];
   const warnings: string[] = [];
   const stages = stagesOf(config, errors);
-  const vars = v.variables(config.variables, 'variables', errors, ['value', 'description', 'options', 'expand']);
+  const vars = v.variables(config.variables, 'variables', errors, [
+    'value',
+    'description',
+    'options',
+    'expand',
+  ]);
   const defaults = defaultsOf(config, errors);
   const workflow = workflowOf(config.workflow, errors);
   const built: BuiltJob[] = [];
@@ -119,12 +147,21 @@ function defaultsOf(config: Record<string, unknown>, errors: string[]): Record<s
     else out.services = raw.services.map((s) => v.image(s, 'default:services:service', errors));
   }
   if (raw.retry !== undefined) out.retry = v.retry(raw.retry, 'default:retry', errors);
-  if (raw.tags !== undefined && !v.arrayOfStrings(raw.tags)) errors.push('default:tags config should be an array of strings');
-  if (raw.interruptible !== undefined && typeof raw.interruptible !== 'boolean') errors.push('default:interruptible config should be a boolean value');
+  if (raw.tags !== undefined && !v.arrayOfStrings(raw.tags))
+    errors.push('default:tags config should be an array of strings');
+  if (raw.interruptible !== undefined && typeof raw.interruptible !== 'boolean')
+    errors.push('default:interruptible config should be a boolean value');
   if (raw.timeout !== undefined) v.duration(raw.timeout, 'default', 'timeout', errors, ONE_MONTH);
   if (raw.hooks !== undefined) {
     if (!isPlainObject(raw.hooks)) errors.push('default:hooks config should be a hash');
-    else out.hooks = { pre_get_sources_script: v.commands(raw.hooks.pre_get_sources_script, 'default:hooks:pre_get_sources_script', errors) };
+    else
+      out.hooks = {
+        pre_get_sources_script: v.commands(
+          raw.hooks.pre_get_sources_script,
+          'default:hooks:pre_get_sources_script',
+          errors,
+        ),
+      };
   }
   return out;
 }
@@ -138,7 +175,10 @@ function workflowOf(raw: unknown, errors: string[]): LoadedConfig['workflow'] {
   v.unknownKeys(raw, ['rules', 'name', 'auto_cancel'], 'workflow', errors);
   const out: LoadedConfig['workflow'] = {};
   if (raw.rules !== undefined && raw.rules !== null) {
-    const rules = v.rules(raw.rules, 'workflow:rules', errors, { keys: WORKFLOW_RULE_KEYS, when: ['always', 'never'] });
+    const rules = v.rules(raw.rules, 'workflow:rules', errors, {
+      keys: WORKFLOW_RULE_KEYS,
+      when: ['always', 'never'],
+    });
     if (rules) out.rules = rules;
   }
   if (raw.name !== undefined) {
@@ -151,7 +191,10 @@ function workflowOf(raw: unknown, errors: string[]): LoadedConfig['workflow'] {
     else {
       const ac = raw.auto_cancel;
       v.unknownKeys(ac, ['on_new_commit', 'on_job_failure'], 'workflow:auto_cancel', errors);
-      if (ac.on_new_commit !== undefined && !['conservative', 'interruptible', 'none'].includes(String(ac.on_new_commit))) {
+      if (
+        ac.on_new_commit !== undefined &&
+        !['conservative', 'interruptible', 'none'].includes(String(ac.on_new_commit))
+      ) {
         errors.push('workflow:auto_cancel on new commit must be one of: conservative, interruptible, none');
       }
       if (ac.on_job_failure !== undefined && !['none', 'all'].includes(String(ac.on_job_failure))) {
@@ -163,7 +206,10 @@ function workflowOf(raw: unknown, errors: string[]): LoadedConfig['workflow'] {
   return out;
 }
 
-function variableOptions(data: Record<string, Record<string, unknown>>, values: Record<string, string>): LoadedConfig['variableOptions'] {
+function variableOptions(
+  data: Record<string, Record<string, unknown>>,
+  values: Record<string, string>,
+): LoadedConfig['variableOptions'] {
   const out: LoadedConfig['variableOptions'] = {};
   for (const [key, d] of Object.entries(data)) {
     out[key] = { value: values[key] ?? '' };
@@ -204,7 +250,10 @@ function crossJobChecks(jobs: BuiltJob[], stages: string[], errors: string[]): v
 
 function checkJob(job: BuiltJob, byName: Map<string, BuiltJob>, stages: string[]): void {
   const name = job.name;
-  if (!stages.includes(job.stage)) throw new Stop(`${name} job: chosen stage ${job.stage} does not exist; available stages are ${stages.join(', ')}`);
+  if (!stages.includes(job.stage))
+    throw new Stop(
+      `${name} job: chosen stage ${job.stage} does not exist; available stages are ${stages.join(', ')}`,
+    );
   const dependency = (dep: string, type: 'dependency' | 'need', optional = false) => {
     const other = byName.get(dep);
     if (!other) {
@@ -212,12 +261,18 @@ function checkJob(job: BuiltJob, byName: Map<string, BuiltJob>, stages: string[]
       throw new Stop(`${name} job: undefined ${type}: ${dep}`);
     }
     const at = stages.indexOf(other.stage);
-    if (at < 0 || at > stages.indexOf(job.stage)) throw new Stop(`${name} job: ${type} ${dep} is not defined in current or prior stages`);
+    if (at < 0 || at > stages.indexOf(job.stage))
+      throw new Stop(`${name} job: ${type} ${dep} is not defined in current or prior stages`);
   };
   for (const dep of (job.options.dependencies as string[] | undefined) ?? []) dependency(dep, 'dependency');
-  const needLists = [job.options.needs, ...((job.options.rules as Array<Record<string, unknown>> | undefined) ?? []).map((r) => r.needs)];
+  const needLists = [
+    job.options.needs,
+    ...((job.options.rules as Array<Record<string, unknown>> | undefined) ?? []).map((r) => r.needs),
+  ];
   for (const list of needLists) {
-    const needs = ((list as v.Need[] | undefined) ?? []).filter((n) => n.pipeline === undefined && n.project === undefined);
+    const needs = ((list as v.Need[] | undefined) ?? []).filter(
+      (n) => n.pipeline === undefined && n.project === undefined,
+    );
     for (const need of needs) dependency(need.name, 'need', need.optional);
     const names = needs.map((n) => n.name);
     const dup = [...new Set(names.filter((n, i) => names.indexOf(n) !== i))];
@@ -232,13 +287,17 @@ function checkJob(job: BuiltJob, byName: Map<string, BuiltJob>, stages: string[]
     const stopEnv = stop?.options.environment as Record<string, unknown> | undefined;
     if (!stop) throw new Stop(`${name} job: on_stop job ${env.on_stop} is not defined`);
     if (!stopEnv) throw new Stop(`${name} job: on_stop job ${env.on_stop} does not have environment defined`);
-    if (stopEnv.name !== env.name) throw new Stop(`${name} job: on_stop job ${env.on_stop} have different environment name`);
-    if (stopEnv.action !== 'stop') throw new Stop(`${name} job: on_stop job ${env.on_stop} needs to have action stop defined`);
+    if (stopEnv.name !== env.name)
+      throw new Stop(`${name} job: on_stop job ${env.on_stop} have different environment name`);
+    if (stopEnv.action !== 'stop')
+      throw new Stop(`${name} job: on_stop job ${env.on_stop} needs to have action stop defined`);
   }
 }
 
 function checkCycles(jobs: BuiltJob[]): void {
-  const edges = new Map(jobs.map((j) => [j.name, ((j.options.needs as v.Need[] | undefined) ?? []).map((n) => n.name)]));
+  const edges = new Map(
+    jobs.map((j) => [j.name, ((j.options.needs as v.Need[] | undefined) ?? []).map((n) => n.name)]),
+  );
   const state = new Map<string, 'visiting' | 'done'>();
   const visit = (name: string): void => {
     const s = state.get(name);

@@ -83,7 +83,8 @@ export function parseFile(text: string): ParsedFile {
   }
   try {
     const values = docs.map((doc) => doc.toJS({ maxAliasCount: 10_000 }) as unknown);
-    if (values.some((v) => isCyclic(v, new Set()))) return { header: null, body: null, error: '(<unknown>): recursive aliases are not allowed' };
+    if (values.some((v) => isCyclic(v, new Set())))
+      return { header: null, body: null, error: '(<unknown>): recursive aliases are not allowed' };
     if (values.length === 0) return { header: null, body: null, error: null };
     if (values.length === 1) return { header: null, body: values[0], error: null };
     const [head, body] = values;
@@ -112,11 +113,20 @@ function firstLine(message: string): string {
 }
 
 export function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof ReferenceTag) && !(v instanceof InvalidReferenceTag);
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    !Array.isArray(v) &&
+    !(v instanceof ReferenceTag) &&
+    !(v instanceof InvalidReferenceTag)
+  );
 }
 
 /** GitLab's deep_merge: hashes merge key by key, anything else (arrays included) replaces. */
-export function deepMerge(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
+export function deepMerge(
+  base: Record<string, unknown>,
+  over: Record<string, unknown>,
+): Record<string, unknown> {
   const out: Record<string, unknown> = { ...base };
   for (const [key, value] of Object.entries(over)) {
     const prev = out[key];

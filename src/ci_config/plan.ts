@@ -20,13 +20,17 @@ export async function planPipeline(config: LoadedConfig, ctx: RuleContext): Prom
   const ruleVars: Record<string, string> = {};
   if (wfRules) {
     const rule = await firstMatchingRule(wfRules, pipelineVars, ctx);
-    if (!rule || rule.when === 'never') return { ok: false, skipped: true, reason: 'Pipeline filtered out by workflow rules.' };
+    if (!rule || rule.when === 'never')
+      return { ok: false, skipped: true, reason: 'Pipeline filtered out by workflow rules.' };
     Object.assign(ruleVars, (rule.variables as Record<string, string>) ?? {});
   }
   // Variables a workflow rule sets override the YAML's globals, not the pipeline's own (GitLab's order).
   const yamlVars = { ...config.variables, ...ruleVars };
   const allVars = { ...yamlVars, ...ctx.variables };
-  const name = config.workflow.name === undefined ? null : expandVariables(config.workflow.name, allVars).slice(0, 255) || null;
+  const name =
+    config.workflow.name === undefined
+      ? null
+      : expandVariables(config.workflow.name, allVars).slice(0, 255) || null;
   const planned: PlannedJob[] = [];
   for (const job of config.jobs) {
     const p = await planJob(job, config, yamlVars, ctx, Boolean(wfRules));
@@ -38,7 +42,8 @@ export async function planPipeline(config: LoadedConfig, ctx: RuleContext): Prom
     return {
       ok: false,
       skipped: true,
-      reason: 'Pipeline will not run for the selected trigger. The rules configuration prevented any jobs from being added to the pipeline.',
+      reason:
+        'Pipeline will not run for the selected trigger. The rules configuration prevented any jobs from being added to the pipeline.',
     };
   }
   const used = new Set(planned.map((j) => j.stage));
@@ -50,7 +55,8 @@ export async function planPipeline(config: LoadedConfig, ctx: RuleContext): Prom
 function inheritedGlobals(job: JobDefinition, yamlVars: Record<string, string>): Record<string, string> {
   const inherit = (job.options.inherit as { variables?: boolean | string[] } | undefined)?.variables;
   if (inherit === false) return {};
-  if (Array.isArray(inherit)) return Object.fromEntries(Object.entries(yamlVars).filter(([k]) => inherit.includes(k)));
+  if (Array.isArray(inherit))
+    return Object.fromEntries(Object.entries(yamlVars).filter(([k]) => inherit.includes(k)));
   return yamlVars;
 }
 
@@ -63,7 +69,12 @@ async function planJob(
 ): Promise<PlannedJob | null> {
   const o = job.options;
   const jobVars: Record<string, string> = { ...((o.variables as Record<string, string>) ?? {}) };
-  const visible = () => ({ ...inheritedGlobals(job, yamlVars), ...jobVars, ...ctx.variables, ...predefinedFor(job) });
+  const visible = () => ({
+    ...inheritedGlobals(job, yamlVars),
+    ...jobVars,
+    ...ctx.variables,
+    ...predefinedFor(job),
+  });
   let when: string = (o.when as string) ?? 'on_success';
   let startIn = o.start_in as string | undefined;
   const staticFailure = o.allow_failure as boolean | { exit_codes: number[] } | undefined;
@@ -81,7 +92,8 @@ async function planJob(
     if (rule.interruptible !== undefined) interruptible = rule.interruptible as boolean;
     Object.assign(jobVars, (rule.variables as Record<string, string>) ?? {});
   } else {
-    const only = (o.only as Record<string, unknown> | undefined) ?? (hasWorkflowRules ? undefined : DEFAULT_ONLY);
+    const only =
+      (o.only as Record<string, unknown> | undefined) ?? (hasWorkflowRules ? undefined : DEFAULT_ONLY);
     if (only && !(await policyHolds(only, visible(), ctx))) return null;
     const except = o.except as Record<string, unknown> | undefined;
     if (except && (await policyHolds(except, visible(), ctx))) return null;
@@ -90,8 +102,12 @@ async function planJob(
   // GitLab decides allow_failure statically from the job (`allow_failure`, else a job-level
   // `when: manual`), and a matching rule's `allow_failure` overrides it; `rules: when: manual` alone
   // leaves it false, as GitLab documents.
-  const exitCodes = ruleAllowFailure === undefined && typeof staticFailure === 'object' ? staticFailure.exit_codes : undefined;
-  const staticAllow = typeof staticFailure === 'boolean' ? staticFailure : staticFailure ? false : o.when === 'manual';
+  const exitCodes =
+    ruleAllowFailure === undefined && typeof staticFailure === 'object'
+      ? staticFailure.exit_codes
+      : undefined;
+  const staticAllow =
+    typeof staticFailure === 'boolean' ? staticFailure : staticFailure ? false : o.when === 'manual';
   const allow = ruleAllowFailure ?? staticAllow;
   const planned: PlannedJob = {
     name: job.name,
@@ -108,7 +124,8 @@ async function planJob(
   if (when === 'delayed' && startIn !== undefined) planned.startIn = startIn;
   if (exitCodes) planned.allowFailureExitCodes = exitCodes;
   if (job.trigger) planned.trigger = job.trigger;
-  if (typeof o.resource_group === 'string') planned.resourceGroup = expandVariables(o.resource_group, visible());
+  if (typeof o.resource_group === 'string')
+    planned.resourceGroup = expandVariables(o.resource_group, visible());
   return planned;
 }
 
@@ -118,7 +135,11 @@ function predefinedFor(job: JobDefinition): Record<string, string> {
   if (job.parallel) {
     out.CI_NODE_INDEX = String(job.parallel.index);
     out.CI_NODE_TOTAL = String(job.parallel.total);
-    out.CI_JOB_NAME_SLUG = job.name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '').slice(0, 63);
+    out.CI_JOB_NAME_SLUG = job.name
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-|-$/g, '')
+      .slice(0, 63);
   }
   return out;
 }
@@ -154,7 +175,9 @@ function resolveNeeds(planned: PlannedJob[], all: JobDefinition[], limit: number
       for (const n of names) out.push({ ...need, name: n });
     }
     if (out.length > limit) {
-      errors.push(`${job.name}: one job can only need ${limit} others, but you have listed ${out.length}. See needs keyword documentation for more details`);
+      errors.push(
+        `${job.name}: one job can only need ${limit} others, but you have listed ${out.length}. See needs keyword documentation for more details`,
+      );
     }
     job.needs = out;
   }

@@ -22,7 +22,8 @@ export async function firstMatchingRule(
 ): Promise<Rule | null> {
   for (const rule of rules) {
     if (rule.if !== undefined && !evaluateExpression(rule.if, variables)) continue;
-    if (rule.changes && !(await changesHold(rule.changes.paths, rule.changes.compare_to, variables, ctx))) continue;
+    if (rule.changes && !(await changesHold(rule.changes.paths, rule.changes.compare_to, variables, ctx)))
+      continue;
     if (rule.exists) {
       const globs = rule.exists.paths.map((g) => expandVariables(g, variables));
       if (!(await ctx.exists(globs))) continue;
@@ -38,9 +39,14 @@ async function changesHold(
   variables: Record<string, string>,
   ctx: RuleContext,
 ): Promise<boolean> {
-  const paths = await ctx.changedPaths(compareTo === undefined ? undefined : expandVariables(compareTo, variables));
+  const paths = await ctx.changedPaths(
+    compareTo === undefined ? undefined : expandVariables(compareTo, variables),
+  );
   if (paths === null) return true;
-  return anyPathMatches(paths, globs.map((g) => expandVariables(g, variables)));
+  return anyPathMatches(
+    paths,
+    globs.map((g) => expandVariables(g, variables)),
+  );
 }
 
 /** Pipeline sources the `only`/`except` keywords name. */

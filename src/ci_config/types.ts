@@ -110,7 +110,14 @@ export interface PlannedJob {
   startIn?: string;
   allowFailure: boolean;
   allowFailureExitCodes?: number[];
-  needs: Array<{ name: string; artifacts: boolean; optional: boolean; pipeline?: string; project?: string; ref?: string }> | null;
+  needs: Array<{
+    name: string;
+    artifacts: boolean;
+    optional: boolean;
+    pipeline?: string;
+    project?: string;
+    ref?: string;
+  }> | null;
   /** Job-level variables after rules:variables. */
   variables: Record<string, string>;
   /**
@@ -125,7 +132,14 @@ export interface PlannedJob {
 }
 
 export type PlanResult =
-  | { ok: true; name: string | null; variables: Record<string, string>; stages: string[]; jobs: PlannedJob[]; warnings: string[] }
+  | {
+      ok: true;
+      name: string | null;
+      variables: Record<string, string>;
+      stages: string[];
+      jobs: PlannedJob[];
+      warnings: string[];
+    }
   /** `workflow:rules` or every job's rules said no: no pipeline, and no error. */
   | { ok: false; skipped: true; reason: string }
   | { ok: false; skipped: false; errors: string[] };
