@@ -66,10 +66,10 @@ export async function loadFile(
     const spec = parsed.header.spec;
     const specInputs = isPlainObject(spec) ? spec.inputs : undefined;
     const resolved = resolveInputs(specInputs, given ?? {});
-    if (resolved.errors.length > 0) throw new ConfigError(prefixed(what, resolved.errors.join(', ')));
+    if (resolved.errors.length > 0)
+      throw new ConfigError(prefixed(what, resolved.errors.slice(0, 3).join(', ')));
     const done = interpolate(body, resolved.values, state.variables);
-    if (done.errors.length > 0)
-      throw new ConfigError(prefixed(what, `interpolation interrupted by errors, ${done.errors.join(', ')}`));
+    if (done.errors.length > 0) throw new ConfigError(prefixed(what, done.errors.slice(0, 3).join(', ')));
     body = done.value;
   } else if (given && Object.keys(given).length > 0) {
     throw new ConfigError(

@@ -94,7 +94,8 @@ function validType(type: string, v: unknown): boolean {
   }
 }
 
-const BLOCK = /\$\[\[(.*?)\]\]/g;
+const BLOCK = /\$\[\[\s*(\S.*?\S)\s*\]\]/g;
+const WHOLE_BLOCK = /^\$\[\[\s*(\S(?:(?!\]\]).)*?\S)\s*\]\]$/s;
 const MAX_BLOCKS = 10_000;
 
 interface InterpolationState {
@@ -130,31 +131,46 @@ function walk(node: unknown, state: InterpolationState): unknown {
 
 function interpolateString(text: string, state: InterpolationState): unknown {
   if (!text.includes('$[[')) return text;
-  const whole = /^\$\[\[(.*?)\]\]$/s.exec(text);
-  if (whole && !(whole[1] as string).includes(']]')) return evaluateBlock(whole[1] as string, state);
-  return text.replace(BLOCK, (_m, inner: string) => {
+  const whole = WHOLE_BLOCK.exec(text);
+  if (whole) {
+    const v = evaluateBlock(whole[1] as string, state);
+    return v === SKIPPED ? text : v;
+  }
+  return text.replace(BLOCK, (block, inner: string) => {
     const v = evaluateBlock(inner, state);
+    if (v === SKIPPED) return block;
     return typeof v === 'string' ? v : v === undefined ? '' : JSON.stringify(v);
   });
 }
 
+/** `$[[ matrix.X ]]` is left for `needs:parallel:matrix` to read, as GitLab leaves it. */
+const SKIPPED = Symbol('skipped');
+const MAX_FUNCTIONS = 3;
+
 function evaluateBlock(inner: string, state: InterpolationState): unknown {
   if (++state.blocks > MAX_BLOCKS) {
-    state.errors.push(`config has more than ${MAX_BLOCKS} interpolation blocks`);
+    state.errors.push('too many interpolation blocks');
     return undefined;
   }
-  const [access, ...functions] = inner.split('|').map((s) => s.trim());
-  const m = /^inputs\.([a-zA-Z0-9_-]+)$/.exec(access ?? '');
-  if (!m) {
-    state.errors.push(`unknown interpolation key: \`${(access ?? '').split('.')[0]}\``);
+  const [access = '', ...functions] = inner.split('|').map((s) => s.trim());
+  const objects = access.split('.');
+  if (objects[0] === 'matrix') return SKIPPED;
+  if (objects.length <= 1) {
+    state.errors.push('invalid interpolation access pattern');
     return undefined;
   }
-  const name = m[1] as string;
-  if (!(name in state.inputs)) {
-    state.errors.push(`unknown input name provided: \`${name}\` in \`${access}\``);
+  let value: unknown = { inputs: state.inputs };
+  for (const key of objects) {
+    if (!isPlainObject(value) || !Object.prototype.hasOwnProperty.call(value, key)) {
+      state.errors.push(`unknown interpolation key: \`${key}\``);
+      return undefined;
+    }
+    value = value[key];
+  }
+  if (functions.length > MAX_FUNCTIONS) {
+    state.errors.push('too many functions in interpolation block');
     return undefined;
   }
-  let value = state.inputs[name];
   for (const fn of functions) value = applyFunction(fn, value, state);
   return value;
 }
