@@ -49,28 +49,24 @@ async function changesHold(
   );
 }
 
-/** Pipeline sources the `only`/`except` keywords name. */
-const SOURCE_KEYWORDS: Record<string, string[]> = {
-  api: ['api'],
-  pushes: ['push'],
-  schedules: ['schedule'],
-  triggers: ['trigger'],
-  web: ['web'],
-  merge_requests: ['merge_request_event'],
-  external: ['external'],
-  external_pull_requests: ['external_pull_request_event'],
-  chat: ['chat'],
-  pipelines: ['pipeline', 'parent_pipeline'],
-};
+/**
+ * GitLab names a pipeline source in `only`/`except` as itself or its plural, without `_event`:
+ * `pushes`, `schedules`, `merge_requests`, `external_pull_requests`, `api`, `web`, `triggers`…
+ */
+function sourceMatches(pattern: string, source: string): boolean {
+  const name = source.replace(/_event$/, '');
+  const plural = /(s|sh|ch|x)$/.test(name) ? `${name}es` : `${name}s`;
+  return pattern === name || pattern === plural;
+}
 
 function refMatches(pattern: string, ctx: RuleContext): boolean {
   if (pattern === 'branches') return !ctx.tag && ctx.source !== 'merge_request_event';
   if (pattern === 'tags') return ctx.tag;
-  const sources = SOURCE_KEYWORDS[pattern];
-  if (sources) return sources.includes(ctx.source);
-  const [ref] = pattern.split('@'); // `ref@group/project`: the project part is the pipeline's own here
-  if (/^\/.+\/[a-zA-Z]*$/s.test(ref as string)) return evaluateExpression(`$REF =~ ${ref}`, { REF: ctx.ref });
-  return ref === ctx.ref;
+  if (sourceMatches(pattern, ctx.source)) return true;
+  // `ref@group/project`: the project part is not checked here (RuleContext names no project).
+  const regex = /^(\/.+\/[ismU]*)(?:@.+)?$/s.exec(pattern);
+  if (regex) return evaluateExpression(`$REF =~ ${regex[1] as string}`, { REF: ctx.ref });
+  return pattern.replace(/@.*$/, '') === ctx.ref;
 }
 
 /** Does one `only` / `except` policy hold? Every kind it names must hold (refs, variables, changes…). */
