@@ -18,11 +18,14 @@ export async function planPipeline(config: LoadedConfig, ctx: RuleContext): Prom
   const pipelineVars: Record<string, string> = { ...config.variables, ...ctx.variables };
   const wfRules = config.workflow.rules as Rule[] | undefined;
   const ruleVars: Record<string, string> = {};
+  let autoCancel = config.workflow.autoCancel;
   if (wfRules) {
     const rule = await firstMatchingRule(wfRules, pipelineVars, ctx);
     if (!rule || rule.when === 'never')
       return { ok: false, skipped: true, reason: 'Pipeline filtered out by workflow rules.' };
     Object.assign(ruleVars, (rule.variables as Record<string, string>) ?? {});
+    if (rule.auto_cancel && typeof rule.auto_cancel === 'object')
+      autoCancel = { ...autoCancel, ...rule.auto_cancel };
   }
   // Variables a workflow rule sets override the YAML's globals, not the pipeline's own (GitLab's order).
   const yamlVars = { ...config.variables, ...ruleVars };
@@ -49,7 +52,15 @@ export async function planPipeline(config: LoadedConfig, ctx: RuleContext): Prom
   const used = new Set(planned.map((j) => j.stage));
   const stages = config.stages.filter((s) => used.has(s));
   for (const j of planned) j.stageIndex = stages.indexOf(j.stage);
-  return { ok: true, name, variables: ruleVars, stages, jobs: planned, warnings: [...config.warnings] };
+  return {
+    ok: true,
+    name,
+    variables: ruleVars,
+    stages,
+    jobs: planned,
+    warnings: [...config.warnings],
+    ...(autoCancel ? { autoCancel } : {}),
+  };
 }
 
 function inheritedGlobals(job: JobDefinition, yamlVars: Record<string, string>): Record<string, string> {

@@ -135,10 +135,13 @@ export type PlanResult =
   | {
       ok: true;
       name: string | null;
+      /** Variables the matching `workflow:rules` rule sets. */
       variables: Record<string, string>;
       stages: string[];
       jobs: PlannedJob[];
       warnings: string[];
+      /** `workflow:auto_cancel`, with the matching workflow rule's `auto_cancel` over it. */
+      autoCancel?: Record<string, unknown>;
     }
   /** `workflow:rules` or every job's rules said no: no pipeline, and no error. */
   | { ok: false; skipped: true; reason: string }

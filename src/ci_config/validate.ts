@@ -282,9 +282,9 @@ export function policy(
 }
 
 function validRef(ref: string): boolean {
-  const m = /^\/(.+)\/([a-zA-Z]*)$/s.exec(ref);
-  if (!m) return true;
-  return isValidExpression(`"" =~ ${ref}`);
+  const m = /^(\/.+\/[ismU]*)(?:@.+)?$/s.exec(ref);
+  if (!m) return !ref.startsWith('/') || !/\/[a-zA-Z]*(@.*)?$/.test(ref.slice(1));
+  return isValidExpression(`"" =~ ${m[1] as string}`);
 }
 
 /** `image` (and each service): a string, or a hash with `name`. */

@@ -406,3 +406,39 @@ describe('include: local with a wildcard', () => {
     expect((await load('nothing/*.yml')).errors).toEqual(['Local file `nothing/*.yml` does not exist!']);
   });
 });
+
+describe('workflow:auto_cancel', () => {
+  it('takes the matching workflow rule auto_cancel over the workflow one', async () => {
+    const config = await loadConfig({
+      content: `workflow:
+  auto_cancel:
+    on_new_commit: interruptible
+    on_job_failure: all
+  rules:
+    - if: $CI_COMMIT_REF_PROTECTED == 'true'
+      auto_cancel:
+        on_new_commit: none
+    - when: always
+job:
+  script: echo
+`,
+      sources: fakeSources(),
+      projectPath: 'g/p',
+      sha: 'abc',
+    });
+    expect(config.errors).toEqual([]);
+    const protectedRef = await planPipeline(
+      config,
+      fakeContext({ ...MAIN_PUSH, variables: { CI_COMMIT_REF_PROTECTED: 'true' } }),
+    );
+    expect(protectedRef).toMatchObject({
+      ok: true,
+      autoCancel: { on_new_commit: 'none', on_job_failure: 'all' },
+    });
+    const other = await planPipeline(config, fakeContext(MAIN_PUSH));
+    expect(other).toMatchObject({
+      ok: true,
+      autoCancel: { on_new_commit: 'interruptible', on_job_failure: 'all' },
+    });
+  });
+});
