@@ -355,3 +355,10 @@ export function expandParallel(job: BuiltJob): JobDefinition[] {
     parallel: { baseName: job.name, index: i + 1, total, matrix },
   }));
 }
+
+/** The jobs a `needs: {job, parallel: {matrix}}` names: `job: [a, 1]` for each variable set. */
+export function matrixNeedNames(base: string, parallelSpec: unknown): string[] {
+  const sets = v.parallel(parallelSpec, '', []);
+  if (!Array.isArray(sets)) return [];
+  return sets.map((set) => `${base}: [${Object.values(set).join(', ')}]`);
+}

@@ -5,7 +5,7 @@
  */
 import { resolveExtends, resolveReferences } from './extends.js';
 import { ConfigError, loadFile, type IncludeState } from './include.js';
-import { buildJob, DEFAULT_KEYS, expandParallel, jobKind, type BuiltJob } from './jobs.js';
+import { buildJob, DEFAULT_KEYS, expandParallel, jobKind, matrixNeedNames, type BuiltJob } from './jobs.js';
 import { isPlainObject, toYaml } from './parse.js';
 import type { JobDefinition, LoadedConfig, LoadInput } from './types.js';
 import * as v from './validate.js';
@@ -273,7 +273,17 @@ function checkJob(job: BuiltJob, byName: Map<string, BuiltJob>, stages: string[]
     const needs = ((list as v.Need[] | undefined) ?? []).filter(
       (n) => n.pipeline === undefined && n.project === undefined,
     );
-    for (const need of needs) dependency(need.name, 'need', need.optional);
+    for (const need of needs) {
+      dependency(need.name, 'need', need.optional);
+      const other = byName.get(need.name);
+      if (need.parallel === undefined || !other) continue;
+      const exist = new Set(expandParallel(other).map((j) => j.name));
+      const names = matrixNeedNames(need.name, need.parallel);
+      const missing = names.find((n) => !exist.has(n));
+      if (names.length === 0)
+        throw new Stop(`jobs:${name}:needs:need:parallel config should be an integer or a hash`);
+      if (missing && !need.optional) throw new Stop(`${name} job: undefined need: ${missing}`);
+    }
     const names = needs.map((n) => n.name);
     const dup = [...new Set(names.filter((n, i) => names.indexOf(n) !== i))];
     if (dup.length > 0) throw new Stop(`${name} has the following needs duplicated: ${dup.join(', ')}.`);

@@ -4,6 +4,7 @@
  * needs that point at a job the pipeline lost reported with GitLab's message.
  */
 import { expandVariables } from './expand.js';
+import { matrixNeedNames } from './jobs.js';
 import { DEFAULT_ONLY, firstMatchingRule, policyHolds, type Rule } from './rules.js';
 import type { JobDefinition, LoadedConfig, PlannedJob, PlanResult, RuleContext } from './types.js';
 import type { Need } from './validate.js';
@@ -175,7 +176,9 @@ function resolveNeeds(planned: PlannedJob[], all: JobDefinition[], limit: number
         out.push(need);
         continue;
       }
-      const names = (byBase.get(need.name) ?? [need.name]).filter((n) => present.has(n));
+      const wanted =
+        need.parallel !== undefined ? matrixNeedNames(need.name, need.parallel) : byBase.get(need.name);
+      const names = (wanted ?? [need.name]).filter((n) => present.has(n));
       if (names.length === 0) {
         if (need.optional) continue;
         errors.push(

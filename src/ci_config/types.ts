@@ -117,6 +117,8 @@ export interface PlannedJob {
     pipeline?: string;
     project?: string;
     ref?: string;
+    /** `needs:parallel:matrix` as written; the planned needs already name the matching jobs. */
+    parallel?: unknown;
   }> | null;
   /** Job-level variables after rules:variables. */
   variables: Record<string, string>;
