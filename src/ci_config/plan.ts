@@ -42,7 +42,8 @@ export async function planPipeline(config: LoadedConfig, ctx: RuleContext): Prom
   }
   const errors = resolveNeeds(planned, config.jobs, ctx.needsLimit ?? DEFAULT_NEEDS_LIMIT);
   if (errors.length > 0) return { ok: false, skipped: false, errors };
-  if (planned.length === 0) {
+  // A pipeline of nothing but `.pre` / `.post` jobs does not run either (GitLab's documented rule).
+  if (planned.every((j) => j.stage === '.pre' || j.stage === '.post')) {
     return {
       ok: false,
       skipped: true,
@@ -52,7 +53,6 @@ export async function planPipeline(config: LoadedConfig, ctx: RuleContext): Prom
   }
   const used = new Set(planned.map((j) => j.stage));
   const stages = config.stages.filter((s) => used.has(s));
-  for (const j of planned) j.stageIndex = stages.indexOf(j.stage);
   return {
     ok: true,
     name,

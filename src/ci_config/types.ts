@@ -105,6 +105,7 @@ export interface RuleContext {
 export interface PlannedJob {
   name: string;
   stage: string;
+  /** GitLab's `stage_idx`: the stage's place among the configuration's stages (`.pre` is 0). */
   stageIndex: number;
   when: 'on_success' | 'on_failure' | 'always' | 'manual' | 'delayed';
   startIn?: string;

@@ -94,6 +94,7 @@ describe('ci_config corpus', () => {
     }
     if (!plan.ok) throw new Error(`no pipeline: ${JSON.stringify(plan)}`);
     expect(plan.stages).toEqual(exp.stages);
+    for (const j of plan.jobs) expect(j.stageIndex).toBe(config.stages.indexOf(j.stage));
     const want = (exp.jobs ?? []).map((j) => ({
       when: 'on_success',
       allow_failure: false,
