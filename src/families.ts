@@ -22,6 +22,7 @@ import { accessTokensManifest } from './access_tokens/manifest.js';
 import { awardEmojiManifest } from './award_emoji/manifest.js';
 import { branchesManifest } from './branches/manifest.js';
 import { clusterAgentsManifest } from './cluster_agents/manifest.js';
+import { commitStatusesManifest } from './commit_statuses/manifest.js';
 import { commitsManifest } from './commits/manifest.js';
 import { draftNotesManifest } from './draft_notes/manifest.js';
 import { featureFlagsManifest } from './feature_flags/manifest.js';
@@ -33,6 +34,7 @@ import { labelsManifest } from './labels/manifest.js';
 import { memberRolesManifest } from './member_roles/manifest.js';
 import { membersManifest } from './members/manifest.js';
 import { mergeRequestApprovalsManifest } from './merge_request_approvals/manifest.js';
+import { mergeRequestPipelinesManifest } from './merge_request_pipelines/manifest.js';
 import { mergeRequestsManifest } from './merge_requests/manifest.js';
 import { metadataManifest } from './metadata/manifest.js';
 import { milestonesManifest } from './milestones/manifest.js';
@@ -60,6 +62,7 @@ export const families = [
   awardEmojiManifest,
   branchesManifest,
   clusterAgentsManifest,
+  commitStatusesManifest,
   commitsManifest,
   draftNotesManifest,
   featureFlagsManifest,
@@ -71,6 +74,7 @@ export const families = [
   memberRolesManifest,
   membersManifest,
   mergeRequestApprovalsManifest,
+  mergeRequestPipelinesManifest,
   mergeRequestsManifest,
   metadataManifest,
   milestonesManifest,

@@ -69,8 +69,13 @@ export class CommitsService {
   ) {}
 
   /** What other families add to these commits' single representation (`commitFields`), by SHA. */
-  detailFields(caller: Caller, view: ProjectView, shas: string[]) {
-    return readCommitFields(this.core.contributions, this.core.dataSource.manager, { caller, view, shas });
+  detailFields(caller: Caller, view: ProjectView, shas: string[], externalUrl: string) {
+    return readCommitFields(this.core.contributions, this.core.dataSource.manager, {
+      caller,
+      view,
+      shas,
+      externalUrl,
+    });
   }
 
   /** May the caller push to `branch` (which may not exist yet)? GitLab's `can_push_to_branch?`. */

@@ -11,12 +11,20 @@ import type { ProjectView } from '../projects/projects.service.js';
 
 type CommitDetailJson = components['schemas']['CommitDetail'];
 
+/** The commits of one response, with who asks and the server's external URL (for links). */
+export interface CommitFieldsInput {
+  caller: Caller;
+  view: ProjectView;
+  shas: string[];
+  externalUrl: string;
+}
+
 /** Fields a family fills in the single commit's representation. */
 export interface CommitFieldsContribution {
   /** By SHA: what it shows for each commit (absent: the defaults, `null`). */
   read(
     manager: EntityManager,
-    input: { caller: Caller; view: ProjectView; shas: string[] },
+    input: CommitFieldsInput,
   ): Promise<Map<string, Partial<CommitDetailJson>>>;
 }
 
@@ -29,7 +37,7 @@ declare module '../core/family.js' {
 export async function readCommitFields(
   contributions: Contributions,
   manager: EntityManager,
-  input: { caller: Caller; view: ProjectView; shas: string[] },
+  input: CommitFieldsInput,
 ): Promise<Map<string, Partial<CommitDetailJson>>> {
   const bySha = new Map<string, Partial<CommitDetailJson>>();
   if (input.shas.length === 0) return bySha;

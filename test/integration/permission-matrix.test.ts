@@ -312,6 +312,15 @@ const CALLS: Record<string, (c: Case) => Call | Promise<Call>> = {
       actions: [{ action: 'create', file_path: `${unique('file')}.txt`, content: 'x' }],
     },
   }),
+  // Commit statuses (posted on the unprotected `dev`: a protected ref is a finer rule)
+  createCommitStatus: (c) => ({
+    path: { sha: projectFixture(c).head },
+    body: { state: 'success', ref: 'dev', name: unique('status') },
+  }),
+  listCommitStatuses: (c) => ({ path: { sha: projectFixture(c).head } }),
+  // Merge request pipelines: queued (`async`), since the fixtures have no CI configuration to plan from
+  listMergeRequestPipelines: () => ({ path: { merge_request_iid: 1 } }),
+  createMergeRequestPipeline: () => ({ path: { merge_request_iid: 1 }, query: { async: 'true' } }),
   // Files (writes go to the unprotected `dev` branch: protected `main` is a finer rule)
   getRepositoryFile: () => ({ path: { file_path: 'README.md' }, query: { ref: 'main' } }),
   getRepositoryFileRaw: () => ({ path: { file_path: 'README.md' }, query: { ref: 'main' } }),
@@ -947,6 +956,7 @@ const RULES: Record<ForgeRuleName, (c: Case, call: Call) => boolean> = {
   or_self: admits,
   // The matrix pushes to unprotected branches and deletes unprotected tags.
   can_push_to_branch: admits,
+  push_to_status_ref: admits,
   protected_ref: admits,
   protected_tag: admits,
   // The calls act on the caller's own snippet, token or reaction.
