@@ -10,7 +10,10 @@ import { Pipeline } from '../pipelines/pipeline.entity.js';
 import { presentPipelineBasic } from '../pipelines/pipeline.presenter.js';
 import type { ProjectsService } from '../projects/projects.service.js';
 
-export function commitPipelineFields(dataSource: DataSource, projects: ProjectsService): CommitFieldsContribution {
+export function commitPipelineFields(
+  dataSource: DataSource,
+  projects: ProjectsService,
+): CommitFieldsContribution {
   return {
     async read(manager, { caller, view, shas, externalUrl }) {
       const found = (await manager.query(

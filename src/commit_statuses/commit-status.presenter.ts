@@ -9,7 +9,11 @@ type CommitStatusJson = components['schemas']['CommitStatus'];
 const iso = (date: Date | null) => (date ? date.toISOString() : null);
 
 /** A job as the statuses API shows it (GitLab's Entities::CommitStatus); posted statuses add their URL and text. */
-export function presentCommitStatus(job: Job, authors: Map<number, User>, externalUrl: string): CommitStatusJson {
+export function presentCommitStatus(
+  job: Job,
+  authors: Map<number, User>,
+  externalUrl: string,
+): CommitStatusJson {
   const options = (job.type === 'generic' ? job.options : {}) as StatusOptions;
   const author = job.userId === null ? undefined : authors.get(job.userId);
   return {

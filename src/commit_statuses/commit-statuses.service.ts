@@ -56,7 +56,10 @@ export class CommitStatusesService {
 
   constructor(
     private readonly core: CoreDeps,
-    private readonly services: Pick<ServiceRegistry, 'repositories' | 'protectedRefs' | 'pipelines' | 'projects'>,
+    private readonly services: Pick<
+      ServiceRegistry,
+      'repositories' | 'protectedRefs' | 'pipelines' | 'projects'
+    >,
   ) {
     this.commitFields = commitPipelineFields(core.dataSource, services.projects);
   }
@@ -70,7 +73,12 @@ export class CommitStatusesService {
   }
 
   /** `POST /projects/:id/statuses/:sha`. */
-  async create(caller: Caller, view: ProjectView, shaParam: string, params: CommitStatusCreate): Promise<Job> {
+  async create(
+    caller: Caller,
+    view: ProjectView,
+    shaParam: string,
+    params: CommitStatusCreate,
+  ): Promise<Job> {
     const { repo, commit } = await this.commitOf(view, shaParam);
     const sha = commit.id;
     const name = params.name ?? params.context ?? 'default';
@@ -85,13 +93,13 @@ export class CommitStatusesService {
       const matching = await this.matchingPipeline(tx, projectId, sha, params);
       if (params.pipeline_id !== undefined && !matching)
         throw notFound('Pipeline for pipeline_id, sha and ref');
-      const ref =
-        params.ref ?? matching?.ref ?? (await repo.git.branchNamesContaining(sha))[0] ?? null;
+      const ref = params.ref ?? matching?.ref ?? (await repo.git.branchNamesContaining(sha))[0] ?? null;
       if (ref === null) throw notFound('References for commit');
       await this.assertMayUpdate(caller, view, ref);
       const tag = matching
         ? matching.tag
-        : (await repo.git.branch(ref)) === null && (await repo.git.resolveCommit(`refs/tags/${ref}`)) !== null;
+        : (await repo.git.branch(ref)) === null &&
+          (await repo.git.resolveCommit(`refs/tags/${ref}`)) !== null;
       const pipeline =
         matching ?? (await this.createExternalPipeline(tx, { projectId, sha, ref, tag, caller, commit }));
       const saved = await this.applyState(tx, pipeline, caller, { name, ref, state: params.state }, params);
@@ -180,7 +188,8 @@ export class CommitStatusesService {
     if (!(await rules.isProtectedBranch(view.project.id, ref))) return;
     const actor = await rules.actor(caller, view.accessLevel);
     const may =
-      (await rules.mayPush(view.project.id, actor, ref)) || (await rules.mayMerge(view.project.id, actor, ref));
+      (await rules.mayPush(view.project.id, actor, ref)) ||
+      (await rules.mayMerge(view.project.id, actor, ref));
     if (!may) throw forbidden();
   }
 
@@ -314,13 +323,15 @@ export class CommitStatusesService {
       .createQueryBuilder('j')
       .innerJoin(Pipeline, 'p', 'p.id = j.pipeline_id')
       .where('p.project_id = :projectId AND p.sha = :sha', { projectId: view.project.id, sha: commit.id });
-    if (params.pipeline_id !== undefined) query.andWhere('p.id = :pipelineId', { pipelineId: params.pipeline_id });
+    if (params.pipeline_id !== undefined)
+      query.andWhere('p.id = :pipelineId', { pipelineId: params.pipeline_id });
     if (params.all !== true) query.andWhere('j.retried = false');
     if (params.ref) query.andWhere('j.ref = :ref', { ref: params.ref });
     if (params.stage) query.andWhere('j.stage = :stage', { stage: params.stage });
     if (params.name) query.andWhere('j.name = :name', { name: params.name });
     const direction = params.sort === 'desc' ? 'DESC' : 'ASC';
-    if (params.order_by === 'pipeline_id') query.orderBy('j.pipeline_id', direction).addOrderBy('j.id', direction);
+    if (params.order_by === 'pipeline_id')
+      query.orderBy('j.pipeline_id', direction).addOrderBy('j.id', direction);
     else query.orderBy('j.id', direction);
     return paginateOffset(query, params, request);
   }

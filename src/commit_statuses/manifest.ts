@@ -1,6 +1,5 @@
 import { commitStatusesAbilities } from './abilities.js';
 import { defineFamily, defineService } from '../core/family.js';
-import { commitPipelineFields } from './commit-fields.js';
 import { commitStatusesHandlers } from './commit-statuses.handlers.js';
 import { CommitStatusesService } from './commit-statuses.service.js';
 

@@ -12,7 +12,12 @@ export const commitsHandlers = defineHandlers(['commits'], {
 
   async getCommit({ params, subject, caller, services, request }) {
     const { repo, view } = await services.commits.get(caller, subject, params.sha, params.stats !== false);
-    const fields = await services.commits.detailFields(caller, subject, [view.commit.id], request.externalUrl);
+    const fields = await services.commits.detailFields(
+      caller,
+      subject,
+      [view.commit.id],
+      request.externalUrl,
+    );
     const body = presentCommitDetail(
       view.commit,
       projectWebUrl(repo.view, request.externalUrl),
@@ -25,7 +30,12 @@ export const commitsHandlers = defineHandlers(['commits'], {
 
   async createCommit({ subject, body, caller, services, request }) {
     const { repo, view } = await services.commits.create(caller, subject, body);
-    const fields = await services.commits.detailFields(caller, subject, [view.commit.id], request.externalUrl);
+    const fields = await services.commits.detailFields(
+      caller,
+      subject,
+      [view.commit.id],
+      request.externalUrl,
+    );
     const json = presentCommitDetail(
       view.commit,
       projectWebUrl(repo.view, request.externalUrl),

@@ -22,10 +22,7 @@ export interface CommitFieldsInput {
 /** Fields a family fills in the single commit's representation. */
 export interface CommitFieldsContribution {
   /** By SHA: what it shows for each commit (absent: the defaults, `null`). */
-  read(
-    manager: EntityManager,
-    input: CommitFieldsInput,
-  ): Promise<Map<string, Partial<CommitDetailJson>>>;
+  read(manager: EntityManager, input: CommitFieldsInput): Promise<Map<string, Partial<CommitDetailJson>>>;
 }
 
 declare module '../core/family.js' {

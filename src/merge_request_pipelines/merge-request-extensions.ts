@@ -15,7 +15,9 @@ import { headPipelineSql } from './merge-request-pipelines.sql.js';
 /** A head pipeline as the page selects it: the row, its user's row, its project's path, its warnings. */
 type HeadRow = [Record<string, unknown>, Record<string, unknown> | null, string, boolean];
 
-const headPipelinesSql = (ids: string) => `(SELECT json_agg(json_build_array(mr.id, json_build_array(row_to_json(hp),
+const headPipelinesSql = (
+  ids: string,
+) => `(SELECT json_agg(json_build_array(mr.id, json_build_array(row_to_json(hp),
     (SELECT json_build_object('id', u.id, 'name', u.name, 'username', u.username, 'state', u.state)
       FROM users u WHERE u.id = hp.user_id),
     (SELECT n.full_path || '/' || pr.path FROM projects pr JOIN namespaces n ON n.id = pr.namespace_id
@@ -58,7 +60,9 @@ const required = ({ project }: MergeCheckInput) => project.settings.only_allow_m
 /** GitLab's `mergeable_ci_state?`: the head pipeline succeeded, or was skipped where that is allowed. */
 function passed(input: MergeCheckInput): boolean {
   const status = headStatus(input.data);
-  return status === 'success' || (status === 'skipped' && input.project.settings.allow_merge_on_skipped_pipeline);
+  return (
+    status === 'success' || (status === 'skipped' && input.project.settings.allow_merge_on_skipped_pipeline)
+  );
 }
 
 /** `ci_still_running` and `ci_must_pass`, GitLab's CI check as its two reported outcomes. */

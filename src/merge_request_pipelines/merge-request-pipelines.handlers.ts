@@ -5,16 +5,29 @@ import { projectFullPath } from '../pipelines/predefined-variables.js';
 
 export const mergeRequestPipelinesHandlers = defineHandlers(['mergeRequestPipelines'], {
   async listMergeRequestPipelines({ params, subject, services, request }) {
-    const page = await services.mergeRequestPipelines.list(subject, params.merge_request_iid, params, request);
+    const page = await services.mergeRequestPipelines.list(
+      subject,
+      params.merge_request_iid,
+      params,
+      request,
+    );
     const paths = await services.mergeRequestPipelines.projectPaths(subject, page.items);
     return pagedResponse(page, (pipeline) =>
-      presentPipelineBasic(pipeline, { fullPath: paths.get(pipeline.projectId)!, externalUrl: request.externalUrl }),
+      presentPipelineBasic(pipeline, {
+        fullPath: paths.get(pipeline.projectId)!,
+        externalUrl: request.externalUrl,
+      }),
     );
   },
 
   async createMergeRequestPipeline({ params, subject, caller, services, request }) {
     const { mergeRequestPipelines } = services;
-    const pipeline = await mergeRequestPipelines.create(caller, subject, params.merge_request_iid, params.async === true);
+    const pipeline = await mergeRequestPipelines.create(
+      caller,
+      subject,
+      params.merge_request_iid,
+      params.async === true,
+    );
     if (!pipeline) return { status: 202, body: null };
     const users = await mergeRequestPipelines.users([pipeline]);
     const paths = await mergeRequestPipelines.projectPaths(subject, [pipeline]);

@@ -42,7 +42,12 @@ export class MergeRequestPipelinesService {
   }
 
   /** `GET …/merge_requests/:iid/pipelines`: the merge request's pipelines, newest first. */
-  async list(view: ProjectView, iid: number, params: PageParams, request: RequestInfo): Promise<Page<Pipeline>> {
+  async list(
+    view: ProjectView,
+    iid: number,
+    params: PageParams,
+    request: RequestInfo,
+  ): Promise<Page<Pipeline>> {
     const mr = await this.services.mergeRequests.find(view, iid);
     const query = this.core.dataSource
       .getRepository(Pipeline)
@@ -152,7 +157,12 @@ export class MergeRequestPipelinesService {
           [event.projectId, change.ref.slice(HEADS.length)],
         )) as Array<{ id: number }>;
         for (const { id } of rows)
-          await this.request(tx, { mergeRequestId: id, userId: event.userId, sha: change.after, requested: false });
+          await this.request(tx, {
+            mergeRequestId: id,
+            userId: event.userId,
+            sha: change.after,
+            requested: false,
+          });
       }
     });
   }
@@ -161,10 +171,16 @@ export class MergeRequestPipelinesService {
    * The queued creation. On its own (not `requested`) it is silent: a configuration without jobs for merge
    * request pipelines makes none, and a head that already has one (a repeated job) makes no second.
    */
-  async runRequested({ mergeRequestId, userId, sha, requested }: MergeRequestPipelineRequested): Promise<void> {
+  async runRequested({
+    mergeRequestId,
+    userId,
+    sha,
+    requested,
+  }: MergeRequestPipelineRequested): Promise<void> {
     const mr = await this.core.dataSource.getRepository(MergeRequest).findOneBy({ id: mergeRequestId });
     if (!mr || mr.state !== 'opened' || mr.sourceProjectId === null) return;
-    const user = userId === null ? null : await this.core.dataSource.getRepository(User).findOneBy({ id: userId });
+    const user =
+      userId === null ? null : await this.core.dataSource.getRepository(User).findOneBy({ id: userId });
     const caller: Caller = { user: user?.state === 'active' ? user : null, token: null };
     if (!caller.user) return;
     const source = await this.services.projects.find(caller, mr.sourceProjectId).catch(() => null);

@@ -50,7 +50,10 @@ const list = (user: TestUser, project: Project, sha: string, query = '') =>
 describe('posting a status', () => {
   it('makes an external pipeline for the first status of a commit and keeps later ones in it', async () => {
     const w = await world();
-    expect(await commit(w.developer, w.project, w.feature)).toMatchObject({ status: null, last_pipeline: null });
+    expect(await commit(w.developer, w.project, w.feature)).toMatchObject({
+      status: null,
+      last_pipeline: null,
+    });
 
     const first = await post(w.developer, w.project, w.feature, {
       state: 'pending',
@@ -88,17 +91,29 @@ describe('posting a status', () => {
     // The same name again updates that status; `context` is `name`'s alias.
     const running = await post(w.developer, w.project, w.feature, { state: 'running', context: 'default' });
     expect(running.status, running.text).toBe(201);
-    expect(running.body).toMatchObject({ id: status.id, status: 'running', target_url: 'https://ci.example.com/builds/1' });
+    expect(running.body).toMatchObject({
+      id: status.id,
+      status: 'running',
+      target_url: 'https://ci.example.com/builds/1',
+    });
     expect((running.body as Json).started_at).toEqual(expect.any(String));
 
     // Another name joins the same pipeline; the pipeline's status follows its jobs.
-    const lint = await post(w.developer, w.project, w.feature, { state: 'failed', name: 'lint', ref: 'feature' });
+    const lint = await post(w.developer, w.project, w.feature, {
+      state: 'failed',
+      name: 'lint',
+      ref: 'feature',
+    });
     expect(lint.status, lint.text).toBe(201);
     expect(lint.body).toMatchObject({ pipeline_id: status.pipeline_id, status: 'failed' });
     await post(w.developer, w.project, w.feature, { state: 'success', ref: 'feature' });
     expect((await commit(w.developer, w.project, w.feature)).status).toBe('failed');
     // A finished status posted again is a new one; the older one is kept as retried.
-    const again = await post(w.developer, w.project, w.feature, { state: 'success', name: 'lint', ref: 'feature' });
+    const again = await post(w.developer, w.project, w.feature, {
+      state: 'success',
+      name: 'lint',
+      ref: 'feature',
+    });
     expect(again.status, again.text).toBe(201);
     expect((again.body as Json).id).not.toBe((lint.body as Json).id);
     expect((await commit(w.developer, w.project, w.feature)).status).toBe('success');
@@ -117,18 +132,34 @@ describe('posting a status', () => {
 
   // GitLab's state machine: a new status is `created`; an existing one is pending or running.
   const transitions: Array<[string, string, string | null]> = [
-    ['pending', 'pending', 'Cannot transition status via :enqueue from :pending (Reason(s): Status cannot transition via "enqueue")'],
+    [
+      'pending',
+      'pending',
+      'Cannot transition status via :enqueue from :pending (Reason(s): Status cannot transition via "enqueue")',
+    ],
     ['pending', 'running', null],
     ['pending', 'success', null],
     ['pending', 'failed', null],
     ['pending', 'canceled', null],
     ['pending', 'skipped', null],
-    ['running', 'pending', 'Cannot transition status via :enqueue from :running (Reason(s): Status cannot transition via "enqueue")'],
-    ['running', 'running', 'Cannot transition status via :run from :running (Reason(s): Status cannot transition via "run")'],
+    [
+      'running',
+      'pending',
+      'Cannot transition status via :enqueue from :running (Reason(s): Status cannot transition via "enqueue")',
+    ],
+    [
+      'running',
+      'running',
+      'Cannot transition status via :run from :running (Reason(s): Status cannot transition via "run")',
+    ],
     ['running', 'success', null],
     ['running', 'failed', null],
     ['running', 'canceled', null],
-    ['running', 'skipped', 'Cannot transition status via :skip from :running (Reason(s): Status cannot transition via "skip")'],
+    [
+      'running',
+      'skipped',
+      'Cannot transition status via :skip from :running (Reason(s): Status cannot transition via "skip")',
+    ],
   ];
 
   it('moves a status as GitLab allows, and refuses the rest with its messages', async () => {
@@ -148,7 +179,11 @@ describe('posting a status', () => {
     }
     // Every new state works from nothing.
     for (const state of ['pending', 'running', 'success', 'failed', 'canceled', 'skipped']) {
-      const res = await post(w.developer, w.project, w.feature, { state, name: `new-${state}`, ref: 'feature' });
+      const res = await post(w.developer, w.project, w.feature, {
+        state,
+        name: `new-${state}`,
+        ref: 'feature',
+      });
       expect([state, res.status], res.text).toEqual([state, 201]);
       expect((res.body as Json).status).toBe(state);
     }
@@ -164,14 +199,20 @@ describe('posting a status', () => {
         400,
         { message: { target_url: ['is blocked: Only allowed schemes are http, https'] } },
       ],
-      [{ state: 'success', pipeline_id: 2147483647 }, 404, { message: '404 Pipeline for pipeline_id, sha and ref Not Found' }],
+      [
+        { state: 'success', pipeline_id: 2147483647 },
+        404,
+        { message: '404 Pipeline for pipeline_id, sha and ref Not Found' },
+      ],
     ];
     for (const [json, code, body] of bad) {
       const res = await post(w.developer, w.project, w.feature, json);
       expect([json, res.status], res.text).toEqual([json, code]);
       expect(res.body).toEqual(body);
     }
-    const unknown = await post(w.developer, w.project, '0123456789abcdef0123456789abcdef01234567', { state: 'success' });
+    const unknown = await post(w.developer, w.project, '0123456789abcdef0123456789abcdef01234567', {
+      state: 'success',
+    });
     expect(unknown.status).toBe(404);
     expect(unknown.body).toEqual({ message: '404 Commit Not Found' });
 
@@ -194,11 +235,17 @@ describe('posting a status', () => {
 
   it('adds to the pipeline pipeline_id names, and to the newest pipeline of the ref otherwise', async () => {
     const w = await world();
-    const a = (await post(w.owner, w.project, w.main, { state: 'running', ref: 'main', name: 'a' })).body as Json;
+    const a = (await post(w.owner, w.project, w.main, { state: 'running', ref: 'main', name: 'a' }))
+      .body as Json;
     // Another ref of the same commit gets a pipeline of its own.
-    const b = (await post(w.owner, w.project, w.main, { state: 'running', ref: 'feature', name: 'b' })).body as Json;
+    const b = (await post(w.owner, w.project, w.main, { state: 'running', ref: 'feature', name: 'b' }))
+      .body as Json;
     expect(b.pipeline_id).not.toBe(a.pipeline_id);
-    const c = await post(w.owner, w.project, w.main, { state: 'success', name: 'c', pipeline_id: a.pipeline_id });
+    const c = await post(w.owner, w.project, w.main, {
+      state: 'success',
+      name: 'c',
+      pipeline_id: a.pipeline_id,
+    });
     expect(c.status, c.text).toBe(201);
     expect(c.body).toMatchObject({ pipeline_id: a.pipeline_id, ref: 'main' });
   });
@@ -208,9 +255,15 @@ describe('listing statuses', () => {
   it('lists the latest statuses with filters, order and pages; all=true adds the retried ones', async () => {
     const w = await world();
     for (const name of ['one', 'two', 'three'])
-      expect((await post(w.developer, w.project, w.feature, { state: 'running', name, ref: 'feature' })).status).toBe(201);
+      expect(
+        (await post(w.developer, w.project, w.feature, { state: 'running', name, ref: 'feature' })).status,
+      ).toBe(201);
     await post(w.developer, w.project, w.feature, { state: 'success', name: 'one', ref: 'feature' });
-    const retried = await post(w.developer, w.project, w.feature, { state: 'failed', name: 'one', ref: 'feature' });
+    const retried = await post(w.developer, w.project, w.feature, {
+      state: 'failed',
+      name: 'one',
+      ref: 'feature',
+    });
     expect(retried.status).toBe(201);
 
     const all = await list(w.reporter, w.project, w.feature);
@@ -248,6 +301,9 @@ describe('listing statuses', () => {
     expect(missing.body).toEqual({ message: '404 Commit Not Found' });
     const outsider = await server.factories.user();
     expect((await list(outsider, w.project, w.feature)).status).toBe(404);
-    expect((await server.request('GET', `/projects/${w.project.id}/repository/commits/${w.feature}/statuses`)).status).toBe(401);
+    expect(
+      (await server.request('GET', `/projects/${w.project.id}/repository/commits/${w.feature}/statuses`))
+        .status,
+    ).toBe(401);
   });
 });

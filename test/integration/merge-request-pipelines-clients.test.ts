@@ -30,9 +30,15 @@ describe('@gitbeaker/rest', () => {
   it('lists and creates merge request pipelines, posts statuses and merges when the pipeline succeeds', async () => {
     const w = await world();
     const api = new Gitlab({ host: server.url, token: w.maintainer.token });
-    await api.Commits.create(w.project.id, 'gb/feature', 'CI', [{ action: 'create', filePath: '.gitlab-ci.yml', content: CONFIG }], {
-      startBranch: 'main',
-    });
+    await api.Commits.create(
+      w.project.id,
+      'gb/feature',
+      'CI',
+      [{ action: 'create', filePath: '.gitlab-ci.yml', content: CONFIG }],
+      {
+        startBranch: 'main',
+      },
+    );
     const mr = await api.MergeRequests.create(w.project.id, 'gb/feature', 'main', 'Pipelines from gitbeaker');
     const opened = await waitFor(
       () => api.MergeRequests.allPipelines(w.project.id, mr.iid),
@@ -42,7 +48,10 @@ describe('@gitbeaker/rest', () => {
     const created = await api.MergeRequests.createPipeline(w.project.id, mr.iid);
     expect(created).toMatchObject({ source: 'merge_request_event', sha: mr.sha, project_id: w.project.id });
 
-    const status = await api.Commits.editStatus(w.project.id, mr.sha, 'running', { name: 'gb', ref: 'gb/feature' });
+    const status = await api.Commits.editStatus(w.project.id, mr.sha, 'running', {
+      name: 'gb',
+      ref: 'gb/feature',
+    });
     expect(status).toMatchObject({ status: 'running', name: 'gb', ref: 'gb/feature' });
     await expect(
       api.Commits.editStatus(w.project.id, mr.sha, 'running', { name: 'gb', ref: 'gb/feature' }),
@@ -62,24 +71,27 @@ describe('@gitbeaker/rest', () => {
 });
 
 describe('python-gitlab', () => {
-  it.skipIf(!pythonGitlab)('uses mr.pipelines and commit.statuses (needs Debian python3-gitlab)', async () => {
-    const w = await world();
-    const stdout = await runPythonClient('python_gitlab_merge_request_pipelines.py', [
-      server.url,
-      w.maintainer.token,
-      String(w.project.id),
-    ]);
-    expect(JSON.parse(stdout.trim())).toEqual({
-      opened: ['merge_request_event', true],
-      created: ['merge_request_event'],
-      listed: true,
-      status: ['running', 'py', 'py/feature'],
-      // The merge request pipelines' jobs are statuses of the commit too.
-      statuses: ['py', 'test', 'test'],
-      before: 'ci_still_running',
-      waiting: ['opened', true],
-      merged: 'merged',
-      commit: ['success', 'external'],
-    });
-  });
+  it.skipIf(!pythonGitlab)(
+    'uses mr.pipelines and commit.statuses (needs Debian python3-gitlab)',
+    async () => {
+      const w = await world();
+      const stdout = await runPythonClient('python_gitlab_merge_request_pipelines.py', [
+        server.url,
+        w.maintainer.token,
+        String(w.project.id),
+      ]);
+      expect(JSON.parse(stdout.trim())).toEqual({
+        opened: ['merge_request_event', true],
+        created: ['merge_request_event'],
+        listed: true,
+        status: ['running', 'py', 'py/feature'],
+        // The merge request pipelines' jobs are statuses of the commit too.
+        statuses: ['py', 'test', 'test'],
+        before: 'ci_still_running',
+        waiting: ['opened', true],
+        merged: 'merged',
+        commit: ['success', 'external'],
+      });
+    },
+  );
 });

@@ -28,14 +28,24 @@ async function world(settings: Json = {}) {
   const developer = await server.factories.memberOf(project, AccessLevel.Developer);
   const reporter = await server.factories.memberOf(project, AccessLevel.Reporter);
   if (Object.keys(settings).length > 0) {
-    const res = await server.request('PUT', `/projects/${project.id}`, { token: owner.token, json: settings });
+    const res = await server.request('PUT', `/projects/${project.id}`, {
+      token: owner.token,
+      json: settings,
+    });
     expect(res.status, res.text).toBe(200);
   }
   return { owner, project, maintainer, developer, reporter };
 }
 
 /** A commit adding `path` to `branch`, made from `main` unless `onto` says the branch exists. */
-async function commitFile(user: TestUser, project: Project, branch: string, path: string, content: string, onto = false) {
+async function commitFile(
+  user: TestUser,
+  project: Project,
+  branch: string,
+  path: string,
+  content: string,
+  onto = false,
+) {
   const res = await server.request('POST', `/projects/${project.id}/repository/commits`, {
     token: user.token,
     json: {
@@ -67,7 +77,9 @@ const pipelines = async (user: TestUser, project: Project, iid: number) => {
 };
 
 const getMr = async (user: TestUser, project: Project, iid: number) => {
-  const res = await server.request('GET', `/projects/${project.id}/merge_requests/${iid}`, { token: user.token });
+  const res = await server.request('GET', `/projects/${project.id}/merge_requests/${iid}`, {
+    token: user.token,
+  });
   expect(res.status, res.text).toBe(200);
   return res.body as Json;
 };
@@ -80,7 +92,10 @@ const checkedMr = (user: TestUser, project: Project, iid: number) =>
   );
 
 const postStatus = async (user: TestUser, project: Project, sha: string, json: Json) => {
-  const res = await server.request('POST', `/projects/${project.id}/statuses/${sha}`, { token: user.token, json });
+  const res = await server.request('POST', `/projects/${project.id}/statuses/${sha}`, {
+    token: user.token,
+    json,
+  });
   expect(res.status, res.text).toBe(201);
   return res.body as Json;
 };
@@ -97,7 +112,11 @@ describe('merge request pipelines', () => {
       (list) => list.some((p) => p.source === 'merge_request_event'),
     );
     const opened = first.find((p) => p.source === 'merge_request_event')!;
-    expect(opened).toMatchObject({ sha: head, ref: `refs/merge-requests/${iid}/head`, project_id: w.project.id });
+    expect(opened).toMatchObject({
+      sha: head,
+      ref: `refs/merge-requests/${iid}/head`,
+      project_id: w.project.id,
+    });
 
     const shown = await getMr(w.reporter, w.project, iid);
     expect(shown.head_pipeline).toMatchObject({ id: opened.id, sha: head, source: 'merge_request_event' });
@@ -112,12 +131,19 @@ describe('merge request pipelines', () => {
     );
     const newest = moved.find((p) => p.sha === next && p.source === 'merge_request_event')!;
     expect(moved[0].id).toBe(newest.id);
-    expect((await getMr(w.reporter, w.project, iid)).head_pipeline).toMatchObject({ id: newest.id, sha: next });
+    expect((await getMr(w.reporter, w.project, iid)).head_pipeline).toMatchObject({
+      id: newest.id,
+      sha: next,
+    });
 
     // On request: a new one each time, as the caller; async answers 202 and makes it on the queue.
-    const created = await server.request('POST', `/projects/${w.project.id}/merge_requests/${iid}/pipelines`, {
-      token: w.developer.token,
-    });
+    const created = await server.request(
+      'POST',
+      `/projects/${w.project.id}/merge_requests/${iid}/pipelines`,
+      {
+        token: w.developer.token,
+      },
+    );
     expect(created.status, created.text).toBe(200);
     expect(created.body).toMatchObject({
       source: 'merge_request_event',
@@ -158,13 +184,20 @@ describe('merge request pipelines', () => {
     expect((await server.request('POST', path, { token: w.reporter.token })).status).toBe(403);
     expect((await server.request('GET', path, { token: w.reporter.token })).status).toBe(200);
     expect(
-      (await server.request('POST', `/projects/${w.project.id}/merge_requests/99/pipelines`, { token: w.developer.token }))
-        .status,
+      (
+        await server.request('POST', `/projects/${w.project.id}/merge_requests/99/pipelines`, {
+          token: w.developer.token,
+        })
+      ).status,
     ).toBe(404);
-    const closed = await server.request('PUT', `/projects/${w.project.id}/merge_requests/${mr.iid as number}`, {
-      token: w.developer.token,
-      json: { state_event: 'close' },
-    });
+    const closed = await server.request(
+      'PUT',
+      `/projects/${w.project.id}/merge_requests/${mr.iid as number}`,
+      {
+        token: w.developer.token,
+        json: { state_event: 'close' },
+      },
+    );
     expect(closed.status, closed.text).toBe(200);
     const refused = await server.request('POST', path, { token: w.developer.token });
     expect(refused.status).toBe(405);
@@ -243,7 +276,9 @@ describe('merging on a pipeline', () => {
     await postStatus(w.developer, w.project, head, { state: 'failed', ref: 'feature' });
     const shown = await checkedMr(w.reporter, w.project, mr.iid as number);
     expect(shown).toMatchObject({ detailed_merge_status: 'mergeable', head_pipeline: { status: 'failed' } });
-    const list = await server.request('GET', `/projects/${w.project.id}/merge_requests`, { token: w.reporter.token });
+    const list = await server.request('GET', `/projects/${w.project.id}/merge_requests`, {
+      token: w.reporter.token,
+    });
     expect((list.body as Json[])[0]).toMatchObject({ pipeline: { status: 'failed', sha: head } });
   });
 });
