@@ -248,6 +248,9 @@ describe('posting a status', () => {
     });
     expect(c.status, c.text).toBe(201);
     expect(c.body).toMatchObject({ pipeline_id: a.pipeline_id, ref: 'main' });
+    // Without either, the newest pipeline of the commit, with its ref.
+    const d = await post(w.owner, w.project, w.main, { state: 'success', name: 'd' });
+    expect(d.body).toMatchObject({ pipeline_id: b.pipeline_id, ref: 'feature' });
   });
 });
 
