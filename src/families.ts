@@ -40,6 +40,7 @@ import { metadataManifest } from './metadata/manifest.js';
 import { milestonesManifest } from './milestones/manifest.js';
 import { namespacesManifest } from './namespaces/manifest.js';
 import { notesManifest } from './notes/manifest.js';
+import { pipelinesManifest } from './pipelines/manifest.js';
 import { projectsManifest } from './projects/manifest.js';
 import { protectedBranchesManifest } from './protected_branches/manifest.js';
 import { protectedTagsManifest } from './protected_tags/manifest.js';
@@ -80,6 +81,7 @@ export const families = [
   milestonesManifest,
   namespacesManifest,
   notesManifest,
+  pipelinesManifest,
   projectsManifest,
   protectedBranchesManifest,
   protectedTagsManifest,
