@@ -4449,7 +4449,8 @@ export interface paths {
          *     - **Refusals**, in GitLab's order: 401 as above; 405 `{"message": "405 Method Not Allowed"}` when the
          *       merge request is not open, is a draft, its source or target branch is gone, `merge_after` is in the
          *       future, threads are unresolved while the project requires them resolved,
-         *       `only_allow_merge_if_pipeline_succeeds` is on (there are no pipelines yet), or a `ff`/`rebase_merge`
+         *       `only_allow_merge_if_pipeline_succeeds` is on and the head pipeline has not succeeded (see Merge
+         *       request pipelines), or a `ff`/`rebase_merge`
          *       project needs a rebase first; 406 `{"message": "Branch cannot be merged"}` when it has conflicts (the
          *       status GitLab documents; GitLab 16 and later may answer 405 or 422 here); 409
          *       `{"message": "SHA does not match HEAD of source branch: <sha>"}` when `sha` is not the head; 400
@@ -4462,7 +4463,8 @@ export interface paths {
          *       waits only for checks that can pass later (draft, unresolved threads, `merge_after`, a required
          *       pipeline) is not refused: the answer is the open merge request with `merge_when_pipeline_succeeds: true`
          *       and `merge_user` the caller. It merges on the queue, as that user and with these parameters, once the
-         *       checks pass (after an update, a resolved thread, a merge status check, or at `merge_after`). A new
+         *       checks pass (after an update, a resolved thread, a merge status check, a finished head pipeline, or
+         *       at `merge_after`). A new
          *       head before then, conflicts, or the user losing the right to merge cancel it. Without pending checks it
          *       merges now. A merge request with conflicts or needing a rebase is refused as above.
          *     - A push that arrives while the merge runs makes it answer 409; the target branch never moves halfway.
@@ -4750,6 +4752,61 @@ export interface paths {
         get: operations["listMergeRequestParticipants"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/merge_requests/{merge_request_iid}/pipelines": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List the pipelines of a merge request
+         * @description The merge request's pipelines, newest first: its merge request pipelines, and the pipelines of its
+         *     source branch for the heads of its versions.
+         *
+         *     - **Who.** Whoever may read the merge request and the project's pipelines (`read_pipeline`).
+         *     - Offset pagination: `page`, `per_page` (default 20, at most 100) and GitLab's headers.
+         *     - An unknown merge request: 404 `{"message": "404 Not found"}`.
+         */
+        get: operations["listMergeRequestPipelines"];
+        put?: never;
+        /**
+         * Create a merge request pipeline
+         * @description Creates a merge request pipeline (`source: merge_request_event`) on the head of the merge request's
+         *     source branch, from the configuration at that commit, and answers 200 with it (as GitLab does), or
+         *     202 with no body when `async=true` (the pipeline is then created on the queue; its failure is not
+         *     reported).
+         *
+         *     - **Who.** Developers and above (`create_pipeline`); the pipeline runs as the caller.
+         *     - Only jobs meant for merge request pipelines run (`rules` that match `$CI_PIPELINE_SOURCE ==
+         *       "merge_request_event"`, or `only: [merge_requests]`). When none does, nothing is created and the
+         *       pipelines' refusal is answered: 400 `{"message": {"base": ["Pipeline will not run for the selected
+         *       trigger. The rules configuration prevented any jobs from being added to the pipeline."]}}` (newer
+         *       GitLab words it `The resulting pipeline would have been empty. Review the rules configuration for the
+         *       relevant jobs.`); a missing or broken configuration likewise, with the pipelines' messages.
+         *     - A merge request that is not open, or whose source branch is gone: 405
+         *       `{"message": "405 Method Not Allowed"}`.
+         *     - Duplicates are allowed: each call creates a new pipeline.
+         *     - An unknown merge request: 404 `{"message": "404 Not found"}`.
+         */
+        post: operations["createMergeRequestPipeline"];
         delete?: never;
         options?: never;
         head?: never;
@@ -6470,10 +6527,53 @@ export interface paths {
          *     - **Access** as for the list: public repositories need no token.
          *     - `stats` (lines added and deleted against the first parent; the whole tree for a root commit) is
          *       included unless `stats=false`.
-         *     - forge-api runs no pipelines: `status` and `last_pipeline` are always null.
+         *     - `status` is the status of the commit's newest pipeline (any ref), and `last_pipeline` that pipeline
+         *       (basic), or null when the commit has none; `last_pipeline` is null too for a caller who may not read
+         *       the project's pipelines (`read_pipeline`). Filled by the commit statuses family through `commitFields`.
          *     - A name that does not resolve to a commit answers 404 `{"message": "404 Commit Not Found"}`.
          */
         get: operations["getCommit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/repository/commits/{sha}/statuses": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The commit's SHA (full or abbreviated), or a branch or tag name (URL-encoded).
+                 * @example 6104942438c14ec7bd21c6cd5bd995272b3faff6
+                 */
+                sha: components["parameters"]["StatusSha"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List the statuses of a commit
+         * @description The statuses of every job of the commit's pipelines: builds, bridges and posted statuses alike, as
+         *     GitLab lists them.
+         *
+         *     - **Who.** Reporters and above (`read_commit_status`), and any signed-in user who sees a public or
+         *       internal project. A token is required: 401 `{"message": "401 Unauthorized"}` without one, as GitLab
+         *       authenticates every statuses call.
+         *     - Only the latest attempt of each job unless `all=true` (retried jobs and replaced statuses too).
+         *     - Filters: `ref`, `stage`, `name`, `pipeline_id`. Order: `order_by` `id` (default) or `pipeline_id`,
+         *       `sort` `asc` (default) or `desc`.
+         *     - Offset pagination: `page`, `per_page` (default 20, at most 100) and GitLab's headers.
+         *     - A commit that does not exist: 404 `{"message": "404 Commit Not Found"}`.
+         */
+        get: operations["listCommitStatuses"];
         put?: never;
         post?: never;
         delete?: never;
@@ -7219,6 +7319,64 @@ export interface paths {
         get: operations["getProjectSnippetUserAgentDetail"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/statuses/{sha}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The commit's SHA (full or abbreviated), or a branch or tag name (URL-encoded).
+                 * @example 6104942438c14ec7bd21c6cd5bd995272b3faff6
+                 */
+                sha: components["parameters"]["StatusSha"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set the status of a commit
+         * @description Adds or updates a status of the commit `sha` (a full or abbreviated SHA, or a branch or tag name).
+         *     Answers 201 with the status.
+         *
+         *     - **Who.** Developers and above (`create_commit_status`, GitLab's `update_commit_status`). A status on a
+         *       protected ref also needs the right to push or merge to it (GitLab's `update_pipeline` on the pipeline,
+         *       rule `push_to_status_ref`): 403 `{"message": "403 Forbidden"}` otherwise.
+         *     - **Which pipeline.** The status joins the newest pipeline of the commit (of `ref`, when given; the
+         *       pipeline `pipeline_id` names, when given: 404 `{"message": "404 Pipeline for pipeline_id, sha and ref
+         *       Not Found"}` when it is not one of the commit's), or a new external pipeline (`source: external`) made
+         *       for it. Without `ref`, the ref is that pipeline's, else the first branch (by name) that contains the
+         *       commit: 404 `{"message": "404 References for commit Not Found"}` when none does.
+         *     - **Which status.** `name` (or its alias `context`; default `default`) names the status: a pending or
+         *       running status of that name, ref and user in the pipeline is updated; otherwise (none, or it already
+         *       finished) a new one is added and the older one of that name is kept as retried (listed with
+         *       `all=true`). `target_url`, `description` and `coverage` replace what the status had.
+         *     - **Transitions** as GitLab's state machine allows them: `pending` from a new status only; `running`
+         *       from new or pending; `success` and `failed` from new, pending or running; `canceled` likewise;
+         *       `skipped` from new or pending. Anything else answers 400 with GitLab's message, for example
+         *       `{"message": "Cannot transition status via :run from :running (Reason(s): Status cannot transition
+         *       via \"run\")"}` (posting `running` twice) or `... via :enqueue from :pending ...` (posting `pending`
+         *       twice).
+         *     - The pipeline's status, stages and duration follow its jobs, as for any pipeline; merge requests of the
+         *       ref whose head is the commit see it as their head pipeline.
+         *     - `target_url` must be an `http` or `https` URL of at most 255 characters: 400
+         *       `{"message": {"target_url": ["is blocked: Only allowed schemes are http, https"]}}`.
+         *     - A commit that does not exist: 404 `{"message": "404 Commit Not Found"}`.
+         *
+         *     Rule `push_to_status_ref`: a status on a protected branch also needs the right to push or merge to it (GitLab's update_pipeline).
+         */
+        post: operations["createCommitStatus"];
         delete?: never;
         options?: never;
         head?: never;
@@ -8658,19 +8816,13 @@ export interface components {
          * @description A single commit with its stats, pipeline status and project.
          */
         CommitDetail: components["schemas"]["Commit"] & {
-            /**
-             * @description The commit's latest pipeline; always null, as forge-api runs no pipelines.
-             * @example null
-             */
-            last_pipeline: Record<string, never> | null;
+            /** @description The commit's newest pipeline, or null (none, or the caller may not read pipelines). */
+            last_pipeline: components["schemas"]["PipelineBasic"] | null;
             /** @example 42 */
             project_id: number;
             stats?: components["schemas"]["CommitStats"];
-            /**
-             * @description The status of the commit's latest pipeline; always null, as forge-api runs no pipelines.
-             * @example null
-             */
-            status: string | null;
+            /** @description The status of the commit's newest pipeline, or null when it has none. */
+            status: components["schemas"]["CiStatus"] | null;
         };
         /**
          * CommitListItem
@@ -8693,6 +8845,90 @@ export interface components {
              * @example 19
              */
             total: number;
+        };
+        /**
+         * CommitStatus
+         * @description A job of a commit's pipeline as the statuses API shows it.
+         */
+        CommitStatus: {
+            /**
+             * @description Whether a failure of this job lets its pipeline succeed (false for posted statuses).
+             * @example false
+             */
+            allow_failure: boolean;
+            author: components["schemas"]["UserSummary"] | null;
+            /** @example null */
+            coverage: number | null;
+            /**
+             * Format: date-time
+             * @example 2026-03-01T12:30:00.000Z
+             */
+            created_at: string;
+            /** @example Lint passed */
+            description: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-03-01T12:31:00.000Z
+             */
+            finished_at: string | null;
+            /** @example 93 */
+            id: number;
+            /** @example ci/lint */
+            name: string;
+            /** @example 47 */
+            pipeline_id: number;
+            /** @example main */
+            ref: string | null;
+            /** @example 6104942438c14ec7bd21c6cd5bd995272b3faff6 */
+            sha: string;
+            /**
+             * Format: date-time
+             * @example 2026-03-01T12:30:00.000Z
+             */
+            started_at: string | null;
+            status: components["schemas"]["CiStatus"];
+            /** @example https://ci.example.com/builds/91 */
+            target_url: string | null;
+        };
+        /** CommitStatusCreate */
+        CommitStatusCreate: {
+            /**
+             * @description An alias of `name`.
+             * @example ci/lint
+             */
+            context?: string;
+            /**
+             * @description The total code coverage, in percent.
+             * @example 87.5
+             */
+            coverage?: number;
+            /** @example Lint passed */
+            description?: string;
+            /**
+             * @description The status's label (default `default`).
+             * @example ci/lint
+             */
+            name?: string;
+            /**
+             * @description The pipeline of the commit to add the status to, when the commit has several.
+             * @example 47
+             */
+            pipeline_id?: number;
+            /**
+             * @description The branch or tag the status is for.
+             * @example main
+             */
+            ref?: string;
+            /**
+             * @example success
+             * @enum {string}
+             */
+            state: "pending" | "running" | "success" | "failed" | "canceled" | "skipped";
+            /**
+             * @description Where the status's details are (http or https, at most 255 characters).
+             * @example https://ci.example.com/builds/91
+             */
+            target_url?: string;
         };
         /**
          * Compare
@@ -10385,11 +10621,11 @@ export interface components {
             /** @example Loads the file on first use. */
             description: string | null;
             /**
-             * @description In GitLab's precedence: `unchecked` or `checking` while the check is pending, then `not_open` (closed or merged), `draft_status`, `conflict`, `need_rebase` (fast-forward merge method and the target head is not in the source), `discussions_not_resolved` (the project's `only_allow_merge_if_all_discussions_are_resolved` is on and a thread is unresolved; read live, so resolving the last thread lifts it at once), `not_approved` (an approval rule still lacks approvals, read live), else `mergeable`. Pipelines do not exist yet in forge-api, so their statuses are never given.
+             * @description In GitLab's precedence: `unchecked` or `checking` while the check is pending, then `not_open` (closed or merged), `draft_status`, `conflict`, `need_rebase` (fast-forward merge method and the target head is not in the source), `discussions_not_resolved` (the project's `only_allow_merge_if_all_discussions_are_resolved` is on and a thread is unresolved; read live, so resolving the last thread lifts it at once), `not_approved` (an approval rule still lacks approvals, read live), `ci_still_running` and `ci_must_pass` (the project's `only_allow_merge_if_pipeline_succeeds` is on and the head pipeline is still running, or is missing, failed or canceled; the merge request pipelines family answers them), else `mergeable`.
              * @example mergeable
              * @enum {string}
              */
-            detailed_merge_status: "unchecked" | "checking" | "not_open" | "draft_status" | "conflict" | "need_rebase" | "discussions_not_resolved" | "not_approved" | "mergeable";
+            detailed_merge_status: "unchecked" | "checking" | "not_open" | "draft_status" | "conflict" | "need_rebase" | "discussions_not_resolved" | "not_approved" | "ci_still_running" | "ci_must_pass" | "mergeable";
             /** @example null */
             discussion_locked: boolean | null;
             /**
@@ -10412,6 +10648,8 @@ export interface components {
              * @example false
              */
             has_conflicts: boolean;
+            /** @description The newest pipeline of the merge request for its current head (`sha`), in detail, or null. Added by the merge request pipelines family; GitLab gives it on the single read only, forge-api in every representation. */
+            head_pipeline?: components["schemas"]["Pipeline"] | null;
             /** @example 84 */
             id: number;
             /**
@@ -10460,6 +10698,8 @@ export interface components {
             merged_by: components["schemas"]["UserOrNull"];
             /** @description The milestone, or null. */
             milestone: components["schemas"]["Milestone"] | null;
+            /** @description Deprecated (use `head_pipeline`); the same pipeline, basic, or null. */
+            pipeline?: components["schemas"]["PipelineBasic"] | null;
             /**
              * Format: date-time
              * @description When the first diff version was ready (at creation in forge-api).
@@ -14844,6 +15084,11 @@ export interface components {
          * @example 1
          */
         StateEventId: number;
+        /**
+         * @description The commit's SHA (full or abbreviated), or a branch or tag name (URL-encoded).
+         * @example 6104942438c14ec7bd21c6cd5bd995272b3faff6
+         */
+        StatusSha: string;
         /** @description Case-insensitive substring of the group's own name or path (not its full path). */
         SubgroupSearch: string;
         /**
@@ -15087,6 +15332,8 @@ export type SchemaCommitCreate = components['schemas']['CommitCreate'];
 export type SchemaCommitDetail = components['schemas']['CommitDetail'];
 export type SchemaCommitListItem = components['schemas']['CommitListItem'];
 export type SchemaCommitStats = components['schemas']['CommitStats'];
+export type SchemaCommitStatus = components['schemas']['CommitStatus'];
+export type SchemaCommitStatusCreate = components['schemas']['CommitStatusCreate'];
 export type SchemaCompare = components['schemas']['Compare'];
 export type SchemaContainerExpirationPolicy = components['schemas']['ContainerExpirationPolicy'];
 export type SchemaContributor = components['schemas']['Contributor'];
@@ -15408,6 +15655,7 @@ export type ParameterSnippetId = components['parameters']['SnippetId'];
 export type ParameterSnippetRef = components['parameters']['SnippetRef'];
 export type ParameterSort = components['parameters']['Sort'];
 export type ParameterStateEventId = components['parameters']['StateEventId'];
+export type ParameterStatusSha = components['parameters']['StatusSha'];
 export type ParameterSubgroupSearch = components['parameters']['SubgroupSearch'];
 export type ParameterTagName = components['parameters']['TagName'];
 export type ParameterTokenCreatedAfter = components['parameters']['TokenCreatedAfter'];
@@ -24967,6 +25215,107 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listMergeRequestPipelines: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page of pipelines, with the pagination headers. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PipelineBasic"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createMergeRequestPipeline: {
+        parameters: {
+            query?: {
+                /** @description Create the pipeline on the queue and answer 202 at once. */
+                async?: boolean;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new pipeline. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Pipeline"];
+                };
+            };
+            /** @description Queued (`async=true`); no body. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     rebaseMergeRequest: {
         parameters: {
             query?: never;
@@ -28018,6 +28367,69 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listCommitStatuses: {
+        parameters: {
+            query?: {
+                /** @description Include retried jobs and replaced statuses. */
+                all?: boolean;
+                /** @description Only statuses of this name. */
+                name?: string;
+                order_by?: "id" | "pipeline_id";
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+                /** @description Only statuses of this pipeline. */
+                pipeline_id?: number;
+                /** @description Only statuses of this branch or tag. */
+                ref?: string;
+                sort?: "asc" | "desc";
+                /** @description Only statuses of this stage (`external` for posted statuses). */
+                stage?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The commit's SHA (full or abbreviated), or a branch or tag name (URL-encoded).
+                 * @example 6104942438c14ec7bd21c6cd5bd995272b3faff6
+                 */
+                sha: components["parameters"]["StatusSha"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page of statuses, with the pagination headers. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CommitStatus"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     compareRepositoryRefs: {
         parameters: {
             query: {
@@ -29500,6 +29912,58 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UserAgentDetail"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createCommitStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The commit's SHA (full or abbreviated), or a branch or tag name (URL-encoded).
+                 * @example 6104942438c14ec7bd21c6cd5bd995272b3faff6
+                 */
+                sha: components["parameters"]["StatusSha"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "state": "success",
+                 *       "ref": "main",
+                 *       "name": "ci/lint",
+                 *       "target_url": "https://ci.example.com/builds/91",
+                 *       "description": "Lint passed"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CommitStatusCreate"];
+            };
+        };
+        responses: {
+            /** @description The status as it now stands. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CommitStatus"];
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -12,6 +12,7 @@ export interface OperationSubjects {
   createBranch: 'project';
   createClusterAgentToken: 'project';
   createCommit: 'project';
+  createCommitStatus: 'project';
   createCurrentUserPersonalAccessToken: 'instance';
   createFeatureFlag: 'project';
   createFeatureFlagUserList: 'project';
@@ -30,6 +31,7 @@ export interface OperationSubjects {
   createMergeRequestDraftNote: 'project';
   createMergeRequestNote: 'project';
   createMergeRequestNoteAwardEmoji: 'project';
+  createMergeRequestPipeline: 'project';
   createProject: 'instance';
   createProjectAccessToken: 'project';
   createProjectApprovalRule: 'project';
@@ -171,6 +173,7 @@ export interface OperationSubjects {
   listBranches: 'project';
   listClusterAgentTokens: 'project';
   listClusterAgents: 'project';
+  listCommitStatuses: 'project';
   listCommits: 'project';
   listDescendantGroups: 'group';
   listFeatureFlagUserLists: 'project';
@@ -196,6 +199,7 @@ export interface OperationSubjects {
   listMergeRequestNoteAwardEmoji: 'project';
   listMergeRequestNotes: 'project';
   listMergeRequestParticipants: 'project';
+  listMergeRequestPipelines: 'project';
   listMergeRequestResourceLabelEvents: 'project';
   listMergeRequestResourceMilestoneEvents: 'project';
   listMergeRequestResourceStateEvents: 'project';
