@@ -156,7 +156,7 @@ export class CommitStatusesService {
     await this.services.pipelines.processing.process(pipeline.id, tx);
     const { status } = await tx.getRepository(Pipeline).findOneByOrFail({ id: pipeline.id });
     if (status !== pipeline.status)
-      await this.core.events.publish(tx, 'pipeline.status_changed', { pipelineId: pipeline.id, status });
+      await this.core.events.publish(tx, 'ci.pipeline_status_changed', { pipelineId: pipeline.id, status });
   }
 
   /**

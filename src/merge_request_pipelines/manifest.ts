@@ -35,7 +35,7 @@ export const mergeRequestPipelinesManifest = defineFamily({
     }),
     // GitLab's AutoMergeProcessWorker after a pipeline: a waiting automatic merge is tried again.
     defineSubscriber({
-      event: 'pipeline.status_changed',
+      event: 'ci.pipeline_status_changed',
       name: 'merge_request_pipelines.auto_merge',
       handle: ({ pipelineId }) => mergeRequestPipelines.afterStatusChange(pipelineId),
     }),

@@ -24,6 +24,6 @@ export interface PipelineStatusChanged {
 declare module '../core/events.js' {
   interface EventCatalog {
     'merge_request_pipelines.create_requested': MergeRequestPipelineRequested;
-    'pipeline.status_changed': PipelineStatusChanged;
+    'ci.pipeline_status_changed': PipelineStatusChanged;
   }
 }
