@@ -4794,7 +4794,10 @@ export interface paths {
          *     202 with no body when `async=true` (the pipeline is then created on the queue; its failure is not
          *     reported).
          *
-         *     - **Who.** Developers and above (`create_pipeline`); the pipeline runs as the caller.
+         *     - **Who.** Developers and above (`create_pipeline`); the pipeline runs as the caller. GitLab reads the merge
+         *       request first and answers 405 to a caller who may not create pipelines; forge-api refuses with 403 as
+         *       the declared ability. For a merge request from a fork, the pipeline runs in the fork, and a caller who
+         *       may not create pipelines there gets 405.
          *     - Only jobs meant for merge request pipelines run (`rules` that match `$CI_PIPELINE_SOURCE ==
          *       "merge_request_event"`, or `only: [merge_requests]`). When none does, nothing is created and the
          *       pipelines' refusal is answered: 400 `{"message": {"base": ["Pipeline will not run for the selected
