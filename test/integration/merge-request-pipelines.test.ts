@@ -205,6 +205,60 @@ describe('merge request pipelines', () => {
   });
 });
 
+describe('merge request pipelines of a fork', () => {
+  it('run in the fork, as its member, and only its members may ask for one', async () => {
+    const owner = await server.factories.user();
+    const created = await server.request('POST', '/projects', {
+      token: owner.token,
+      json: {
+        name: `up-${Math.random().toString(36).slice(2, 8)}`,
+        initialize_with_readme: true,
+        visibility: 'public',
+      },
+    });
+    expect(created.status, created.text).toBe(201);
+    const upstream = created.body as Json;
+    const contributor = await server.factories.user();
+    const forked = await server.request('POST', `/projects/${upstream.id as number}/fork`, {
+      token: contributor.token,
+    });
+    expect(forked.status, forked.text).toBe(201);
+    const fork = forked.body as Json;
+    const res = await server.request('POST', `/projects/${fork.id as number}/repository/commits`, {
+      token: contributor.token,
+      json: {
+        branch: 'feature',
+        start_branch: 'main',
+        commit_message: 'CI',
+        actions: [{ action: 'create', file_path: '.gitlab-ci.yml', content: MR_JOBS }],
+      },
+    });
+    expect(res.status, res.text).toBe(201);
+    const opened = await server.request('POST', `/projects/${fork.id as number}/merge_requests`, {
+      token: contributor.token,
+      json: {
+        source_branch: 'feature',
+        target_branch: 'main',
+        target_project_id: upstream.id,
+        title: 'From a fork',
+      },
+    });
+    expect(opened.status, opened.text).toBe(201);
+    const path = `/projects/${upstream.id as number}/merge_requests/${(opened.body as Json).iid as number}/pipelines`;
+    const list = await waitFor(
+      async () => (await server.request('GET', path, { token: owner.token })).body as Json[],
+      (items) => items.length > 0,
+    );
+    expect(list[0]).toMatchObject({
+      project_id: fork.id,
+      source: 'merge_request_event',
+      web_url: `${server.url}/${fork.path_with_namespace as string}/-/pipelines/${list[0].id as number}`,
+    });
+    // The upstream's owner may not create pipelines in the fork: 405, as GitLab.
+    expect((await server.request('POST', path, { token: owner.token })).status).toBe(405);
+  });
+});
+
 describe('merging on a pipeline', () => {
   it('holds the merge until the head pipeline succeeds, and an automatic merge goes through then', async () => {
     const w = await world({ only_allow_merge_if_pipeline_succeeds: true });
