@@ -9,6 +9,7 @@ import { entityRows } from '../db/rows.js';
 import type { MergeCheck, MergeCheckInput, MergeRequestFields } from '../merge_requests/extension-points.js';
 import { Pipeline } from '../pipelines/pipeline.entity.js';
 import { presentPipeline, presentPipelineBasic } from '../pipelines/pipeline.presenter.js';
+import { COMPLETED_STATUSES } from '../pipelines/statuses.js';
 import type { User } from '../users/user.entity.js';
 import { headPipelineSql } from './merge-request-pipelines.sql.js';
 
@@ -46,8 +47,12 @@ export function headPipelineFields(dataSource: DataSource, config: Config): Merg
   };
 }
 
-/** Statuses GitLab counts as still running for the merge check (a created pipeline is about to run). */
-const IN_PROGRESS = new Set(['created', 'waiting_for_resource', 'preparing', 'pending', 'running']);
+/**
+ * GitLab's `diff_head_pipeline_considered_in_progress?` where pipelines must succeed: a head pipeline that
+ * has not completed (created, pending, running, manual, scheduled…) is still running.
+ */
+const inProgress = (status: string | undefined) =>
+  status !== undefined && !(COMPLETED_STATUSES as readonly string[]).includes(status);
 
 const headStatusSql = (ids: string) => `(SELECT json_agg(json_build_array(mr.id, hp.status))
   FROM merge_requests mr JOIN LATERAL ${headPipelineSql('mr')} hp ON true WHERE mr.id = ANY(${ids}))`;
@@ -76,7 +81,7 @@ export const pipelineMergeChecks: readonly MergeCheck[] = [
     data: ({ open }) => headStatusSql(open),
     status: (input) => {
       if (!required(input)) return 'inactive';
-      return IN_PROGRESS.has(headStatus(input.data) ?? '') ? 'failed' : 'success';
+      return inProgress(headStatus(input.data)) ? 'failed' : 'success';
     },
   },
   {
@@ -88,7 +93,7 @@ export const pipelineMergeChecks: readonly MergeCheck[] = [
     data: ({ open }) => headStatusSql(open),
     status: (input) => {
       if (!required(input)) return 'inactive';
-      if (IN_PROGRESS.has(headStatus(input.data) ?? '')) return 'success';
+      if (inProgress(headStatus(input.data))) return 'success';
       return passed(input) ? 'success' : 'failed';
     },
   },
