@@ -8,6 +8,8 @@ export interface OperationSubjects {
   blockUser: 'instance';
   bulkPublishMergeRequestDraftNotes: 'project';
   cancelMergeRequestAutoMerge: 'project';
+  cancelProjectJob: 'project';
+  cancelProjectPipeline: 'project';
   compareRepositoryRefs: 'project';
   createBranch: 'project';
   createClusterAgentToken: 'project';
@@ -72,6 +74,7 @@ export interface OperationSubjects {
   deleteProjectForkRelation: 'project';
   deleteProjectLabel: 'project';
   deleteProjectMilestone: 'project';
+  deleteProjectPipeline: 'project';
   deleteProjectPushRule: 'project';
   deleteProjectSnippet: 'project';
   deleteProjectUpload: 'project';
@@ -81,6 +84,7 @@ export interface OperationSubjects {
   deleteRepositoryFile: 'project';
   deleteRepositoryTag: 'project';
   deleteSnippet: 'instance';
+  eraseProjectJob: 'project';
   forkProject: 'project';
   getBranch: 'project';
   getClusterAgent: 'project';
@@ -125,6 +129,7 @@ export interface OperationSubjects {
   getProjectApprovalSettings: 'project';
   getProjectCustomAttribute: 'instance';
   getProjectJob: 'project';
+  getProjectJobTrace: 'project';
   getProjectLabel: 'project';
   getProjectMember: 'project';
   getProjectMemberWithInherited: 'project';
@@ -234,6 +239,7 @@ export interface OperationSubjects {
   listSubgroups: 'group';
   listUsers: 'instance';
   mergeMergeRequest: 'project';
+  playProjectJob: 'project';
   postUnleashClientMetrics: 'none';
   promoteProjectLabel: 'project';
   promoteProjectLabelByName: 'project';
@@ -248,6 +254,8 @@ export interface OperationSubjects {
   resetMergeRequestSpentTime: 'project';
   resetMergeRequestTimeEstimate: 'project';
   resolveMergeRequestDiscussion: 'project';
+  retryProjectJob: 'project';
+  retryProjectPipeline: 'project';
   revokeClusterAgentToken: 'project';
   revokeCurrentPersonalAccessToken: 'instance';
   revokeGroupAccessToken: 'group';
