@@ -8,6 +8,8 @@ export interface OperationSubjects {
   blockUser: 'instance';
   bulkPublishMergeRequestDraftNotes: 'project';
   cancelMergeRequestAutoMerge: 'project';
+  cancelProjectJob: 'project';
+  cancelProjectPipeline: 'project';
   compareRepositoryRefs: 'project';
   createBranch: 'project';
   createClusterAgentToken: 'project';
@@ -74,6 +76,7 @@ export interface OperationSubjects {
   deleteProjectForkRelation: 'project';
   deleteProjectLabel: 'project';
   deleteProjectMilestone: 'project';
+  deleteProjectPipeline: 'project';
   deleteProjectPushRule: 'project';
   deleteProjectSnippet: 'project';
   deleteProjectUpload: 'project';
@@ -83,6 +86,7 @@ export interface OperationSubjects {
   deleteRepositoryFile: 'project';
   deleteRepositoryTag: 'project';
   deleteSnippet: 'instance';
+  eraseProjectJob: 'project';
   forkProject: 'project';
   getBranch: 'project';
   getClusterAgent: 'project';
@@ -127,6 +131,7 @@ export interface OperationSubjects {
   getProjectApprovalSettings: 'project';
   getProjectCustomAttribute: 'instance';
   getProjectJob: 'project';
+  getProjectJobTrace: 'project';
   getProjectLabel: 'project';
   getProjectMember: 'project';
   getProjectMemberWithInherited: 'project';
@@ -238,6 +243,7 @@ export interface OperationSubjects {
   listSubgroups: 'group';
   listUsers: 'instance';
   mergeMergeRequest: 'project';
+  playProjectJob: 'project';
   postUnleashClientMetrics: 'none';
   promoteProjectLabel: 'project';
   promoteProjectLabelByName: 'project';
@@ -252,6 +258,8 @@ export interface OperationSubjects {
   resetMergeRequestSpentTime: 'project';
   resetMergeRequestTimeEstimate: 'project';
   resolveMergeRequestDiscussion: 'project';
+  retryProjectJob: 'project';
+  retryProjectPipeline: 'project';
   revokeClusterAgentToken: 'project';
   revokeCurrentPersonalAccessToken: 'instance';
   revokeGroupAccessToken: 'group';
