@@ -9174,7 +9174,7 @@ export interface components {
              */
             pipeline_id?: number;
             /**
-             * @description The branch or tag the status is for.
+             * @description The branch or tag the status is for (at most 255 characters, as pipelines keep refs).
              * @example main
              */
             ref?: string;

@@ -195,6 +195,11 @@ describe('posting a status', () => {
       [{}, 400, { error: 'state is missing' }],
       [{ state: 'done' }, 400, { error: 'state does not have a valid value' }],
       [
+        { state: 'success', ref: 'r'.repeat(256) },
+        400,
+        expect.objectContaining({ error: expect.any(String) }),
+      ],
+      [
         { state: 'success', target_url: 'ftp://ci.example.com/1' },
         400,
         { message: { target_url: ['is blocked: Only allowed schemes are http, https'] } },
