@@ -4982,6 +4982,7 @@ export interface paths {
          *       relevant jobs.`); a missing or broken configuration likewise, with the pipelines' messages.
          *     - A merge request that is not open, or whose source branch is gone: 405
          *       `{"message": "405 Method Not Allowed"}`.
+         *     - `rules: changes` compare the head with the merge request's base (the paths its latest version changes).
          *     - Duplicates are allowed: each call creates a new pipeline.
          *     - An unknown merge request: 404 `{"message": "404 Not found"}`.
          */

@@ -117,21 +117,32 @@ export class MergeRequestPipelinesService {
   private async createFor(source: ProjectView, mr: MergeRequest, sha: string, user: User | null) {
     const manager = this.core.dataSource.manager;
     const diff = (await this.services.mergeRequestVersions.latest(manager, [mr.id])).get(mr.id);
+    const base = diff?.baseCommitSha ?? diff?.startCommitSha ?? null;
     return this.services.pipelines.create({
       project: source,
       ref: mergeRequestRef(mr.iid),
       sha,
       user,
       source: 'merge_request_event',
+      // `rules: changes` of a merge request pipeline compare with the merge request's base.
+      changedPaths: base ? await this.changedPaths(source, base, sha) : null,
       mergeRequest: {
         id: mr.id,
         iid: mr.iid,
         sourceBranch: mr.sourceBranch,
         targetBranch: mr.targetBranch,
         sha,
-        diffBaseSha: diff?.baseCommitSha ?? diff?.startCommitSha ?? sha,
+        diffBaseSha: base ?? sha,
       },
     });
+  }
+
+  /** The paths changed from `base` to `sha`; null when unknown (a base the repository lacks, a diff too large). */
+  private async changedPaths(source: ProjectView, base: string, sha: string): Promise<string[] | null> {
+    const git = this.services.repositories.open(source).git;
+    const result = await git.diffs(base, sha).catch(() => null);
+    if (!result || result.overflow) return null;
+    return [...new Set(result.diffs.flatMap((d) => [d.oldPath, d.newPath]))];
   }
 
   /** Queues a merge request pipeline, in the transaction of the change that calls for it. */

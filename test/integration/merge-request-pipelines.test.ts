@@ -205,6 +205,29 @@ describe('merge request pipelines', () => {
   });
 });
 
+describe('rules: changes', () => {
+  it('compare a merge request pipeline with the merge request base', async () => {
+    const w = await world();
+    const config = `test:
+  script: echo test
+  rules:
+    - if: $CI_PIPELINE_SOURCE == "merge_request_event"
+      changes: [src/**/*]
+`;
+    await commitFile(w.developer, w.project, 'feature', '.gitlab-ci.yml', config);
+    const mr = await openMr(w.developer, w.project, 'feature');
+    const path = `/projects/${w.project.id}/merge_requests/${mr.iid as number}/pipelines`;
+    expect((await server.request('POST', path, { token: w.developer.token })).status).toBe(400);
+    await commitFile(w.developer, w.project, 'feature', 'src/app.txt', 'app\n', true);
+    await waitFor(
+      () => getMr(w.reporter, w.project, mr.iid as number),
+      (shown) => (shown.diff_refs as Json | null)?.head_sha === shown.sha && shown.changes_count === '2',
+    );
+    const created = await server.request('POST', path, { token: w.developer.token });
+    expect(created.status, created.text).toBe(200);
+  });
+});
+
 describe('merge request pipelines of a fork', () => {
   it('run in the fork, as its member, and only its members may ask for one', async () => {
     const owner = await server.factories.user();
