@@ -110,7 +110,10 @@ export class PipelineCreation {
     const caller: Caller = { user: input.user, token: null };
     const module = ciConfig();
     const limits = await this.settings.limits(input.manager);
-    const context = this.ruleContext(git, sha, input, tag, variables);
+    const context = {
+      ...this.ruleContext(git, sha, input, tag, variables),
+      needsLimit: limits.ci_needs_size_limit || undefined,
+    };
     const config = await module.loadConfig({
       content,
       sources: includeSources({
@@ -126,7 +129,6 @@ export class PipelineCreation {
       inputs: input.inputs,
       variables,
       exists: (globs) => context.exists(globs),
-      needsLimit: limits.ci_needs_size_limit || undefined,
     });
     if (config.errors.length > 0) return this.failed(base, config.errors, 'config_error');
     const plan = await module.planPipeline(config, context);
