@@ -6831,6 +6831,8 @@ export interface paths {
          *     - Filters: `ref`, `stage`, `name`, `pipeline_id`. Order: `order_by` `id` (default) or `pipeline_id`,
          *       `sort` `asc` (default) or `desc`.
          *     - Offset pagination: `page`, `per_page` (default 20, at most 100) and GitLab's headers.
+         *     - `sha` may be abbreviated or a branch or tag name: it is resolved to its commit first (GitLab compares the
+         *       literal value with its pipelines' SHAs and lists nothing for those).
          *     - A commit that does not exist: 404 `{"message": "404 Commit Not Found"}`.
          */
         get: operations["listCommitStatuses"];
