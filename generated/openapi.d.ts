@@ -3006,6 +3006,246 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{id}/jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a project's jobs
+         * @description The builds of all the project's pipelines, newest first; retried jobs are left out.
+         *
+         *     - **Who.** As for a pipeline's jobs (`read_build`).
+         *     - `scope[]`: one or more statuses.
+         *     - Offset pagination: `page`, `per_page` (default 20, at most 100) and GitLab's headers.
+         */
+        get: operations["listProjectJobs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/jobs/{job_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The job's id.
+                 * @example 8
+                 */
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a job
+         * @description One job of the project.
+         *
+         *     - **Who.** As for the lists (`read_build`).
+         *     - Not in the project, or a bridge: 404 `{"message": "404 Not found"}`.
+         */
+        get: operations["getProjectJob"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/jobs/{job_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The job's id.
+                 * @example 8
+                 */
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a job
+         * @description Cancels the job if it has not finished; a finished job is answered as it is. The pipeline moves
+         *     on (jobs after it are skipped, `when: always` jobs run). Answers 201 with the job.
+         *
+         *     - **Who.** Developers and above (`update_build`).
+         */
+        post: operations["cancelProjectJob"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/jobs/{job_id}/erase": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The job's id.
+                 * @example 8
+                 */
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Erase a job's log
+         * @description Removes a finished job's log (and its artifacts); the job stays, with `erased_at`. Answers 201 with
+         *     the job.
+         *
+         *     - **Who.** Developers and above (`update_build`).
+         *     - A job that has not finished or has nothing to erase: 403 `{"message": "403 Forbidden - Job is not erasable!"}`.
+         */
+        post: operations["eraseProjectJob"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/jobs/{job_id}/play": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The job's id.
+                 * @example 8
+                 */
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a manual job
+         * @description Starts a manual job (or a delayed one at once), with `job_variables_attributes` for this run; a
+         *     finished manual job runs again as a new attempt. Jobs skipped after it are processed again.
+         *     Answers 200 with the job.
+         *
+         *     - **Who.** Developers and above (`update_build`).
+         *     - Rule `protected_ref`: a protected branch or tag needs the level its protection gives: on a
+         *       protected branch, only who may push or merge to it plays its jobs (403 `{"message": "403 Forbidden"}`).
+         *     - A job that is not manual or delayed: 400 `{"message": "400 Bad request - Unplayable Job"}`.
+         */
+        post: operations["playProjectJob"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/jobs/{job_id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The job's id.
+                 * @example 8
+                 */
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry a job
+         * @description A new attempt of a finished (succeeded, failed or canceled) job, which starts as its prerequisites
+         *     allow; the old one is kept as retried. Answers 201 with the new job.
+         *
+         *     - **Who.** Developers and above (`update_build`).
+         *     - A job that is not finished or was retried already: 403 `{"message": "403 Forbidden - Job is not retryable"}`.
+         */
+        post: operations["retryProjectJob"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/jobs/{job_id}/trace": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The job's id.
+                 * @example 8
+                 */
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a job's log
+         * @description The job's log as its runner wrote it, as plain text; empty until a runner writes, and after the
+         *     job was erased.
+         *
+         *     - **Who.** As for the job (`read_build`).
+         */
+        get: operations["getProjectJobTrace"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{id}/labels": {
         parameters: {
             query?: never;
@@ -4628,7 +4868,8 @@ export interface paths {
          *     - **Refusals**, in GitLab's order: 401 as above; 405 `{"message": "405 Method Not Allowed"}` when the
          *       merge request is not open, is a draft, its source or target branch is gone, `merge_after` is in the
          *       future, threads are unresolved while the project requires them resolved,
-         *       `only_allow_merge_if_pipeline_succeeds` is on (there are no pipelines yet), or a `ff`/`rebase_merge`
+         *       `only_allow_merge_if_pipeline_succeeds` is on and the head pipeline has not succeeded (see Merge
+         *       request pipelines), or a `ff`/`rebase_merge`
          *       project needs a rebase first; 406 `{"message": "Branch cannot be merged"}` when it has conflicts (the
          *       status GitLab documents; GitLab 16 and later may answer 405 or 422 here); 409
          *       `{"message": "SHA does not match HEAD of source branch: <sha>"}` when `sha` is not the head; 400
@@ -4641,7 +4882,8 @@ export interface paths {
          *       waits only for checks that can pass later (draft, unresolved threads, `merge_after`, a required
          *       pipeline) is not refused: the answer is the open merge request with `merge_when_pipeline_succeeds: true`
          *       and `merge_user` the caller. It merges on the queue, as that user and with these parameters, once the
-         *       checks pass (after an update, a resolved thread, a merge status check, or at `merge_after`). A new
+         *       checks pass (after an update, a resolved thread, a merge status check, a finished head pipeline, or
+         *       at `merge_after`). A new
          *       head before then, conflicts, or the user losing the right to merge cancel it. Without pending checks it
          *       merges now. A merge request with conflicts or needing a rebase is refused as above.
          *     - A push that arrives while the merge runs makes it answer 409; the target branch never moves halfway.
@@ -4929,6 +5171,65 @@ export interface paths {
         get: operations["listMergeRequestParticipants"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/merge_requests/{merge_request_iid}/pipelines": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List the pipelines of a merge request
+         * @description The merge request's pipelines, newest first: its merge request pipelines, and the pipelines of its
+         *     source branch for the heads of its versions.
+         *
+         *     - **Who.** Whoever may read the merge request and the project's pipelines (`read_pipeline`).
+         *     - Offset pagination: `page`, `per_page` (default 20, at most 100) and GitLab's headers.
+         *     - An unknown merge request: 404 `{"message": "404 Not found"}`.
+         */
+        get: operations["listMergeRequestPipelines"];
+        put?: never;
+        /**
+         * Create a merge request pipeline
+         * @description Creates a merge request pipeline (`source: merge_request_event`) on the head of the merge request's
+         *     source branch, from the configuration at that commit, and answers 200 with it (as GitLab does), or
+         *     202 with no body when `async=true` (the pipeline is then created on the queue; its failure is not
+         *     reported).
+         *
+         *     - **Who.** Developers and above (`create_pipeline`); the pipeline runs as the caller. GitLab reads the merge
+         *       request first and answers 405 to a caller who may not create pipelines; forge-api refuses with 403 as
+         *       the declared ability. For a merge request from a fork, the pipeline runs in the fork, and a caller who
+         *       may not create pipelines there gets 405.
+         *     - Only jobs meant for merge request pipelines run (`rules` that match `$CI_PIPELINE_SOURCE ==
+         *       "merge_request_event"`, or `only: [merge_requests]`). When none does, nothing is created and the
+         *       pipelines' refusal is answered: 400 `{"message": {"base": ["Pipeline will not run for the selected
+         *       trigger. The rules configuration prevented any jobs from being added to the pipeline."]}}` (newer
+         *       GitLab words it `The resulting pipeline would have been empty. Review the rules configuration for the
+         *       relevant jobs.`); a missing or broken configuration likewise, with the pipelines' messages.
+         *     - A merge request that is not open, or whose source branch is gone: 405
+         *       `{"message": "405 Method Not Allowed"}`.
+         *     - `rules: changes` compare the head with the merge request's base (the paths its latest version changes).
+         *     - Duplicates are allowed: each call creates a new pipeline.
+         *     - An unknown merge request: 404 `{"message": "404 Not found"}`.
+         */
+        post: operations["createMergeRequestPipeline"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5577,6 +5878,323 @@ export interface paths {
          *     - A milestone the project does not have answers 404 `{"message": "404 Not found"}`.
          */
         delete: operations["deleteProjectMilestone"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/pipeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a pipeline
+         * @description Creates a pipeline (source `api`) for the head of a branch or tag from its `.gitlab-ci.yml`. Answers
+         *     201 with the pipeline.
+         *
+         *     - **Who.** Developers and above (`create_pipeline`).
+         *     - Rule `protected_ref`: a protected branch or tag needs the level its protection gives: on a
+         *       protected branch, only who may push or merge to it (else 400 `{"message": {"base": ["You do not
+         *       have sufficient permission to run a pipeline on '<ref>'. ..."]}}`).
+         *     - `variables` (`variable_type` `env_var` by default, or `file`) and `inputs` (the configuration's
+         *       `spec:inputs`) feed the rules and the jobs.
+         *     - A ref that does not exist: 400 `{"message": {"base": ["Reference not found"]}}`. No
+         *       configuration file, a configuration error, rules that leave no job, or a plan limit passed: 400
+         *       `{"message": {"base": ["<GitLab's message>"]}}`, and no pipeline.
+         */
+        post: operations["createProjectPipeline"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/pipelines": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a project's pipelines
+         * @description The project's pipelines, newest first by default.
+         *
+         *     - **Who.** Reporters and above; anyone who sees a public or internal project (`read_pipeline`).
+         *     - Child pipelines (source `parent_pipeline`) are left out unless `source=parent_pipeline`.
+         *     - `scope`: `running`, `pending`, `finished` (success, failed, canceled, skipped), `branches` or `tags`
+         *       (the latest pipeline of each branch or tag).
+         *     - `order_by` `id` (default), `status`, `ref`, `updated_at` or `user_id`; `sort` `desc` (default) or `asc`.
+         *     - Offset pagination in SQL: `page`, `per_page` (default 20, at most 100) and GitLab's headers.
+         */
+        get: operations["listProjectPipelines"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/pipelines/{pipeline_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The pipeline's id.
+                 * @example 47
+                 */
+                pipeline_id: number;
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a pipeline
+         * @description One pipeline of the project, child pipelines included.
+         *
+         *     - **Who.** As for the list (`read_pipeline`).
+         *     - Not in the project: 404 `{"message": "404 Not found"}`.
+         */
+        get: operations["getProjectPipeline"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a pipeline
+         * @description Deletes the pipeline with its stages, jobs, job logs and variables. Answers 204. Pipelines it
+         *     started stay, no longer linked to it.
+         *
+         *     - **Who.** Owners (`destroy_pipeline`).
+         *     - Not in the project: 404 `{"message": "404 Not found"}`.
+         */
+        delete: operations["deleteProjectPipeline"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/pipelines/{pipeline_id}/bridges": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The pipeline's id.
+                 * @example 47
+                 */
+                pipeline_id: number;
+            };
+            cookie?: never;
+        };
+        /**
+         * List a pipeline's trigger jobs
+         * @description The bridges (trigger jobs) of a pipeline, each with the pipeline it started.
+         *
+         *     - **Who.** As for the jobs (`read_build`).
+         *     - `scope[]`: one or more statuses.
+         *     - Offset pagination: `page`, `per_page` (default 20, at most 100) and GitLab's headers.
+         */
+        get: operations["listPipelineBridges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/pipelines/{pipeline_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The pipeline's id.
+                 * @example 47
+                 */
+                pipeline_id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a pipeline's jobs
+         * @description Cancels every job of the pipeline that has not finished (created, waiting, pending, running,
+         *     scheduled), and those of the pipelines it started. Answers 201 with the pipeline.
+         *
+         *     - **Who.** Developers and above (`update_pipeline`).
+         */
+        post: operations["cancelProjectPipeline"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/pipelines/{pipeline_id}/jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The pipeline's id.
+                 * @example 47
+                 */
+                pipeline_id: number;
+            };
+            cookie?: never;
+        };
+        /**
+         * List a pipeline's jobs
+         * @description The builds (not the bridges) of a pipeline, by id.
+         *
+         *     - **Who.** Reporters and above; anyone who sees a public or internal project (`read_build`).
+         *     - `scope[]`: one or more statuses. `include_retried=true` adds the jobs that were retried.
+         *     - Offset pagination: `page`, `per_page` (default 20, at most 100) and GitLab's headers.
+         */
+        get: operations["listPipelineJobs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/pipelines/{pipeline_id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The pipeline's id.
+                 * @example 47
+                 */
+                pipeline_id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry a pipeline's failed jobs
+         * @description A new attempt of each failed or canceled job (the old one is kept as retried); the jobs skipped
+         *     after them run again as the pipeline moves on. Answers 201 with the pipeline.
+         *
+         *     - **Who.** Developers and above (`update_pipeline`).
+         *     - Nothing to retry: 403 `{"message": "403 Forbidden"}`.
+         */
+        post: operations["retryProjectPipeline"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/pipelines/{pipeline_id}/variables": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The pipeline's id.
+                 * @example 47
+                 */
+                pipeline_id: number;
+            };
+            cookie?: never;
+        };
+        /**
+         * List a pipeline's variables
+         * @description The variables given to the pipeline when it was created (through the API or a trigger), not those
+         *     of pipeline schedules. Not paginated, as in GitLab.
+         *
+         *     - **Who.** Developers and above (`update_pipeline`), since values may be secret.
+         *     - Not in the project: 404 `{"message": "404 Not found"}`.
+         */
+        get: operations["listProjectPipelineVariables"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/pipelines/latest": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get the latest pipeline of a ref
+         * @description The newest pipeline for the head commit of `ref` (the default branch by default), child pipelines
+         *     left out.
+         *
+         *     - **Who.** As for the list (`read_pipeline`).
+         *     - The head commit has no pipeline, or the ref does not exist: 403 `{"message": "403 Forbidden"}`,
+         *       as GitLab answers.
+         */
+        get: operations["getLatestProjectPipeline"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -6412,10 +7030,55 @@ export interface paths {
          *     - **Access** as for the list: public repositories need no token.
          *     - `stats` (lines added and deleted against the first parent; the whole tree for a root commit) is
          *       included unless `stats=false`.
-         *     - forge-api runs no pipelines: `status` and `last_pipeline` are always null.
+         *     - `status` is the status of the commit's newest pipeline (any ref), and `last_pipeline` that pipeline
+         *       (basic), or null when the commit has none; `last_pipeline` is null too for a caller who may not read
+         *       the project's pipelines (`read_pipeline`). Filled by the commit statuses family through `commitFields`.
          *     - A name that does not resolve to a commit answers 404 `{"message": "404 Commit Not Found"}`.
          */
         get: operations["getCommit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/repository/commits/{sha}/statuses": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The commit's SHA (full or abbreviated), or a branch or tag name (URL-encoded).
+                 * @example 6104942438c14ec7bd21c6cd5bd995272b3faff6
+                 */
+                sha: components["parameters"]["StatusSha"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List the statuses of a commit
+         * @description The statuses of every job of the commit's pipelines: builds, bridges and posted statuses alike, as
+         *     GitLab lists them.
+         *
+         *     - **Who.** Reporters and above (`read_commit_status`), and any signed-in user who sees a public or
+         *       internal project. A token is required: 401 `{"message": "401 Unauthorized"}` without one, as GitLab
+         *       authenticates every statuses call.
+         *     - Only the latest attempt of each job unless `all=true` (retried jobs and replaced statuses too).
+         *     - Filters: `ref`, `stage`, `name`, `pipeline_id`. Order: `order_by` `id` (default) or `pipeline_id`,
+         *       `sort` `asc` (default) or `desc`.
+         *     - Offset pagination: `page`, `per_page` (default 20, at most 100) and GitLab's headers.
+         *     - `sha` may be abbreviated or a branch or tag name: it is resolved to its commit first (GitLab compares the
+         *       literal value with its pipelines' SHAs and lists nothing for those).
+         *     - A commit that does not exist: 404 `{"message": "404 Commit Not Found"}`.
+         */
+        get: operations["listCommitStatuses"];
         put?: never;
         post?: never;
         delete?: never;
@@ -7161,6 +7824,64 @@ export interface paths {
         get: operations["getProjectSnippetUserAgentDetail"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/statuses/{sha}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The commit's SHA (full or abbreviated), or a branch or tag name (URL-encoded).
+                 * @example 6104942438c14ec7bd21c6cd5bd995272b3faff6
+                 */
+                sha: components["parameters"]["StatusSha"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set the status of a commit
+         * @description Adds or updates a status of the commit `sha` (a full or abbreviated SHA, or a branch or tag name).
+         *     Answers 201 with the status.
+         *
+         *     - **Who.** Developers and above (`create_commit_status`, GitLab's `update_commit_status`). A status on a
+         *       protected ref also needs the right to push or merge to it (GitLab's `update_pipeline` on the pipeline,
+         *       rule `push_to_status_ref`): 403 `{"message": "403 Forbidden"}` otherwise.
+         *     - **Which pipeline.** The status joins the newest pipeline of the commit (of `ref`, when given; the
+         *       pipeline `pipeline_id` names, when given: 404 `{"message": "404 Pipeline for pipeline_id, sha and ref
+         *       Not Found"}` when it is not one of the commit's), or a new external pipeline (`source: external`) made
+         *       for it. Without `ref`, the ref is that pipeline's, else the first branch (by name) that contains the
+         *       commit: 404 `{"message": "404 References for commit Not Found"}` when none does.
+         *     - **Which status.** `name` (or its alias `context`; default `default`) names the status: a pending or
+         *       running status of that name, ref and user in the pipeline is updated; otherwise (none, or it already
+         *       finished) a new one is added and the older one of that name is kept as retried (listed with
+         *       `all=true`). `target_url`, `description` and `coverage` replace what the status had.
+         *     - **Transitions** as GitLab's state machine allows them: `pending` from a new status only; `running`
+         *       from new or pending; `success` and `failed` from new, pending or running; `canceled` likewise;
+         *       `skipped` from new or pending. Anything else answers 400 with GitLab's message, for example
+         *       `{"message": "Cannot transition status via :run from :running (Reason(s): Status cannot transition
+         *       via \"run\")"}` (posting `running` twice) or `... via :enqueue from :pending ...` (posting `pending`
+         *       twice).
+         *     - The pipeline's status, stages and duration follow its jobs, as for any pipeline; merge requests of the
+         *       ref whose head is the commit see it as their head pipeline.
+         *     - `target_url` must be an `http` or `https` URL of at most 255 characters: 400
+         *       `{"message": {"target_url": ["is blocked: Only allowed schemes are http, https"]}}`.
+         *     - A commit that does not exist: 404 `{"message": "404 Commit Not Found"}`.
+         *
+         *     Rule `push_to_status_ref`: a status on a protected branch also needs the right to push or merge to it (GitLab's update_pipeline).
+         */
+        post: operations["createCommitStatus"];
         delete?: never;
         options?: never;
         head?: never;
@@ -8459,6 +9180,13 @@ export interface components {
              */
             developer_can_initial_push?: boolean;
         };
+        /**
+         * Bridge
+         * @description A trigger job of a pipeline, with the pipeline it started.
+         */
+        Bridge: components["schemas"]["JobCommon"] & {
+            downstream_pipeline: components["schemas"]["PipelineBasic"] | null;
+        };
         BulkMoveRequest: {
             /** @description The storage they move to; omitted, the one the storage weights pick (`default`). */
             destination_storage_name?: string;
@@ -8550,6 +9278,12 @@ export interface components {
             value?: string;
             variable_type?: components["schemas"]["CiVariableType"];
         };
+        /**
+         * @description The status of a pipeline, a stage or a job.
+         * @example success
+         * @enum {string}
+         */
+        CiStatus: "created" | "waiting_for_resource" | "preparing" | "pending" | "running" | "success" | "failed" | "canceled" | "skipped" | "manual" | "scheduled";
         /** @description A project or group CI/CD variable. */
         CiVariable: {
             /** @example Token of the deploy robot */
@@ -8851,19 +9585,13 @@ export interface components {
          * @description A single commit with its stats, pipeline status and project.
          */
         CommitDetail: components["schemas"]["Commit"] & {
-            /**
-             * @description The commit's latest pipeline; always null, as forge-api runs no pipelines.
-             * @example null
-             */
-            last_pipeline: Record<string, never> | null;
+            /** @description The commit's newest pipeline, or null (none, or the caller may not read pipelines). */
+            last_pipeline: components["schemas"]["PipelineBasic"] | null;
             /** @example 42 */
             project_id: number;
             stats?: components["schemas"]["CommitStats"];
-            /**
-             * @description The status of the commit's latest pipeline; always null, as forge-api runs no pipelines.
-             * @example null
-             */
-            status: string | null;
+            /** @description The status of the commit's newest pipeline, or null when it has none. */
+            status: components["schemas"]["CiStatus"] | null;
         };
         /**
          * CommitListItem
@@ -8886,6 +9614,90 @@ export interface components {
              * @example 19
              */
             total: number;
+        };
+        /**
+         * CommitStatus
+         * @description A job of a commit's pipeline as the statuses API shows it.
+         */
+        CommitStatus: {
+            /**
+             * @description Whether a failure of this job lets its pipeline succeed (false for posted statuses).
+             * @example false
+             */
+            allow_failure: boolean;
+            author: components["schemas"]["UserSummary"] | null;
+            /** @example null */
+            coverage: number | null;
+            /**
+             * Format: date-time
+             * @example 2026-03-01T12:30:00.000Z
+             */
+            created_at: string;
+            /** @example Lint passed */
+            description: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-03-01T12:31:00.000Z
+             */
+            finished_at: string | null;
+            /** @example 93 */
+            id: number;
+            /** @example ci/lint */
+            name: string;
+            /** @example 47 */
+            pipeline_id: number;
+            /** @example main */
+            ref: string | null;
+            /** @example 6104942438c14ec7bd21c6cd5bd995272b3faff6 */
+            sha: string;
+            /**
+             * Format: date-time
+             * @example 2026-03-01T12:30:00.000Z
+             */
+            started_at: string | null;
+            status: components["schemas"]["CiStatus"];
+            /** @example https://ci.example.com/builds/91 */
+            target_url: string | null;
+        };
+        /** CommitStatusCreate */
+        CommitStatusCreate: {
+            /**
+             * @description An alias of `name`.
+             * @example ci/lint
+             */
+            context?: string;
+            /**
+             * @description The total code coverage, in percent.
+             * @example 87.5
+             */
+            coverage?: number;
+            /** @example Lint passed */
+            description?: string;
+            /**
+             * @description The status's label (default `default`).
+             * @example ci/lint
+             */
+            name?: string;
+            /**
+             * @description The pipeline of the commit to add the status to, when the commit has several.
+             * @example 47
+             */
+            pipeline_id?: number;
+            /**
+             * @description The branch or tag the status is for (at most 255 characters, as pipelines keep refs).
+             * @example main
+             */
+            ref?: string;
+            /**
+             * @example success
+             * @enum {string}
+             */
+            state: "pending" | "running" | "success" | "failed" | "canceled" | "skipped";
+            /**
+             * @description Where the status's details are (http or https, at most 255 characters).
+             * @example https://ci.example.com/builds/91
+             */
+            target_url?: string;
         };
         /**
          * Compare
@@ -9089,6 +9901,43 @@ export interface components {
         CustomAttributeValue: {
             /** @example 4711 */
             value: string;
+        };
+        /**
+         * DetailedStatus
+         * @description How GitLab shows a status (its icon, text, label and favicon).
+         */
+        DetailedStatus: {
+            /** @description The action a job's status offers (play, retry, cancel, unschedule). */
+            action?: {
+                /** @example Retry this job */
+                button_title: string;
+                /** @example retry */
+                icon: string;
+                /** @example post */
+                method: string;
+                /** @example /group/project/-/jobs/8/retry */
+                path: string;
+                /** @example Retry */
+                title: string;
+            };
+            /** @example /group/project/-/pipelines/47 */
+            details_path: string | null;
+            /** @example /assets/ci_favicons/favicon_status_success.png */
+            favicon: string;
+            /** @example success */
+            group: string;
+            /** @example true */
+            has_details: boolean;
+            /** @example status_success */
+            icon: string;
+            /** @example null */
+            illustration: null | Record<string, never>;
+            /** @example passed */
+            label: string;
+            /** @example Passed */
+            text: string;
+            /** @example passed */
+            tooltip: string;
         };
         /**
          * Diff
@@ -9854,6 +10703,186 @@ export interface components {
              */
             task?: "eager" | "prune";
         };
+        /**
+         * Job
+         * @description A CI/CD job of a pipeline.
+         */
+        Job: components["schemas"]["JobCommon"] & {
+            /** @example false */
+            archived: boolean;
+            /** @example [] */
+            artifacts: Record<string, never>[];
+            /**
+             * Format: date-time
+             * @example null
+             */
+            artifacts_expire_at: string | null;
+            /** @example null */
+            runner: null | Record<string, never>;
+            /** @example null */
+            runner_manager: null | Record<string, never>;
+            /**
+             * @example [
+             *       "docker"
+             *     ]
+             */
+            tag_list: string[];
+            /**
+             * @example on_success
+             * @enum {string}
+             */
+            when: "on_success" | "on_failure" | "always" | "manual" | "delayed";
+        };
+        /**
+         * JobCommit
+         * @description The commit a job runs for.
+         */
+        JobCommit: {
+            /** @example ada@example.com */
+            author_email: string;
+            /** @example Ada */
+            author_name: string;
+            /**
+             * Format: date-time
+             * @example 2026-03-01T12:29:00.000Z
+             */
+            authored_date: string;
+            /**
+             * Format: date-time
+             * @example 2026-03-01T12:29:00.000Z
+             */
+            committed_date: string;
+            /** @example ada@example.com */
+            committer_email: string;
+            /** @example Ada */
+            committer_name: string;
+            /**
+             * Format: date-time
+             * @example 2026-03-01T12:29:00.000Z
+             */
+            created_at: string;
+            /** @example a91957a858320c0e17f3a0eca7cfacbff50ea29a */
+            id: string;
+            /** @example Add the CI configuration */
+            message: string;
+            /** @example [] */
+            parent_ids: string[];
+            /** @example a91957a8 */
+            short_id: string;
+            /** @example Add the CI configuration */
+            title: string;
+            /**
+             * Format: uri
+             * @example https://forge.example.com/group/project/-/commit/a91957a858320c0e17f3a0eca7cfacbff50ea29a
+             */
+            web_url: string;
+        };
+        JobCommon: {
+            /** @example false */
+            allow_failure: boolean;
+            commit: components["schemas"]["JobCommit"] | null;
+            /** @example null */
+            coverage: number | null;
+            /**
+             * Format: date-time
+             * @example 2026-03-01T12:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * @description Seconds the job ran (so far, while it runs).
+             * @example null
+             */
+            duration: number | null;
+            /**
+             * Format: date-time
+             * @example null
+             */
+            erased_at: string | null;
+            /**
+             * @description Why a failed job failed (only on failed jobs).
+             * @example script_failure
+             */
+            failure_reason?: string;
+            /**
+             * Format: date-time
+             * @example null
+             */
+            finished_at: string | null;
+            /** @example 8 */
+            id: number;
+            /** @example rspec */
+            name: string;
+            pipeline: components["schemas"]["JobPipeline"];
+            project: {
+                /** @example false */
+                ci_job_token_scope_enabled: boolean;
+            };
+            /**
+             * @description Seconds the job waited in the queue.
+             * @example null
+             */
+            queued_duration: number | null;
+            /** @example main */
+            ref: string;
+            /** @example test */
+            stage: string;
+            /**
+             * Format: date-time
+             * @example null
+             */
+            started_at: string | null;
+            status: components["schemas"]["CiStatus"];
+            /** @example false */
+            tag: boolean;
+            user: components["schemas"]["UserSummary"] | null;
+            /**
+             * Format: uri
+             * @example https://forge.example.com/group/project/-/jobs/8
+             */
+            web_url: string;
+        };
+        /**
+         * JobPipeline
+         * @description The pipeline a job belongs to.
+         */
+        JobPipeline: {
+            /**
+             * Format: date-time
+             * @example 2026-03-01T12:30:00.000Z
+             */
+            created_at: string;
+            /** @example 47 */
+            id: number;
+            /** @example 12 */
+            iid: number;
+            /** @example 1 */
+            project_id: number;
+            /** @example main */
+            ref: string;
+            /** @example a91957a858320c0e17f3a0eca7cfacbff50ea29a */
+            sha: string;
+            source: components["schemas"]["PipelineSource"];
+            status: components["schemas"]["CiStatus"];
+            /**
+             * Format: date-time
+             * @example 2026-03-01T12:31:00.000Z
+             */
+            updated_at: string;
+            /**
+             * Format: uri
+             * @example https://forge.example.com/group/project/-/pipelines/47
+             */
+            web_url: string;
+        };
+        JobPlay: {
+            /** @description Variables for the manual job's run. */
+            job_variables_attributes?: {
+                /** @example DEPLOY_TARGET */
+                key: string;
+                /** @example canary */
+                value: string;
+            }[];
+        };
         KubernetesAgentInfo: {
             agent_id: number;
             agent_name: string;
@@ -10370,11 +11399,11 @@ export interface components {
             /** @example Loads the file on first use. */
             description: string | null;
             /**
-             * @description In GitLab's precedence: `unchecked` or `checking` while the check is pending, then `not_open` (closed or merged), `draft_status`, `conflict`, `need_rebase` (fast-forward merge method and the target head is not in the source), `discussions_not_resolved` (the project's `only_allow_merge_if_all_discussions_are_resolved` is on and a thread is unresolved; read live, so resolving the last thread lifts it at once), `not_approved` (an approval rule still lacks approvals, read live), else `mergeable`. Pipelines do not exist yet in forge-api, so their statuses are never given.
+             * @description In GitLab's precedence: `unchecked` or `checking` while the check is pending, then `not_open` (closed or merged), `draft_status`, `conflict`, `need_rebase` (fast-forward merge method and the target head is not in the source), `discussions_not_resolved` (the project's `only_allow_merge_if_all_discussions_are_resolved` is on and a thread is unresolved; read live, so resolving the last thread lifts it at once), `not_approved` (an approval rule still lacks approvals, read live), `ci_still_running` and `ci_must_pass` (the project's `only_allow_merge_if_pipeline_succeeds` is on and the head pipeline is still running, or is missing, failed or canceled; the merge request pipelines family answers them), else `mergeable`.
              * @example mergeable
              * @enum {string}
              */
-            detailed_merge_status: "unchecked" | "checking" | "not_open" | "draft_status" | "conflict" | "need_rebase" | "discussions_not_resolved" | "not_approved" | "mergeable";
+            detailed_merge_status: "unchecked" | "checking" | "not_open" | "draft_status" | "conflict" | "need_rebase" | "discussions_not_resolved" | "not_approved" | "ci_still_running" | "ci_must_pass" | "mergeable";
             /** @example null */
             discussion_locked: boolean | null;
             /**
@@ -10397,6 +11426,8 @@ export interface components {
              * @example false
              */
             has_conflicts: boolean;
+            /** @description The newest pipeline of the merge request for its current head (`sha`), in detail, or null. Added by the merge request pipelines family; GitLab gives it on the single read only, forge-api in every representation. */
+            head_pipeline?: components["schemas"]["Pipeline"] | null;
             /** @example 84 */
             id: number;
             /**
@@ -10445,6 +11476,8 @@ export interface components {
             merged_by: components["schemas"]["UserOrNull"];
             /** @description The milestone, or null. */
             milestone: components["schemas"]["Milestone"] | null;
+            /** @description Deprecated (use `head_pipeline`); the same pipeline, basic, or null. */
+            pipeline?: components["schemas"]["PipelineBasic"] | null;
             /**
              * Format: date-time
              * @description When the first diff version was ready (at creation in forge-api).
@@ -11173,6 +12206,143 @@ export interface components {
              * @example glpat-Xk2u9vQz1rT8bWc3mN5p
              */
             token: string;
+        };
+        /**
+         * Pipeline
+         * @description One pipeline in detail.
+         */
+        Pipeline: components["schemas"]["PipelineBasic"] & {
+            /** @example 0000000000000000000000000000000000000000 */
+            before_sha: string;
+            /**
+             * Format: date-time
+             * @example null
+             */
+            committed_at: string | null;
+            /**
+             * @description The average of its jobs' coverage, as GitLab writes it (a string such as "30.0").
+             * @example null
+             */
+            coverage: string | null;
+            detailed_status: components["schemas"]["DetailedStatus"];
+            /**
+             * @description Seconds the pipeline's jobs ran, overlapping runs counted once.
+             * @example 55
+             */
+            duration: number | null;
+            /**
+             * Format: date-time
+             * @example 2026-03-01T12:31:00.000Z
+             */
+            finished_at: string | null;
+            /**
+             * @description Seconds from the pipeline's creation to its start.
+             * @example 5
+             */
+            queued_duration: number | null;
+            /**
+             * Format: date-time
+             * @example 2026-03-01T12:30:05.000Z
+             */
+            started_at: string | null;
+            /** @example false */
+            tag: boolean;
+            user: components["schemas"]["UserSummary"] | null;
+            /** @example null */
+            yaml_errors: string | null;
+        };
+        /**
+         * PipelineBasic
+         * @description A pipeline as lists show it.
+         */
+        PipelineBasic: {
+            /**
+             * Format: date-time
+             * @example 2026-03-01T12:30:00.000Z
+             */
+            created_at: string;
+            /** @example 47 */
+            id: number;
+            /**
+             * @description The pipeline's number in its project.
+             * @example 12
+             */
+            iid: number;
+            /**
+             * @description The pipeline's name (`workflow:name`), or null.
+             * @example Build pipeline
+             */
+            name: string | null;
+            /** @example 1 */
+            project_id: number;
+            /** @example main */
+            ref: string;
+            /** @example a91957a858320c0e17f3a0eca7cfacbff50ea29a */
+            sha: string;
+            source: components["schemas"]["PipelineSource"];
+            status: components["schemas"]["CiStatus"];
+            /**
+             * Format: date-time
+             * @example 2026-03-01T12:31:00.000Z
+             */
+            updated_at: string;
+            /**
+             * Format: uri
+             * @example https://forge.example.com/group/project/-/pipelines/47
+             */
+            web_url: string;
+        };
+        PipelineCreate: {
+            /**
+             * @description Values of the configuration's `spec:inputs`.
+             * @example {
+             *       "environment": "staging"
+             *     }
+             */
+            inputs?: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description The branch or tag to run the pipeline for.
+             * @example main
+             */
+            ref: string;
+            variables?: components["schemas"]["PipelineVariableInput"][];
+        };
+        /**
+         * @description What made the pipeline.
+         * @example push
+         * @enum {string}
+         */
+        PipelineSource: "push" | "web" | "api" | "trigger" | "schedule" | "merge_request_event" | "pipeline" | "parent_pipeline" | "external" | "chat" | "webide" | "external_pull_request_event" | "ondemand_dast_scan" | "security_orchestration_policy";
+        /**
+         * PipelineVariable
+         * @description A variable given to a pipeline when it was created.
+         */
+        PipelineVariable: {
+            /** @example RUN_NIGHTLY_BUILD */
+            key: string;
+            /** @example false */
+            raw: boolean;
+            /** @example true */
+            value: string;
+            /**
+             * @example env_var
+             * @enum {string}
+             */
+            variable_type: "env_var" | "file";
+        };
+        PipelineVariableInput: {
+            /** @example RUN_NIGHTLY_BUILD */
+            key: string;
+            /** @example true */
+            value: string;
+            /**
+             * @default env_var
+             * @example env_var
+             * @enum {string}
+             */
+            variable_type?: "env_var" | "file";
         };
         /** @description A plan's limits. Counts are numbers of items (0 for no limit), sizes bytes or MiB. */
         PlanLimits: {
@@ -14911,6 +16081,11 @@ export interface components {
          * @example 1
          */
         StateEventId: number;
+        /**
+         * @description The commit's SHA (full or abbreviated), or a branch or tag name (URL-encoded).
+         * @example 6104942438c14ec7bd21c6cd5bd995272b3faff6
+         */
+        StatusSha: string;
         /** @description Case-insensitive substring of the group's own name or path (not its full path). */
         SubgroupSearch: string;
         /**
@@ -15138,12 +16313,14 @@ export type SchemaBranch = components['schemas']['Branch'];
 export type SchemaBranchCreate = components['schemas']['BranchCreate'];
 export type SchemaBranchProtectionAccessLevel = components['schemas']['BranchProtectionAccessLevel'];
 export type SchemaBranchProtectionDefaults = components['schemas']['BranchProtectionDefaults'];
+export type SchemaBridge = components['schemas']['Bridge'];
 export type SchemaBulkMoveRequest = components['schemas']['BulkMoveRequest'];
 export type SchemaCiGroupVariableCreate = components['schemas']['CiGroupVariableCreate'];
 export type SchemaCiGroupVariableUpdate = components['schemas']['CiGroupVariableUpdate'];
 export type SchemaCiInstanceVariable = components['schemas']['CiInstanceVariable'];
 export type SchemaCiInstanceVariableCreate = components['schemas']['CiInstanceVariableCreate'];
 export type SchemaCiInstanceVariableUpdate = components['schemas']['CiInstanceVariableUpdate'];
+export type SchemaCiStatus = components['schemas']['CiStatus'];
 export type SchemaCiVariable = components['schemas']['CiVariable'];
 export type SchemaCiVariableCreate = components['schemas']['CiVariableCreate'];
 export type SchemaCiVariableType = components['schemas']['CiVariableType'];
@@ -15161,6 +16338,8 @@ export type SchemaCommitCreate = components['schemas']['CommitCreate'];
 export type SchemaCommitDetail = components['schemas']['CommitDetail'];
 export type SchemaCommitListItem = components['schemas']['CommitListItem'];
 export type SchemaCommitStats = components['schemas']['CommitStats'];
+export type SchemaCommitStatus = components['schemas']['CommitStatus'];
+export type SchemaCommitStatusCreate = components['schemas']['CommitStatusCreate'];
 export type SchemaCompare = components['schemas']['Compare'];
 export type SchemaContainerExpirationPolicy = components['schemas']['ContainerExpirationPolicy'];
 export type SchemaContributor = components['schemas']['Contributor'];
@@ -15168,6 +16347,7 @@ export type SchemaCurrentUser = components['schemas']['CurrentUser'];
 export type SchemaCurrentUserPersonalAccessTokenCreate = components['schemas']['CurrentUserPersonalAccessTokenCreate'];
 export type SchemaCustomAttribute = components['schemas']['CustomAttribute'];
 export type SchemaCustomAttributeValue = components['schemas']['CustomAttributeValue'];
+export type SchemaDetailedStatus = components['schemas']['DetailedStatus'];
 export type SchemaDiff = components['schemas']['Diff'];
 export type SchemaDiffFilePosition = components['schemas']['DiffFilePosition'];
 export type SchemaDiffImagePosition = components['schemas']['DiffImagePosition'];
@@ -15213,6 +16393,11 @@ export type SchemaGroupSharedWithGroup = components['schemas']['GroupSharedWithG
 export type SchemaGroupStatistics = components['schemas']['GroupStatistics'];
 export type SchemaGroupUpdate = components['schemas']['GroupUpdate'];
 export type SchemaHousekeepingRequest = components['schemas']['HousekeepingRequest'];
+export type SchemaJob = components['schemas']['Job'];
+export type SchemaJobCommit = components['schemas']['JobCommit'];
+export type SchemaJobCommon = components['schemas']['JobCommon'];
+export type SchemaJobPipeline = components['schemas']['JobPipeline'];
+export type SchemaJobPlay = components['schemas']['JobPlay'];
 export type SchemaKubernetesAgentInfo = components['schemas']['KubernetesAgentInfo'];
 export type SchemaLabelBasic = components['schemas']['LabelBasic'];
 export type SchemaLabelPriorityInput = components['schemas']['LabelPriorityInput'];
@@ -15250,6 +16435,12 @@ export type SchemaNoteUpdate = components['schemas']['NoteUpdate'];
 export type SchemaPersonalAccessToken = components['schemas']['PersonalAccessToken'];
 export type SchemaPersonalAccessTokenCreate = components['schemas']['PersonalAccessTokenCreate'];
 export type SchemaPersonalAccessTokenWithToken = components['schemas']['PersonalAccessTokenWithToken'];
+export type SchemaPipeline = components['schemas']['Pipeline'];
+export type SchemaPipelineBasic = components['schemas']['PipelineBasic'];
+export type SchemaPipelineCreate = components['schemas']['PipelineCreate'];
+export type SchemaPipelineSource = components['schemas']['PipelineSource'];
+export type SchemaPipelineVariable = components['schemas']['PipelineVariable'];
+export type SchemaPipelineVariableInput = components['schemas']['PipelineVariableInput'];
 export type SchemaPlanLimits = components['schemas']['PlanLimits'];
 export type SchemaPlanLimitsUpdate = components['schemas']['PlanLimitsUpdate'];
 export type SchemaProject = components['schemas']['Project'];
@@ -15476,6 +16667,7 @@ export type ParameterSnippetId = components['parameters']['SnippetId'];
 export type ParameterSnippetRef = components['parameters']['SnippetRef'];
 export type ParameterSort = components['parameters']['Sort'];
 export type ParameterStateEventId = components['parameters']['StateEventId'];
+export type ParameterStatusSha = components['parameters']['StatusSha'];
 export type ParameterSubgroupSearch = components['parameters']['SubgroupSearch'];
 export type ParameterTagName = components['parameters']['TagName'];
 export type ParameterTokenCreatedAfter = components['parameters']['TokenCreatedAfter'];
@@ -21947,6 +23139,308 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listProjectJobs: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+                /**
+                 * @description Statuses to keep (`scope[]=failed&scope[]=success`, or one value).
+                 * @example [
+                 *       "failed"
+                 *     ]
+                 */
+                scope?: components["schemas"]["CiStatus"][];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of jobs. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getProjectJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The job's id.
+                 * @example 8
+                 */
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The job. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    cancelProjectJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The job's id.
+                 * @example 8
+                 */
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The job. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    eraseProjectJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The job's id.
+                 * @example 8
+                 */
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The job. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    playProjectJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The job's id.
+                 * @example 8
+                 */
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "job_variables_attributes": [
+                 *         {
+                 *           "key": "DEPLOY_TARGET",
+                 *           "value": "canary"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["JobPlay"];
+            };
+        };
+        responses: {
+            /** @description The job. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    retryProjectJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The job's id.
+                 * @example 8
+                 */
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The job. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getProjectJobTrace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The job's id.
+                 * @example 8
+                 */
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The log. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example Running with gitlab-runner 17.0.0 */
+                    "text/plain": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listProjectLabels: {
         parameters: {
             query?: {
@@ -25450,6 +26944,107 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listMergeRequestPipelines: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page of pipelines, with the pagination headers. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PipelineBasic"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createMergeRequestPipeline: {
+        parameters: {
+            query?: {
+                /** @description Create the pipeline on the queue and answer 202 at once. */
+                async?: boolean;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new pipeline. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Pipeline"];
+                };
+            };
+            /** @description Queued (`async=true`); no body. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     rebaseMergeRequest: {
         parameters: {
             query?: never;
@@ -26421,6 +28016,484 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createProjectPipeline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "ref": "main",
+                 *       "variables": [
+                 *         {
+                 *           "key": "DEPLOY",
+                 *           "value": "true"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["PipelineCreate"];
+            };
+        };
+        responses: {
+            /** @description The new pipeline. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Pipeline"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listProjectPipelines: {
+        parameters: {
+            query?: {
+                /** @example 2026-03-01T00:00:00Z */
+                created_after?: string;
+                /** @example 2026-03-02T00:00:00Z */
+                created_before?: string;
+                /**
+                 * @description Only pipelines of this name.
+                 * @example Build pipeline
+                 */
+                name?: string;
+                /** @example id */
+                order_by?: "id" | "status" | "ref" | "updated_at" | "user_id";
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+                /** @example main */
+                ref?: string;
+                /** @example finished */
+                scope?: "running" | "pending" | "finished" | "branches" | "tags";
+                /** @example a91957a858320c0e17f3a0eca7cfacbff50ea29a */
+                sha?: string;
+                /** @example desc */
+                sort?: "asc" | "desc";
+                source?: components["schemas"]["PipelineSource"];
+                status?: components["schemas"]["CiStatus"];
+                /** @example 2026-03-01T00:00:00Z */
+                updated_after?: string;
+                /** @example 2026-03-02T00:00:00Z */
+                updated_before?: string;
+                /**
+                 * @description Only pipelines of this user.
+                 * @example ada
+                 */
+                username?: string;
+                /**
+                 * @description Only pipelines with (true) or without (false) configuration errors.
+                 * @example true
+                 */
+                yaml_errors?: boolean;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of pipelines. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PipelineBasic"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getProjectPipeline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The pipeline's id.
+                 * @example 47
+                 */
+                pipeline_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The pipeline. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Pipeline"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteProjectPipeline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The pipeline's id.
+                 * @example 47
+                 */
+                pipeline_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted; no body. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listPipelineBridges: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+                /**
+                 * @description Statuses to keep (`scope[]=failed&scope[]=success`, or one value).
+                 * @example [
+                 *       "failed"
+                 *     ]
+                 */
+                scope?: components["schemas"]["CiStatus"][];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The pipeline's id.
+                 * @example 47
+                 */
+                pipeline_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of bridges. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Bridge"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    cancelProjectPipeline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The pipeline's id.
+                 * @example 47
+                 */
+                pipeline_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The pipeline. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Pipeline"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listPipelineJobs: {
+        parameters: {
+            query?: {
+                /** @example true */
+                include_retried?: boolean;
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+                /**
+                 * @description Statuses to keep (`scope[]=failed&scope[]=success`, or one value).
+                 * @example [
+                 *       "failed"
+                 *     ]
+                 */
+                scope?: components["schemas"]["CiStatus"][];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The pipeline's id.
+                 * @example 47
+                 */
+                pipeline_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of jobs. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    retryProjectPipeline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The pipeline's id.
+                 * @example 47
+                 */
+                pipeline_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The pipeline. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Pipeline"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listProjectPipelineVariables: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The pipeline's id.
+                 * @example 47
+                 */
+                pipeline_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The variables. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PipelineVariable"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getLatestProjectPipeline: {
+        parameters: {
+            query?: {
+                /** @example main */
+                ref?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The pipeline. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Pipeline"];
+                };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -28138,6 +30211,69 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listCommitStatuses: {
+        parameters: {
+            query?: {
+                /** @description Include retried jobs and replaced statuses. */
+                all?: boolean;
+                /** @description Only statuses of this name. */
+                name?: string;
+                order_by?: "id" | "pipeline_id";
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+                /** @description Only statuses of this pipeline. */
+                pipeline_id?: number;
+                /** @description Only statuses of this branch or tag. */
+                ref?: string;
+                sort?: "asc" | "desc";
+                /** @description Only statuses of this stage (`external` for posted statuses). */
+                stage?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The commit's SHA (full or abbreviated), or a branch or tag name (URL-encoded).
+                 * @example 6104942438c14ec7bd21c6cd5bd995272b3faff6
+                 */
+                sha: components["parameters"]["StatusSha"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page of statuses, with the pagination headers. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CommitStatus"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     compareRepositoryRefs: {
         parameters: {
             query: {
@@ -29620,6 +31756,58 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UserAgentDetail"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createCommitStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The commit's SHA (full or abbreviated), or a branch or tag name (URL-encoded).
+                 * @example 6104942438c14ec7bd21c6cd5bd995272b3faff6
+                 */
+                sha: components["parameters"]["StatusSha"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "state": "success",
+                 *       "ref": "main",
+                 *       "name": "ci/lint",
+                 *       "target_url": "https://ci.example.com/builds/91",
+                 *       "description": "Lint passed"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CommitStatusCreate"];
+            };
+        };
+        responses: {
+            /** @description The status as it now stands. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CommitStatus"];
                 };
             };
             400: components["responses"]["BadRequest"];

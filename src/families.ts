@@ -23,6 +23,7 @@ import { awardEmojiManifest } from './award_emoji/manifest.js';
 import { branchesManifest } from './branches/manifest.js';
 import { ciVariablesManifest } from './ci_variables/manifest.js';
 import { clusterAgentsManifest } from './cluster_agents/manifest.js';
+import { commitStatusesManifest } from './commit_statuses/manifest.js';
 import { commitsManifest } from './commits/manifest.js';
 import { draftNotesManifest } from './draft_notes/manifest.js';
 import { featureFlagsManifest } from './feature_flags/manifest.js';
@@ -34,11 +35,13 @@ import { labelsManifest } from './labels/manifest.js';
 import { memberRolesManifest } from './member_roles/manifest.js';
 import { membersManifest } from './members/manifest.js';
 import { mergeRequestApprovalsManifest } from './merge_request_approvals/manifest.js';
+import { mergeRequestPipelinesManifest } from './merge_request_pipelines/manifest.js';
 import { mergeRequestsManifest } from './merge_requests/manifest.js';
 import { metadataManifest } from './metadata/manifest.js';
 import { milestonesManifest } from './milestones/manifest.js';
 import { namespacesManifest } from './namespaces/manifest.js';
 import { notesManifest } from './notes/manifest.js';
+import { pipelinesManifest } from './pipelines/manifest.js';
 import { planLimitsManifest } from './plan_limits/manifest.js';
 import { projectsManifest } from './projects/manifest.js';
 import { protectedBranchesManifest } from './protected_branches/manifest.js';
@@ -63,6 +66,7 @@ export const families = [
   branchesManifest,
   ciVariablesManifest,
   clusterAgentsManifest,
+  commitStatusesManifest,
   commitsManifest,
   draftNotesManifest,
   featureFlagsManifest,
@@ -74,11 +78,13 @@ export const families = [
   memberRolesManifest,
   membersManifest,
   mergeRequestApprovalsManifest,
+  mergeRequestPipelinesManifest,
   mergeRequestsManifest,
   metadataManifest,
   milestonesManifest,
   namespacesManifest,
   notesManifest,
+  pipelinesManifest,
   planLimitsManifest,
   projectsManifest,
   protectedBranchesManifest,

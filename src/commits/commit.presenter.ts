@@ -37,17 +37,22 @@ export function presentCommitListItem(
   return { ...presentCommit(commit, projectWebUrl), ...(stats ? { stats } : {}) };
 }
 
-/** A single commit; forge-api runs no pipelines, so `status` and `last_pipeline` are null. */
+/**
+ * A single commit. `status` and `last_pipeline` are null unless a family contributes them
+ * (`commitFields`: the pipelines of the commit).
+ */
 export function presentCommitDetail(
   commit: GitCommit,
   projectWebUrl: string,
   projectId: number,
   stats?: CommitStats,
+  contributed?: Partial<CommitDetailJson>,
 ): CommitDetailJson {
   return {
     ...presentCommitListItem(commit, projectWebUrl, stats),
     status: null,
     project_id: projectId,
     last_pipeline: null,
+    ...contributed,
   };
 }

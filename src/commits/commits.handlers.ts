@@ -12,22 +12,36 @@ export const commitsHandlers = defineHandlers(['commits'], {
 
   async getCommit({ params, subject, caller, services, request }) {
     const { repo, view } = await services.commits.get(caller, subject, params.sha, params.stats !== false);
+    const fields = await services.commits.detailFields(
+      caller,
+      subject,
+      [view.commit.id],
+      request.externalUrl,
+    );
     const body = presentCommitDetail(
       view.commit,
       projectWebUrl(repo.view, request.externalUrl),
       repo.view.project.id,
       view.stats,
+      fields.get(view.commit.id),
     );
     return { status: 200, body };
   },
 
   async createCommit({ subject, body, caller, services, request }) {
     const { repo, view } = await services.commits.create(caller, subject, body);
+    const fields = await services.commits.detailFields(
+      caller,
+      subject,
+      [view.commit.id],
+      request.externalUrl,
+    );
     const json = presentCommitDetail(
       view.commit,
       projectWebUrl(repo.view, request.externalUrl),
       repo.view.project.id,
       view.stats,
+      fields.get(view.commit.id),
     );
     return { status: 201, body: json };
   },

@@ -19,7 +19,8 @@ import { ZERO_SHA } from '../git/ref-changes.js';
 import { MESSAGES } from '../protected_branches/protected-refs.js';
 import { RefUpdateRefused, type OpenRepository } from '../repository/repositories.service.js';
 import type { ProjectView } from '../projects/projects.service.js';
-import type { ServiceRegistry } from '../core/family.js';
+import type { CoreDeps, ServiceRegistry } from '../core/family.js';
+import { readCommitFields } from './extension-points.js';
 import { isUsableIdentityName, isValidBranchName, looksLikeObjectId } from '../git/ref-names.js';
 import type { GitRepository, LogQuery } from '../git/repository.js';
 
@@ -64,7 +65,18 @@ const branchTip = async (git: GitRepository, branch: string) => (await git.branc
 export class CommitsService {
   constructor(
     private readonly services: Pick<ServiceRegistry, 'projects' | 'repositories' | 'protectedRefs'>,
+    private readonly core: Pick<CoreDeps, 'dataSource' | 'contributions'>,
   ) {}
+
+  /** What other families add to these commits' single representation (`commitFields`), by SHA. */
+  detailFields(caller: Caller, view: ProjectView, shas: string[], externalUrl: string) {
+    return readCommitFields(this.core.contributions, this.core.dataSource.manager, {
+      caller,
+      view,
+      shas,
+      externalUrl,
+    });
+  }
 
   /** May the caller push to `branch` (which may not exist yet)? GitLab's `can_push_to_branch?`. */
   async canPushToBranch(caller: Caller, repo: OpenRepository, branch: string): Promise<boolean> {

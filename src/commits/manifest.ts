@@ -14,7 +14,7 @@ export const commitsManifest = defineFamily({
     defineService(
       'commits',
       ['projects', 'repositories', 'protectedRefs'],
-      (_core, deps) => new CommitsService(deps),
+      (core, deps) => new CommitsService(deps, core),
     ),
   ],
   handlers: commitsHandlers,

@@ -477,6 +477,18 @@ export class GitRepository {
     return (await this.branches(name)).find((ref) => ref.name === name) ?? null;
   }
 
+  /** Names of the branches that contain `commit`, in name order (GitLab's `branch_names_contains`). */
+  async branchNamesContaining(commit: string): Promise<string[]> {
+    assertObjectId(commit);
+    const output = await gitText(['for-each-ref', `--contains=${commit}`, '--format=%(refname)', HEADS], {
+      gitDir: this.dir,
+    });
+    return output
+      .split('\n')
+      .filter((ref) => ref.startsWith(HEADS))
+      .map((ref) => ref.slice(HEADS.length));
+  }
+
   /** Branches whose head `commit` contains. */
   async mergedBranches(commit: string): Promise<RefEntry[]> {
     assertObjectId(commit);

@@ -1,6 +1,7 @@
 /**
  * The merge checks this family answers itself, registered through its manifest as other families
- * register theirs. Precedence leaves room for others' (approvals at 50).
+ * register theirs. Precedence leaves room for others' (approvals at 50, the pipeline checks at 60 and 61,
+ * from the merge request pipelines family).
  */
 import type { MergeCheck, MergeCheckStatus } from './extension-points.js';
 
@@ -44,16 +45,6 @@ export const builtInMergeChecks: readonly MergeCheck[] = [
       project.settings.only_allow_merge_if_all_discussions_are_resolved
         ? failedIf(records.unresolvedDiscussions.has(mr.id))
         : 'inactive',
-  },
-  {
-    // There are no pipelines yet, so a project that needs a successful one merges nothing; the pipelines
-    // family will answer this check, and its status is not reported until then.
-    name: 'ci_must_pass',
-    message: 'Pipeline must succeed',
-    precedence: 60,
-    reported: false,
-    blocksMerge: true,
-    status: ({ project }) => (project.settings.only_allow_merge_if_pipeline_succeeds ? 'failed' : 'inactive'),
   },
   {
     name: 'merge_time',
