@@ -6924,6 +6924,98 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{id}/triggers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a project's trigger tokens
+         * @description The project's trigger tokens, oldest first (by id).
+         *
+         *     - **Who.** Maintainer and above (`manage_trigger`, GitLab's `admin_build`); administrators too.
+         *     - `token` is whole only for the token's owner; everyone else sees its first four characters.
+         *     - Offset pagination in SQL: `page`, `per_page` (default 20, at most 100) and GitLab's headers.
+         */
+        get: operations["listPipelineTriggers"];
+        put?: never;
+        /**
+         * Create a trigger token
+         * @description Creates a trigger token owned by the caller. Answers 201 with it, token in full (it starts with
+         *     `glptt-`).
+         *
+         *     - **Who.** Maintainer and above (`manage_trigger`).
+         *     - **Required:** `description` (400 `{"error": "description is missing"}` without it).
+         *     - The token is kept encrypted with the instance's secret key (so that its owner reads it back) and as a
+         *       SHA-256 digest, by which `POST /projects/{id}/trigger/pipeline` finds it.
+         *     - `last_used` is null until the token starts a pipeline.
+         */
+        post: operations["createPipelineTrigger"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/triggers/{trigger_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The trigger token's id.
+                 * @example 10
+                 */
+                trigger_id: components["parameters"]["TriggerId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a trigger token
+         * @description One trigger token of the project; one of another project, or none, answers 404
+         *     `{"message": "404 Not found"}`.
+         *
+         *     - **Who.** Maintainer and above (`manage_trigger`).
+         *     - `token` is whole only for its owner, else its first four characters.
+         */
+        get: operations["getPipelineTrigger"];
+        /**
+         * Update a trigger token
+         * @description Changes the token's `description` (optional: without it nothing changes). Answers 200 with the
+         *     token.
+         *
+         *     - **Who.** Maintainer and above (`manage_trigger`). Rule `trigger_owner_only`: only the token's owner edits
+         *       it (GitLab's `admin_trigger`); another Maintainer, administrators included, gets 403
+         *       `{"message": "403 Forbidden - The current user is not authorized to update the pipeline trigger token"}`.
+         */
+        put: operations["updatePipelineTrigger"];
+        post?: never;
+        /**
+         * Delete a trigger token
+         * @description Deletes the token: it starts no pipeline from then on (404). Pipelines it started stay. Answers
+         *     204 without a body.
+         *
+         *     - **Who.** Maintainer and above (`manage_trigger`), owner or not.
+         */
+        delete: operations["deletePipelineTrigger"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{id}/unarchive": {
         parameters: {
             query?: never;
@@ -10667,6 +10759,31 @@ export interface components {
              */
             token: string;
         };
+        PipelineTrigger: {
+            /** Format: date-time */
+            created_at: string;
+            description: string;
+            id: number;
+            /**
+             * Format: date-time
+             * @description When the token last started a pipeline; null until then.
+             */
+            last_used: string | null;
+            /** @description The user whose pipelines the token starts; null once that user is deleted. */
+            owner: components["schemas"]["UserSummary"] | null;
+            /** @description The whole token for its owner (`glptt-...`); its first four characters for anyone else. */
+            token: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        PipelineTriggerCreate: {
+            /** @example Nightly build */
+            description: string;
+        };
+        PipelineTriggerUpdate: {
+            /** @example Nightly build (main) */
+            description?: string;
+        };
         /**
          * Project
          * @description The full project. Which fields are present depends on the caller:
@@ -14246,6 +14363,11 @@ export interface components {
         TokenSort: string;
         /** @description `active`: neither revoked nor expired. `inactive`: revoked or expired (a token expires at the start of its `expires_at` day, UTC). */
         TokenState: "active" | "inactive";
+        /**
+         * @description The trigger token's id.
+         * @example 10
+         */
+        TriggerId: number;
         /** @description Unassign the user from the issues and merge requests of the project or group. Accepted; forge-api has none yet. */
         UnassignIssuables: boolean;
         /**
@@ -14515,6 +14637,9 @@ export type SchemaNoteUpdate = components['schemas']['NoteUpdate'];
 export type SchemaPersonalAccessToken = components['schemas']['PersonalAccessToken'];
 export type SchemaPersonalAccessTokenCreate = components['schemas']['PersonalAccessTokenCreate'];
 export type SchemaPersonalAccessTokenWithToken = components['schemas']['PersonalAccessTokenWithToken'];
+export type SchemaPipelineTrigger = components['schemas']['PipelineTrigger'];
+export type SchemaPipelineTriggerCreate = components['schemas']['PipelineTriggerCreate'];
+export type SchemaPipelineTriggerUpdate = components['schemas']['PipelineTriggerUpdate'];
 export type SchemaProject = components['schemas']['Project'];
 export type SchemaProjectAccess = components['schemas']['ProjectAccess'];
 export type SchemaProjectApprovalSettings = components['schemas']['ProjectApprovalSettings'];
@@ -14750,6 +14875,7 @@ export type ParameterTokenRevoked = components['parameters']['TokenRevoked'];
 export type ParameterTokenSearch = components['parameters']['TokenSearch'];
 export type ParameterTokenSort = components['parameters']['TokenSort'];
 export type ParameterTokenState = components['parameters']['TokenState'];
+export type ParameterTriggerId = components['parameters']['TriggerId'];
 export type ParameterUnassignIssuables = components['parameters']['UnassignIssuables'];
 export type ParameterUnleashProjectId = components['parameters']['UnleashProjectId'];
 export type ParameterUserId = components['parameters']['UserId'];
@@ -28374,6 +28500,243 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["UserAgentDetail"];
                 };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listPipelineTriggers: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of trigger tokens. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PipelineTrigger"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createPipelineTrigger: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "description": "Nightly build"
+                 *     }
+                 */
+                "application/json": components["schemas"]["PipelineTriggerCreate"];
+                /**
+                 * @example {
+                 *       "description": "Nightly build"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["PipelineTriggerCreate"];
+                /**
+                 * @example {
+                 *       "description": "Nightly build"
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["PipelineTriggerCreate"];
+            };
+        };
+        responses: {
+            /** @description The new trigger token. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PipelineTrigger"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getPipelineTrigger: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The trigger token's id.
+                 * @example 10
+                 */
+                trigger_id: components["parameters"]["TriggerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The trigger token. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PipelineTrigger"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updatePipelineTrigger: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The trigger token's id.
+                 * @example 10
+                 */
+                trigger_id: components["parameters"]["TriggerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "description": "Nightly build (main)"
+                 *     }
+                 */
+                "application/json": components["schemas"]["PipelineTriggerUpdate"];
+                /**
+                 * @example {
+                 *       "description": "Nightly build (main)"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["PipelineTriggerUpdate"];
+                /**
+                 * @example {
+                 *       "description": "Nightly build (main)"
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["PipelineTriggerUpdate"];
+            };
+        };
+        responses: {
+            /** @description The trigger token. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PipelineTrigger"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deletePipelineTrigger: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The trigger token's id.
+                 * @example 10
+                 */
+                trigger_id: components["parameters"]["TriggerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];

@@ -30,6 +30,7 @@ export interface OperationSubjects {
   createMergeRequestDraftNote: 'project';
   createMergeRequestNote: 'project';
   createMergeRequestNoteAwardEmoji: 'project';
+  createPipelineTrigger: 'project';
   createProject: 'instance';
   createProjectAccessToken: 'project';
   createProjectApprovalRule: 'project';
@@ -65,6 +66,7 @@ export interface OperationSubjects {
   deleteMergeRequestNote: 'project';
   deleteMergeRequestNoteAwardEmoji: 'project';
   deleteMergedBranches: 'project';
+  deletePipelineTrigger: 'project';
   deleteProject: 'project';
   deleteProjectApprovalRule: 'project';
   deleteProjectCustomAttribute: 'instance';
@@ -117,6 +119,7 @@ export interface OperationSubjects {
   getMergeRequestVersion: 'project';
   getMetadata: 'instance';
   getPersonalAccessToken: 'instance';
+  getPipelineTrigger: 'project';
   getProject: 'project';
   getProjectAccessToken: 'project';
   getProjectApprovalRule: 'project';
@@ -198,6 +201,7 @@ export interface OperationSubjects {
   listMergeRequestVersions: 'project';
   listMergeRequests: 'instance';
   listPersonalAccessTokens: 'instance';
+  listPipelineTriggers: 'project';
   listProjectAccessTokens: 'project';
   listProjectApprovalRules: 'project';
   listProjectCustomAttributes: 'instance';
@@ -281,6 +285,7 @@ export interface OperationSubjects {
   updateMergeRequestDiscussionNote: 'project';
   updateMergeRequestDraftNote: 'project';
   updateMergeRequestNote: 'project';
+  updatePipelineTrigger: 'project';
   updateProject: 'project';
   updateProjectApprovalRule: 'project';
   updateProjectApprovalSettings: 'project';

@@ -1,0 +1,99 @@
+/** Pipeline trigger tokens: their API, who sees the whole token, and starting pipelines with them. */
+import { describe, expect, it } from 'vitest';
+import { AccessLevel } from '../../src/core/access-level.js';
+import { PipelineTrigger } from '../../src/pipeline_triggers/trigger.entity.js';
+import { useTestServer } from '../helpers/server.js';
+
+const server = useTestServer();
+type Json = Record<string, unknown>;
+
+async function world() {
+  const { owner, project } = await server.factories.ownedProjectWithReadme();
+  const maintainer = await server.factories.memberOf(project, AccessLevel.Maintainer);
+  const other = await server.factories.memberOf(project, AccessLevel.Maintainer);
+  const developer = await server.factories.memberOf(project, AccessLevel.Developer);
+  return { owner, project, maintainer, other, developer, base: `/projects/${project.id}/triggers` };
+}
+
+describe('the trigger token API', () => {
+  it('creates, lists, reads, edits and deletes tokens, whole only for their owner', async () => {
+    const { project, maintainer, other, base } = await world();
+    const created = await server.request('POST', base, {
+      token: maintainer.token,
+      json: { description: 'nightly' },
+    });
+    expect(created.status, created.text).toBe(201);
+    const trigger = created.body as Json;
+    expect(trigger).toMatchObject({
+      description: 'nightly',
+      last_used: null,
+      owner: { id: maintainer.user.id, username: maintainer.user.username },
+    });
+    expect(trigger.token).toMatch(/^glptt-[A-Za-z0-9_-]{20}$/);
+
+    // Stored sealed and as a digest, never in the clear.
+    const row = await server.dataSource
+      .getRepository(PipelineTrigger)
+      .findOneByOrFail({ id: trigger.id as number });
+    expect(row.tokenEncrypted).not.toContain(trigger.token as string);
+    expect(row.tokenDigest).toMatch(/^[0-9a-f]{64}$/);
+
+    const mine = await server.request('GET', base, { token: maintainer.token });
+    expect(mine.status).toBe(200);
+    expect(mine.headers.get('x-total')).toBe('1');
+    expect((mine.body as Json[])[0].token).toBe(trigger.token);
+    const theirs = await server.request('GET', `${base}/${trigger.id as number}`, { token: other.token });
+    expect(theirs.status).toBe(200);
+    expect((theirs.body as Json).token).toBe((trigger.token as string).slice(0, 4));
+
+    const refused = await server.request('PUT', `${base}/${trigger.id as number}`, {
+      token: other.token,
+      json: { description: 'mine now' },
+    });
+    expect(refused.status).toBe(403);
+    expect(refused.body).toEqual({
+      message: '403 Forbidden - The current user is not authorized to update the pipeline trigger token',
+    });
+    const edited = await server.request('PUT', `${base}/${trigger.id as number}`, {
+      token: maintainer.token,
+      form: { description: 'nightly (main)' },
+    });
+    expect(edited.status).toBe(200);
+    expect(edited.body).toMatchObject({ description: 'nightly (main)', token: trigger.token });
+
+    // Another Maintainer may delete it.
+    const deleted = await server.request('DELETE', `${base}/${trigger.id as number}`, { token: other.token });
+    expect(deleted.status).toBe(204);
+    const gone = await server.request('GET', `${base}/${trigger.id as number}`, { token: maintainer.token });
+    expect(gone.status).toBe(404);
+    expect(gone.body).toEqual({ message: '404 Not found' });
+    expect(project.id).toBeGreaterThan(0);
+  });
+
+  it.each([
+    ['a Developer', 'developer', 403],
+    ['an outsider', 'outsider', 404],
+  ] as const)('refuses %s', async (_what, who, status) => {
+    const { base, developer } = await world();
+    const caller = who === 'developer' ? developer : await server.factories.user();
+    const res = await server.request('GET', base, { token: caller.token });
+    expect(res.status).toBe(status);
+  });
+
+  it('needs a description', async () => {
+    const { base, maintainer } = await world();
+    const res = await server.request('POST', base, { token: maintainer.token, json: {} });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ error: 'description is missing' });
+  });
+
+  it('pages the list', async () => {
+    const { base, maintainer } = await world();
+    for (const description of ['a', 'b', 'c'])
+      await server.request('POST', base, { token: maintainer.token, json: { description } });
+    const page = await server.request('GET', `${base}?per_page=2&page=2`, { token: maintainer.token });
+    expect(page.status).toBe(200);
+    expect((page.body as Json[]).map((t) => t.description)).toEqual(['c']);
+    expect(page.headers.get('x-total')).toBe('3');
+  });
+});
