@@ -5339,6 +5339,276 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{id}/pipeline_schedules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a project's pipeline schedules
+         * @description The project's schedules, oldest first (by id), without their variables and last pipeline.
+         *
+         *     - **Who.** Reporter and above (`read_pipeline_schedule`); administrators too.
+         *     - `scope`: `active` or `inactive` keeps only those.
+         *     - Offset pagination in SQL: `page`, `per_page` (default 20, at most 100) and GitLab's headers.
+         */
+        get: operations["listPipelineSchedules"];
+        put?: never;
+        /**
+         * Create a pipeline schedule
+         * @description Creates a schedule owned by the caller and, when it is active, enqueues its first run at
+         *     `next_run_at` in the same transaction. Answers 201 with the schedule.
+         *
+         *     - **Who.** Developer and above (`create_pipeline_schedule`).
+         *     - **Required:** `description`, `ref` (a branch or tag: `main`, `refs/heads/main` or `refs/tags/v1`) and
+         *       `cron` (five fields, minute to weekday, or an `@daily`-style shorthand). `cron_timezone` is an IANA time
+         *       zone (`UTC` by default, `Europe/Paris`...); `active` defaults to true.
+         *     - A cron or a time zone that cannot be read answers 400 `{"message": {"cron": ["syntax is invalid"]}}` (or
+         *       `cron_timezone`).
+         *     - **Plan limit** `ci_pipeline_schedules` (10 in GitLab's default plan; 0 means none) per project: one more
+         *       answers 400 `{"message": {"base": ["Maximum number of ci pipeline schedules (10) exceeded"]}}`.
+         *     - `next_run_at` is the cron's next time in the time zone; null while inactive.
+         */
+        post: operations["createPipelineSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/pipeline_schedules/{pipeline_schedule_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The schedule's id.
+                 * @example 13
+                 */
+                pipeline_schedule_id: components["parameters"]["PipelineScheduleId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a pipeline schedule
+         * @description One schedule, with its last pipeline and, for whoever may manage it (Maintainers, and the owner
+         *     while a Developer: GitLab's `read_pipeline_schedule_variables`), its variables.
+         *
+         *     - **Who.** Reporter and above (`read_pipeline_schedule`).
+         *     - A schedule of another project, or none, answers 404 `{"message": "404 Pipeline Schedule Not Found"}`.
+         */
+        get: operations["getPipelineSchedule"];
+        /**
+         * Update a pipeline schedule
+         * @description Changes any of `description`, `ref`, `cron`, `cron_timezone` and `active`, recomputes
+         *     `next_run_at` and enqueues the run at that time in the same transaction (a run enqueued before for another
+         *     time does nothing when it comes). Deactivating leaves no run. Answers 200 with the schedule.
+         *
+         *     - **Who.** Developer and above (`create_pipeline_schedule`). Rule `schedule_owner_only`: only the schedule's owner edits it, or an administrator (GitLab's
+         *       `update_pipeline_schedule`); anyone else, Maintainers included, gets 403 `{"message": "403 Forbidden"}`
+         *       (take ownership first).
+         *     - Validation as on creation (`{"message": {"cron": ["syntax is invalid"]}}`).
+         *     - A schedule of another project, or none, answers 404 `{"message": "404 Pipeline Schedule Not Found"}`.
+         */
+        put: operations["updatePipelineSchedule"];
+        post?: never;
+        /**
+         * Delete a pipeline schedule
+         * @description Deletes the schedule and its variables; its pending run then does nothing. Pipelines it started
+         *     stay. Answers 204 without a body.
+         *
+         *     - **Who.** Rule `or_schedule_owner`: Maintainers, or the schedule's owner while a Developer (GitLab's
+         *       `admin_pipeline_schedule`); another Developer gets 403 `{"message": "403 Forbidden"}`.
+         *     - A schedule of another project, or none, answers 404 `{"message": "404 Pipeline Schedule Not Found"}`.
+         */
+        delete: operations["deletePipelineSchedule"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/pipeline_schedules/{pipeline_schedule_id}/play": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The schedule's id.
+                 * @example 13
+                 */
+                pipeline_schedule_id: components["parameters"]["PipelineScheduleId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a pipeline schedule now
+         * @description Enqueues a run of the schedule now, as the caller (a pipeline with source `schedule` and the
+         *     schedule's variables), whether the schedule is active or not. The next scheduled run is unchanged. Answers 201
+         *     `{"message": "201 Created"}` once the run is enqueued.
+         *
+         *     - **Who.** Developer and above (`play_pipeline_schedule`: whoever may create pipelines).
+         *     - A schedule of another project, or none, answers 404 `{"message": "404 Pipeline Schedule Not Found"}`.
+         */
+        post: operations["playPipelineSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/pipeline_schedules/{pipeline_schedule_id}/take_ownership": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The schedule's id.
+                 * @example 13
+                 */
+                pipeline_schedule_id: components["parameters"]["PipelineScheduleId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Take ownership of a pipeline schedule
+         * @description Makes the caller the schedule's owner: its scheduled pipelines run as them from then on. Answers
+         *     201 with the schedule, or 200 when the caller already owned it.
+         *
+         *     - **Who.** Rule `or_schedule_owner`: Maintainers, or the schedule's owner while a Developer (GitLab's
+         *       `admin_pipeline_schedule`); another Developer gets 403 `{"message": "403 Forbidden"}`.
+         *     - A schedule of another project, or none, answers 404 `{"message": "404 Pipeline Schedule Not Found"}`.
+         */
+        post: operations["takePipelineScheduleOwnership"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/pipeline_schedules/{pipeline_schedule_id}/variables": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The schedule's id.
+                 * @example 13
+                 */
+                pipeline_schedule_id: components["parameters"]["PipelineScheduleId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a pipeline schedule variable
+         * @description Adds a variable to the schedule's pipelines. Its value is kept encrypted with the instance's
+         *     secret key. The pipeline variables endpoint does not list schedule variables. Answers 201 with the variable.
+         *
+         *     - **Who.** Developer and above (`create_pipeline_schedule`). Rule `schedule_owner_only`: only the schedule's owner edits it, or an administrator (GitLab's
+         *       `update_pipeline_schedule`); anyone else, Maintainers included, gets 403 `{"message": "403 Forbidden"}`
+         *       (take ownership first).
+         *     - **Required:** `key` (at most 255 characters, only `A-Z`, `a-z`, `0-9` and `_`: else 400
+         *       `{"message": {"key": ["can contain only letters, digits and '_'."]}}`) and `value`. `variable_type` is
+         *       `env_var` (default) or `file`.
+         *     - A key the schedule already has answers 400 `{"message": {"key": ["(KEY) has already been taken"]}}`.
+         */
+        post: operations["createPipelineScheduleVariable"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/pipeline_schedules/{pipeline_schedule_id}/variables/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The variable's key.
+                 * @example DEPLOY_ENV
+                 */
+                key: components["parameters"]["PipelineScheduleVariableKey"];
+                /**
+                 * @description The schedule's id.
+                 * @example 13
+                 */
+                pipeline_schedule_id: components["parameters"]["PipelineScheduleId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a pipeline schedule variable
+         * @description One variable of the schedule. A key it does not have answers 404
+         *     `{"message": "404 Pipeline Schedule Variable Not Found"}`.
+         *
+         *     - **Who.** Rule `or_schedule_owner`: Maintainers, or the schedule's owner while a Developer (GitLab's
+         *       `admin_pipeline_schedule`); another Developer gets 403 `{"message": "403 Forbidden"}`.
+         */
+        get: operations["getPipelineScheduleVariable"];
+        /**
+         * Update a pipeline schedule variable
+         * @description Changes the variable's `value` and/or `variable_type`. Answers 200 with the variable; a key the
+         *     schedule does not have answers 404 `{"message": "404 Pipeline Schedule Variable Not Found"}`.
+         *
+         *     - **Who.** Developer and above (`create_pipeline_schedule`). Rule `schedule_owner_only`: only the schedule's owner edits it, or an administrator (GitLab's
+         *       `update_pipeline_schedule`); anyone else, Maintainers included, gets 403 `{"message": "403 Forbidden"}`
+         *       (take ownership first).
+         */
+        put: operations["updatePipelineScheduleVariable"];
+        post?: never;
+        /**
+         * Delete a pipeline schedule variable
+         * @description Removes the variable. Answers 202 with the variable as it was, as GitLab does.
+         *
+         *     - **Who.** Rule `or_schedule_owner`: Maintainers, or the schedule's owner while a Developer (GitLab's
+         *       `admin_pipeline_schedule`); another Developer gets 403 `{"message": "403 Forbidden"}`.
+         *     - A key the schedule does not have answers 404 `{"message": "404 Pipeline Schedule Variable Not Found"}`.
+         */
+        delete: operations["deletePipelineScheduleVariable"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{id}/protected_branches": {
         parameters: {
             query?: never;
@@ -10759,6 +11029,65 @@ export interface components {
              */
             token: string;
         };
+        PipelineSchedule: {
+            active: boolean;
+            /** Format: date-time */
+            created_at: string;
+            cron: string;
+            cron_timezone: string;
+            description: string;
+            id: number;
+            /**
+             * Format: date-time
+             * @description The next scheduled run; null while inactive.
+             */
+            next_run_at: string | null;
+            /** @description The user the scheduled pipelines run as; null once that user is deleted. */
+            owner: components["schemas"]["UserSummary"] | null;
+            ref: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        PipelineScheduleCreate: {
+            active?: boolean;
+            cron: string;
+            cron_timezone?: string;
+            description: string;
+            ref: string;
+        };
+        PipelineScheduleDetails: components["schemas"]["PipelineSchedule"] & {
+            /** @description Only for whoever may manage the schedule (Maintainers; the owner while a Developer). */
+            variables?: components["schemas"]["PipelineScheduleVariable"][];
+        };
+        PipelineScheduleUpdate: {
+            active?: boolean;
+            cron?: string;
+            cron_timezone?: string;
+            description?: string;
+            ref?: string;
+        };
+        PipelineScheduleVariable: {
+            key: string;
+            /** @description Always false: schedule variables are expanded. */
+            raw: boolean;
+            value: string;
+            /** @enum {string} */
+            variable_type: "env_var" | "file";
+        };
+        PipelineScheduleVariableCreate: {
+            key: string;
+            value: string;
+            /**
+             * @default env_var
+             * @enum {string}
+             */
+            variable_type?: "env_var" | "file";
+        };
+        PipelineScheduleVariableUpdate: {
+            value?: string;
+            /** @enum {string} */
+            variable_type?: "env_var" | "file";
+        };
         PipelineTrigger: {
             /** Format: date-time */
             created_at: string;
@@ -14239,6 +14568,16 @@ export interface components {
          */
         PersonalSnippetId: number;
         /**
+         * @description The schedule's id.
+         * @example 13
+         */
+        PipelineScheduleId: number;
+        /**
+         * @description The variable's key.
+         * @example DEPLOY_ENV
+         */
+        PipelineScheduleVariableKey: string;
+        /**
          * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
          * @example 42
          */
@@ -14637,6 +14976,13 @@ export type SchemaNoteUpdate = components['schemas']['NoteUpdate'];
 export type SchemaPersonalAccessToken = components['schemas']['PersonalAccessToken'];
 export type SchemaPersonalAccessTokenCreate = components['schemas']['PersonalAccessTokenCreate'];
 export type SchemaPersonalAccessTokenWithToken = components['schemas']['PersonalAccessTokenWithToken'];
+export type SchemaPipelineSchedule = components['schemas']['PipelineSchedule'];
+export type SchemaPipelineScheduleCreate = components['schemas']['PipelineScheduleCreate'];
+export type SchemaPipelineScheduleDetails = components['schemas']['PipelineScheduleDetails'];
+export type SchemaPipelineScheduleUpdate = components['schemas']['PipelineScheduleUpdate'];
+export type SchemaPipelineScheduleVariable = components['schemas']['PipelineScheduleVariable'];
+export type SchemaPipelineScheduleVariableCreate = components['schemas']['PipelineScheduleVariableCreate'];
+export type SchemaPipelineScheduleVariableUpdate = components['schemas']['PipelineScheduleVariableUpdate'];
 export type SchemaPipelineTrigger = components['schemas']['PipelineTrigger'];
 export type SchemaPipelineTriggerCreate = components['schemas']['PipelineTriggerCreate'];
 export type SchemaPipelineTriggerUpdate = components['schemas']['PipelineTriggerUpdate'];
@@ -14847,6 +15193,8 @@ export type ParameterPagination = components['parameters']['Pagination'];
 export type ParameterPerPage = components['parameters']['PerPage'];
 export type ParameterPersonalAccessTokenId = components['parameters']['PersonalAccessTokenId'];
 export type ParameterPersonalSnippetId = components['parameters']['PersonalSnippetId'];
+export type ParameterPipelineScheduleId = components['parameters']['PipelineScheduleId'];
+export type ParameterPipelineScheduleVariableKey = components['parameters']['PipelineScheduleVariableKey'];
 export type ParameterProjectId = components['parameters']['ProjectId'];
 export type ParameterProtectedBranchName = components['parameters']['ProtectedBranchName'];
 export type ParameterProtectedTagName = components['parameters']['ProtectedTagName'];
@@ -25300,6 +25648,560 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listPipelineSchedules: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+                /** @description Only active or only inactive schedules. */
+                scope?: "active" | "inactive";
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of schedules. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PipelineSchedule"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createPipelineSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "description": "Nightly build",
+                 *       "ref": "main",
+                 *       "cron": "0 1 * * *",
+                 *       "cron_timezone": "Europe/Paris"
+                 *     }
+                 */
+                "application/json": components["schemas"]["PipelineScheduleCreate"];
+                /**
+                 * @example {
+                 *       "description": "Nightly build",
+                 *       "ref": "main",
+                 *       "cron": "0 1 * * *",
+                 *       "cron_timezone": "Europe/Paris"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["PipelineScheduleCreate"];
+                /**
+                 * @example {
+                 *       "description": "Nightly build",
+                 *       "ref": "main",
+                 *       "cron": "0 1 * * *",
+                 *       "cron_timezone": "Europe/Paris"
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["PipelineScheduleCreate"];
+            };
+        };
+        responses: {
+            /** @description The new schedule. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PipelineScheduleDetails"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getPipelineSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The schedule's id.
+                 * @example 13
+                 */
+                pipeline_schedule_id: components["parameters"]["PipelineScheduleId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The schedule. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PipelineScheduleDetails"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updatePipelineSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The schedule's id.
+                 * @example 13
+                 */
+                pipeline_schedule_id: components["parameters"]["PipelineScheduleId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "cron": "30 2 * * 1-5",
+                 *       "active": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["PipelineScheduleUpdate"];
+                /**
+                 * @example {
+                 *       "cron": "30 2 * * 1-5",
+                 *       "active": true
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["PipelineScheduleUpdate"];
+                /**
+                 * @example {
+                 *       "cron": "30 2 * * 1-5",
+                 *       "active": true
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["PipelineScheduleUpdate"];
+            };
+        };
+        responses: {
+            /** @description The schedule. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PipelineScheduleDetails"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deletePipelineSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The schedule's id.
+                 * @example 13
+                 */
+                pipeline_schedule_id: components["parameters"]["PipelineScheduleId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    playPipelineSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The schedule's id.
+                 * @example 13
+                 */
+                pipeline_schedule_id: components["parameters"]["PipelineScheduleId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The run is enqueued. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    takePipelineScheduleOwnership: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The schedule's id.
+                 * @example 13
+                 */
+                pipeline_schedule_id: components["parameters"]["PipelineScheduleId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Already the owner. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PipelineScheduleDetails"];
+                };
+            };
+            /** @description The schedule, now the caller's. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PipelineScheduleDetails"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createPipelineScheduleVariable: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The schedule's id.
+                 * @example 13
+                 */
+                pipeline_schedule_id: components["parameters"]["PipelineScheduleId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "key": "DEPLOY_ENV",
+                 *       "value": "staging"
+                 *     }
+                 */
+                "application/json": components["schemas"]["PipelineScheduleVariableCreate"];
+                /**
+                 * @example {
+                 *       "key": "DEPLOY_ENV",
+                 *       "value": "staging"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["PipelineScheduleVariableCreate"];
+                /**
+                 * @example {
+                 *       "key": "DEPLOY_ENV",
+                 *       "value": "staging"
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["PipelineScheduleVariableCreate"];
+            };
+        };
+        responses: {
+            /** @description The variable. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PipelineScheduleVariable"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getPipelineScheduleVariable: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The variable's key.
+                 * @example DEPLOY_ENV
+                 */
+                key: components["parameters"]["PipelineScheduleVariableKey"];
+                /**
+                 * @description The schedule's id.
+                 * @example 13
+                 */
+                pipeline_schedule_id: components["parameters"]["PipelineScheduleId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The variable. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PipelineScheduleVariable"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updatePipelineScheduleVariable: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The variable's key.
+                 * @example DEPLOY_ENV
+                 */
+                key: components["parameters"]["PipelineScheduleVariableKey"];
+                /**
+                 * @description The schedule's id.
+                 * @example 13
+                 */
+                pipeline_schedule_id: components["parameters"]["PipelineScheduleId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "value": "production"
+                 *     }
+                 */
+                "application/json": components["schemas"]["PipelineScheduleVariableUpdate"];
+                /**
+                 * @example {
+                 *       "value": "production"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["PipelineScheduleVariableUpdate"];
+                /**
+                 * @example {
+                 *       "value": "production"
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["PipelineScheduleVariableUpdate"];
+            };
+        };
+        responses: {
+            /** @description The variable. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PipelineScheduleVariable"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deletePipelineScheduleVariable: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The variable's key.
+                 * @example DEPLOY_ENV
+                 */
+                key: components["parameters"]["PipelineScheduleVariableKey"];
+                /**
+                 * @description The schedule's id.
+                 * @example 13
+                 */
+                pipeline_schedule_id: components["parameters"]["PipelineScheduleId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deleted variable. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PipelineScheduleVariable"];
+                };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];

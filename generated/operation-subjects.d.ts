@@ -30,6 +30,8 @@ export interface OperationSubjects {
   createMergeRequestDraftNote: 'project';
   createMergeRequestNote: 'project';
   createMergeRequestNoteAwardEmoji: 'project';
+  createPipelineSchedule: 'project';
+  createPipelineScheduleVariable: 'project';
   createPipelineTrigger: 'project';
   createProject: 'instance';
   createProjectAccessToken: 'project';
@@ -66,6 +68,8 @@ export interface OperationSubjects {
   deleteMergeRequestNote: 'project';
   deleteMergeRequestNoteAwardEmoji: 'project';
   deleteMergedBranches: 'project';
+  deletePipelineSchedule: 'project';
+  deletePipelineScheduleVariable: 'project';
   deletePipelineTrigger: 'project';
   deleteProject: 'project';
   deleteProjectApprovalRule: 'project';
@@ -119,6 +123,8 @@ export interface OperationSubjects {
   getMergeRequestVersion: 'project';
   getMetadata: 'instance';
   getPersonalAccessToken: 'instance';
+  getPipelineSchedule: 'project';
+  getPipelineScheduleVariable: 'project';
   getPipelineTrigger: 'project';
   getProject: 'project';
   getProjectAccessToken: 'project';
@@ -201,6 +207,7 @@ export interface OperationSubjects {
   listMergeRequestVersions: 'project';
   listMergeRequests: 'instance';
   listPersonalAccessTokens: 'instance';
+  listPipelineSchedules: 'project';
   listPipelineTriggers: 'project';
   listProjectAccessTokens: 'project';
   listProjectApprovalRules: 'project';
@@ -229,6 +236,7 @@ export interface OperationSubjects {
   listSubgroups: 'group';
   listUsers: 'instance';
   mergeMergeRequest: 'project';
+  playPipelineSchedule: 'project';
   postUnleashClientMetrics: 'none';
   promoteProjectLabel: 'project';
   promoteProjectLabelByName: 'project';
@@ -264,6 +272,7 @@ export interface OperationSubjects {
   subscribeGroupLabel: 'group';
   subscribeProjectLabel: 'project';
   syncRemoteMirror: 'project';
+  takePipelineScheduleOwnership: 'project';
   unapproveMergeRequest: 'project';
   unarchiveProject: 'project';
   unblockUser: 'instance';
@@ -285,6 +294,8 @@ export interface OperationSubjects {
   updateMergeRequestDiscussionNote: 'project';
   updateMergeRequestDraftNote: 'project';
   updateMergeRequestNote: 'project';
+  updatePipelineSchedule: 'project';
+  updatePipelineScheduleVariable: 'project';
   updatePipelineTrigger: 'project';
   updateProject: 'project';
   updateProjectApprovalRule: 'project';

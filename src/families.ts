@@ -38,6 +38,7 @@ import { metadataManifest } from './metadata/manifest.js';
 import { milestonesManifest } from './milestones/manifest.js';
 import { namespacesManifest } from './namespaces/manifest.js';
 import { notesManifest } from './notes/manifest.js';
+import { pipelineSchedulesManifest } from './pipeline_schedules/manifest.js';
 import { pipelineTriggersManifest } from './pipeline_triggers/manifest.js';
 import { projectsManifest } from './projects/manifest.js';
 import { protectedBranchesManifest } from './protected_branches/manifest.js';
@@ -77,6 +78,7 @@ export const families = [
   milestonesManifest,
   namespacesManifest,
   notesManifest,
+  pipelineSchedulesManifest,
   pipelineTriggersManifest,
   projectsManifest,
   protectedBranchesManifest,
