@@ -43,6 +43,10 @@ export interface LoadInput {
   inputs?: Record<string, unknown>;
   /** Variables usable in `include` rules and paths (predefined and project variables). */
   variables?: Record<string, string>;
+  /** `include:rules:exists`: whether a file matching one of the globs exists at the commit (else true). */
+  exists?(globs: string[]): Promise<boolean>;
+  /** GitLab's `ci_needs_size_limit` (50 by default). */
+  needsLimit?: number;
 }
 
 /** The configuration after includes, extends, !reference, anchors and inputs, checked statically. */

@@ -1,0 +1,153 @@
+/**
+ * planPipeline: the dynamic half. `workflow:rules` (and its name), each job's rules or only/except,
+ * when / allow_failure / needs / variables as the matching rule says, empty stages removed, and the
+ * needs that point at a job the pipeline lost reported with GitLab's message.
+ */
+import { expandVariables } from './expand.js';
+import { DEFAULT_ONLY, firstMatchingRule, policyHolds, type Rule } from './rules.js';
+import type { JobDefinition, LoadedConfig, PlannedJob, PlanResult, RuleContext } from './types.js';
+import type { Need } from './validate.js';
+
+type When = PlannedJob['when'];
+
+export async function planPipeline(config: LoadedConfig, ctx: RuleContext): Promise<PlanResult> {
+  if (config.errors.length > 0) return { ok: false, skipped: false, errors: config.errors };
+  const pipelineVars: Record<string, string> = { ...config.variables, ...ctx.variables };
+  const wfRules = config.workflow.rules as Rule[] | undefined;
+  const ruleVars: Record<string, string> = {};
+  if (wfRules) {
+    const rule = await firstMatchingRule(wfRules, pipelineVars, ctx);
+    if (!rule || rule.when === 'never') return { ok: false, skipped: true, reason: 'Pipeline filtered out by workflow rules.' };
+    Object.assign(ruleVars, (rule.variables as Record<string, string>) ?? {});
+  }
+  // Variables a workflow rule sets override the YAML's globals, not the pipeline's own (GitLab's order).
+  const yamlVars = { ...config.variables, ...ruleVars };
+  const allVars = { ...yamlVars, ...ctx.variables };
+  const name = config.workflow.name === undefined ? null : expandVariables(config.workflow.name, allVars).slice(0, 255) || null;
+  const planned: PlannedJob[] = [];
+  for (const job of config.jobs) {
+    const p = await planJob(job, config, yamlVars, ctx, Boolean(wfRules));
+    if (p) planned.push(p);
+  }
+  const errors = resolveNeeds(planned, config.jobs);
+  if (errors.length > 0) return { ok: false, skipped: false, errors };
+  if (planned.length === 0) {
+    return {
+      ok: false,
+      skipped: true,
+      reason: 'Pipeline will not run for the selected trigger. The rules configuration prevented any jobs from being added to the pipeline.',
+    };
+  }
+  const used = new Set(planned.map((j) => j.stage));
+  const stages = config.stages.filter((s) => used.has(s));
+  for (const j of planned) j.stageIndex = stages.indexOf(j.stage);
+  return { ok: true, name, variables: ruleVars, stages, jobs: planned, warnings: [...config.warnings] };
+}
+
+function inheritedGlobals(job: JobDefinition, yamlVars: Record<string, string>): Record<string, string> {
+  const inherit = (job.options.inherit as { variables?: boolean | string[] } | undefined)?.variables;
+  if (inherit === false) return {};
+  if (Array.isArray(inherit)) return Object.fromEntries(Object.entries(yamlVars).filter(([k]) => inherit.includes(k)));
+  return yamlVars;
+}
+
+async function planJob(
+  job: JobDefinition,
+  config: LoadedConfig,
+  yamlVars: Record<string, string>,
+  ctx: RuleContext,
+  hasWorkflowRules: boolean,
+): Promise<PlannedJob | null> {
+  const o = job.options;
+  const jobVars: Record<string, string> = { ...((o.variables as Record<string, string>) ?? {}) };
+  const visible = () => ({ ...inheritedGlobals(job, yamlVars), ...jobVars, ...ctx.variables, ...predefinedFor(job) });
+  let when: string = (o.when as string) ?? 'on_success';
+  let startIn = o.start_in as string | undefined;
+  let allowFailure = o.allow_failure as boolean | { exit_codes: number[] } | undefined;
+  let needs = o.needs as Need[] | undefined;
+  let interruptible = o.interruptible as boolean | undefined;
+  let fromRules = false;
+  const rules = o.rules as Rule[] | undefined;
+  if (rules) {
+    const rule = await firstMatchingRule(rules, visible(), ctx);
+    if (!rule || rule.when === 'never') return null;
+    fromRules = true;
+    if (rule.when !== undefined) when = rule.when;
+    if (rule.start_in !== undefined) startIn = String(rule.start_in);
+    if (rule.allow_failure !== undefined) allowFailure = rule.allow_failure as boolean;
+    if (rule.needs !== undefined) needs = rule.needs as Need[];
+    if (rule.interruptible !== undefined) interruptible = rule.interruptible as boolean;
+    Object.assign(jobVars, (rule.variables as Record<string, string>) ?? {});
+  } else {
+    const only = (o.only as Record<string, unknown> | undefined) ?? (hasWorkflowRules ? undefined : DEFAULT_ONLY);
+    if (only && !(await policyHolds(only, visible(), ctx))) return null;
+    const except = o.except as Record<string, unknown> | undefined;
+    if (except && (await policyHolds(except, visible(), ctx))) return null;
+  }
+  if (when === 'never') return null;
+  // allow_failure: a manual job may fail unless it came from rules (GitLab's documented default).
+  const exitCodes = typeof allowFailure === 'object' ? allowFailure.exit_codes : undefined;
+  const allow = typeof allowFailure === 'boolean' ? allowFailure : exitCodes ? false : when === 'manual' && !fromRules;
+  const planned: PlannedJob = {
+    name: job.name,
+    stage: job.stage,
+    stageIndex: config.stages.indexOf(job.stage),
+    when: when as When,
+    allowFailure: allow,
+    needs: needs === undefined ? null : needs.map((n) => ({ ...n })),
+    variables: jobVars,
+    options: o,
+    interruptible: interruptible === true,
+  };
+  if (when === 'delayed' && startIn !== undefined) planned.startIn = startIn;
+  if (exitCodes) planned.allowFailureExitCodes = exitCodes;
+  if (job.trigger) planned.trigger = job.trigger;
+  if (typeof o.resource_group === 'string') planned.resourceGroup = expandVariables(o.resource_group, visible());
+  return planned;
+}
+
+/** Predefined variables that depend on the job itself. */
+function predefinedFor(job: JobDefinition): Record<string, string> {
+  const out: Record<string, string> = { CI_JOB_NAME: job.name, CI_JOB_STAGE: job.stage };
+  if (job.parallel) {
+    out.CI_NODE_INDEX = String(job.parallel.index);
+    out.CI_NODE_TOTAL = String(job.parallel.total);
+    out.CI_JOB_NAME_SLUG = job.name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '').slice(0, 63);
+  }
+  return out;
+}
+
+/**
+ * Needs name jobs as written (a parallel job by its base name: every one of its jobs is needed).
+ * A need whose job the pipeline lost is an error unless it is optional.
+ */
+function resolveNeeds(planned: PlannedJob[], all: JobDefinition[]): string[] {
+  const present = new Set(planned.map((j) => j.name));
+  const byBase = new Map<string, string[]>();
+  for (const j of all) {
+    const base = j.parallel?.baseName ?? j.name;
+    byBase.set(base, [...(byBase.get(base) ?? []), j.name]);
+  }
+  const errors: string[] = [];
+  for (const job of planned) {
+    if (!job.needs) continue;
+    const out: NonNullable<PlannedJob['needs']> = [];
+    for (const need of job.needs) {
+      if (need.pipeline !== undefined || need.project !== undefined) {
+        out.push(need);
+        continue;
+      }
+      const names = (byBase.get(need.name) ?? [need.name]).filter((n) => present.has(n));
+      if (names.length === 0) {
+        if (need.optional) continue;
+        errors.push(
+          `'${job.name}' job needs '${need.name}' job, but '${need.name}' does not exist in the pipeline. This might be because of the only, except, or rules keywords. To need a job that sometimes does not exist in the pipeline, use needs:optional.`,
+        );
+        continue;
+      }
+      for (const n of names) out.push({ ...need, name: n });
+    }
+    job.needs = out;
+  }
+  return errors;
+}
