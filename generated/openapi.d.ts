@@ -4,6 +4,141 @@
  */
 
 export interface paths {
+    "/admin/ci/variables": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the instance's CI/CD variables
+         * @description The instance's variables, by key.
+         *
+         *     - **Who.** Administrators (`admin_all_resources`).
+         *     - Offset pagination: `page`, `per_page` (default 20, at most 100) and GitLab's headers.
+         */
+        get: operations["listInstanceVariables"];
+        put?: never;
+        /**
+         * Create an instance CI/CD variable
+         * @description Creates a variable. Answers 201 with it.
+         *
+         *     - **Who.** Administrators (`admin_all_resources`).
+         *     - `key` and masking as for project variables (400 with GitLab's messages on `key` and `value`). A
+         *       key that exists: 400 `{"message": {"key": ["(REGISTRY_MIRROR) has already been taken"]}}`.
+         *     - A value over 10,000 characters: 400 `{"message": {"value": ["The value of the provided variable
+         *       exceeds the 10000 character limit"]}}`.
+         *     - With as many variables as the plan limit `ci_instance_level_variables` allows (0 for no limit):
+         *       400 `{"message": {"base": ["Maximum number of ci instance level variables (25) exceeded"]}}`.
+         */
+        post: operations["createInstanceVariable"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/ci/variables/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The variable's key.
+                 * @example DEPLOY_TOKEN
+                 */
+                key: components["parameters"]["CiVariableKey"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get an instance CI/CD variable
+         * @description One variable of the instance, by key.
+         *
+         *     - **Who.** Administrators (`admin_all_resources`).
+         *     - No such variable: 404 `{"message": "404 Variable Not Found"}`.
+         */
+        get: operations["getInstanceVariable"];
+        /**
+         * Edit an instance CI/CD variable
+         * @description Changes the attributes given; the others stay. Answers 200 with the variable.
+         *
+         *     - **Who.** Administrators (`admin_all_resources`).
+         *     - The rules of creation apply to the result (masking, value length). No such variable: 404.
+         */
+        put: operations["updateInstanceVariable"];
+        post?: never;
+        /**
+         * Delete an instance CI/CD variable
+         * @description Deletes the variable. Answers 204.
+         *
+         *     - **Who.** Administrators (`admin_all_resources`).
+         *     - No such variable: 404 `{"message": "404 Variable Not Found"}`.
+         */
+        delete: operations["deleteInstanceVariable"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/application/plan_limits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a plan's limits
+         * @description The limits of the plan `plan_name` (default `default`).
+         *
+         *     - **Who.** Administrators (`admin_all_resources`).
+         *     - The defaults:
+         *
+         *     | Limit | Default |
+         *     | --- | --- |
+         *     | `ci_instance_level_variables` | 25 |
+         *     | `ci_pipeline_size` | 0 |
+         *     | `ci_active_jobs` | 0 |
+         *     | `ci_project_subscriptions` | 2 |
+         *     | `ci_pipeline_schedules` | 10 |
+         *     | `ci_needs_size_limit` | 50 |
+         *     | `ci_registered_group_runners` | 1000 |
+         *     | `ci_registered_project_runners` | 1000 |
+         *     | `conan_max_file_size` | 3221225472 |
+         *     | `dotenv_size` | 5120 |
+         *     | `dotenv_variables` | 20 |
+         *     | `enforcement_limit` | 0 |
+         *     | `generic_packages_max_file_size` | 5368709120 |
+         *     | `helm_max_file_size` | 5242880 |
+         *     | `maven_max_file_size` | 3221225472 |
+         *     | `notification_limit` | 0 |
+         *     | `npm_max_file_size` | 524288000 |
+         *     | `nuget_max_file_size` | 524288000 |
+         *     | `pipeline_hierarchy_size` | 1000 |
+         *     | `pypi_max_file_size` | 3221225472 |
+         *     | `storage_size_limit` | 0 |
+         *     | `terraform_module_max_file_size` | 1073741824 |
+         */
+        get: operations["getPlanLimits"];
+        /**
+         * Change a plan's limits
+         * @description Sets the limits given of the plan `plan_name` (required); the others stay. Answers 200 with all of
+         *     the plan's limits.
+         *
+         *     - **Who.** Administrators (`admin_all_resources`).
+         *     - Without `plan_name`: 400 `{"error": "plan_name is missing"}`. Each limit is an integer from 0.
+         *     - Parameters may come in the query string (as gitbeaker sends them) or the body.
+         */
+        put: operations["updatePlanLimits"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/feature_flags/unleash/{project_id}/client/features": {
         parameters: {
             query?: never;
@@ -1238,6 +1373,114 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/groups/{id}/variables": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a group's CI/CD variables
+         * @description The group's own variables (not those of its ancestors), by key, then environment scope.
+         *
+         *     - **Who.** Maintainers and above, administrators, and members whose custom role has
+         *       `admin_cicd_variables` (`admin_cicd_variables`).
+         *     - A masked and hidden variable's `value` is null.
+         *     - Offset pagination: `page`, `per_page` (default 20, at most 100) and GitLab's headers.
+         */
+        get: operations["listGroupVariables"];
+        put?: never;
+        /**
+         * Create a group CI/CD variable
+         * @description Creates a variable. Answers 201 with it.
+         *
+         *     - **Who.** As for listing (`admin_cicd_variables`).
+         *     - `key`: surrounding spaces are removed; then blank, longer than 255 characters or with a character
+         *       other than `A-Z`, `a-z`, `0-9` and `_`: 400 `{"message": {"key": ["can contain only letters,
+         *       digits and '_'."]}}` (with `can't be blank` or `is too long (maximum is 255 characters)` first
+         *       when it applies).
+         *     - The key already exists in this `environment_scope`: 400
+         *       `{"message": {"key": ["(DEPLOY_TOKEN) has already been taken"]}}`.
+         *     - `masked` (or `masked_and_hidden`): the value must be one line of at least 8 characters from the
+         *       Base64 alphabet (RFC 4648) and `@`, `:`, `.`, `~`, `-`; with `raw` any 8 or more characters but
+         *       whitespace. Otherwise 400 `{"message": {"value": ["is invalid"]}}`.
+         *     - `masked_and_hidden`: the variable is masked and hidden; its value is never returned again
+         *       (`value` null, `hidden` true), and masking cannot be turned off.
+         *     - `environment_scope`: at most 255 characters of letters, digits, `-`, `_`, `/`, `$`, `{`, `}`, `.`,
+         *       `*` and spaces, else 400 on `environment_scope`. `description`: at most 255 characters.
+         */
+        post: operations["createGroupVariable"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/groups/{id}/variables/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+                /**
+                 * @description The variable's key.
+                 * @example DEPLOY_TOKEN
+                 */
+                key: components["parameters"]["CiVariableKey"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a group CI/CD variable
+         * @description One variable of the group, by key.
+         *
+         *     - **Who.** As for listing (`admin_cicd_variables`).
+         *     - `filter[environment_scope]` picks the variable of that scope. Without it, a key that exists in
+         *       several scopes answers 409 `{"message": "There are multiple variables with provided parameters.
+         *       Please use 'filter[environment_scope]'"}`.
+         *     - No such variable: 404 `{"message": "404 Variable Not Found"}`.
+         */
+        get: operations["getGroupVariable"];
+        /**
+         * Edit a group CI/CD variable
+         * @description Changes the attributes given; the others stay. Answers 200 with the variable.
+         *
+         *     - **Who.** As for listing (`admin_cicd_variables`).
+         *     - The variable is found as on reading (`filter[environment_scope]`, 409, 404). The key itself
+         *       cannot change.
+         *     - The rules of creation apply to the result: masking needs a maskable value, and moving to an
+         *       `environment_scope` that already has the key answers 400 `{"message": {"key": ["(KEY) has already
+         *       been taken"]}}`.
+         *     - A masked and hidden variable stays so: a `masked` that would change it answers 400
+         *       `{"message": {"base": ["The visibility setting cannot be changed for masked and hidden
+         *       variables."]}}`. Its value may be replaced.
+         */
+        put: operations["updateGroupVariable"];
+        post?: never;
+        /**
+         * Delete a group CI/CD variable
+         * @description Deletes the variable. Answers 204.
+         *
+         *     - **Who.** As for listing (`admin_cicd_variables`).
+         *     - The variable is found as on reading (`filter[environment_scope]`, 409, 404).
+         */
+        delete: operations["deleteGroupVariable"];
         options?: never;
         head?: never;
         patch?: never;
@@ -7406,6 +7649,114 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{id}/variables": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a project's CI/CD variables
+         * @description The project's variables, by key, then environment scope.
+         *
+         *     - **Who.** Maintainers and above, administrators, and members whose custom role has
+         *       `admin_cicd_variables` (`admin_cicd_variables`).
+         *     - A masked and hidden variable's `value` is null.
+         *     - Offset pagination: `page`, `per_page` (default 20, at most 100) and GitLab's headers.
+         */
+        get: operations["listProjectVariables"];
+        put?: never;
+        /**
+         * Create a project CI/CD variable
+         * @description Creates a variable. Answers 201 with it.
+         *
+         *     - **Who.** As for listing (`admin_cicd_variables`).
+         *     - `key`: surrounding spaces are removed; then blank, longer than 255 characters or with a character
+         *       other than `A-Z`, `a-z`, `0-9` and `_`: 400 `{"message": {"key": ["can contain only letters,
+         *       digits and '_'."]}}` (with `can't be blank` or `is too long (maximum is 255 characters)` first
+         *       when it applies).
+         *     - The key already exists in this `environment_scope`: 400
+         *       `{"message": {"key": ["(DEPLOY_TOKEN) has already been taken"]}}`.
+         *     - `masked` (or `masked_and_hidden`): the value must be one line of at least 8 characters from the
+         *       Base64 alphabet (RFC 4648) and `@`, `:`, `.`, `~`, `-`; with `raw` any 8 or more characters but
+         *       whitespace. Otherwise 400 `{"message": {"value": ["is invalid"]}}`.
+         *     - `masked_and_hidden`: the variable is masked and hidden; its value is never returned again
+         *       (`value` null, `hidden` true), and masking cannot be turned off.
+         *     - `environment_scope`: at most 255 characters of letters, digits, `-`, `_`, `/`, `$`, `{`, `}`, `.`,
+         *       `*` and spaces, else 400 on `environment_scope`. `description`: at most 255 characters.
+         */
+        post: operations["createProjectVariable"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/variables/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The variable's key.
+                 * @example DEPLOY_TOKEN
+                 */
+                key: components["parameters"]["CiVariableKey"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a project CI/CD variable
+         * @description One variable of the project, by key.
+         *
+         *     - **Who.** As for listing (`admin_cicd_variables`).
+         *     - `filter[environment_scope]` picks the variable of that scope. Without it, a key that exists in
+         *       several scopes answers 409 `{"message": "There are multiple variables with provided parameters.
+         *       Please use 'filter[environment_scope]'"}`.
+         *     - No such variable: 404 `{"message": "404 Variable Not Found"}`.
+         */
+        get: operations["getProjectVariable"];
+        /**
+         * Edit a project CI/CD variable
+         * @description Changes the attributes given; the others stay. Answers 200 with the variable.
+         *
+         *     - **Who.** As for listing (`admin_cicd_variables`).
+         *     - The variable is found as on reading (`filter[environment_scope]`, 409, 404). The key itself
+         *       cannot change.
+         *     - The rules of creation apply to the result: masking needs a maskable value, and moving to an
+         *       `environment_scope` that already has the key answers 400 `{"message": {"key": ["(KEY) has already
+         *       been taken"]}}`.
+         *     - A masked and hidden variable stays so: a `masked` that would change it answers 400
+         *       `{"message": {"base": ["The visibility setting cannot be changed for masked and hidden
+         *       variables."]}}`. Its value may be replaced.
+         */
+        put: operations["updateProjectVariable"];
+        post?: never;
+        /**
+         * Delete a project CI/CD variable
+         * @description Deletes the variable. Answers 204.
+         *
+         *     - **Who.** As for listing (`admin_cicd_variables`).
+         *     - The variable is found as on reading (`filter[environment_scope]`, 409, 404).
+         */
+        delete: operations["deleteProjectVariable"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/sidekiq/compound_metrics": {
         parameters: {
             query?: never;
@@ -8475,6 +8826,117 @@ export interface components {
             destination_storage_name?: string;
             /** @description The storage whose repositories move. */
             source_storage_name: string;
+        };
+        /** @description An instance CI/CD variable, passed to every project's jobs. */
+        CiInstanceVariable: {
+            /** @example Docker registry mirror */
+            description: string | null;
+            /** @example REGISTRY_MIRROR */
+            key: string;
+            masked: boolean;
+            protected: boolean;
+            raw: boolean;
+            /** @example https://mirror.example.com */
+            value: string;
+            variable_type: components["schemas"]["CiVariableType"];
+        };
+        CiInstanceVariableCreate: {
+            /** @example Docker registry mirror */
+            description?: string | null;
+            /**
+             * @description At most 255 characters, only `A-Z`, `a-z`, `0-9` and `_`.
+             * @example REGISTRY_MIRROR
+             */
+            key: string;
+            /** @default false */
+            masked?: boolean;
+            /** @default false */
+            protected?: boolean;
+            /** @default false */
+            raw?: boolean;
+            /** @example https://mirror.example.com */
+            value: string;
+            variable_type?: components["schemas"]["CiVariableType"];
+        };
+        CiInstanceVariableUpdate: {
+            description?: string | null;
+            masked?: boolean;
+            protected?: boolean;
+            raw?: boolean;
+            /** @example https://mirror2.example.com */
+            value?: string;
+            variable_type?: components["schemas"]["CiVariableType"];
+        };
+        /** @description A project or group CI/CD variable. */
+        CiVariable: {
+            /** @example Token of the deploy robot */
+            description: string | null;
+            /**
+             * @description The environments the variable is passed to (`*` wildcards; `*` alone for all).
+             * @example *
+             */
+            environment_scope: string;
+            /** @description Created with `masked_and_hidden`; the value is never returned. */
+            hidden: boolean;
+            /** @example DEPLOY_TOKEN */
+            key: string;
+            /** @description Masked in job logs. */
+            masked: boolean;
+            /** @description Passed only to pipelines of protected branches and tags. */
+            protected: boolean;
+            /** @description References to other variables in the value are not expanded. */
+            raw: boolean;
+            /**
+             * @description The value; null for a masked and hidden variable, whose value is never shown again.
+             * @example s3cr3t-t0ken
+             */
+            value: string | null;
+            variable_type: components["schemas"]["CiVariableType"];
+        };
+        CiVariableCreate: {
+            /** @example Token of the deploy robot */
+            description?: string | null;
+            /**
+             * @default *
+             * @example production
+             */
+            environment_scope?: string;
+            /**
+             * @description At most 255 characters, only `A-Z`, `a-z`, `0-9` and `_` (surrounding spaces are removed).
+             * @example DEPLOY_TOKEN
+             */
+            key: string;
+            /** @default false */
+            masked?: boolean;
+            /**
+             * @description Masks the variable and never shows its value again.
+             * @default false
+             */
+            masked_and_hidden?: boolean;
+            /** @default false */
+            protected?: boolean;
+            /** @default false */
+            raw?: boolean;
+            /** @example s3cr3t-t0ken */
+            value: string;
+            variable_type?: components["schemas"]["CiVariableType"];
+        };
+        /**
+         * @description `env_var` (an environment variable) or `file` (written to a file whose path is the value).
+         * @example env_var
+         * @enum {string}
+         */
+        CiVariableType: "env_var" | "file";
+        CiVariableUpdate: {
+            description?: string | null;
+            /** @example production */
+            environment_scope?: string;
+            masked?: boolean;
+            protected?: boolean;
+            raw?: boolean;
+            /** @example n3w-s3cr3t-t0ken */
+            value?: string;
+            variable_type?: components["schemas"]["CiVariableType"];
         };
         ClusterAgent: {
             config_project: components["schemas"]["ClusterAgentConfigProject"];
@@ -11112,6 +11574,202 @@ export interface components {
         PipelineTriggerUpdate: {
             /** @example Nightly build (main) */
             description?: string;
+        };
+        /** @description A plan's limits. Counts are numbers of items (0 for no limit), sizes bytes or MiB. */
+        PlanLimits: {
+            /**
+             * @description Jobs in the currently active pipelines of a project.
+             * @example 0
+             */
+            ci_active_jobs: number;
+            /**
+             * @description Instance CI/CD variables the instance may have.
+             * @example 25
+             */
+            ci_instance_level_variables: number;
+            /**
+             * @description Jobs a job may depend on with `needs`.
+             * @example 50
+             */
+            ci_needs_size_limit: number;
+            /**
+             * @description Pipeline schedules of a project.
+             * @example 10
+             */
+            ci_pipeline_schedules: number;
+            /**
+             * @description Jobs in a single pipeline.
+             * @example 0
+             */
+            ci_pipeline_size: number;
+            /**
+             * @description Pipeline subscriptions to and from a project.
+             * @example 2
+             */
+            ci_project_subscriptions: number;
+            /**
+             * @description Runners registered for a group.
+             * @example 1000
+             */
+            ci_registered_group_runners: number;
+            /**
+             * @description Runners registered for a project.
+             * @example 1000
+             */
+            ci_registered_project_runners: number;
+            /**
+             * Format: int64
+             * @description Largest Conan package file, in bytes.
+             * @example 3221225472
+             */
+            conan_max_file_size: number;
+            /**
+             * Format: int64
+             * @description Largest dotenv report artifact, in bytes.
+             * @example 5120
+             */
+            dotenv_size: number;
+            /**
+             * @description Variables in a dotenv report artifact.
+             * @example 20
+             */
+            dotenv_variables: number;
+            /**
+             * @description Namespace storage at which it is enforced, in MiB.
+             * @example 0
+             */
+            enforcement_limit: number;
+            /**
+             * Format: int64
+             * @description Largest generic package file, in bytes.
+             * @example 5368709120
+             */
+            generic_packages_max_file_size: number;
+            /**
+             * Format: int64
+             * @description Largest Helm chart file, in bytes.
+             * @example 5242880
+             */
+            helm_max_file_size: number;
+            /**
+             * Format: int64
+             * @description Largest Maven package file, in bytes.
+             * @example 3221225472
+             */
+            maven_max_file_size: number;
+            /**
+             * @description Namespace storage at which owners are notified, in MiB.
+             * @example 0
+             */
+            notification_limit: number;
+            /**
+             * Format: int64
+             * @description Largest npm package file, in bytes.
+             * @example 524288000
+             */
+            npm_max_file_size: number;
+            /**
+             * Format: int64
+             * @description Largest NuGet package file, in bytes.
+             * @example 524288000
+             */
+            nuget_max_file_size: number;
+            /**
+             * @description Pipelines in a pipeline's hierarchy (parent, child and multi-project downstream pipelines); values above 1000 are discouraged.
+             * @example 1000
+             */
+            pipeline_hierarchy_size: number;
+            /**
+             * Format: int64
+             * @description Largest PyPI package file, in bytes.
+             * @example 3221225472
+             */
+            pypi_max_file_size: number;
+            /**
+             * @description Storage of a top-level namespace, in MiB.
+             * @example 0
+             */
+            storage_size_limit: number;
+            /**
+             * Format: int64
+             * @description Largest Terraform module package file, in bytes.
+             * @example 1073741824
+             */
+            terraform_module_max_file_size: number;
+        };
+        /** @description The limits to set; each optional. */
+        PlanLimitsUpdate: {
+            /** @description Jobs in the currently active pipelines of a project. */
+            ci_active_jobs?: number;
+            /** @description Instance CI/CD variables the instance may have. */
+            ci_instance_level_variables?: number;
+            /** @description Jobs a job may depend on with `needs`. */
+            ci_needs_size_limit?: number;
+            /** @description Pipeline schedules of a project. */
+            ci_pipeline_schedules?: number;
+            /** @description Jobs in a single pipeline. */
+            ci_pipeline_size?: number;
+            /** @description Pipeline subscriptions to and from a project. */
+            ci_project_subscriptions?: number;
+            /** @description Runners registered for a group. */
+            ci_registered_group_runners?: number;
+            /** @description Runners registered for a project. */
+            ci_registered_project_runners?: number;
+            /**
+             * Format: int64
+             * @description Largest Conan package file, in bytes.
+             */
+            conan_max_file_size?: number;
+            /**
+             * Format: int64
+             * @description Largest dotenv report artifact, in bytes.
+             */
+            dotenv_size?: number;
+            /** @description Variables in a dotenv report artifact. */
+            dotenv_variables?: number;
+            /** @description Namespace storage at which it is enforced, in MiB. */
+            enforcement_limit?: number;
+            /**
+             * Format: int64
+             * @description Largest generic package file, in bytes.
+             */
+            generic_packages_max_file_size?: number;
+            /**
+             * Format: int64
+             * @description Largest Helm chart file, in bytes.
+             */
+            helm_max_file_size?: number;
+            /**
+             * Format: int64
+             * @description Largest Maven package file, in bytes.
+             */
+            maven_max_file_size?: number;
+            /** @description Namespace storage at which owners are notified, in MiB. */
+            notification_limit?: number;
+            /**
+             * Format: int64
+             * @description Largest npm package file, in bytes.
+             */
+            npm_max_file_size?: number;
+            /**
+             * Format: int64
+             * @description Largest NuGet package file, in bytes.
+             */
+            nuget_max_file_size?: number;
+            /** @description Pipelines in a pipeline's hierarchy (parent, child and multi-project downstream pipelines); values above 1000 are discouraged. */
+            pipeline_hierarchy_size?: number;
+            /**
+             * Format: int64
+             * @description Largest PyPI package file, in bytes.
+             */
+            pypi_max_file_size?: number;
+            /** @description Storage of a top-level namespace, in MiB. */
+            storage_size_limit?: number;
+            /**
+             * Format: int64
+             * @description Largest Terraform module package file, in bytes.
+             */
+            terraform_module_max_file_size?: number;
         };
         /**
          * Project
@@ -14231,6 +14889,20 @@ export interface components {
          */
         BranchName: string;
         /**
+         * @description `filter[environment_scope]=<scope>` selects the variable of that environment scope when the key exists in several (also accepted in a JSON body as `{"filter": {"environment_scope": ...}}`).
+         * @example {
+         *       "environment_scope": "production"
+         *     }
+         */
+        CiVariableFilter: {
+            environment_scope?: string;
+        };
+        /**
+         * @description The variable's key.
+         * @example DEPLOY_TOKEN
+         */
+        CiVariableKey: string;
+        /**
          * @description The attribute's key.
          * @example cost_center
          */
@@ -14874,6 +15546,13 @@ export type SchemaBranchCreate = components['schemas']['BranchCreate'];
 export type SchemaBranchProtectionAccessLevel = components['schemas']['BranchProtectionAccessLevel'];
 export type SchemaBranchProtectionDefaults = components['schemas']['BranchProtectionDefaults'];
 export type SchemaBulkMoveRequest = components['schemas']['BulkMoveRequest'];
+export type SchemaCiInstanceVariable = components['schemas']['CiInstanceVariable'];
+export type SchemaCiInstanceVariableCreate = components['schemas']['CiInstanceVariableCreate'];
+export type SchemaCiInstanceVariableUpdate = components['schemas']['CiInstanceVariableUpdate'];
+export type SchemaCiVariable = components['schemas']['CiVariable'];
+export type SchemaCiVariableCreate = components['schemas']['CiVariableCreate'];
+export type SchemaCiVariableType = components['schemas']['CiVariableType'];
+export type SchemaCiVariableUpdate = components['schemas']['CiVariableUpdate'];
 export type SchemaClusterAgent = components['schemas']['ClusterAgent'];
 export type SchemaClusterAgentConfigProject = components['schemas']['ClusterAgentConfigProject'];
 export type SchemaClusterAgentCreate = components['schemas']['ClusterAgentCreate'];
@@ -14986,6 +15665,8 @@ export type SchemaPipelineScheduleVariableUpdate = components['schemas']['Pipeli
 export type SchemaPipelineTrigger = components['schemas']['PipelineTrigger'];
 export type SchemaPipelineTriggerCreate = components['schemas']['PipelineTriggerCreate'];
 export type SchemaPipelineTriggerUpdate = components['schemas']['PipelineTriggerUpdate'];
+export type SchemaPlanLimits = components['schemas']['PlanLimits'];
+export type SchemaPlanLimitsUpdate = components['schemas']['PlanLimitsUpdate'];
 export type SchemaProject = components['schemas']['Project'];
 export type SchemaProjectAccess = components['schemas']['ProjectAccess'];
 export type SchemaProjectApprovalSettings = components['schemas']['ProjectApprovalSettings'];
@@ -15123,6 +15804,8 @@ export type ParameterArchiveSha = components['parameters']['ArchiveSha'];
 export type ParameterAwardId = components['parameters']['AwardId'];
 export type ParameterBlobSha = components['parameters']['BlobSha'];
 export type ParameterBranchName = components['parameters']['BranchName'];
+export type ParameterCiVariableFilter = components['parameters']['CiVariableFilter'];
+export type ParameterCiVariableKey = components['parameters']['CiVariableKey'];
 export type ParameterCustomAttributeKey = components['parameters']['CustomAttributeKey'];
 export type ParameterDiscussionId = components['parameters']['DiscussionId'];
 export type ParameterDraftNoteId = components['parameters']['DraftNoteId'];
@@ -15257,6 +15940,267 @@ export type HeaderXTotal = components['headers']['XTotal'];
 export type HeaderXTotalPages = components['headers']['XTotalPages'];
 export type $defs = Record<string, never>;
 export interface operations {
+    listInstanceVariables: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of variables. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CiInstanceVariable"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createInstanceVariable: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "key": "REGISTRY_MIRROR",
+                 *       "value": "https://mirror.example.com",
+                 *       "description": "Docker registry mirror"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CiInstanceVariableCreate"];
+            };
+        };
+        responses: {
+            /** @description The new variable. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CiInstanceVariable"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getInstanceVariable: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The variable's key.
+                 * @example DEPLOY_TOKEN
+                 */
+                key: components["parameters"]["CiVariableKey"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The variable. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CiInstanceVariable"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateInstanceVariable: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The variable's key.
+                 * @example DEPLOY_TOKEN
+                 */
+                key: components["parameters"]["CiVariableKey"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "value": "https://mirror2.example.com",
+                 *       "protected": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["CiInstanceVariableUpdate"];
+            };
+        };
+        responses: {
+            /** @description The variable. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CiInstanceVariable"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteInstanceVariable: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The variable's key.
+                 * @example DEPLOY_TOKEN
+                 */
+                key: components["parameters"]["CiVariableKey"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getPlanLimits: {
+        parameters: {
+            query?: {
+                /** @description The plan (`default`, the only plan of this edition). */
+                plan_name?: "default";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The plan's limits. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlanLimits"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updatePlanLimits: {
+        parameters: {
+            query: {
+                /** @description The plan to change (`default`). */
+                plan_name: "default";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "ci_pipeline_size": 500,
+                 *       "pipeline_hierarchy_size": 1000
+                 *     }
+                 */
+                "application/json": components["schemas"]["PlanLimitsUpdate"];
+            };
+        };
+        responses: {
+            /** @description The plan's limits. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlanLimits"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     getUnleashClientFeatures: {
         parameters: {
             query?: {
@@ -17939,6 +18883,252 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listGroupVariables: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of variables. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CiVariable"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createGroupVariable: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "key": "DEPLOY_TOKEN",
+                 *       "value": "s3cr3t-t0ken",
+                 *       "protected": true,
+                 *       "masked": true,
+                 *       "environment_scope": "production",
+                 *       "description": "Token of the deploy robot"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CiVariableCreate"];
+            };
+        };
+        responses: {
+            /** @description The new variable. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CiVariable"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getGroupVariable: {
+        parameters: {
+            query?: {
+                /**
+                 * @description `filter[environment_scope]=<scope>` selects the variable of that environment scope when the key exists in several (also accepted in a JSON body as `{"filter": {"environment_scope": ...}}`).
+                 * @example {
+                 *       "environment_scope": "production"
+                 *     }
+                 */
+                filter?: components["parameters"]["CiVariableFilter"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+                /**
+                 * @description The variable's key.
+                 * @example DEPLOY_TOKEN
+                 */
+                key: components["parameters"]["CiVariableKey"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The variable. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CiVariable"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateGroupVariable: {
+        parameters: {
+            query?: {
+                /**
+                 * @description `filter[environment_scope]=<scope>` selects the variable of that environment scope when the key exists in several (also accepted in a JSON body as `{"filter": {"environment_scope": ...}}`).
+                 * @example {
+                 *       "environment_scope": "production"
+                 *     }
+                 */
+                filter?: components["parameters"]["CiVariableFilter"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+                /**
+                 * @description The variable's key.
+                 * @example DEPLOY_TOKEN
+                 */
+                key: components["parameters"]["CiVariableKey"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "value": "n3w-s3cr3t-t0ken",
+                 *       "protected": false
+                 *     }
+                 */
+                "application/json": components["schemas"]["CiVariableUpdate"];
+            };
+        };
+        responses: {
+            /** @description The variable. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CiVariable"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteGroupVariable: {
+        parameters: {
+            query?: {
+                /**
+                 * @description `filter[environment_scope]=<scope>` selects the variable of that environment scope when the key exists in several (also accepted in a JSON body as `{"filter": {"environment_scope": ...}}`).
+                 * @example {
+                 *       "environment_scope": "production"
+                 *     }
+                 */
+                filter?: components["parameters"]["CiVariableFilter"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+                /**
+                 * @description The variable's key.
+                 * @example DEPLOY_TOKEN
+                 */
+                key: components["parameters"]["CiVariableKey"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -29966,6 +31156,252 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listProjectVariables: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of variables. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CiVariable"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createProjectVariable: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "key": "DEPLOY_TOKEN",
+                 *       "value": "s3cr3t-t0ken",
+                 *       "protected": true,
+                 *       "masked": true,
+                 *       "environment_scope": "production",
+                 *       "description": "Token of the deploy robot"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CiVariableCreate"];
+            };
+        };
+        responses: {
+            /** @description The new variable. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CiVariable"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getProjectVariable: {
+        parameters: {
+            query?: {
+                /**
+                 * @description `filter[environment_scope]=<scope>` selects the variable of that environment scope when the key exists in several (also accepted in a JSON body as `{"filter": {"environment_scope": ...}}`).
+                 * @example {
+                 *       "environment_scope": "production"
+                 *     }
+                 */
+                filter?: components["parameters"]["CiVariableFilter"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The variable's key.
+                 * @example DEPLOY_TOKEN
+                 */
+                key: components["parameters"]["CiVariableKey"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The variable. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CiVariable"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateProjectVariable: {
+        parameters: {
+            query?: {
+                /**
+                 * @description `filter[environment_scope]=<scope>` selects the variable of that environment scope when the key exists in several (also accepted in a JSON body as `{"filter": {"environment_scope": ...}}`).
+                 * @example {
+                 *       "environment_scope": "production"
+                 *     }
+                 */
+                filter?: components["parameters"]["CiVariableFilter"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The variable's key.
+                 * @example DEPLOY_TOKEN
+                 */
+                key: components["parameters"]["CiVariableKey"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "value": "n3w-s3cr3t-t0ken",
+                 *       "protected": false
+                 *     }
+                 */
+                "application/json": components["schemas"]["CiVariableUpdate"];
+            };
+        };
+        responses: {
+            /** @description The variable. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CiVariable"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteProjectVariable: {
+        parameters: {
+            query?: {
+                /**
+                 * @description `filter[environment_scope]=<scope>` selects the variable of that environment scope when the key exists in several (also accepted in a JSON body as `{"filter": {"environment_scope": ...}}`).
+                 * @example {
+                 *       "environment_scope": "production"
+                 *     }
+                 */
+                filter?: components["parameters"]["CiVariableFilter"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The variable's key.
+                 * @example DEPLOY_TOKEN
+                 */
+                key: components["parameters"]["CiVariableKey"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];

@@ -21,7 +21,9 @@ export interface OperationSubjects {
   createGroupMemberRole: 'group';
   createGroupMilestone: 'group';
   createGroupRepositoryStorageMove: 'instance';
+  createGroupVariable: 'group';
   createInstanceMemberRole: 'instance';
+  createInstanceVariable: 'instance';
   createMergeRequest: 'project';
   createMergeRequestApprovalRule: 'project';
   createMergeRequestAwardEmoji: 'project';
@@ -43,6 +45,7 @@ export interface OperationSubjects {
   createProjectRepositoryStorageMove: 'instance';
   createProjectSnippet: 'project';
   createProjectUpload: 'project';
+  createProjectVariable: 'project';
   createProtectedTag: 'project';
   createRemoteMirror: 'project';
   createRepositoryFile: 'project';
@@ -59,7 +62,9 @@ export interface OperationSubjects {
   deleteGroupLabel: 'group';
   deleteGroupMemberRole: 'group';
   deleteGroupMilestone: 'group';
+  deleteGroupVariable: 'group';
   deleteInstanceMemberRole: 'instance';
+  deleteInstanceVariable: 'instance';
   deleteMergeRequest: 'project';
   deleteMergeRequestApprovalRule: 'project';
   deleteMergeRequestAwardEmoji: 'project';
@@ -81,6 +86,7 @@ export interface OperationSubjects {
   deleteProjectSnippet: 'project';
   deleteProjectUpload: 'project';
   deleteProjectUploadBySecret: 'project';
+  deleteProjectVariable: 'project';
   deleteProtectedTag: 'project';
   deleteRemoteMirror: 'project';
   deleteRepositoryFile: 'project';
@@ -104,6 +110,8 @@ export interface OperationSubjects {
   getGroupMilestone: 'group';
   getGroupRepositoryStorageMove: 'instance';
   getGroupRepositoryStorageMoveOfGroup: 'instance';
+  getGroupVariable: 'group';
+  getInstanceVariable: 'instance';
   getKubernetesAgentInfo: 'none';
   getMergeRequest: 'project';
   getMergeRequestApprovalRule: 'project';
@@ -126,6 +134,7 @@ export interface OperationSubjects {
   getPipelineSchedule: 'project';
   getPipelineScheduleVariable: 'project';
   getPipelineTrigger: 'project';
+  getPlanLimits: 'instance';
   getProject: 'project';
   getProjectAccessToken: 'project';
   getProjectApprovalRule: 'project';
@@ -144,6 +153,7 @@ export interface OperationSubjects {
   getProjectSnippetUserAgentDetail: 'project';
   getProjectUpload: 'project';
   getProjectUploadBySecret: 'project';
+  getProjectVariable: 'project';
   getProtectedBranch: 'project';
   getProtectedTag: 'project';
   getRemoteMirror: 'project';
@@ -190,8 +200,10 @@ export interface OperationSubjects {
   listGroupProjects: 'group';
   listGroupRepositoryStorageMoves: 'instance';
   listGroupRepositoryStorageMovesOfGroup: 'instance';
+  listGroupVariables: 'group';
   listGroups: 'instance';
   listInstanceMemberRoles: 'instance';
+  listInstanceVariables: 'instance';
   listMergeRequestApprovalRules: 'project';
   listMergeRequestAwardEmoji: 'project';
   listMergeRequestCommits: 'project';
@@ -222,6 +234,7 @@ export interface OperationSubjects {
   listProjectRepositoryStorageMovesOfProject: 'instance';
   listProjectSnippets: 'project';
   listProjectUploads: 'project';
+  listProjectVariables: 'project';
   listProjects: 'instance';
   listProtectedBranches: 'project';
   listProtectedTags: 'project';
@@ -288,7 +301,9 @@ export interface OperationSubjects {
   updateGroupMember: 'group';
   updateGroupMemberRole: 'group';
   updateGroupMilestone: 'group';
+  updateGroupVariable: 'group';
   updateInstanceMemberRole: 'instance';
+  updateInstanceVariable: 'instance';
   updateMergeRequest: 'project';
   updateMergeRequestApprovalRule: 'project';
   updateMergeRequestDiscussionNote: 'project';
@@ -297,6 +312,7 @@ export interface OperationSubjects {
   updatePipelineSchedule: 'project';
   updatePipelineScheduleVariable: 'project';
   updatePipelineTrigger: 'project';
+  updatePlanLimits: 'instance';
   updateProject: 'project';
   updateProjectApprovalRule: 'project';
   updateProjectApprovalSettings: 'project';
@@ -306,6 +322,7 @@ export interface OperationSubjects {
   updateProjectMilestone: 'project';
   updateProjectPushRule: 'project';
   updateProjectSnippet: 'project';
+  updateProjectVariable: 'project';
   updateProtectedBranch: 'project';
   updateProtectedBranchWithPut: 'project';
   updateRemoteMirror: 'project';

@@ -141,12 +141,17 @@ function OperationDeclarations() {
 const INT4_MIN = -2147483648;
 const INT4_MAX = 2147483647;
 
+/** An integer a `bigint` column keeps (`format: int64`, e.g. a size in bytes): JSON's exact integers. */
+const INT8_SAFE = Number.MAX_SAFE_INTEGER;
+
 const isInteger = (schema) => (Array.isArray(schema.type) ? schema.type : [schema.type]).includes('integer');
+const requestRange = (schema) => (schema.format === 'int64' ? [-INT8_SAFE, INT8_SAFE] : [INT4_MIN, INT4_MAX]);
 
 /**
  * Every integer of the contract (parameters, bodies, responses, headers) declares both bounds, so clients
  * know the range and validation refuses what lies beyond; an integer a request carries stays within
- * PostgreSQL's `integer`, so an out-of-range value is a 400, never a database error.
+ * PostgreSQL's `integer`, so an out-of-range value is a 400, never a database error. One declared
+ * `format: int64` is kept in a `bigint` column and may reach ±(2^53 - 1).
  */
 function IntegerBounds() {
   /** Walks a request schema through its references, combiners, items and properties. */
@@ -159,9 +164,13 @@ function IntegerBounds() {
     }
     if (!schema || typeof schema !== 'object' || !location || seen.has(schema)) return;
     seen.add(schema);
-    if (isInteger(schema) && (schema.minimum < INT4_MIN || schema.maximum > INT4_MAX))
+    const [min, max] = requestRange(schema);
+    if (isInteger(schema) && (schema.minimum < min || schema.maximum > max))
       ctx.report({
-        message: `${where}: an integer in a request stays within ${INT4_MIN}..${INT4_MAX} (PostgreSQL's integer).`,
+        message:
+          schema.format === 'int64'
+            ? `${where}: an int64 integer in a request stays within ${min}..${max} (JSON's exact integers).`
+            : `${where}: an integer in a request stays within ${min}..${max} (PostgreSQL's integer).`,
         location: location.child(['type']),
       });
     for (const key of ['anyOf', 'oneOf', 'allOf'])

@@ -21,6 +21,7 @@ import { coreManifest } from './core/manifest.js';
 import { accessTokensManifest } from './access_tokens/manifest.js';
 import { awardEmojiManifest } from './award_emoji/manifest.js';
 import { branchesManifest } from './branches/manifest.js';
+import { ciVariablesManifest } from './ci_variables/manifest.js';
 import { clusterAgentsManifest } from './cluster_agents/manifest.js';
 import { commitsManifest } from './commits/manifest.js';
 import { draftNotesManifest } from './draft_notes/manifest.js';
@@ -40,6 +41,7 @@ import { namespacesManifest } from './namespaces/manifest.js';
 import { notesManifest } from './notes/manifest.js';
 import { pipelineSchedulesManifest } from './pipeline_schedules/manifest.js';
 import { pipelineTriggersManifest } from './pipeline_triggers/manifest.js';
+import { planLimitsManifest } from './plan_limits/manifest.js';
 import { projectsManifest } from './projects/manifest.js';
 import { protectedBranchesManifest } from './protected_branches/manifest.js';
 import { protectedTagsManifest } from './protected_tags/manifest.js';
@@ -61,6 +63,7 @@ export const families = [
   accessTokensManifest,
   awardEmojiManifest,
   branchesManifest,
+  ciVariablesManifest,
   clusterAgentsManifest,
   commitsManifest,
   draftNotesManifest,
@@ -80,6 +83,7 @@ export const families = [
   notesManifest,
   pipelineSchedulesManifest,
   pipelineTriggersManifest,
+  planLimitsManifest,
   projectsManifest,
   protectedBranchesManifest,
   protectedTagsManifest,

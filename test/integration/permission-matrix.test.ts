@@ -842,6 +842,24 @@ const CALLS: Record<string, (c: Case) => Call | Promise<Call>> = {
   deleteGroupMemberRole: async (c) => ({
     path: { member_role_id: await doomedRole(c, `/groups/${c.subjectId}/member_roles`) },
   }),
+  // CI/CD variables: each fixture project and group, and the instance, has `MATRIX`; creations take a
+  // key of their own, deletions a variable of their own.
+  createProjectVariable: () => ({ body: { key: variableKey(), value: 'matrix' } }),
+  getProjectVariable: () => ({ path: { key: 'MATRIX' } }),
+  updateProjectVariable: () => ({ path: { key: 'MATRIX' }, body: { value: 'edited' } }),
+  deleteProjectVariable: async (c) => ({ path: { key: await doomedVariable(c, `${project(c)}/variables`) } }),
+  createGroupVariable: () => ({ body: { key: variableKey(), value: 'matrix' } }),
+  getGroupVariable: () => ({ path: { key: 'MATRIX' } }),
+  updateGroupVariable: () => ({ path: { key: 'MATRIX' }, body: { value: 'edited' } }),
+  deleteGroupVariable: async (c) => ({
+    path: { key: await doomedVariable(c, `/groups/${c.subjectId}/variables`) },
+  }),
+  createInstanceVariable: () => ({ body: { key: variableKey(), value: 'matrix' } }),
+  getInstanceVariable: () => ({ path: { key: 'MATRIX' } }),
+  updateInstanceVariable: () => ({ path: { key: 'MATRIX' }, body: { value: 'edited' } }),
+  deleteInstanceVariable: async (c) => ({ path: { key: await doomedVariable(c, '/admin/ci/variables') } }),
+  // Plan limits: a change that leaves the defaults as they are
+  updatePlanLimits: () => ({ query: { plan_name: 'default' }, body: { pipeline_hierarchy_size: 1000 } }),
   // Push rules: attributes that leave the fixtures' later commits alone
   createProjectPushRule: async (c) => {
     if (c.expected === 'allowed') await pushRule(c, 'DELETE');
@@ -856,6 +874,17 @@ const CALLS: Record<string, (c: Case) => Call | Promise<Call>> = {
     return {};
   },
 };
+
+/** A CI/CD variable key of its own (letters, digits and `_` only). */
+const variableKey = () => `MATRIX_${Date.now().toString(36).toUpperCase()}_${++counter}`;
+
+/** A variable only an allowed call deletes: refused calls name the fixture's `MATRIX`. */
+async function doomedVariable(c: Case, path: string): Promise<string> {
+  if (c.expected !== 'allowed') return 'MATRIX';
+  const key = variableKey();
+  await api('POST', path, { key, value: 'doomed' });
+  return key;
+}
 
 /** A new push mirror of the case's project when the call is allowed, else any id. */
 async function mirrorFor(c: Case, attrs: Record<string, unknown> = {}): Promise<number> {
@@ -1325,6 +1354,7 @@ beforeAll(async () => {
         expires_at: inDays(30),
       });
       await api('POST', `${p}/labels`, { name: 'matrix', color: '#FFF' });
+      await api('POST', `${p}/variables`, { key: 'MATRIX', value: 'matrix' });
       const milestone = await api('POST', `${p}/milestones`, { title: 'matrix' });
       await api('PUT', `${p}/merge_requests/1`, {
         labels: 'events',
@@ -1377,6 +1407,7 @@ beforeAll(async () => {
         expires_at: inDays(30),
       });
       await api('POST', `/groups/${groupId}/labels`, { name: 'matrix', color: '#FFF' });
+      await api('POST', `/groups/${groupId}/variables`, { key: 'MATRIX', value: 'matrix' });
       const groupMilestone = await api('POST', `/groups/${groupId}/milestones`, { title: 'matrix' });
       fx.groups[visibility] = {
         id: groupId,
@@ -1385,6 +1416,7 @@ beforeAll(async () => {
       };
     }),
   );
+  await api('POST', '/admin/ci/variables', { key: 'MATRIX', value: 'matrix' });
   // Blocked last: its token must exist, and then stop working.
   await server.dataSource.query(`UPDATE users SET state = 'blocked' WHERE id = $1`, [users.blocked.user.id]);
 }, 120_000);

@@ -55,6 +55,9 @@ const CASES: Record<string, Integers> = {
     header: { type: 'integer', enum: [1, 2] },
   },
   wrong: { ...good, body: bounded(0, 9007199254740991), response: bounded(5, 1) },
+  /** A `bigint` column's value (`format: int64`): JSON's exact integers, not beyond. */
+  wide: { ...good, body: { ...bounded(0, 9007199254740991), format: 'int64' } },
+  wider: { ...good, body: { ...bounded(0, 9007199254740992), format: 'int64' } },
 };
 
 /** The problems the rule reports for each case, as `message @ pointer below the operation`. */
@@ -106,6 +109,13 @@ describe('forge/integer-bounds', () => {
         'An integer declares its minimum and maximum; missing minimum and maximum. @ /responses/200/headers/X-Total/schema/type',
       ].sort(),
     );
+  });
+
+  it('accepts an int64 request integer up to 2^53 - 1, and no further', () => {
+    expect(found.wide).toEqual([]);
+    expect(found.wider).toEqual([
+      "application/json body.size: an int64 integer in a request stays within -9007199254740991..9007199254740991 (JSON's exact integers). @ /requestBody/content/application~1json/schema/properties/size/type",
+    ]);
   });
 
   it('refuses a request integer beyond PostgreSQL integer, and bounds the wrong way round', () => {
