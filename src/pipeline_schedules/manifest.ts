@@ -16,6 +16,12 @@ export const pipelineSchedulesManifest = defineFamily({
   abilities: pipelineSchedulesAbilities,
   entities: [PipelineSchedule, PipelineScheduleVariable],
   migrations: [PipelineSchedules1768200100000],
-  services: [defineService('pipelineSchedules', [], (core) => new PipelineSchedulesService(core))],
+  services: [
+    defineService(
+      'pipelineSchedules',
+      ['planLimits'],
+      (core, deps) => new PipelineSchedulesService(core, deps),
+    ),
+  ],
   handlers: pipelineSchedulesHandlers,
 });

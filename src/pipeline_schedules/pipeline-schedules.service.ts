@@ -3,14 +3,13 @@ import type { components } from '../../generated/openapi.js';
 import type { Caller } from '../core/auth.js';
 import { forbidden, notFound, validationFailed } from '../core/errors.js';
 import type { Events } from '../core/events.js';
-import type { CoreDeps } from '../core/family.js';
+import type { CoreDeps, ServiceRegistry } from '../core/family.js';
 import { paginateOffset, type Page, type PageParams, type RequestInfo } from '../core/pagination.js';
 import type { ProjectView } from '../projects/projects.service.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { SecretBox } from '../remote_mirrors/secret-box.js';
 import { User } from '../users/user.entity.js';
 import { canAdminSchedule, canUpdateSchedule } from './abilities.js';
-import { pipelineScheduleLimit, type ScheduleLimitSource } from './limits.js';
 import {
   PipelineSchedule,
   PipelineScheduleVariable,
@@ -48,7 +47,7 @@ export class PipelineSchedulesService {
 
   constructor(
     core: CoreDeps,
-    private readonly limits?: ScheduleLimitSource,
+    private readonly deps: Pick<ServiceRegistry, 'planLimits'>,
   ) {
     this.dataSource = core.dataSource;
     this.events = core.events;
@@ -84,7 +83,7 @@ export class PipelineSchedulesService {
     const id = await this.dataSource.transaction(async (tx) => {
       // The project's row serialises concurrent creations against the limit.
       await tx.query('SELECT id FROM projects WHERE id = $1 FOR UPDATE', [view.project.id]);
-      const limit = await pipelineScheduleLimit(this.limits, tx);
+      const limit = Number((await this.deps.planLimits.current(tx)).ci_pipeline_schedules);
       const count = await tx.getRepository(PipelineSchedule).countBy({ projectId: view.project.id });
       if (limit > 0 && count >= limit)
         throw validationFailed({ base: [`Maximum number of ci pipeline schedules (${limit}) exceeded`] });

@@ -181,14 +181,25 @@ describe('the pipeline schedule API', () => {
 
   it('bounds the schedules of a project by the plan limit', async () => {
     const { developer, base } = await world();
-    for (let i = 0; i < 10; i += 1) await schedule(base, developer.token, { description: `s${i}` });
-    const res = await server.request('POST', base, {
-      token: developer.token,
-      json: { description: 'one too many', ref: 'main', cron: '0 1 * * *' },
-    });
-    expect(res.status).toBe(400);
-    expect(res.body).toEqual({
-      message: { base: ['Maximum number of ci pipeline schedules (10) exceeded'] },
-    });
+    const admin = await server.factories.user({ admin: true });
+    const setLimit = (n: number) =>
+      server.request('PUT', '/application/plan_limits', {
+        token: admin.token,
+        json: { plan_name: 'default', ci_pipeline_schedules: n },
+      });
+    expect((await setLimit(2)).status).toBe(200);
+    try {
+      for (const description of ['a', 'b']) await schedule(base, developer.token, { description });
+      const res = await server.request('POST', base, {
+        token: developer.token,
+        json: { description: 'one too many', ref: 'main', cron: '0 1 * * *' },
+      });
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({
+        message: { base: ['Maximum number of ci pipeline schedules (2) exceeded'] },
+      });
+    } finally {
+      await setLimit(10);
+    }
   });
 });
