@@ -54,6 +54,22 @@ module.exports = {
       to: { path: ['^child_process$', '^node:child_process$', '^src/git/git\\.ts$'] },
     },
     {
+      name: 'ci-config-is-pure',
+      severity: 'error',
+      comment:
+        'src/ci_config/ is the .gitlab-ci.yml language: YAML in, a plan or errors out. Files, URLs and the ' +
+        'repository come in through its IncludeSources and RuleContext; it imports no other folder of src/, ' +
+        'no database, web, filesystem or network module.',
+      from: { path: '^src/ci_config/' },
+      to: {
+        path: [
+          '^src/(?!ci_config/)',
+          '^(node:)?(fs|fs/promises|child_process|net|http|https|http2|dns|tls|worker_threads)$',
+          'node_modules/(typeorm|koa|@koa|pg|pg-boss|@electric-sql)/',
+        ],
+      },
+    },
+    {
       name: 'only-the-root-sees-the-registry',
       severity: 'error',
       comment:

@@ -98,6 +98,7 @@ ops-coverage: install
 ## A few minutes: seeds a fresh server and prints each endpoint beside its floor (never fails on a number).
 bench: build
 	@node --import tsx scripts/bench/bench.ts
+	@node --import tsx scripts/bench/ci-lint-config.ts
 
 clean:
 	rm -rf dist data .forge-test

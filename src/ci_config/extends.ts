@@ -3,7 +3,7 @@
  * `!reference [job, key, ...]`, in GitLab's order: includes, extends, references.
  */
 import { ConfigError } from './include.js';
-import { deepMerge, isPlainObject, ReferenceTag } from './parse.js';
+import { deepMerge, InvalidReferenceTag, isPlainObject, ReferenceTag } from './parse.js';
 
 /** More ancestors than this along one chain: "nesting too deep". */
 export const MAX_EXTENDS_NESTING = 10;
@@ -37,6 +37,7 @@ export function resolveExtends(config: Record<string, unknown>): Record<string, 
 /** Replaces every `!reference` by the value it names, in the configuration after extends. */
 export function resolveReferences(config: Record<string, unknown>): Record<string, unknown> {
   const walk = (node: unknown, chain: string[]): unknown => {
+    if (node instanceof InvalidReferenceTag) throw new ConfigError(`!reference ${node.written} is not valid`);
     if (node instanceof ReferenceTag) return follow(node, chain);
     if (Array.isArray(node)) return node.map((n) => walk(n, chain));
     if (isPlainObject(node)) {
@@ -48,6 +49,7 @@ export function resolveReferences(config: Record<string, unknown>): Record<strin
   };
   const follow = (ref: ReferenceTag, chain: string[]): unknown => {
     const id = ref.toString();
+    if (ref.path.length === 0) throw new ConfigError(`${id} is not valid`);
     if (chain.includes(id)) throw new ConfigError(`${id} is part of a circular chain`);
     if (chain.length >= MAX_REFERENCE_NESTING) throw new ConfigError(`${id} is nested too deep`);
     let target: unknown = config;

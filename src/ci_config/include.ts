@@ -137,7 +137,14 @@ function yamlExtension(location: string): void {
 async function loadEntry(entry: Entry, ctx: FileContext, state: IncludeState, depth: number): Promise<Record<string, unknown> | null> {
   const inputs = entry.inputs as Record<string, unknown> | undefined;
   const vars = state.variables;
-  if (entry.local !== undefined) return loadLocal(expandVariables(String(entry.local), vars), inputs, ctx, state, depth);
+  if (entry.local !== undefined) {
+    const location = expandVariables(String(entry.local), vars).replace(/^\/+/, '');
+    if (!location.includes('*')) return loadLocal(location, inputs, ctx, state, depth);
+    const paths = await localWildcard(location, state);
+    let merged: Record<string, unknown> = {};
+    for (const path of paths) merged = deepMerge(merged, await loadLocal(path, inputs, state.root, state, depth));
+    return merged;
+  }
   if (entry.project !== undefined) {
     const project = expandVariables(String(entry.project), vars).replace(/^\/+/, '');
     const ref = entry.ref === undefined ? undefined : expandVariables(String(entry.ref), vars);
@@ -206,6 +213,35 @@ async function loadLocal(
   if (content.trim() === '') throw new ConfigError(`Local file \`${location}\` is empty!`);
   record(state, 'local', location, ctx, content, {});
   return loadFile(content, inputs, ctx.project ? ctx : state.root, state, depth, location);
+}
+
+/**
+ * GitLab's wildcard locals as its documentation states them: `*` within a directory, `**.yml` in the
+ * directory and every subdirectory, `**` then a slash only in subdirectories; .yml/.yaml files, sorted.
+ */
+export function wildcardRegExp(pattern: string): RegExp {
+  let re = '';
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i] as string;
+    if (pattern.startsWith('**/', i)) {
+      re += '(?:.+/)';
+      i += 2;
+    } else if (pattern.startsWith('**', i)) {
+      re += '.*';
+      i += 1;
+    } else if (c === '*') re += '[^/]*';
+    else if (c === '?') re += '[^/]';
+    else re += c.replace(/[.+^${}()|[\]\\]/g, '\\$&');
+  }
+  return new RegExp(`^${re}$`);
+}
+
+async function localWildcard(pattern: string, state: IncludeState): Promise<string[]> {
+  const all = state.sources.localPaths ? await state.sources.localPaths() : [];
+  const match = wildcardRegExp(pattern);
+  const paths = all.filter((p) => /\.ya?ml$/.test(p) && match.test(p)).sort();
+  if (paths.length === 0) throw new ConfigError(`Local file \`${pattern}\` does not exist!`);
+  return paths;
 }
 
 function remoteReason(err: unknown): string {

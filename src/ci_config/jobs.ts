@@ -49,6 +49,9 @@ export function buildJob(
   const kind = jobKind(raw) as 'job' | 'bridge';
   v.unknownKeys(raw, kind === 'job' ? JOB_KEYS : BRIDGE_KEYS, at, errors);
   if (name.length > 255) errors.push(`${at} name is too long (maximum is 255 characters)`);
+  if (raw.extends !== undefined && typeof raw.extends !== 'string' && !v.arrayOfStrings(raw.extends)) {
+    errors.push(`${at} extends should be an array of strings or a string`);
+  }
   const options: Record<string, unknown> = {};
   const copy = (key: string) => {
     if (raw[key] !== undefined) options[key] = raw[key];

@@ -61,17 +61,30 @@ export async function loadConfig(input: LoadInput): Promise<LoadedConfig> {
   const result = {
     errors,
     warnings,
-    mergedYaml: toYaml(config),
+    mergedYaml: '',
     includes: state.records,
     stages,
     workflow,
     variables: vars?.values ?? {},
     variableOptions: variableOptions(vars?.data ?? {}, vars?.values ?? {}),
   };
-  if (errors.length > 0) return { ...result, jobs: [] };
-  crossJobChecks(built, stages, input.needsLimit ?? DEFAULT_NEEDS_LIMIT, errors);
+  if (errors.length === 0) crossJobChecks(built, stages, input.needsLimit ?? DEFAULT_NEEDS_LIMIT, errors);
   const jobs: JobDefinition[] = errors.length > 0 ? [] : built.flatMap(expandParallel);
-  return { ...result, jobs };
+  return withLazyYaml({ ...result, jobs }, config);
+}
+
+/** Writing the merged YAML costs more than the checks: only lint reads it, so it is made when read. */
+function withLazyYaml(loaded: LoadedConfig, config: Record<string, unknown>): LoadedConfig {
+  let text: string | undefined;
+  Object.defineProperty(loaded, 'mergedYaml', {
+    enumerable: true,
+    configurable: true,
+    get: () => (text ??= toYaml(config)),
+    set: (value: string) => {
+      text = value;
+    },
+  });
+  return loaded;
 }
 
 function stagesOf(config: Record<string, unknown>, errors: string[]): string[] {

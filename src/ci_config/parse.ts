@@ -13,6 +13,18 @@ export class ReferenceTag {
   }
 }
 
+/** `!reference` on a scalar or an empty list: kept to be reported when references are resolved. */
+export class InvalidReferenceTag {
+  constructor(readonly written: string) {}
+}
+
+const scalarReferenceTag = {
+  tag: '!reference',
+  resolve(value: string): InvalidReferenceTag {
+    return new InvalidReferenceTag(JSON.stringify(value));
+  },
+};
+
 const referenceTag = {
   tag: '!reference',
   collection: 'seq' as const,
@@ -35,7 +47,7 @@ export interface ParsedFile {
 const OPTIONS = {
   version: '1.1' as const,
   merge: true,
-  customTags: [referenceTag],
+  customTags: [referenceTag, scalarReferenceTag],
   uniqueKeys: false,
   prettyErrors: false,
 };
@@ -55,6 +67,7 @@ export function parseFile(text: string): ParsedFile {
   }
   try {
     const values = docs.map((doc) => doc.toJS({ maxAliasCount: 10_000 }) as unknown);
+    if (values.some((v) => isCyclic(v, new Set()))) return { header: null, body: null, error: '(<unknown>): recursive aliases are not allowed' };
     if (values.length === 0) return { header: null, body: null, error: null };
     if (values.length === 1) return { header: null, body: values[0], error: null };
     const [head, body] = values;
@@ -67,12 +80,23 @@ export function parseFile(text: string): ParsedFile {
   }
 }
 
+/** An alias inside its own anchor makes a value that contains itself: nothing could walk it. */
+function isCyclic(v: unknown, ancestors: Set<unknown>): boolean {
+  if (typeof v !== 'object' || v === null) return false;
+  if (ancestors.has(v)) return true;
+  ancestors.add(v);
+  const children = Array.isArray(v) ? v : v instanceof ReferenceTag ? [] : Object.values(v);
+  const found = children.some((c) => isCyclic(c, ancestors));
+  ancestors.delete(v);
+  return found;
+}
+
 function firstLine(message: string): string {
   return `(<unknown>): ${message.split('\n')[0]?.trim() ?? message}`;
 }
 
 export function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof ReferenceTag);
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof ReferenceTag) && !(v instanceof InvalidReferenceTag);
 }
 
 /** GitLab's deep_merge: hashes merge key by key, anything else (arrays included) replaces. */

@@ -63,18 +63,17 @@ async function planJob(
   const visible = () => ({ ...inheritedGlobals(job, yamlVars), ...jobVars, ...ctx.variables, ...predefinedFor(job) });
   let when: string = (o.when as string) ?? 'on_success';
   let startIn = o.start_in as string | undefined;
-  let allowFailure = o.allow_failure as boolean | { exit_codes: number[] } | undefined;
+  const staticFailure = o.allow_failure as boolean | { exit_codes: number[] } | undefined;
+  let ruleAllowFailure: boolean | undefined;
   let needs = o.needs as Need[] | undefined;
   let interruptible = o.interruptible as boolean | undefined;
-  let fromRules = false;
   const rules = o.rules as Rule[] | undefined;
   if (rules) {
     const rule = await firstMatchingRule(rules, visible(), ctx);
     if (!rule || rule.when === 'never') return null;
-    fromRules = true;
     if (rule.when !== undefined) when = rule.when;
     if (rule.start_in !== undefined) startIn = String(rule.start_in);
-    if (rule.allow_failure !== undefined) allowFailure = rule.allow_failure as boolean;
+    if (rule.allow_failure !== undefined) ruleAllowFailure = rule.allow_failure as boolean;
     if (rule.needs !== undefined) needs = rule.needs as Need[];
     if (rule.interruptible !== undefined) interruptible = rule.interruptible as boolean;
     Object.assign(jobVars, (rule.variables as Record<string, string>) ?? {});
@@ -85,9 +84,12 @@ async function planJob(
     if (except && (await policyHolds(except, visible(), ctx))) return null;
   }
   if (when === 'never') return null;
-  // allow_failure: a manual job may fail unless it came from rules (GitLab's documented default).
-  const exitCodes = typeof allowFailure === 'object' ? allowFailure.exit_codes : undefined;
-  const allow = typeof allowFailure === 'boolean' ? allowFailure : exitCodes ? false : when === 'manual' && !fromRules;
+  // GitLab decides allow_failure statically from the job (`allow_failure`, else a job-level
+  // `when: manual`), and a matching rule's `allow_failure` overrides it; `rules: when: manual` alone
+  // leaves it false, as GitLab documents.
+  const exitCodes = ruleAllowFailure === undefined && typeof staticFailure === 'object' ? staticFailure.exit_codes : undefined;
+  const staticAllow = typeof staticFailure === 'boolean' ? staticFailure : staticFailure ? false : o.when === 'manual';
+  const allow = ruleAllowFailure ?? staticAllow;
   const planned: PlannedJob = {
     name: job.name,
     stage: job.stage,
@@ -96,6 +98,7 @@ async function planJob(
     allowFailure: allow,
     needs: needs === undefined ? null : needs.map((n) => ({ ...n })),
     variables: jobVars,
+    yamlVariables: { ...inheritedGlobals(job, yamlVars), ...jobVars },
     options: o,
     interruptible: interruptible === true,
   };

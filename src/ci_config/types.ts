@@ -21,6 +21,11 @@ export interface IncludeSources {
   remote(url: string): Promise<string>;
   /** `include: template`: a template the server ships (src/ci_config/templates). */
   template(name: string): Promise<string | null>;
+  /**
+   * `include: local` with a wildcard (`configs/*.yml`, `configs/**.yml`): the pipeline project's paths
+   * at its commit, to match here. Without it a wildcard include is a file that does not exist.
+   */
+  localPaths?(): Promise<string[]>;
 }
 
 export interface IncludeRecord {
@@ -108,6 +113,11 @@ export interface PlannedJob {
   needs: Array<{ name: string; artifacts: boolean; optional: boolean; pipeline?: string; project?: string; ref?: string }> | null;
   /** Job-level variables after rules:variables. */
   variables: Record<string, string>;
+  /**
+   * Every YAML variable the job sees, in GitLab's order: top-level ones it inherits (after workflow
+   * rules' variables), then its own, then its matching rule's. Project and pipeline variables are not in it.
+   */
+  yamlVariables?: Record<string, string>;
   options: Record<string, unknown>;
   trigger?: JobDefinition['trigger'];
   resourceGroup?: string;

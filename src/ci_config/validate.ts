@@ -13,10 +13,12 @@ const NESTED_STRINGS = 'config should be a string or a nested array of strings u
 /** `script`, `before_script`, `after_script`, hooks: a string or nested arrays of strings, flattened. */
 export function commands(value: unknown, location: string, errors: Errors): string[] | undefined {
   const out: string[] = [];
-  const visit = (v: unknown, level: number): boolean => {
-    if (typeof v === 'string') return out.push(v) > 0;
-    if (typeof v === 'number' || typeof v === 'boolean') return out.push(String(v)) > 0;
-    if (Array.isArray(v) && level < 10) return v.every((item) => visit(item, level + 1));
+  const visit = (v: unknown, depth: number): boolean => {
+    if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') {
+      out.push(String(v));
+      return true;
+    }
+    if (Array.isArray(v) && depth < 10) return v.every((item) => visit(item, depth + 1));
     return false;
   };
   if (!visit(value, 0)) {

@@ -315,3 +315,35 @@ describe('templates', () => {
     expect(plan.ok).toBe(true);
   });
 });
+
+describe('include: local with a wildcard', () => {
+  const files = {
+    'configs/a.yml': 'a:\n  script: a\n',
+    'configs/b.yaml': 'b:\n  script: b\n',
+    'configs/sub/c.yml': 'c:\n  script: c\n',
+    'configs/readme.md': 'not yaml',
+    'other/d.yml': 'd:\n  script: d\n',
+  };
+  const load = (pattern: string) =>
+    loadConfig({
+      content: `include: '${pattern}'\nmain:\n  script: main\n`,
+      sources: { ...fakeSources({ local: files }), localPaths: async () => Object.keys(files) },
+      projectPath: 'g/p',
+      sha: 'abc',
+    });
+
+  it.each([
+    ['configs/*.yml', ['a', 'main']],
+    ['configs/*.y*ml', ['a', 'b', 'main']],
+    ['configs/**.yml', ['a', 'c', 'main']],
+    ['configs/**/*.yml', ['c', 'main']],
+  ])('%s includes %j', async (pattern, jobs) => {
+    const config = await load(pattern);
+    expect(config.errors).toEqual([]);
+    expect(config.jobs.map((j) => j.name)).toEqual(jobs);
+  });
+
+  it('answers GitLab message when nothing matches', async () => {
+    expect((await load('nothing/*.yml')).errors).toEqual(['Local file `nothing/*.yml` does not exist!']);
+  });
+});
