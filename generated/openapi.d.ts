@@ -139,6 +139,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/ci/lint": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Validate CI/CD configuration (instance-level, deprecated)
+         * @deprecated
+         * @description GitLab 15.x's instance-level check, removed in GitLab 16.0 and kept for clients that still call it
+         *     (python-gitlab 3.12's `gl.ci_lint`): a static check of `content` outside any project. Answers 200 with
+         *     `status` `valid` or `invalid`, `errors` and `warnings`; `merged_yaml` with `include_merged_yaml=true`;
+         *     `jobs` with `include_jobs=true`. Use `POST /projects/{id}/ci/lint` instead.
+         *
+         *     - **Who.** Any signed-in user (`use_api`); anonymous callers get 401.
+         *     - **Required:** `content`.
+         *     - Without a project, `include: local` files are not found.
+         */
+        post: operations["lintCiConfig"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/feature_flags/unleash/{project_id}/client/features": {
         parameters: {
             query?: never;
@@ -8207,6 +8235,59 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/templates/gitlab_ci_ymls": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List CI/CD configuration templates
+         * @description The `.gitlab-ci.yml` templates the server ships, by `key`, sorted. Each can be read whole, or
+         *     included from a configuration (`include: template: <key>.gitlab-ci.yml`).
+         *
+         *     - **Who.** Anyone, signed in or not (`read_instance`).
+         *     - Offset pagination: `page`, `per_page` (default 20, at most 100) and GitLab's headers.
+         */
+        get: operations["listCiYmlTemplates"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/templates/gitlab_ci_ymls/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The template's key, as the list gives it (`Nodejs`).
+                 * @example Nodejs
+                 */
+                key: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a CI/CD configuration template
+         * @description One template: its `name` and `content` (YAML). An unknown key answers 404
+         *     `{"message": "404 Template Not Found"}`.
+         *
+         *     - **Who.** Anyone, signed in or not (`read_instance`).
+         */
+        get: operations["getCiYmlTemplate"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/user": {
         parameters: {
             query?: never;
@@ -8866,6 +8947,55 @@ export interface components {
             /** @example https://mirror2.example.com */
             value?: string;
             variable_type?: components["schemas"]["CiVariableType"];
+        };
+        CiLintJob: {
+            after_script: string[];
+            allow_failure: boolean;
+            before_script: string[];
+            /** @description The environment's name, if the job deploys. */
+            environment: string | null;
+            except: {
+                [key: string]: unknown;
+            } | null;
+            name: string;
+            /** @description The needs as written (`name`, `artifacts`, `optional`...); null without `needs` and in dry runs. */
+            needs: {
+                [key: string]: unknown;
+            }[] | null;
+            /** @description `only` as written, e.g. `{"refs": ["branches", "tags"]}`; null with `rules` and in dry runs. */
+            only: {
+                [key: string]: unknown;
+            } | null;
+            script: string[];
+            stage: string;
+            tag_list: string[];
+            /** @enum {string} */
+            when: "on_success" | "on_failure" | "always" | "manual" | "delayed" | "never";
+        };
+        CiLintLegacyInput: {
+            content: string;
+            /** @default false */
+            include_jobs?: boolean;
+            /** @default false */
+            include_merged_yaml?: boolean;
+        };
+        CiLintLegacyResult: {
+            errors: string[];
+            /** @description With `include_jobs=true` only. */
+            jobs?: components["schemas"]["CiLintJob"][];
+            /** @description With `include_merged_yaml=true` only. */
+            merged_yaml?: string | null;
+            /** @enum {string} */
+            status: "valid" | "invalid";
+            warnings: string[];
+        };
+        CiTemplate: {
+            content: string;
+            name: string;
+        };
+        CiTemplateListItem: {
+            key: string;
+            name: string;
         };
         /** @description A project or group CI/CD variable. */
         CiVariable: {
@@ -15549,6 +15679,11 @@ export type SchemaBulkMoveRequest = components['schemas']['BulkMoveRequest'];
 export type SchemaCiInstanceVariable = components['schemas']['CiInstanceVariable'];
 export type SchemaCiInstanceVariableCreate = components['schemas']['CiInstanceVariableCreate'];
 export type SchemaCiInstanceVariableUpdate = components['schemas']['CiInstanceVariableUpdate'];
+export type SchemaCiLintJob = components['schemas']['CiLintJob'];
+export type SchemaCiLintLegacyInput = components['schemas']['CiLintLegacyInput'];
+export type SchemaCiLintLegacyResult = components['schemas']['CiLintLegacyResult'];
+export type SchemaCiTemplate = components['schemas']['CiTemplate'];
+export type SchemaCiTemplateListItem = components['schemas']['CiTemplateListItem'];
 export type SchemaCiVariable = components['schemas']['CiVariable'];
 export type SchemaCiVariableCreate = components['schemas']['CiVariableCreate'];
 export type SchemaCiVariableType = components['schemas']['CiVariableType'];
@@ -16189,6 +16324,58 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PlanLimits"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    lintCiConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "content": "build:\n  script: make\n",
+                 *       "include_merged_yaml": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["CiLintLegacyInput"];
+                /**
+                 * @example {
+                 *       "content": "build:\n  script: make\n",
+                 *       "include_merged_yaml": true
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["CiLintLegacyInput"];
+                /**
+                 * @example {
+                 *       "content": "build:\n  script: make\n",
+                 *       "include_merged_yaml": true
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["CiLintLegacyInput"];
+            };
+        };
+        responses: {
+            /** @description The result of the check. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CiLintLegacyResult"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -32228,6 +32415,80 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Snippet"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listCiYmlTemplates: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of templates. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CiTemplateListItem"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getCiYmlTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The template's key, as the list gives it (`Nodejs`).
+                 * @example Nodejs
+                 */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The template. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CiTemplate"];
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -94,6 +94,7 @@ export interface OperationSubjects {
   deleteSnippet: 'instance';
   forkProject: 'project';
   getBranch: 'project';
+  getCiYmlTemplate: 'instance';
   getClusterAgent: 'project';
   getClusterAgentToken: 'project';
   getCommit: 'project';
@@ -182,8 +183,10 @@ export interface OperationSubjects {
   getUnleashFeatures: 'none';
   getUser: 'instance';
   getVersion: 'instance';
+  lintCiConfig: 'instance';
   listAllSnippets: 'instance';
   listBranches: 'project';
+  listCiYmlTemplates: 'instance';
   listClusterAgentTokens: 'project';
   listClusterAgents: 'project';
   listCommits: 'project';

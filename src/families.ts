@@ -21,6 +21,7 @@ import { coreManifest } from './core/manifest.js';
 import { accessTokensManifest } from './access_tokens/manifest.js';
 import { awardEmojiManifest } from './award_emoji/manifest.js';
 import { branchesManifest } from './branches/manifest.js';
+import { ciLintManifest } from './ci_lint/manifest.js';
 import { ciVariablesManifest } from './ci_variables/manifest.js';
 import { clusterAgentsManifest } from './cluster_agents/manifest.js';
 import { commitsManifest } from './commits/manifest.js';
@@ -63,6 +64,7 @@ export const families = [
   accessTokensManifest,
   awardEmojiManifest,
   branchesManifest,
+  ciLintManifest,
   ciVariablesManifest,
   clusterAgentsManifest,
   commitsManifest,
