@@ -3034,6 +3034,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{id}/jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a project's jobs
+         * @description The builds of all the project's pipelines, newest first; retried jobs are left out.
+         *
+         *     - **Who.** As for a pipeline's jobs (`read_build`).
+         *     - `scope[]`: one or more statuses.
+         *     - Offset pagination: `page`, `per_page` (default 20, at most 100) and GitLab's headers.
+         */
+        get: operations["listProjectJobs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/jobs/{job_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The job's id.
+                 * @example 8
+                 */
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a job
+         * @description One job of the project.
+         *
+         *     - **Who.** As for the lists (`read_build`).
+         *     - Not in the project, or a bridge: 404 `{"message": "404 Not found"}`.
+         */
+        get: operations["getProjectJob"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{id}/labels": {
         parameters: {
             query?: never;
@@ -5610,6 +5674,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{id}/pipeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a pipeline
+         * @description Creates a pipeline (source `api`) for the head of a branch or tag from its `.gitlab-ci.yml`. Answers
+         *     201 with the pipeline.
+         *
+         *     - **Who.** Developers and above (`create_pipeline`).
+         *     - `variables` (`variable_type` `env_var` by default, or `file`) and `inputs` (the configuration's
+         *       `spec:inputs`) feed the rules and the jobs.
+         *     - A ref that does not exist: 400 `{"message": {"base": ["Reference not found"]}}`. No
+         *       configuration file, a configuration error, rules that leave no job, or a plan limit passed: 400
+         *       `{"message": {"base": ["<GitLab's message>"]}}`, and no pipeline.
+         */
+        post: operations["createProjectPipeline"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{id}/pipeline_schedules": {
         parameters: {
             query?: never;
@@ -5875,6 +5973,209 @@ export interface paths {
          *     - A key the schedule does not have answers 404 `{"message": "404 Pipeline Schedule Variable Not Found"}`.
          */
         delete: operations["deletePipelineScheduleVariable"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/pipelines": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a project's pipelines
+         * @description The project's pipelines, newest first by default.
+         *
+         *     - **Who.** Reporters and above; anyone who sees a public or internal project (`read_pipeline`).
+         *     - Child pipelines (source `parent_pipeline`) are left out unless `source=parent_pipeline`.
+         *     - `scope`: `running`, `pending`, `finished` (success, failed, canceled, skipped), `branches` or `tags`
+         *       (the latest pipeline of each branch or tag).
+         *     - `order_by` `id` (default), `status`, `ref`, `updated_at` or `user_id`; `sort` `desc` (default) or `asc`.
+         *     - Offset pagination in SQL: `page`, `per_page` (default 20, at most 100) and GitLab's headers.
+         */
+        get: operations["listProjectPipelines"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/pipelines/{pipeline_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The pipeline's id.
+                 * @example 47
+                 */
+                pipeline_id: number;
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a pipeline
+         * @description One pipeline of the project, child pipelines included.
+         *
+         *     - **Who.** As for the list (`read_pipeline`).
+         *     - Not in the project: 404 `{"message": "404 Not found"}`.
+         */
+        get: operations["getProjectPipeline"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/pipelines/{pipeline_id}/bridges": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The pipeline's id.
+                 * @example 47
+                 */
+                pipeline_id: number;
+            };
+            cookie?: never;
+        };
+        /**
+         * List a pipeline's trigger jobs
+         * @description The bridges (trigger jobs) of a pipeline, each with the pipeline it started.
+         *
+         *     - **Who.** As for the jobs (`read_build`).
+         *     - `scope[]`: one or more statuses.
+         *     - Offset pagination: `page`, `per_page` (default 20, at most 100) and GitLab's headers.
+         */
+        get: operations["listPipelineBridges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/pipelines/{pipeline_id}/jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The pipeline's id.
+                 * @example 47
+                 */
+                pipeline_id: number;
+            };
+            cookie?: never;
+        };
+        /**
+         * List a pipeline's jobs
+         * @description The builds (not the bridges) of a pipeline, by id.
+         *
+         *     - **Who.** Reporters and above; anyone who sees a public or internal project (`read_build`).
+         *     - `scope[]`: one or more statuses. `include_retried=true` adds the jobs that were retried.
+         *     - Offset pagination: `page`, `per_page` (default 20, at most 100) and GitLab's headers.
+         */
+        get: operations["listPipelineJobs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/pipelines/{pipeline_id}/variables": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The pipeline's id.
+                 * @example 47
+                 */
+                pipeline_id: number;
+            };
+            cookie?: never;
+        };
+        /**
+         * List a pipeline's variables
+         * @description The variables given to the pipeline when it was created (through the API or a trigger), not those
+         *     of pipeline schedules. Not paginated, as in GitLab.
+         *
+         *     - **Who.** Developers and above (`update_pipeline`), since values may be secret.
+         *     - Not in the project: 404 `{"message": "404 Not found"}`.
+         */
+        get: operations["listProjectPipelineVariables"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/pipelines/latest": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get the latest pipeline of a ref
+         * @description The newest pipeline for the head commit of `ref` (the default branch by default), child pipelines
+         *     left out.
+         *
+         *     - **Who.** As for the list (`read_pipeline`).
+         *     - The head commit has no pipeline, or the ref does not exist: 403 `{"message": "403 Forbidden"}`,
+         *       as GitLab answers.
+         */
+        get: operations["getLatestProjectPipeline"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -8902,6 +9203,13 @@ export interface components {
              */
             developer_can_initial_push?: boolean;
         };
+        /**
+         * Bridge
+         * @description A trigger job of a pipeline, with the pipeline it started.
+         */
+        Bridge: components["schemas"]["JobCommon"] & {
+            downstream_pipeline: components["schemas"]["PipelineBasic"] | null;
+        };
         BulkMoveRequest: {
             /** @description The storage they move to; omitted, the one the storage weights pick (`default`). */
             destination_storage_name?: string;
@@ -8989,6 +9297,12 @@ export interface components {
             status: "valid" | "invalid";
             warnings: string[];
         };
+        /**
+         * @description The status of a pipeline, a stage or a job.
+         * @example success
+         * @enum {string}
+         */
+        CiStatus: "created" | "waiting_for_resource" | "preparing" | "pending" | "running" | "success" | "failed" | "canceled" | "skipped" | "manual" | "scheduled";
         CiTemplate: {
             content: string;
             name: string;
@@ -9536,6 +9850,43 @@ export interface components {
         CustomAttributeValue: {
             /** @example 4711 */
             value: string;
+        };
+        /**
+         * DetailedStatus
+         * @description How GitLab shows a status (its icon, text, label and favicon).
+         */
+        DetailedStatus: {
+            /** @description The action a job's status offers (play, retry, cancel, unschedule). */
+            action?: {
+                /** @example Retry this job */
+                button_title: string;
+                /** @example retry */
+                icon: string;
+                /** @example post */
+                method: string;
+                /** @example /group/project/-/jobs/8/retry */
+                path: string;
+                /** @example Retry */
+                title: string;
+            };
+            /** @example /group/project/-/pipelines/47 */
+            details_path: string | null;
+            /** @example /assets/ci_favicons/favicon_status_success.png */
+            favicon: string;
+            /** @example success */
+            group: string;
+            /** @example true */
+            has_details: boolean;
+            /** @example status_success */
+            icon: string;
+            /** @example null */
+            illustration: null | Record<string, never>;
+            /** @example passed */
+            label: string;
+            /** @example Passed */
+            text: string;
+            /** @example passed */
+            tooltip: string;
         };
         /**
          * Diff
@@ -10300,6 +10651,177 @@ export interface components {
              * @enum {string}
              */
             task?: "eager" | "prune";
+        };
+        /**
+         * Job
+         * @description A CI/CD job of a pipeline.
+         */
+        Job: components["schemas"]["JobCommon"] & {
+            /** @example false */
+            archived: boolean;
+            /** @example [] */
+            artifacts: Record<string, never>[];
+            /**
+             * Format: date-time
+             * @example null
+             */
+            artifacts_expire_at: string | null;
+            /** @example null */
+            runner: null | Record<string, never>;
+            /** @example null */
+            runner_manager: null | Record<string, never>;
+            /**
+             * @example [
+             *       "docker"
+             *     ]
+             */
+            tag_list: string[];
+            /**
+             * @example on_success
+             * @enum {string}
+             */
+            when: "on_success" | "on_failure" | "always" | "manual" | "delayed";
+        };
+        /**
+         * JobCommit
+         * @description The commit a job runs for.
+         */
+        JobCommit: {
+            /** @example ada@example.com */
+            author_email: string;
+            /** @example Ada */
+            author_name: string;
+            /**
+             * Format: date-time
+             * @example 2026-03-01T12:29:00.000Z
+             */
+            authored_date: string;
+            /**
+             * Format: date-time
+             * @example 2026-03-01T12:29:00.000Z
+             */
+            committed_date: string;
+            /** @example ada@example.com */
+            committer_email: string;
+            /** @example Ada */
+            committer_name: string;
+            /**
+             * Format: date-time
+             * @example 2026-03-01T12:29:00.000Z
+             */
+            created_at: string;
+            /** @example a91957a858320c0e17f3a0eca7cfacbff50ea29a */
+            id: string;
+            /** @example Add the CI configuration */
+            message: string;
+            /** @example [] */
+            parent_ids: string[];
+            /** @example a91957a8 */
+            short_id: string;
+            /** @example Add the CI configuration */
+            title: string;
+            /**
+             * Format: uri
+             * @example https://forge.example.com/group/project/-/commit/a91957a858320c0e17f3a0eca7cfacbff50ea29a
+             */
+            web_url: string;
+        };
+        JobCommon: {
+            /** @example false */
+            allow_failure: boolean;
+            commit: components["schemas"]["JobCommit"] | null;
+            /** @example null */
+            coverage: number | null;
+            /**
+             * Format: date-time
+             * @example 2026-03-01T12:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * @description Seconds the job ran (so far, while it runs).
+             * @example null
+             */
+            duration: number | null;
+            /**
+             * Format: date-time
+             * @example null
+             */
+            erased_at: string | null;
+            /**
+             * @description Why a failed job failed (only on failed jobs).
+             * @example script_failure
+             */
+            failure_reason?: string;
+            /**
+             * Format: date-time
+             * @example null
+             */
+            finished_at: string | null;
+            /** @example 8 */
+            id: number;
+            /** @example rspec */
+            name: string;
+            pipeline: components["schemas"]["JobPipeline"];
+            project: {
+                /** @example false */
+                ci_job_token_scope_enabled: boolean;
+            };
+            /**
+             * @description Seconds the job waited in the queue.
+             * @example null
+             */
+            queued_duration: number | null;
+            /** @example main */
+            ref: string;
+            /** @example test */
+            stage: string;
+            /**
+             * Format: date-time
+             * @example null
+             */
+            started_at: string | null;
+            status: components["schemas"]["CiStatus"];
+            /** @example false */
+            tag: boolean;
+            user: components["schemas"]["UserSummary"] | null;
+            /**
+             * Format: uri
+             * @example https://forge.example.com/group/project/-/jobs/8
+             */
+            web_url: string;
+        };
+        /**
+         * JobPipeline
+         * @description The pipeline a job belongs to.
+         */
+        JobPipeline: {
+            /**
+             * Format: date-time
+             * @example 2026-03-01T12:30:00.000Z
+             */
+            created_at: string;
+            /** @example 47 */
+            id: number;
+            /** @example 12 */
+            iid: number;
+            /** @example 1 */
+            project_id: number;
+            /** @example main */
+            ref: string;
+            /** @example a91957a858320c0e17f3a0eca7cfacbff50ea29a */
+            sha: string;
+            source: components["schemas"]["PipelineSource"];
+            status: components["schemas"]["CiStatus"];
+            /**
+             * Format: date-time
+             * @example 2026-03-01T12:31:00.000Z
+             */
+            updated_at: string;
+            /**
+             * Format: uri
+             * @example https://forge.example.com/group/project/-/pipelines/47
+             */
+            web_url: string;
         };
         KubernetesAgentInfo: {
             agent_id: number;
@@ -11621,6 +12143,108 @@ export interface components {
              */
             token: string;
         };
+        /**
+         * Pipeline
+         * @description One pipeline in detail.
+         */
+        Pipeline: components["schemas"]["PipelineBasic"] & {
+            /** @example 0000000000000000000000000000000000000000 */
+            before_sha: string;
+            /**
+             * Format: date-time
+             * @example null
+             */
+            committed_at: string | null;
+            /**
+             * @description The average of its jobs' coverage, as GitLab writes it (a string such as "30.0").
+             * @example null
+             */
+            coverage: string | null;
+            detailed_status: components["schemas"]["DetailedStatus"];
+            /**
+             * @description Seconds the pipeline's jobs ran, overlapping runs counted once.
+             * @example 55
+             */
+            duration: number | null;
+            /**
+             * Format: date-time
+             * @example 2026-03-01T12:31:00.000Z
+             */
+            finished_at: string | null;
+            /**
+             * @description Seconds from the pipeline's creation to its start.
+             * @example 5
+             */
+            queued_duration: number | null;
+            /**
+             * Format: date-time
+             * @example 2026-03-01T12:30:05.000Z
+             */
+            started_at: string | null;
+            /** @example false */
+            tag: boolean;
+            user: components["schemas"]["UserSummary"] | null;
+            /** @example null */
+            yaml_errors: string | null;
+        };
+        /**
+         * PipelineBasic
+         * @description A pipeline as lists show it.
+         */
+        PipelineBasic: {
+            /**
+             * Format: date-time
+             * @example 2026-03-01T12:30:00.000Z
+             */
+            created_at: string;
+            /** @example 47 */
+            id: number;
+            /**
+             * @description The pipeline's number in its project.
+             * @example 12
+             */
+            iid: number;
+            /**
+             * @description The pipeline's name (`workflow:name`), or null.
+             * @example Build pipeline
+             */
+            name: string | null;
+            /** @example 1 */
+            project_id: number;
+            /** @example main */
+            ref: string;
+            /** @example a91957a858320c0e17f3a0eca7cfacbff50ea29a */
+            sha: string;
+            source: components["schemas"]["PipelineSource"];
+            status: components["schemas"]["CiStatus"];
+            /**
+             * Format: date-time
+             * @example 2026-03-01T12:31:00.000Z
+             */
+            updated_at: string;
+            /**
+             * Format: uri
+             * @example https://forge.example.com/group/project/-/pipelines/47
+             */
+            web_url: string;
+        };
+        PipelineCreate: {
+            /**
+             * @description Values of the configuration's `spec:inputs`.
+             * @example {
+             *       "environment": "staging"
+             *     }
+             */
+            inputs?: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description The branch or tag to run the pipeline for.
+             * @example main
+             */
+            ref: string;
+            variables?: components["schemas"]["PipelineVariableInput"][];
+        };
         PipelineSchedule: {
             active: boolean;
             /** Format: date-time */
@@ -11680,6 +12304,12 @@ export interface components {
             /** @enum {string} */
             variable_type?: "env_var" | "file";
         };
+        /**
+         * @description What made the pipeline.
+         * @example push
+         * @enum {string}
+         */
+        PipelineSource: "push" | "web" | "api" | "trigger" | "schedule" | "merge_request_event" | "pipeline" | "parent_pipeline" | "external" | "chat" | "webide" | "external_pull_request_event" | "ondemand_dast_scan" | "security_orchestration_policy";
         PipelineTrigger: {
             /** Format: date-time */
             created_at: string;
@@ -11704,6 +12334,35 @@ export interface components {
         PipelineTriggerUpdate: {
             /** @example Nightly build (main) */
             description?: string;
+        };
+        /**
+         * PipelineVariable
+         * @description A variable given to a pipeline when it was created.
+         */
+        PipelineVariable: {
+            /** @example RUN_NIGHTLY_BUILD */
+            key: string;
+            /** @example false */
+            raw: boolean;
+            /** @example true */
+            value: string;
+            /**
+             * @example env_var
+             * @enum {string}
+             */
+            variable_type: "env_var" | "file";
+        };
+        PipelineVariableInput: {
+            /** @example RUN_NIGHTLY_BUILD */
+            key: string;
+            /** @example true */
+            value: string;
+            /**
+             * @default env_var
+             * @example env_var
+             * @enum {string}
+             */
+            variable_type?: "env_var" | "file";
         };
         /** @description A plan's limits. Counts are numbers of items (0 for no limit), sizes bytes or MiB. */
         PlanLimits: {
@@ -15675,6 +16334,7 @@ export type SchemaBranch = components['schemas']['Branch'];
 export type SchemaBranchCreate = components['schemas']['BranchCreate'];
 export type SchemaBranchProtectionAccessLevel = components['schemas']['BranchProtectionAccessLevel'];
 export type SchemaBranchProtectionDefaults = components['schemas']['BranchProtectionDefaults'];
+export type SchemaBridge = components['schemas']['Bridge'];
 export type SchemaBulkMoveRequest = components['schemas']['BulkMoveRequest'];
 export type SchemaCiInstanceVariable = components['schemas']['CiInstanceVariable'];
 export type SchemaCiInstanceVariableCreate = components['schemas']['CiInstanceVariableCreate'];
@@ -15682,6 +16342,7 @@ export type SchemaCiInstanceVariableUpdate = components['schemas']['CiInstanceVa
 export type SchemaCiLintJob = components['schemas']['CiLintJob'];
 export type SchemaCiLintLegacyInput = components['schemas']['CiLintLegacyInput'];
 export type SchemaCiLintLegacyResult = components['schemas']['CiLintLegacyResult'];
+export type SchemaCiStatus = components['schemas']['CiStatus'];
 export type SchemaCiTemplate = components['schemas']['CiTemplate'];
 export type SchemaCiTemplateListItem = components['schemas']['CiTemplateListItem'];
 export type SchemaCiVariable = components['schemas']['CiVariable'];
@@ -15708,6 +16369,7 @@ export type SchemaCurrentUser = components['schemas']['CurrentUser'];
 export type SchemaCurrentUserPersonalAccessTokenCreate = components['schemas']['CurrentUserPersonalAccessTokenCreate'];
 export type SchemaCustomAttribute = components['schemas']['CustomAttribute'];
 export type SchemaCustomAttributeValue = components['schemas']['CustomAttributeValue'];
+export type SchemaDetailedStatus = components['schemas']['DetailedStatus'];
 export type SchemaDiff = components['schemas']['Diff'];
 export type SchemaDiffFilePosition = components['schemas']['DiffFilePosition'];
 export type SchemaDiffImagePosition = components['schemas']['DiffImagePosition'];
@@ -15753,6 +16415,10 @@ export type SchemaGroupSharedWithGroup = components['schemas']['GroupSharedWithG
 export type SchemaGroupStatistics = components['schemas']['GroupStatistics'];
 export type SchemaGroupUpdate = components['schemas']['GroupUpdate'];
 export type SchemaHousekeepingRequest = components['schemas']['HousekeepingRequest'];
+export type SchemaJob = components['schemas']['Job'];
+export type SchemaJobCommit = components['schemas']['JobCommit'];
+export type SchemaJobCommon = components['schemas']['JobCommon'];
+export type SchemaJobPipeline = components['schemas']['JobPipeline'];
 export type SchemaKubernetesAgentInfo = components['schemas']['KubernetesAgentInfo'];
 export type SchemaLabelBasic = components['schemas']['LabelBasic'];
 export type SchemaLabelPriorityInput = components['schemas']['LabelPriorityInput'];
@@ -15790,6 +16456,9 @@ export type SchemaNoteUpdate = components['schemas']['NoteUpdate'];
 export type SchemaPersonalAccessToken = components['schemas']['PersonalAccessToken'];
 export type SchemaPersonalAccessTokenCreate = components['schemas']['PersonalAccessTokenCreate'];
 export type SchemaPersonalAccessTokenWithToken = components['schemas']['PersonalAccessTokenWithToken'];
+export type SchemaPipeline = components['schemas']['Pipeline'];
+export type SchemaPipelineBasic = components['schemas']['PipelineBasic'];
+export type SchemaPipelineCreate = components['schemas']['PipelineCreate'];
 export type SchemaPipelineSchedule = components['schemas']['PipelineSchedule'];
 export type SchemaPipelineScheduleCreate = components['schemas']['PipelineScheduleCreate'];
 export type SchemaPipelineScheduleDetails = components['schemas']['PipelineScheduleDetails'];
@@ -15797,9 +16466,12 @@ export type SchemaPipelineScheduleUpdate = components['schemas']['PipelineSchedu
 export type SchemaPipelineScheduleVariable = components['schemas']['PipelineScheduleVariable'];
 export type SchemaPipelineScheduleVariableCreate = components['schemas']['PipelineScheduleVariableCreate'];
 export type SchemaPipelineScheduleVariableUpdate = components['schemas']['PipelineScheduleVariableUpdate'];
+export type SchemaPipelineSource = components['schemas']['PipelineSource'];
 export type SchemaPipelineTrigger = components['schemas']['PipelineTrigger'];
 export type SchemaPipelineTriggerCreate = components['schemas']['PipelineTriggerCreate'];
 export type SchemaPipelineTriggerUpdate = components['schemas']['PipelineTriggerUpdate'];
+export type SchemaPipelineVariable = components['schemas']['PipelineVariable'];
+export type SchemaPipelineVariableInput = components['schemas']['PipelineVariableInput'];
 export type SchemaPlanLimits = components['schemas']['PlanLimits'];
 export type SchemaPlanLimitsUpdate = components['schemas']['PlanLimitsUpdate'];
 export type SchemaProject = components['schemas']['Project'];
@@ -22551,6 +23223,98 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listProjectJobs: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+                /**
+                 * @description Statuses to keep (`scope[]=failed&scope[]=success`, or one value).
+                 * @example [
+                 *       "failed"
+                 *     ]
+                 */
+                scope?: components["schemas"]["CiStatus"][];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of jobs. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getProjectJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The job's id.
+                 * @example 8
+                 */
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The job. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listProjectLabels: {
         parameters: {
             query?: {
@@ -27036,6 +27800,55 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    createProjectPipeline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "ref": "main",
+                 *       "variables": [
+                 *         {
+                 *           "key": "DEPLOY",
+                 *           "value": "true"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["PipelineCreate"];
+            };
+        };
+        responses: {
+            /** @description The new pipeline. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Pipeline"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listPipelineSchedules: {
         parameters: {
             query?: {
@@ -27578,6 +28391,320 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PipelineScheduleVariable"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listProjectPipelines: {
+        parameters: {
+            query?: {
+                /** @example 2026-03-01T00:00:00Z */
+                created_after?: string;
+                /** @example 2026-03-02T00:00:00Z */
+                created_before?: string;
+                /**
+                 * @description Only pipelines of this name.
+                 * @example Build pipeline
+                 */
+                name?: string;
+                /** @example id */
+                order_by?: "id" | "status" | "ref" | "updated_at" | "user_id";
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+                /** @example main */
+                ref?: string;
+                /** @example finished */
+                scope?: "running" | "pending" | "finished" | "branches" | "tags";
+                /** @example a91957a858320c0e17f3a0eca7cfacbff50ea29a */
+                sha?: string;
+                /** @example desc */
+                sort?: "asc" | "desc";
+                source?: components["schemas"]["PipelineSource"];
+                status?: components["schemas"]["CiStatus"];
+                /** @example 2026-03-01T00:00:00Z */
+                updated_after?: string;
+                /** @example 2026-03-02T00:00:00Z */
+                updated_before?: string;
+                /**
+                 * @description Only pipelines of this user.
+                 * @example ada
+                 */
+                username?: string;
+                /**
+                 * @description Only pipelines with (true) or without (false) configuration errors.
+                 * @example true
+                 */
+                yaml_errors?: boolean;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of pipelines. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PipelineBasic"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getProjectPipeline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The pipeline's id.
+                 * @example 47
+                 */
+                pipeline_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The pipeline. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Pipeline"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listPipelineBridges: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+                /**
+                 * @description Statuses to keep (`scope[]=failed&scope[]=success`, or one value).
+                 * @example [
+                 *       "failed"
+                 *     ]
+                 */
+                scope?: components["schemas"]["CiStatus"][];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The pipeline's id.
+                 * @example 47
+                 */
+                pipeline_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of bridges. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Bridge"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listPipelineJobs: {
+        parameters: {
+            query?: {
+                /** @example true */
+                include_retried?: boolean;
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+                /**
+                 * @description Statuses to keep (`scope[]=failed&scope[]=success`, or one value).
+                 * @example [
+                 *       "failed"
+                 *     ]
+                 */
+                scope?: components["schemas"]["CiStatus"][];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The pipeline's id.
+                 * @example 47
+                 */
+                pipeline_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of jobs. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listProjectPipelineVariables: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The pipeline's id.
+                 * @example 47
+                 */
+                pipeline_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The variables. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PipelineVariable"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getLatestProjectPipeline: {
+        parameters: {
+            query?: {
+                /** @example main */
+                ref?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The pipeline. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Pipeline"];
                 };
             };
             400: components["responses"]["BadRequest"];

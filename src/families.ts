@@ -42,6 +42,7 @@ import { namespacesManifest } from './namespaces/manifest.js';
 import { notesManifest } from './notes/manifest.js';
 import { pipelineSchedulesManifest } from './pipeline_schedules/manifest.js';
 import { pipelineTriggersManifest } from './pipeline_triggers/manifest.js';
+import { pipelinesManifest } from './pipelines/manifest.js';
 import { planLimitsManifest } from './plan_limits/manifest.js';
 import { projectsManifest } from './projects/manifest.js';
 import { protectedBranchesManifest } from './protected_branches/manifest.js';
@@ -85,6 +86,7 @@ export const families = [
   notesManifest,
   pipelineSchedulesManifest,
   pipelineTriggersManifest,
+  pipelinesManifest,
   planLimitsManifest,
   projectsManifest,
   protectedBranchesManifest,

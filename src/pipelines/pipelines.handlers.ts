@@ -1,0 +1,93 @@
+import { defineHandlers } from '../core/handler.js';
+import { pagedResponse } from '../core/pagination.js';
+import type { ProjectView } from '../projects/projects.service.js';
+import type { JobRecords } from './jobs.service.js';
+import type { Job } from './pipeline.entity.js';
+import {
+  presentBridge,
+  presentJob,
+  presentPipeline,
+  presentPipelineBasic,
+  type BridgeJson,
+  type JobJson,
+} from './pipeline.presenter.js';
+import type { PipelinesService } from './pipelines.service.js';
+
+async function detail(pipelines: PipelinesService, view: ProjectView, pipelineId: number) {
+  const pipeline = await pipelines.find(view, pipelineId);
+  return presentPipeline(pipeline, await pipelines.detailContext(view, pipeline));
+}
+
+function jobContext(job: Job, records: JobRecords) {
+  return {
+    ...records.base,
+    pipeline: records.pipelines.get(job.pipelineId)!,
+    user: job.userId === null ? null : (records.users.get(job.userId) ?? null),
+    commit: records.commits.get(job.sha) ?? null,
+  };
+}
+
+export const presentJobWith =
+  (records: JobRecords) =>
+  (job: Job): JobJson =>
+    presentJob(job, jobContext(job, records));
+
+export const presentBridgeWith =
+  (records: JobRecords) =>
+  (job: Job): BridgeJson => {
+    const downstream = records.downstream.get(job.id);
+    return presentBridge(job, {
+      ...jobContext(job, records),
+      downstream: downstream?.pipeline ?? null,
+      downstreamPath: downstream?.fullPath ?? null,
+    });
+  };
+
+export const pipelinesHandlers = defineHandlers(['pipelines'], {
+  async listProjectPipelines({ params, subject, services, request }) {
+    const page = await services.pipelines.list(subject, params, request);
+    const ctx = services.pipelines.context(subject);
+    return pagedResponse(page, (pipeline) => presentPipelineBasic(pipeline, ctx));
+  },
+
+  async createProjectPipeline({ body, subject, caller, services }) {
+    const pipeline = await services.pipelines.createThroughApi(subject, caller, body);
+    return { status: 201, body: await detail(services.pipelines, subject, pipeline.id) };
+  },
+
+  async getLatestProjectPipeline({ params, subject, services }) {
+    const pipeline = await services.pipelines.latest(subject, params.ref);
+    return {
+      status: 200,
+      body: presentPipeline(pipeline, await services.pipelines.detailContext(subject, pipeline)),
+    };
+  },
+
+  async getProjectPipeline({ params, subject, services }) {
+    return { status: 200, body: await detail(services.pipelines, subject, params.pipeline_id) };
+  },
+
+  async listProjectPipelineVariables({ params, subject, services }) {
+    return { status: 200, body: await services.pipelines.variables(subject, params.pipeline_id) };
+  },
+
+  async listPipelineJobs({ params, subject, services, request }) {
+    const page = await services.pipelines.jobs.list(subject, 'build', params, request, params.pipeline_id);
+    return pagedResponse(page, presentJobWith(await services.pipelines.jobs.records(subject, page.items)));
+  },
+
+  async listPipelineBridges({ params, subject, services, request }) {
+    const page = await services.pipelines.jobs.list(subject, 'bridge', params, request, params.pipeline_id);
+    return pagedResponse(page, presentBridgeWith(await services.pipelines.jobs.records(subject, page.items)));
+  },
+
+  async listProjectJobs({ params, subject, services, request }) {
+    const page = await services.pipelines.jobs.list(subject, 'build', params, request);
+    return pagedResponse(page, presentJobWith(await services.pipelines.jobs.records(subject, page.items)));
+  },
+
+  async getProjectJob({ params, subject, services }) {
+    const job = await services.pipelines.jobs.find(subject, params.job_id);
+    return { status: 200, body: presentJobWith(await services.pipelines.jobs.records(subject, [job]))(job) };
+  },
+});
