@@ -7766,6 +7766,52 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{id}/trigger/pipeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a pipeline with a trigger token
+         * @description Creates a pipeline on `ref` with source `trigger`, as the token's owner, and answers 201 with it.
+         *     The token is the credential: no user token is needed, and one sent along is not what decides.
+         *
+         *     - **Who.** Whoever holds a trigger token of the project. The token is a body (or form, or query) parameter,
+         *       as GitLab reads it, and not a security scheme: OpenAPI's schemes live in headers, the query or cookies,
+         *       while python-gitlab sends `token` in the JSON body and gitbeaker in the query string, so the service
+         *       checks it.
+         *     - **Required:** `token` and `ref` (a branch or tag): 400 `{"error": "token is missing"}` without them.
+         *       `variables` is a map of strings (`variables[KEY]=value` in a form or the query); anything else answers 400
+         *       `{"message": "variables needs to be a map of key-valued strings"}`. They become the pipeline's variables,
+         *       with `TRIGGER_PAYLOAD` (a `file` variable: the request's parameters as JSON, without the token).
+         *       `inputs` are the pipeline's `spec:inputs`.
+         *     - A token that is unknown, of another project, or whose owner is gone or blocked, and a project that is not
+         *       there, all answer 404 `{"message": "404 Not Found"}`, so that a token tells nothing about other projects.
+         *     - The owner's rights apply: the owner must be allowed to run a pipeline on the ref (a protected branch needs
+         *       its push or merge level). A refused pipeline answers 400 `{"message": {"base": [...]}}` with GitLab's reason
+         *       (`Reference not found`, `Missing CI config file`, the configuration's errors...).
+         *     - The token's `last_used` becomes now.
+         *     - A CI job token (`CI_JOB_TOKEN`) is accepted when a runners family provides job tokens (the `ciJobTokens`
+         *       extension point): the pipeline is then a multi-project pipeline (source `pipeline`) of the job's user, with
+         *       the job's pipeline upstream.
+         */
+        post: operations["triggerPipeline"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{id}/triggers": {
         parameters: {
             query?: never;
@@ -12331,6 +12377,20 @@ export interface components {
             /** @example Nightly build */
             description: string;
         };
+        PipelineTriggerRun: {
+            /** @description The pipeline's `spec:inputs`. */
+            inputs?: {
+                [key: string]: unknown;
+            };
+            /** @description The branch or tag. */
+            ref: string;
+            /** @description A trigger token of the project, or a CI job token. */
+            token: string;
+            /** @description Pipeline variables, a map of strings (`variables[KEY]=value` in a form or the query). */
+            variables?: {
+                [key: string]: unknown;
+            };
+        };
         PipelineTriggerUpdate: {
             /** @example Nightly build (main) */
             description?: string;
@@ -16469,6 +16529,7 @@ export type SchemaPipelineScheduleVariableUpdate = components['schemas']['Pipeli
 export type SchemaPipelineSource = components['schemas']['PipelineSource'];
 export type SchemaPipelineTrigger = components['schemas']['PipelineTrigger'];
 export type SchemaPipelineTriggerCreate = components['schemas']['PipelineTriggerCreate'];
+export type SchemaPipelineTriggerRun = components['schemas']['PipelineTriggerRun'];
 export type SchemaPipelineTriggerUpdate = components['schemas']['PipelineTriggerUpdate'];
 export type SchemaPipelineVariable = components['schemas']['PipelineVariable'];
 export type SchemaPipelineVariableInput = components['schemas']['PipelineVariableInput'];
@@ -31905,6 +31966,73 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UserAgentDetail"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    triggerPipeline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "token": "glptt-Qm9vZGxlcy1hcmUtbmljZS0x",
+                 *       "ref": "main",
+                 *       "variables": {
+                 *         "DEPLOY": "true"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["PipelineTriggerRun"];
+                /**
+                 * @example {
+                 *       "token": "glptt-Qm9vZGxlcy1hcmUtbmljZS0x",
+                 *       "ref": "main",
+                 *       "variables": {
+                 *         "DEPLOY": "true"
+                 *       }
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["PipelineTriggerRun"];
+                /**
+                 * @example {
+                 *       "token": "glptt-Qm9vZGxlcy1hcmUtbmljZS0x",
+                 *       "ref": "main",
+                 *       "variables": {
+                 *         "DEPLOY": "true"
+                 *       }
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["PipelineTriggerRun"];
+            };
+        };
+        responses: {
+            /** @description The new pipeline. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Pipeline"];
                 };
             };
             400: components["responses"]["BadRequest"];

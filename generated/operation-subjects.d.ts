@@ -298,6 +298,7 @@ export interface OperationSubjects {
   subscribeProjectLabel: 'project';
   syncRemoteMirror: 'project';
   takePipelineScheduleOwnership: 'project';
+  triggerPipeline: 'none';
   unapproveMergeRequest: 'project';
   unarchiveProject: 'project';
   unblockUser: 'instance';

@@ -16,6 +16,12 @@ export const pipelineTriggersManifest = defineFamily({
   abilities: pipelineTriggersAbilities,
   entities: [PipelineTrigger],
   migrations: [PipelineTriggers1768200000000],
-  services: [defineService('pipelineTriggers', [], (core) => new PipelineTriggersService(core))],
+  services: [
+    defineService(
+      'pipelineTriggers',
+      ['projects', 'pipelines', 'repositories'],
+      (core, deps) => new PipelineTriggersService(core, deps),
+    ),
+  ],
   handlers: pipelineTriggersHandlers,
 });

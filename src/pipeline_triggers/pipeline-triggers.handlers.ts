@@ -1,8 +1,17 @@
 import { defineHandlers } from '../core/handler.js';
 import { pagedResponse } from '../core/pagination.js';
+import { presentPipeline } from '../pipelines/pipeline.presenter.js';
 import { presentTrigger } from './trigger.presenter.js';
 
-export const pipelineTriggersHandlers = defineHandlers(['pipelineTriggers'], {
+export const pipelineTriggersHandlers = defineHandlers(['pipelineTriggers', 'pipelines'], {
+  async triggerPipeline({ params, body, services }) {
+    const { view, pipeline } = await services.pipelineTriggers.trigger(String(params.id), body);
+    return {
+      status: 201,
+      body: presentPipeline(pipeline, await services.pipelines.detailContext(view, pipeline)),
+    };
+  },
+
   async listPipelineTriggers({ params, subject, caller, services, request }) {
     const page = await services.pipelineTriggers.list(subject, params, request);
     return pagedResponse(page, (record) => presentTrigger(record, caller, request.externalUrl));
