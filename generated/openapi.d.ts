@@ -5809,6 +5809,42 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{id}/pipeline_schedules/{pipeline_schedule_id}/pipelines": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The schedule's id.
+                 * @example 13
+                 */
+                pipeline_schedule_id: components["parameters"]["PipelineScheduleId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a pipeline schedule's pipelines
+         * @description The pipelines the schedule started (scheduled runs and `play`), by id, ascending unless
+         *     `sort=desc`.
+         *
+         *     - **Who.** Reporter and above (`read_pipeline_schedule`).
+         *     - Offset pagination in SQL: `page`, `per_page` (default 20, at most 100) and GitLab's headers.
+         *     - A schedule of another project, or none, answers 404 `{"message": "404 Pipeline Schedule Not Found"}`.
+         */
+        get: operations["listPipelineSchedulePipelines"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{id}/pipeline_schedules/{pipeline_schedule_id}/play": {
         parameters: {
             query?: never;
@@ -12318,6 +12354,8 @@ export interface components {
             ref: string;
         };
         PipelineScheduleDetails: components["schemas"]["PipelineSchedule"] & {
+            /** @description The latest pipeline the schedule started; null before the first. */
+            last_pipeline: components["schemas"]["PipelineBasic"] | null;
             /** @description Only for whoever may manage the schedule (Maintainers; the owner while a Developer). */
             variables?: components["schemas"]["PipelineScheduleVariable"][];
         };
@@ -28150,6 +28188,59 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listPipelineSchedulePipelines: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+                /** @description By id, ascending (default) or descending. */
+                sort?: "asc" | "desc";
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The schedule's id.
+                 * @example 13
+                 */
+                pipeline_schedule_id: components["parameters"]["PipelineScheduleId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of pipelines. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PipelineBasic"][];
+                };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];

@@ -228,6 +228,7 @@ export interface OperationSubjects {
   listPersonalAccessTokens: 'instance';
   listPipelineBridges: 'project';
   listPipelineJobs: 'project';
+  listPipelineSchedulePipelines: 'project';
   listPipelineSchedules: 'project';
   listPipelineTriggers: 'project';
   listProjectAccessTokens: 'project';

@@ -1,3 +1,4 @@
+import { defineSubscriber } from '../core/events.js';
 import { defineFamily, defineService } from '../core/family.js';
 import { pipelineSchedulesAbilities } from './abilities.js';
 import { PipelineSchedules1768200100000 } from './migrations/1768200100000-pipeline-schedules.js';
@@ -19,9 +20,17 @@ export const pipelineSchedulesManifest = defineFamily({
   services: [
     defineService(
       'pipelineSchedules',
-      ['planLimits'],
+      ['planLimits', 'projects', 'pipelines'],
       (core, deps) => new PipelineSchedulesService(core, deps),
     ),
+  ],
+  subscribers: ({ pipelineSchedules }) => [
+    // A schedule's run: its next run first, then its pipeline (see PipelineSchedulesService.run).
+    defineSubscriber({
+      event: 'pipeline_schedule.run',
+      name: 'pipeline_schedules.run',
+      handle: ({ scheduleId, at, userId }) => pipelineSchedules.run(scheduleId, at, userId),
+    }),
   ],
   handlers: pipelineSchedulesHandlers,
 });

@@ -1,4 +1,5 @@
 import type { components } from '../../generated/openapi.js';
+import { presentPipelineBasic, type PipelineContext } from '../pipelines/pipeline.presenter.js';
 import { presentUserSummary } from '../users/user.presenter.js';
 import type { PipelineScheduleVariable } from './pipeline-schedule.entity.js';
 import type { ScheduleRecord } from './pipeline-schedules.service.js';
@@ -22,9 +23,10 @@ export function presentSchedule({ schedule, owner }: ScheduleRecord, externalUrl
   };
 }
 
-export function presentScheduleDetails(record: ScheduleRecord, externalUrl: string): DetailsJson {
+export function presentScheduleDetails(record: ScheduleRecord, context: PipelineContext): DetailsJson {
   return {
-    ...presentSchedule(record, externalUrl),
+    ...presentSchedule(record, context.externalUrl),
+    last_pipeline: record.lastPipeline ? presentPipelineBasic(record.lastPipeline, context) : null,
     ...(record.variables ? { variables: record.variables.map(presentScheduleVariable) } : {}),
   };
 }

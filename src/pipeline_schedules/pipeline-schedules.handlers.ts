@@ -1,12 +1,13 @@
 import { defineHandlers } from '../core/handler.js';
 import { pagedResponse } from '../core/pagination.js';
+import { presentPipelineBasic } from '../pipelines/pipeline.presenter.js';
 import {
   presentSchedule,
   presentScheduleDetails,
   presentScheduleVariable,
 } from './pipeline-schedule.presenter.js';
 
-export const pipelineSchedulesHandlers = defineHandlers(['pipelineSchedules'], {
+export const pipelineSchedulesHandlers = defineHandlers(['pipelineSchedules', 'pipelines'], {
   async listPipelineSchedules({ params, subject, services, request }) {
     const page = await services.pipelineSchedules.list(subject, params, request);
     return pagedResponse(page, (record) => presentSchedule(record, request.externalUrl));
@@ -14,12 +15,12 @@ export const pipelineSchedulesHandlers = defineHandlers(['pipelineSchedules'], {
 
   async getPipelineSchedule({ params, subject, caller, services, request }) {
     const record = await services.pipelineSchedules.get(caller, subject, params.pipeline_schedule_id);
-    return { status: 200, body: presentScheduleDetails(record, request.externalUrl) };
+    return { status: 200, body: presentScheduleDetails(record, services.pipelines.context(subject)) };
   },
 
   async createPipelineSchedule({ body, subject, caller, services, request }) {
     const record = await services.pipelineSchedules.create(caller, subject, body);
-    return { status: 201, body: presentScheduleDetails(record, request.externalUrl) };
+    return { status: 201, body: presentScheduleDetails(record, services.pipelines.context(subject)) };
   },
 
   async updatePipelineSchedule({ params, body, subject, caller, services, request }) {
@@ -29,7 +30,7 @@ export const pipelineSchedulesHandlers = defineHandlers(['pipelineSchedules'], {
       params.pipeline_schedule_id,
       body ?? {},
     );
-    return { status: 200, body: presentScheduleDetails(record, request.externalUrl) };
+    return { status: 200, body: presentScheduleDetails(record, services.pipelines.context(subject)) };
   },
 
   async deletePipelineSchedule({ params, subject, caller, services }) {
@@ -43,8 +44,19 @@ export const pipelineSchedulesHandlers = defineHandlers(['pipelineSchedules'], {
       subject,
       params.pipeline_schedule_id,
     );
-    const body = presentScheduleDetails(record, request.externalUrl);
+    const body = presentScheduleDetails(record, services.pipelines.context(subject));
     return changed ? { status: 201, body } : { status: 200, body };
+  },
+
+  async listPipelineSchedulePipelines({ params, subject, services, request }) {
+    const page = await services.pipelineSchedules.pipelines(
+      subject,
+      params.pipeline_schedule_id,
+      params,
+      request,
+    );
+    const context = services.pipelines.context(subject);
+    return pagedResponse(page, (pipeline) => presentPipelineBasic(pipeline, context));
   },
 
   async playPipelineSchedule({ params, subject, caller, services }) {

@@ -5,6 +5,8 @@ import { forbidden, notFound, validationFailed } from '../core/errors.js';
 import type { Events } from '../core/events.js';
 import type { CoreDeps, ServiceRegistry } from '../core/family.js';
 import { paginateOffset, type Page, type PageParams, type RequestInfo } from '../core/pagination.js';
+import type { Logger } from '../logger.js';
+import { Pipeline } from '../pipelines/pipeline.entity.js';
 import type { ProjectView } from '../projects/projects.service.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { SecretBox } from '../remote_mirrors/secret-box.js';
@@ -35,6 +37,8 @@ declare module '../core/events.js' {
 export interface ScheduleRecord {
   schedule: PipelineSchedule;
   owner: User | null;
+  /** The latest pipeline the schedule started (details only). */
+  lastPipeline?: Pipeline | null;
   variables?: Array<{ variable: PipelineScheduleVariable; value: string }>;
 }
 
@@ -44,14 +48,16 @@ export class PipelineSchedulesService {
   private readonly dataSource: DataSource;
   private readonly events: Events;
   private readonly secrets: SecretBox;
+  private readonly logger: Logger;
 
   constructor(
     core: CoreDeps,
-    private readonly deps: Pick<ServiceRegistry, 'planLimits'>,
+    private readonly deps: Pick<ServiceRegistry, 'planLimits' | 'projects' | 'pipelines'>,
   ) {
     this.dataSource = core.dataSource;
     this.events = core.events;
     this.secrets = SecretBox.fromConfig(core.config);
+    this.logger = core.logger;
   }
 
   async list(
@@ -73,7 +79,11 @@ export class PipelineSchedulesService {
   async get(caller: Caller, view: ProjectView, scheduleId: number): Promise<ScheduleRecord> {
     const schedule = await this.find(view, scheduleId);
     const withVariables = canAdminSchedule(caller, view.accessLevel, schedule.ownerId);
-    return (await this.records([schedule], withVariables))[0];
+    const [record] = await this.records([schedule], withVariables);
+    const lastPipeline = await this.dataSource
+      .getRepository(Pipeline)
+      .findOne({ where: { projectId: view.project.id, scheduleId: schedule.id }, order: { id: 'DESC' } });
+    return { ...record, lastPipeline };
   }
 
   /** Creates the schedule and enqueues its first run, in one transaction, within the plan's limit. */
@@ -172,6 +182,77 @@ export class PipelineSchedulesService {
         userId: caller.user!.id,
       }),
     );
+  }
+
+  /** The pipelines the schedule started, by id. */
+  async pipelines(
+    view: ProjectView,
+    scheduleId: number,
+    params: PageParams & { sort?: 'asc' | 'desc' },
+    request: RequestInfo,
+  ): Promise<Page<Pipeline>> {
+    const schedule = await this.find(view, scheduleId);
+    const query = this.dataSource
+      .getRepository(Pipeline)
+      .createQueryBuilder('p')
+      .where('p.project_id = :projectId AND p.schedule_id = :scheduleId', {
+        projectId: view.project.id,
+        scheduleId: schedule.id,
+      })
+      .orderBy('p.id', params.sort === 'desc' ? 'DESC' : 'ASC');
+    return paginateOffset(query, params, request);
+  }
+
+  /**
+   * A run from the queue. A scheduled run (`at`: the `next_run_at` it was enqueued for) first moves the
+   * schedule to its next time and enqueues that run, in one transaction that only one run can win, so a
+   * run repeated by the queue, or made stale by an edit, a deactivation or a deletion, does nothing. It
+   * then creates the pipeline as the owner; a `play` (`at` null) as whoever asked, the next run untouched.
+   */
+  async run(scheduleId: number, at: string | null, userId?: number): Promise<void> {
+    const schedule = await this.dataSource.getRepository(PipelineSchedule).findOneBy({ id: scheduleId });
+    if (!schedule) return;
+    if (at !== null && !(await this.advance(schedule, at))) return;
+    const runAs = at === null ? (userId ?? null) : schedule.ownerId;
+    const user = runAs === null ? null : await this.dataSource.getRepository(User).findOneBy({ id: runAs });
+    if (!user || user.state !== 'active') return;
+    let view: ProjectView;
+    try {
+      view = await this.deps.projects.find({ user, token: null }, schedule.projectId);
+    } catch (err) {
+      if (err instanceof Error && 'status' in err && err.status === 404) return;
+      throw err;
+    }
+    const result = await this.deps.pipelines.create({
+      project: view,
+      ref: schedule.ref.replace(/^refs\/(heads|tags)\//, ''),
+      user,
+      source: 'schedule',
+      scheduleId: schedule.id,
+      variables: await this.variablesOf(schedule.id),
+    });
+    if ('errors' in result)
+      this.logger.info({ scheduleId, errors: result.errors }, 'pipeline schedule created no pipeline');
+  }
+
+  /** Moves an active schedule from `at` to its next time and enqueues that run; false if another run did. */
+  private async advance(schedule: PipelineSchedule, at: string): Promise<boolean> {
+    if (!schedule.active || schedule.nextRunAt?.toISOString() !== at) return false;
+    const from = new Date(Math.max(Date.now(), Date.parse(at)));
+    return this.dataSource.transaction(async (tx) => {
+      const { affected } = await tx
+        .getRepository(PipelineSchedule)
+        .update(
+          { id: schedule.id, nextRunAt: schedule.nextRunAt!, active: true },
+          { nextRunAt: nextRunAt(schedule.cron, schedule.cronTimezone, from) },
+        );
+      if (!affected) return false;
+      await this.enqueueNext(
+        tx,
+        await tx.getRepository(PipelineSchedule).findOneByOrFail({ id: schedule.id }),
+      );
+      return true;
+    });
   }
 
   // ---- Variables --------------------------------------------------------------------------------------

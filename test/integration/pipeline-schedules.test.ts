@@ -2,7 +2,9 @@
 import { describe, expect, it } from 'vitest';
 import { AccessLevel } from '../../src/core/access-level.js';
 import { PipelineScheduleVariable } from '../../src/pipeline_schedules/pipeline-schedule.entity.js';
+import { queueSchema } from '../../src/core/queue.js';
 import { useTestServer } from '../helpers/server.js';
+import { waitFor } from '../helpers/wait.js';
 
 const server = useTestServer();
 type Json = Record<string, unknown>;
@@ -201,5 +203,108 @@ describe('the pipeline schedule API', () => {
     } finally {
       await setLimit(10);
     }
+  });
+});
+
+/** A project with a CI configuration on `main`, and a schedule of its Developer's with a variable. */
+async function scheduled(json: Json = {}) {
+  const w = await world();
+  const commit = await server.request('POST', `/projects/${w.project.id}/repository/commits`, {
+    token: w.maintainer.token,
+    json: {
+      branch: 'main',
+      commit_message: 'CI',
+      actions: [
+        { action: 'create', file_path: '.gitlab-ci.yml', content: 'build:\n  script: echo "$TARGET"\n' },
+      ],
+    },
+  });
+  expect(commit.status, commit.text).toBe(201);
+  const created = await schedule(w.base, w.developer.token, { ref: 'refs/heads/main', ...json });
+  const path = `${w.base}/${created.id as number}`;
+  const variable = await server.request('POST', `${path}/variables`, {
+    token: w.developer.token,
+    json: { key: 'TARGET', value: 'nightly' },
+  });
+  expect(variable.status).toBe(201);
+  return { ...w, created, path };
+}
+
+const schedulePipelines = async (path: string, token: string) =>
+  (await server.request('GET', `${path}/pipelines`, { token })).body as Json[];
+
+describe('running pipeline schedules', () => {
+  it('enqueues the next run at next_run_at in the transaction that creates the schedule', async () => {
+    const { created } = await scheduled();
+    const schema = await queueSchema(server.dataSource);
+    const jobs = (await server.dataSource.query(
+      `SELECT data, start_after FROM ${schema}.job WHERE name = 'pipeline_schedules.run' AND data->>'scheduleId' = $1`,
+      [String(created.id)],
+    )) as Array<{ data: Json; start_after: Date }>;
+    expect(jobs).toHaveLength(1);
+    expect(jobs[0].data).toEqual({ scheduleId: created.id, at: created.next_run_at });
+    expect(new Date(jobs[0].start_after).toISOString()).toBe(created.next_run_at);
+  });
+
+  it('creates the due pipeline as the owner with the schedule variables, and moves to the next run once', async () => {
+    const { created, path, developer, reporter, project } = await scheduled({ cron: '*/5 * * * *' });
+    const at = created.next_run_at as string;
+    await server.services.pipelineSchedules.run(created.id as number, at);
+    // The same run again (the queue retried it) does nothing: the schedule has moved on.
+    await server.services.pipelineSchedules.run(created.id as number, at);
+    const pipelines = await schedulePipelines(path, reporter.token);
+    expect(pipelines).toHaveLength(1);
+    expect(pipelines[0]).toMatchObject({ source: 'schedule', ref: 'main' });
+    const detail = await server.request(
+      'GET',
+      `/projects/${project.id}/pipelines/${pipelines[0].id as number}`,
+      {
+        token: reporter.token,
+      },
+    );
+    expect(detail.body).toMatchObject({ user: { id: developer.user.id } });
+    // The schedule's variables are the pipeline's, but the pipeline variables endpoint does not list them.
+    const variables = await server.request(
+      'GET',
+      `/projects/${project.id}/pipelines/${pipelines[0].id as number}/variables`,
+      {
+        token: developer.token,
+      },
+    );
+    expect(variables.body).toEqual([]);
+    const after = (await server.request('GET', path, { token: reporter.token })).body as Json;
+    expect(Date.parse(after.next_run_at as string)).toBeGreaterThan(Date.parse(at));
+    expect(after.last_pipeline).toMatchObject({ id: pipelines[0].id, source: 'schedule' });
+  });
+
+  it('runs nothing for an inactive, an edited or a deleted schedule', async () => {
+    const { created, path, developer } = await scheduled();
+    const at = created.next_run_at as string;
+    await server.request('PUT', path, { token: developer.token, json: { active: false } });
+    await server.services.pipelineSchedules.run(created.id as number, at);
+    await server.request('PUT', path, { token: developer.token, json: { active: true, cron: '15 3 * * *' } });
+    await server.services.pipelineSchedules.run(created.id as number, at);
+    expect(await schedulePipelines(path, developer.token)).toEqual([]);
+    await server.request('DELETE', path, { token: developer.token });
+    await expect(
+      server.services.pipelineSchedules.run(created.id as number, null, developer.user.id),
+    ).resolves.toBeUndefined();
+  });
+
+  it('plays a schedule now, as the caller, through the queue, leaving next_run_at alone', async () => {
+    const { created, path, maintainer, reporter } = await scheduled({ active: false });
+    const refused = await server.request('POST', `${path}/play`, { token: reporter.token });
+    expect(refused.status).toBe(403);
+    const played = await server.request('POST', `${path}/play`, { token: maintainer.token });
+    expect(played.status).toBe(201);
+    expect(played.body).toEqual({ message: '201 Created' });
+    const pipelines = await waitFor(
+      () => schedulePipelines(path, maintainer.token),
+      (list) => list.length > 0,
+    );
+    expect(pipelines).toHaveLength(1);
+    const detail = await server.request('GET', path, { token: maintainer.token });
+    expect(detail.body).toMatchObject({ next_run_at: null, last_pipeline: { id: pipelines[0].id } });
+    expect(created.id).toBeDefined();
   });
 });
