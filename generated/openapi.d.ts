@@ -2413,6 +2413,75 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{id}/ci/lint": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Validate a project's CI/CD configuration file
+         * @description Checks the project's `.gitlab-ci.yml` at `content_ref` (a commit SHA, branch or tag; the default
+         *     branch's head by default), statically or, with `dry_run=true`, by simulating a pipeline on `dry_run_ref`.
+         *
+         *     - **Who.** Whoever reads the project's code (`read_code`).
+         *     - An empty repository answers 404 `{"message": "404 Repository Not Found"}`; a `content_ref` that names no
+         *       commit, 404 `{"message": "404 Commit Not Found"}`. A commit without the file is checked as empty content
+         *       (`["Please provide content of .gitlab-ci.yml"]`).
+         *     - `sha` and `ref` are the deprecated names of `content_ref` and `dry_run_ref`; giving both of a pair answers
+         *       400 `{"error": "sha, content_ref are mutually exclusive"}` (or `ref, dry_run_ref`).
+         *     - `valid` is whether `errors` is empty; `errors` and `warnings` are GitLab's messages (for example
+         *       `jobs:build config should implement the script:, run:, or trigger: keyword`). `merged_yaml` is the
+         *       configuration after includes, `extends` and `!reference` (empty when it could not be read);
+         *       `includes` says where each included file came from.
+         *     - `include_jobs=true` adds `jobs`: for a static check every job the configuration defines, with `only`/`except`
+         *       as written (`only` defaults to `{"refs": ["branches", "tags"]}` for jobs without `rules`) and `needs`; for a
+         *       dry run the jobs the simulated pipeline would have (`only`, `except` and `needs` null).
+         *     - A dry run (`dry_run=true`) simulates creating a pipeline for a push to the ref (default branch by default): the
+         *       ref's head commit, its predefined variables and the project's CI/CD variables, `workflow:rules` and the
+         *       jobs' rules; it writes nothing. A ref that does not exist gives `["Reference not found"]`; rules that leave
+         *       no job give GitLab's "Pipeline will not run for the selected trigger..." error.
+         *     - Local includes are read from the project at the commit checked; `include: project` files need the caller to
+         *       read that project; remote includes are fetched with bounded time and size.
+         */
+        get: operations["lintProjectCiConfig"];
+        put?: never;
+        /**
+         * Validate CI/CD configuration in a project
+         * @description Checks the given `content` in the project's context (its local includes at the default branch's
+         *     head, or at the simulated ref's head with `dry_run=true`). Answers 200 whether or not it is valid.
+         *
+         *     - **Who.** Whoever may create pipelines (`create_pipeline`: Developer and above).
+         *     - **Required:** `content` (400 `{"error": "content is missing"}` without it). `ref` names the branch or tag of
+         *       a dry run.
+         *     - `valid` is whether `errors` is empty; `errors` and `warnings` are GitLab's messages (for example
+         *       `jobs:build config should implement the script:, run:, or trigger: keyword`). `merged_yaml` is the
+         *       configuration after includes, `extends` and `!reference` (empty when it could not be read);
+         *       `includes` says where each included file came from.
+         *     - `include_jobs=true` adds `jobs`: for a static check every job the configuration defines, with `only`/`except`
+         *       as written (`only` defaults to `{"refs": ["branches", "tags"]}` for jobs without `rules`) and `needs`; for a
+         *       dry run the jobs the simulated pipeline would have (`only`, `except` and `needs` null).
+         *     - A dry run (`dry_run=true`) simulates creating a pipeline for a push to the ref (default branch by default): the
+         *       ref's head commit, its predefined variables and the project's CI/CD variables, `workflow:rules` and the
+         *       jobs' rules; it writes nothing. A ref that does not exist gives `["Reference not found"]`; rules that leave
+         *       no job give GitLab's "Pipeline will not run for the selected trigger..." error.
+         *     - Local includes are read from the project at the commit checked; `include: project` files need the caller to
+         *       read that project; remote includes are fetched with bounded time and size.
+         */
+        post: operations["lintCiConfigInProject"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{id}/cluster_agents": {
         parameters: {
             query?: never;
@@ -9338,6 +9407,18 @@ export interface components {
             value?: string;
             variable_type?: components["schemas"]["CiVariableType"];
         };
+        CiLintInclude: {
+            blob: string | null;
+            context_project: string | null;
+            context_sha: string | null;
+            extra: {
+                [key: string]: unknown;
+            };
+            location: string;
+            raw: string | null;
+            /** @enum {string} */
+            type: "local" | "file" | "remote" | "template" | "component";
+        };
         CiLintJob: {
             after_script: string[];
             allow_failure: boolean;
@@ -9377,6 +9458,25 @@ export interface components {
             merged_yaml?: string | null;
             /** @enum {string} */
             status: "valid" | "invalid";
+            warnings: string[];
+        };
+        CiLintProjectInput: {
+            /** @description The configuration (YAML). */
+            content: string;
+            /** @default false */
+            dry_run?: boolean;
+            /** @default false */
+            include_jobs?: boolean;
+            /** @description With `dry_run`, the branch or tag (default: the default branch). */
+            ref?: string;
+        };
+        CiLintResult: {
+            errors: string[];
+            includes: components["schemas"]["CiLintInclude"][];
+            /** @description With `include_jobs=true` only. */
+            jobs?: components["schemas"]["CiLintJob"][];
+            merged_yaml: string | null;
+            valid: boolean;
             warnings: string[];
         };
         /**
@@ -16437,9 +16537,12 @@ export type SchemaBulkMoveRequest = components['schemas']['BulkMoveRequest'];
 export type SchemaCiInstanceVariable = components['schemas']['CiInstanceVariable'];
 export type SchemaCiInstanceVariableCreate = components['schemas']['CiInstanceVariableCreate'];
 export type SchemaCiInstanceVariableUpdate = components['schemas']['CiInstanceVariableUpdate'];
+export type SchemaCiLintInclude = components['schemas']['CiLintInclude'];
 export type SchemaCiLintJob = components['schemas']['CiLintJob'];
 export type SchemaCiLintLegacyInput = components['schemas']['CiLintLegacyInput'];
 export type SchemaCiLintLegacyResult = components['schemas']['CiLintLegacyResult'];
+export type SchemaCiLintProjectInput = components['schemas']['CiLintProjectInput'];
+export type SchemaCiLintResult = components['schemas']['CiLintResult'];
 export type SchemaCiStatus = components['schemas']['CiStatus'];
 export type SchemaCiTemplate = components['schemas']['CiTemplate'];
 export type SchemaCiTemplateListItem = components['schemas']['CiTemplateListItem'];
@@ -21949,6 +22052,117 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Project"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    lintProjectCiConfig: {
+        parameters: {
+            query?: {
+                /** @description Commit SHA, branch or tag the configuration file is read at (default: the default branch head). */
+                content_ref?: string;
+                /** @description Simulate creating a pipeline instead of a static check. */
+                dry_run?: boolean;
+                /** @description With `dry_run`, the branch or tag the pipeline is simulated on (default: the default branch). */
+                dry_run_ref?: string;
+                /** @description Add the list of jobs. */
+                include_jobs?: boolean;
+                /**
+                 * @deprecated
+                 * @description Deprecated: use `dry_run_ref`.
+                 */
+                ref?: string;
+                /**
+                 * @deprecated
+                 * @description Deprecated: use `content_ref`.
+                 */
+                sha?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The result of the check. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CiLintResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    lintCiConfigInProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "content": "build:\n  script: make\n",
+                 *       "include_jobs": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["CiLintProjectInput"];
+                /**
+                 * @example {
+                 *       "content": "build:\n  script: make\n",
+                 *       "include_jobs": true
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["CiLintProjectInput"];
+                /**
+                 * @example {
+                 *       "content": "build:\n  script: make\n",
+                 *       "include_jobs": true
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["CiLintProjectInput"];
+            };
+        };
+        responses: {
+            /** @description The result of the check. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CiLintResult"];
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -188,6 +188,8 @@ export interface OperationSubjects {
   getUser: 'instance';
   getVersion: 'instance';
   lintCiConfig: 'instance';
+  lintCiConfigInProject: 'project';
+  lintProjectCiConfig: 'project';
   listAllSnippets: 'instance';
   listBranches: 'project';
   listCiYmlTemplates: 'instance';

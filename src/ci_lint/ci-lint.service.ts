@@ -16,20 +16,13 @@ import {
   loadConfig,
   readTemplate,
   templateSource,
-  type IncludeRecord,
   type IncludeSources,
-  type LoadedConfig,
 } from '../ci_config/index.js';
-import { staticJobs, type LintJobJson } from './lint-jobs.js';
-
-export interface LintResult {
-  valid: boolean;
-  errors: string[];
-  warnings: string[];
-  mergedYaml: string | null;
-  includes: IncludeRecord[];
-  jobs: LintJobJson[];
-}
+import type { CoreDeps } from '../core/family.js';
+import { staticJobs } from './lint-jobs.js';
+import { lintResult } from './lint-result.js';
+export type { LintResult } from './lint-result.js';
+import { ProjectLint } from './project-lint.js';
 
 /** Sources of a configuration checked outside any project: templates only. */
 const NO_PROJECT_SOURCES: IncludeSources = {
@@ -39,24 +32,14 @@ const NO_PROJECT_SOURCES: IncludeSources = {
   template: templateSource,
 };
 
-/** A lint result from a loaded configuration, with errors found after loading (planning) added. */
-export function lintResult(
-  config: LoadedConfig,
-  jobs: LintJobJson[],
-  extraErrors: string[] = [],
-): LintResult {
-  const errors = [...config.errors, ...extraErrors];
-  return {
-    valid: errors.length === 0,
-    errors,
-    warnings: config.warnings,
-    mergedYaml: config.mergedYaml || null,
-    includes: config.includes,
-    jobs,
-  };
-}
-
 export class CiLintService {
+  /** The project's lint (project-lint.ts). */
+  readonly project: ProjectLint;
+
+  constructor(core: CoreDeps, deps: ConstructorParameters<typeof ProjectLint>[1]) {
+    this.project = new ProjectLint(core, deps);
+  }
+
   templates(params: PageParams, request: RequestInfo): Page<{ key: string; name: string }> {
     const all = listTemplates();
     const { page, perPage, offset } = pageWindow(params);
@@ -74,7 +57,7 @@ export class CiLintService {
   }
 
   /** The instance-level check: static, outside any project. */
-  async lintWithoutProject(content: string): Promise<LintResult> {
+  async lintWithoutProject(content: string) {
     const config = await loadConfig({ content, sources: NO_PROJECT_SOURCES, projectPath: '', sha: ZERO_SHA });
     return lintResult(config, config.errors.length ? [] : staticJobs(config));
   }

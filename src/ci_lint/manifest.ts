@@ -11,6 +11,12 @@ declare module '../core/family.js' {
 /** CI lint and the CI templates: no table of their own; they stand on the configuration language. */
 export const ciLintManifest = defineFamily({
   name: 'ci_lint',
-  services: [defineService('ciLint', [], () => new CiLintService())],
+  services: [
+    defineService(
+      'ciLint',
+      ['projects', 'repositories', 'protectedRefs', 'ciVariables'],
+      (core, deps) => new CiLintService(core, deps),
+    ),
+  ],
   handlers: ciLintHandlers,
 });

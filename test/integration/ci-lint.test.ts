@@ -11,8 +11,9 @@ type Json = Record<string, unknown>;
 const CORPUS = path.join(import.meta.dirname, '../unit/ci-config/corpus');
 const corpus = (name: string) => ({
   content: fs.readFileSync(path.join(CORPUS, `${name}.yml`), 'utf8'),
-  errors: (JSON.parse(fs.readFileSync(path.join(CORPUS, `${name}.expected.json`), 'utf8')) as { errors: string[] })
-    .errors,
+  errors: (
+    JSON.parse(fs.readFileSync(path.join(CORPUS, `${name}.expected.json`), 'utf8')) as { errors: string[] }
+  ).errors,
 });
 
 async function world() {
@@ -22,14 +23,24 @@ async function world() {
   return { owner, project, developer, reporter, lint: `/projects/${project.id}/ci/lint` };
 }
 
-async function commit(project: Project, token: string, branch: string, files: Record<string, string>, start?: string) {
+async function commit(
+  project: Project,
+  token: string,
+  branch: string,
+  files: Record<string, string>,
+  start?: string,
+) {
   const res = await server.request('POST', `/projects/${project.id}/repository/commits`, {
     token,
     json: {
       branch,
       ...(start ? { start_branch: start } : {}),
       commit_message: 'ci files',
-      actions: Object.entries(files).map(([file_path, content]) => ({ action: 'create', file_path, content })),
+      actions: Object.entries(files).map(([file_path, content]) => ({
+        action: 'create',
+        file_path,
+        content,
+      })),
     },
   });
   expect(res.status, res.text).toBe(201);
@@ -38,8 +49,10 @@ async function commit(project: Project, token: string, branch: string, files: Re
 
 describe('project CI lint', () => {
   it('checks content statically, with its jobs and local includes', async () => {
-    const { project, developer, lint } = await world();
-    await commit(project, developer.token, 'main', { 'ci/build.yml': 'build:\n  stage: build\n  script: make\n  tags: [docker]\n' });
+    const { project, owner, developer, lint } = await world();
+    await commit(project, owner.token, 'main', {
+      'ci/build.yml': 'build:\n  stage: build\n  script: make\n  tags: [docker]\n',
+    });
     const res = await server.request('POST', lint, {
       token: developer.token,
       json: {
@@ -64,23 +77,38 @@ describe('project CI lint', () => {
     expect(result.merged_yaml).toContain('make deploy');
     expect(result.includes).toMatchObject([{ type: 'local', location: 'ci/build.yml' }]);
     expect(result.jobs).toEqual([
-      expect.objectContaining({ name: 'build', stage: 'build', script: ['make'], tag_list: ['docker'], only: { refs: ['branches', 'tags'] } }),
-      expect.objectContaining({ name: 'test', stage: 'test', environment: 'review', when: 'on_success', allow_failure: false }),
+      expect.objectContaining({
+        name: 'build',
+        stage: 'build',
+        script: ['make'],
+        tag_list: ['docker'],
+        only: { refs: ['branches', 'tags'] },
+      }),
+      expect.objectContaining({
+        name: 'test',
+        stage: 'test',
+        environment: 'review',
+        when: 'on_success',
+        allow_failure: false,
+      }),
       expect.objectContaining({ name: 'deploy', stage: 'deploy', only: null, except: null, needs: null }),
     ]);
   });
 
-  it.each(['80-unknown-keyword', '81-no-script', '83-needs-undefined', '88-invalid-rules-if', '97-stage-missing'])(
-    'answers GitLab’s errors for %s',
-    async (name) => {
-      const { developer, lint } = await world();
-      const { content, errors } = corpus(name);
-      const res = await server.request('POST', lint, { token: developer.token, form: { content } });
-      expect(res.status).toBe(200);
-      expect(res.body).toMatchObject({ valid: false, errors });
-      expect(res.body).not.toHaveProperty('jobs');
-    },
-  );
+  it.each([
+    '80-unknown-keyword',
+    '81-no-script',
+    '83-needs-undefined',
+    '88-invalid-rules-if',
+    '97-stage-missing',
+  ])('answers GitLab’s errors for %s', async (name) => {
+    const { developer, lint } = await world();
+    const { content, errors } = corpus(name);
+    const res = await server.request('POST', lint, { token: developer.token, form: { content } });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ valid: false, errors });
+    expect(res.body).not.toHaveProperty('jobs');
+  });
 
   it('reports a missing local include of the project', async () => {
     const { developer, lint } = await world();
@@ -138,14 +166,20 @@ describe('project CI lint', () => {
   });
 
   it('checks the project’s own file at a ref, and refuses what GitLab refuses', async () => {
-    const { project, developer, reporter, lint } = await world();
+    const { project, owner, reporter, lint } = await world();
     const empty = await server.request('GET', lint, { token: reporter.token });
     expect(empty.status).toBe(200);
     expect(empty.body).toMatchObject({ valid: false, errors: ['Please provide content of .gitlab-ci.yml'] });
-    const sha = await commit(project, developer.token, 'main', { '.gitlab-ci.yml': 'build:\n  script: make\n' });
-    const read = await server.request('GET', `${lint}?content_ref=${sha}&include_jobs=true`, { token: reporter.token });
+    const sha = await commit(project, owner.token, 'main', {
+      '.gitlab-ci.yml': 'build:\n  script: make\n',
+    });
+    const read = await server.request('GET', `${lint}?content_ref=${sha}&include_jobs=true`, {
+      token: reporter.token,
+    });
     expect(read.body).toMatchObject({ valid: true, jobs: [{ name: 'build' }] });
-    const deprecated = await server.request('GET', `${lint}?sha=main&dry_run=true&ref=main`, { token: reporter.token });
+    const deprecated = await server.request('GET', `${lint}?sha=main&dry_run=true&ref=main`, {
+      token: reporter.token,
+    });
     expect(deprecated.body).toMatchObject({ valid: true });
     const both = await server.request('GET', `${lint}?sha=main&content_ref=main`, { token: reporter.token });
     expect(both.status).toBe(400);
@@ -167,7 +201,12 @@ describe('instance CI lint (GitLab 15.x, deprecated)', () => {
       json: { content: 'build:\n  script: make\n', include_merged_yaml: true, include_jobs: true },
     });
     expect(valid.status).toBe(200);
-    expect(valid.body).toMatchObject({ status: 'valid', errors: [], warnings: [], jobs: [{ name: 'build' }] });
+    expect(valid.body).toMatchObject({
+      status: 'valid',
+      errors: [],
+      warnings: [],
+      jobs: [{ name: 'build' }],
+    });
     expect((valid.body as Json).merged_yaml).toContain('make');
     const { content, errors } = corpus('81-no-script');
     const invalid = await server.request('POST', '/ci/lint', { token: user.token, json: { content } });
