@@ -13,17 +13,17 @@ export const pipelineSchedulesHandlers = defineHandlers(['pipelineSchedules', 'p
     return pagedResponse(page, (record) => presentSchedule(record, request.externalUrl));
   },
 
-  async getPipelineSchedule({ params, subject, caller, services, request }) {
+  async getPipelineSchedule({ params, subject, caller, services }) {
     const record = await services.pipelineSchedules.get(caller, subject, params.pipeline_schedule_id);
     return { status: 200, body: presentScheduleDetails(record, services.pipelines.context(subject)) };
   },
 
-  async createPipelineSchedule({ body, subject, caller, services, request }) {
+  async createPipelineSchedule({ body, subject, caller, services }) {
     const record = await services.pipelineSchedules.create(caller, subject, body);
     return { status: 201, body: presentScheduleDetails(record, services.pipelines.context(subject)) };
   },
 
-  async updatePipelineSchedule({ params, body, subject, caller, services, request }) {
+  async updatePipelineSchedule({ params, body, subject, caller, services }) {
     const record = await services.pipelineSchedules.update(
       caller,
       subject,
@@ -38,7 +38,7 @@ export const pipelineSchedulesHandlers = defineHandlers(['pipelineSchedules', 'p
     return { status: 204, body: null };
   },
 
-  async takePipelineScheduleOwnership({ params, subject, caller, services, request }) {
+  async takePipelineScheduleOwnership({ params, subject, caller, services }) {
     const { record, changed } = await services.pipelineSchedules.takeOwnership(
       caller,
       subject,
