@@ -9367,10 +9367,55 @@ export interface components {
             /** @description The storage whose repositories move. */
             source_storage_name: string;
         };
+        CiGroupVariableCreate: {
+            /** @example Token of the deploy robot */
+            description?: string | null;
+            /**
+             * @description Premium and Ultimate; below, ignored (the scope is `*`).
+             * @default *
+             * @example production
+             */
+            environment_scope?: string;
+            /**
+             * @description At most 255 characters, only `A-Z`, `a-z`, `0-9` and `_` (surrounding spaces are removed).
+             * @example DEPLOY_TOKEN
+             */
+            key: string;
+            /** @default false */
+            masked?: boolean;
+            /**
+             * @description Masks the variable and never shows its value again.
+             * @default false
+             */
+            masked_and_hidden?: boolean;
+            /** @default false */
+            protected?: boolean;
+            /** @default false */
+            raw?: boolean;
+            /** @example s3cr3t-t0ken */
+            value: string;
+            variable_type?: components["schemas"]["CiVariableType"];
+        };
+        CiGroupVariableUpdate: {
+            description?: string | null;
+            /**
+             * @description Premium and Ultimate; below, ignored (the scope is `*`).
+             * @example production
+             */
+            environment_scope?: string;
+            masked?: boolean;
+            protected?: boolean;
+            raw?: boolean;
+            /** @example n3w-s3cr3t-t0ken */
+            value?: string;
+            variable_type?: components["schemas"]["CiVariableType"];
+        };
         /** @description An instance CI/CD variable, passed to every project's jobs. */
         CiInstanceVariable: {
             /** @example Docker registry mirror */
             description: string | null;
+            /** @description Always false; instance variables cannot be hidden. */
+            hidden: boolean;
             /** @example REGISTRY_MIRROR */
             key: string;
             masked: boolean;
@@ -15876,6 +15921,15 @@ export interface components {
          */
         BranchName: string;
         /**
+         * @description `filter[environment_scope]=<scope>` selects the variable of that environment scope when the key exists in several (also accepted in a JSON body). Premium and Ultimate; below, ignored.
+         * @example {
+         *       "environment_scope": "production"
+         *     }
+         */
+        CiGroupVariableFilter: {
+            environment_scope?: string;
+        };
+        /**
          * @description `filter[environment_scope]=<scope>` selects the variable of that environment scope when the key exists in several (also accepted in a JSON body as `{"filter": {"environment_scope": ...}}`).
          * @example {
          *       "environment_scope": "production"
@@ -16534,6 +16588,8 @@ export type SchemaBranchProtectionAccessLevel = components['schemas']['BranchPro
 export type SchemaBranchProtectionDefaults = components['schemas']['BranchProtectionDefaults'];
 export type SchemaBridge = components['schemas']['Bridge'];
 export type SchemaBulkMoveRequest = components['schemas']['BulkMoveRequest'];
+export type SchemaCiGroupVariableCreate = components['schemas']['CiGroupVariableCreate'];
+export type SchemaCiGroupVariableUpdate = components['schemas']['CiGroupVariableUpdate'];
 export type SchemaCiInstanceVariable = components['schemas']['CiInstanceVariable'];
 export type SchemaCiInstanceVariableCreate = components['schemas']['CiInstanceVariableCreate'];
 export type SchemaCiInstanceVariableUpdate = components['schemas']['CiInstanceVariableUpdate'];
@@ -16813,6 +16869,7 @@ export type ParameterArchiveSha = components['parameters']['ArchiveSha'];
 export type ParameterAwardId = components['parameters']['AwardId'];
 export type ParameterBlobSha = components['parameters']['BlobSha'];
 export type ParameterBranchName = components['parameters']['BranchName'];
+export type ParameterCiGroupVariableFilter = components['parameters']['CiGroupVariableFilter'];
 export type ParameterCiVariableFilter = components['parameters']['CiVariableFilter'];
 export type ParameterCiVariableKey = components['parameters']['CiVariableKey'];
 export type ParameterCustomAttributeKey = components['parameters']['CustomAttributeKey'];
@@ -20021,7 +20078,7 @@ export interface operations {
                  *       "description": "Token of the deploy robot"
                  *     }
                  */
-                "application/json": components["schemas"]["CiVariableCreate"];
+                "application/json": components["schemas"]["CiGroupVariableCreate"];
             };
         };
         responses: {
@@ -20048,12 +20105,12 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description `filter[environment_scope]=<scope>` selects the variable of that environment scope when the key exists in several (also accepted in a JSON body as `{"filter": {"environment_scope": ...}}`).
+                 * @description `filter[environment_scope]=<scope>` selects the variable of that environment scope when the key exists in several (also accepted in a JSON body). Premium and Ultimate; below, ignored.
                  * @example {
                  *       "environment_scope": "production"
                  *     }
                  */
-                filter?: components["parameters"]["CiVariableFilter"];
+                filter?: components["parameters"]["CiGroupVariableFilter"];
             };
             header?: never;
             path: {
@@ -20096,12 +20153,12 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description `filter[environment_scope]=<scope>` selects the variable of that environment scope when the key exists in several (also accepted in a JSON body as `{"filter": {"environment_scope": ...}}`).
+                 * @description `filter[environment_scope]=<scope>` selects the variable of that environment scope when the key exists in several (also accepted in a JSON body). Premium and Ultimate; below, ignored.
                  * @example {
                  *       "environment_scope": "production"
                  *     }
                  */
-                filter?: components["parameters"]["CiVariableFilter"];
+                filter?: components["parameters"]["CiGroupVariableFilter"];
             };
             header?: never;
             path: {
@@ -20126,7 +20183,7 @@ export interface operations {
                  *       "protected": false
                  *     }
                  */
-                "application/json": components["schemas"]["CiVariableUpdate"];
+                "application/json": components["schemas"]["CiGroupVariableUpdate"];
             };
         };
         responses: {
@@ -20154,12 +20211,12 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description `filter[environment_scope]=<scope>` selects the variable of that environment scope when the key exists in several (also accepted in a JSON body as `{"filter": {"environment_scope": ...}}`).
+                 * @description `filter[environment_scope]=<scope>` selects the variable of that environment scope when the key exists in several (also accepted in a JSON body). Premium and Ultimate; below, ignored.
                  * @example {
                  *       "environment_scope": "production"
                  *     }
                  */
-                filter?: components["parameters"]["CiVariableFilter"];
+                filter?: components["parameters"]["CiGroupVariableFilter"];
             };
             header?: never;
             path: {

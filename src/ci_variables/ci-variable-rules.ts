@@ -45,7 +45,11 @@ export function draftErrors(draft: VariableDraft): Errors {
   if (draft.masked && !(draft.raw ? MASKABLE_RAW : MASKABLE).test(draft.value))
     add(errors, 'value', 'is invalid');
   if (draft.instance && draft.value.length > INSTANCE_VALUE_MAX)
-    add(errors, 'value', `The value of the provided variable exceeds the ${INSTANCE_VALUE_MAX} character limit`);
+    add(
+      errors,
+      'value',
+      `The value of the provided variable exceeds the ${INSTANCE_VALUE_MAX} character limit`,
+    );
   if (!draft.instance) {
     const scope = draft.environmentScope;
     if (scope === '') add(errors, 'environment_scope', "can't be blank");

@@ -24,6 +24,7 @@ export function presentInstanceVariable({ variable, value }: OpenedVariable): Ci
     variable_type: variable.variableType,
     key: variable.key,
     value,
+    hidden: false,
     protected: variable.protected,
     masked: variable.masked,
     raw: variable.raw,

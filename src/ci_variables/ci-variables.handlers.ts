@@ -17,10 +17,16 @@ const scopeOf = (params: { filter?: { environment_scope?: string } }) => params.
 
 export const ciVariablesHandlers = defineHandlers(['ciVariables'], {
   async listProjectVariables({ params, subject, services, request }) {
-    return pagedResponse(await services.ciVariables.list(ofProject(subject), params, request), presentVariable);
+    return pagedResponse(
+      await services.ciVariables.list(ofProject(subject), params, request),
+      presentVariable,
+    );
   },
   async createProjectVariable({ body, subject, services }) {
-    return { status: 201, body: presentVariable(await services.ciVariables.create(ofProject(subject), body)) };
+    return {
+      status: 201,
+      body: presentVariable(await services.ciVariables.create(ofProject(subject), body)),
+    };
   },
   async getProjectVariable({ params, subject, services }) {
     const variable = await services.ciVariables.get(ofProject(subject), params.key, scopeOf(params));
@@ -63,7 +69,10 @@ export const ciVariablesHandlers = defineHandlers(['ciVariables'], {
     return { status: 201, body: presentInstanceVariable(await services.ciVariables.create(INSTANCE, body)) };
   },
   async getInstanceVariable({ params, services }) {
-    return { status: 200, body: presentInstanceVariable(await services.ciVariables.get(INSTANCE, params.key)) };
+    return {
+      status: 200,
+      body: presentInstanceVariable(await services.ciVariables.get(INSTANCE, params.key)),
+    };
   },
   async updateInstanceVariable({ params, body, services }) {
     const variable = await services.ciVariables.update(INSTANCE, params.key, undefined, body ?? {});

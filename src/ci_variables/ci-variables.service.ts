@@ -24,9 +24,7 @@ type InstanceUpdateInput = components['schemas']['CiInstanceVariableUpdate'];
 
 /** Whose variables: the instance's, a group's (its namespace id) or a project's. */
 export type VariableOwner =
-  | { level: 'instance' }
-  | { level: 'group'; groupId: number }
-  | { level: 'project'; projectId: number };
+  { level: 'instance' } | { level: 'group'; groupId: number } | { level: 'project'; projectId: number };
 
 /** A variable as a pipeline receives it (its value opened). */
 export interface PipelineVariable {
@@ -45,7 +43,8 @@ export interface OpenedVariable {
   value: string;
 }
 
-const MULTIPLE = "There are multiple variables with provided parameters. Please use 'filter[environment_scope]'";
+const MULTIPLE =
+  "There are multiple variables with provided parameters. Please use 'filter[environment_scope]'";
 /** Orders creations of instance variables, so that two cannot both pass the plan limit. */
 const INSTANCE_LOCK = 7_305_510_001;
 const LEVEL_RANK = { instance: 0, group: 1, project: 2 } as const;
@@ -274,7 +273,11 @@ export class CiVariablesService {
   }
 
   private taken(manager: EntityManager, owner: VariableOwner, key: string, scope: string) {
-    const where = { ...ownerWhere(owner), key, ...(owner.level === 'instance' ? {} : { environmentScope: scope }) };
+    const where = {
+      ...ownerWhere(owner),
+      key,
+      ...(owner.level === 'instance' ? {} : { environmentScope: scope }),
+    };
     return manager.getRepository(CiVariable).existsBy(where);
   }
 

@@ -17,6 +17,8 @@ export const ciVariablesManifest = defineFamily({
   abilities: ciVariablesAbilities,
   entities: [CiVariable],
   migrations: [CiVariables1767901100000],
-  services: [defineService('ciVariables', ['planLimits'], (core, deps) => new CiVariablesService(core, deps))],
+  services: [
+    defineService('ciVariables', ['planLimits'], (core, deps) => new CiVariablesService(core, deps)),
+  ],
   handlers: ciVariablesHandlers,
 });

@@ -6,6 +6,7 @@ import type { TestUser } from '../helpers/factories.js';
 import { useTestServer } from '../helpers/server.js';
 
 const server = useTestServer();
+const free = useTestServer({ env: { FORGE_TIER: 'free' } });
 
 type Json = Record<string, unknown>;
 let counter = 0;
@@ -58,10 +59,20 @@ describe('project variables', () => {
     expect((list.body as Json[]).map((v) => v.key)).toEqual(['DEPLOY_TOKEN']);
     expect(list.headers.get('x-total')).toBe('2');
     const file = await send('GET', `${base}/KUBECONFIG`, t);
-    expect(file.body).toMatchObject({ variable_type: 'file', protected: true, raw: true, description: 'cluster' });
+    expect(file.body).toMatchObject({
+      variable_type: 'file',
+      protected: true,
+      raw: true,
+      description: 'cluster',
+    });
     const edited = await send('PUT', `${base}/DEPLOY_TOKEN`, t, { value: 'another', protected: true });
     expect(edited.status).toBe(200);
-    expect(edited.body).toMatchObject({ key: 'DEPLOY_TOKEN', value: 'another', protected: true, masked: false });
+    expect(edited.body).toMatchObject({
+      key: 'DEPLOY_TOKEN',
+      value: 'another',
+      protected: true,
+      masked: false,
+    });
     expect((await send('DELETE', `${base}/DEPLOY_TOKEN`, t)).status).toBe(204);
     const gone = await send('GET', `${base}/DEPLOY_TOKEN`, t);
     expect([gone.status, gone.body]).toEqual([404, { message: '404 Variable Not Found' }]);
@@ -93,13 +104,21 @@ describe('project variables', () => {
     ['a masked value of 7 characters', { key: 'M', value: 'abcdefg', masked: true }, MASK],
     ['a masked value with a space', { key: 'M', value: 'abcd efgh', masked: true }, MASK],
     ['a masked value of two lines', { key: 'M', value: 'abcdefgh\nijkl', masked: true }, MASK],
-    ['a masked value with a character out of the alphabet', { key: 'M', value: 'abcdefgh!', masked: true }, MASK],
+    [
+      'a masked value with a character out of the alphabet',
+      { key: 'M', value: 'abcdefgh!', masked: true },
+      MASK,
+    ],
     ['a masked raw value with a space', { key: 'M', value: 'abcd efgh', masked: true, raw: true }, MASK],
     ['a hidden value that cannot be masked', { key: 'M', value: 'short', masked_and_hidden: true }, MASK],
     [
       'an environment scope with a comma',
       { key: 'S', value: 'x', environment_scope: 'a,b' },
-      { environment_scope: ["can contain only letters, digits, '-', '_', '/', '$', '{', '}', '.', '*' and spaces"] },
+      {
+        environment_scope: [
+          "can contain only letters, digits, '-', '_', '/', '$', '{', '}', '.', '*' and spaces",
+        ],
+      },
     ],
     [
       'a description of 256 characters',
@@ -127,7 +146,10 @@ describe('project variables', () => {
     const { base, maintainer } = await projectWithMaintainer();
     await created(base, maintainer.token, { key: 'TWICE', value: 'a' });
     const again = await send('POST', base, maintainer.token, { key: 'TWICE', value: 'b' });
-    expect([again.status, again.body]).toEqual([400, { message: { key: ['(TWICE) has already been taken'] } }]);
+    expect([again.status, again.body]).toEqual([
+      400,
+      { message: { key: ['(TWICE) has already been taken'] } },
+    ]);
     await created(base, maintainer.token, { key: 'TWICE', value: 'b', environment_scope: 'staging' });
     const missing = await send('POST', base, maintainer.token, { key: 'NO_VALUE' });
     expect([missing.status, missing.body]).toEqual([400, { error: 'value is missing' }]);
@@ -139,7 +161,8 @@ describe('project variables', () => {
     await created(base, t, { key: 'SCOPED', value: 'everywhere' });
     await created(base, t, { key: 'SCOPED', value: 'prod', environment_scope: 'production' });
     const multiple = {
-      message: "There are multiple variables with provided parameters. Please use 'filter[environment_scope]'",
+      message:
+        "There are multiple variables with provided parameters. Please use 'filter[environment_scope]'",
     };
     for (const method of ['GET', 'PUT', 'DELETE']) {
       const response = await send(method, `${base}/SCOPED`, t, method === 'PUT' ? { value: 'x' } : undefined);
@@ -158,7 +181,10 @@ describe('project variables', () => {
     const moved = await send('PUT', `${base}/SCOPED?filter[environment_scope]=production`, t, {
       environment_scope: '*',
     });
-    expect([moved.status, moved.body]).toEqual([400, { message: { key: ['(SCOPED) has already been taken'] } }]);
+    expect([moved.status, moved.body]).toEqual([
+      400,
+      { message: { key: ['(SCOPED) has already been taken'] } },
+    ]);
     const deleted = await send('DELETE', `${base}/SCOPED?filter%5Benvironment_scope%5D=*`, t);
     expect(deleted.status).toBe(204);
     expect(await send('GET', `${base}/SCOPED`, t)).toMatchObject({ status: 200, body: { value: 'prod2' } });
@@ -167,7 +193,11 @@ describe('project variables', () => {
   it('never shows a masked and hidden value again, and keeps it masked', async () => {
     const { project, base, maintainer } = await projectWithMaintainer();
     const t = maintainer.token;
-    const hidden = await created(base, t, { key: 'SIGNING_KEY', value: 'c2VjcmV0LWtleQ==', masked_and_hidden: true });
+    const hidden = await created(base, t, {
+      key: 'SIGNING_KEY',
+      value: 'c2VjcmV0LWtleQ==',
+      masked_and_hidden: true,
+    });
     expect(hidden).toMatchObject({ value: null, hidden: true, masked: true });
     expect((await send('GET', `${base}/SIGNING_KEY`, t)).body).toMatchObject({ value: null, hidden: true });
     expect(((await send('GET', base, t)).body as Json[])[0]).toMatchObject({ value: null, hidden: true });
@@ -178,7 +208,10 @@ describe('project variables', () => {
     ]);
     const replaced = await send('PUT', `${base}/SIGNING_KEY`, t, { value: 'bmV3LXNlY3JldA==' });
     expect(replaced.body).toMatchObject({ value: null, hidden: true, masked: true });
-    const passed = await server.services.ciVariables.forPipeline({ projectId: project.id, protectedRef: false });
+    const passed = await server.services.ciVariables.forPipeline({
+      projectId: project.id,
+      protectedRef: false,
+    });
     expect(passed.filter((v) => v.key === 'SIGNING_KEY')).toEqual([
       {
         key: 'SIGNING_KEY',
@@ -212,8 +245,30 @@ describe('group variables and what a pipeline receives', () => {
     expect(review.body).toMatchObject({ value: 'b' });
     const dup = await send('POST', base, maintainer.token, { key: 'G', value: 'c' });
     expect(dup.body).toEqual({ message: { key: ['(G) has already been taken'] } });
-    expect((await send('DELETE', `${base}/G?filter[environment_scope]=*`, maintainer.token)).status).toBe(204);
+    expect((await send('DELETE', `${base}/G?filter[environment_scope]=*`, maintainer.token)).status).toBe(
+      204,
+    );
     expect(((await send('GET', base, maintainer.token)).body as Json[]).map((v) => v.value)).toEqual(['b']);
+  });
+
+  it('ignore the environment scope and its filter below Premium, as GitLab Free does', async () => {
+    const group = await free.factories.group();
+    const owner = await free.factories.user({ admin: true });
+    const base = `/groups/${group.id}/variables`;
+    const scoped = await free.request('POST', base, {
+      token: owner.token,
+      json: { key: 'FREE', value: 'a', environment_scope: 'production' },
+    });
+    expect(scoped.body).toMatchObject({ key: 'FREE', environment_scope: '*' });
+    const again = await free.request('POST', base, {
+      token: owner.token,
+      json: { key: 'FREE', value: 'b', environment_scope: 'staging' },
+    });
+    expect(again.body).toEqual({ message: { key: ['(FREE) has already been taken'] } });
+    const filtered = await free.request('GET', `${base}/FREE?filter[environment_scope]=staging`, {
+      token: owner.token,
+    });
+    expect(filtered.body).toMatchObject({ value: 'a' });
   });
 
   it('passes instance, outer group, subgroup and project variables in that order', async () => {
@@ -224,7 +279,11 @@ describe('group variables and what a pipeline receives', () => {
     const key = uniqueKey('SHARED');
     await created('/admin/ci/variables', admin.token, { key, value: 'instance' });
     await created(`/groups/${outer.id}/variables`, admin.token, { key, value: 'outer' });
-    await created(`/groups/${outer.id}/variables`, admin.token, { key: 'OUTER_ONLY', value: 'o', protected: true });
+    await created(`/groups/${outer.id}/variables`, admin.token, {
+      key: 'OUTER_ONLY',
+      value: 'o',
+      protected: true,
+    });
     await created(`/groups/${inner.id}/variables`, admin.token, { key, value: 'inner' });
     await created(`/groups/${inner.id}/variables`, admin.token, {
       key,
@@ -241,7 +300,12 @@ describe('group variables and what a pipeline receives', () => {
       server.services.ciVariables.forPipeline({ projectId: project.id, protectedRef, environment });
     const pairs = (vars: Array<{ key: string; value: string }>) =>
       vars.filter((v) => [key, 'OUTER_ONLY', 'FILE'].includes(v.key)).map((v) => `${v.key}=${v.value}`);
-    expect(pairs(await forPipeline(false))).toEqual([`${key}=instance`, `${key}=outer`, `${key}=inner`, 'FILE=f']);
+    expect(pairs(await forPipeline(false))).toEqual([
+      `${key}=instance`,
+      `${key}=outer`,
+      `${key}=inner`,
+      'FILE=f',
+    ]);
     expect(pairs(await forPipeline(true, 'production'))).toEqual([
       `${key}=instance`,
       `${key}=outer`,
@@ -261,7 +325,10 @@ describe('group variables and what a pipeline receives', () => {
     const file = (await forPipeline(false)).find((v) => v.key === 'FILE');
     expect(file).toMatchObject({ variable_type: 'file', raw: true, masked: false, protected: false });
     await server.dataSource.transaction(async (tx) => {
-      const inTx = await server.services.ciVariables.forPipeline({ projectId: project.id, protectedRef: false }, tx);
+      const inTx = await server.services.ciVariables.forPipeline(
+        { projectId: project.id, protectedRef: false },
+        tx,
+      );
       expect(inTx.length).toBeGreaterThan(0);
     });
   });
@@ -283,6 +350,7 @@ describe('instance variables', () => {
       variable_type: 'env_var',
       key,
       value: 'v',
+      hidden: false,
       protected: false,
       masked: false,
       raw: false,
@@ -314,7 +382,10 @@ describe('instance variables', () => {
     try {
       await setLimit(count + 1);
       await created('/admin/ci/variables', root.token, { key: uniqueKey('LIMITED'), value: 'a' });
-      const refused = await send('POST', '/admin/ci/variables', root.token, { key: uniqueKey('OVER'), value: 'b' });
+      const refused = await send('POST', '/admin/ci/variables', root.token, {
+        key: uniqueKey('OVER'),
+        value: 'b',
+      });
       expect([refused.status, refused.body]).toEqual([
         400,
         { message: { base: [`Maximum number of ci instance level variables (${count + 1}) exceeded`] } },

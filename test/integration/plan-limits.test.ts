@@ -70,7 +70,14 @@ describe('plan limits', () => {
   });
 
   const refused: Array<[string, string, string, unknown, number, unknown]> = [
-    ['no plan_name', 'PUT', '/application/plan_limits', { ci_pipeline_size: 1 }, 400, { error: 'plan_name is missing' }],
+    [
+      'no plan_name',
+      'PUT',
+      '/application/plan_limits',
+      { ci_pipeline_size: 1 },
+      400,
+      { error: 'plan_name is missing' },
+    ],
     [
       'an unknown plan',
       'PUT',
