@@ -3167,6 +3167,182 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{id}/jobs/{job_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The job's id.
+                 * @example 8
+                 */
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a job
+         * @description Cancels the job if it has not finished; a finished job is answered as it is. The pipeline moves
+         *     on (jobs after it are skipped, `when: always` jobs run). Answers 201 with the job.
+         *
+         *     - **Who.** Developers and above (`update_build`).
+         */
+        post: operations["cancelProjectJob"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/jobs/{job_id}/erase": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The job's id.
+                 * @example 8
+                 */
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Erase a job's log
+         * @description Removes a finished job's log (and its artifacts); the job stays, with `erased_at`. Answers 201 with
+         *     the job.
+         *
+         *     - **Who.** Developers and above (`update_build`).
+         *     - A job that has not finished or has nothing to erase: 403 `{"message": "403 Forbidden - Job is not erasable!"}`.
+         */
+        post: operations["eraseProjectJob"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/jobs/{job_id}/play": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The job's id.
+                 * @example 8
+                 */
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a manual job
+         * @description Starts a manual job (or a delayed one at once), with `job_variables_attributes` for this run; a
+         *     finished manual job runs again as a new attempt. Jobs skipped after it are processed again.
+         *     Answers 200 with the job.
+         *
+         *     - **Who.** Developers and above (`update_build`).
+         *     - Rule `protected_ref`: a protected branch or tag needs the level its protection gives: on a
+         *       protected branch, only who may push or merge to it plays its jobs (403 `{"message": "403 Forbidden"}`).
+         *     - A job that is not manual or delayed: 400 `{"message": "400 Bad request - Unplayable Job"}`.
+         */
+        post: operations["playProjectJob"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/jobs/{job_id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The job's id.
+                 * @example 8
+                 */
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry a job
+         * @description A new attempt of a finished (succeeded, failed or canceled) job, which starts as its prerequisites
+         *     allow; the old one is kept as retried. Answers 201 with the new job.
+         *
+         *     - **Who.** Developers and above (`update_build`).
+         *     - A job that is not finished or was retried already: 403 `{"message": "403 Forbidden - Job is not retryable"}`.
+         */
+        post: operations["retryProjectJob"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/jobs/{job_id}/trace": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The job's id.
+                 * @example 8
+                 */
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a job's log
+         * @description The job's log as its runner wrote it, as plain text; empty until a runner writes, and after the
+         *     job was erased.
+         *
+         *     - **Who.** As for the job (`read_build`).
+         */
+        get: operations["getProjectJobTrace"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{id}/labels": {
         parameters: {
             query?: never;
@@ -5764,6 +5940,9 @@ export interface paths {
          *     201 with the pipeline.
          *
          *     - **Who.** Developers and above (`create_pipeline`).
+         *     - Rule `protected_ref`: a protected branch or tag needs the level its protection gives: on a
+         *       protected branch, only who may push or merge to it (else 400 `{"message": {"base": ["You do not
+         *       have sufficient permission to run a pipeline on '<ref>'. ..."]}}`).
          *     - `variables` (`variable_type` `env_var` by default, or `file`) and `inputs` (the configuration's
          *       `spec:inputs`) feed the rules and the jobs.
          *     - A ref that does not exist: 400 `{"message": {"base": ["Reference not found"]}}`. No
@@ -6144,7 +6323,15 @@ export interface paths {
         get: operations["getProjectPipeline"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete a pipeline
+         * @description Deletes the pipeline with its stages, jobs, job logs and variables. Answers 204. Pipelines it
+         *     started stay, no longer linked to it.
+         *
+         *     - **Who.** Owners (`destroy_pipeline`).
+         *     - Not in the project: 404 `{"message": "404 Not found"}`.
+         */
+        delete: operations["deleteProjectPipeline"];
         options?: never;
         head?: never;
         patch?: never;
@@ -6185,6 +6372,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{id}/pipelines/{pipeline_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The pipeline's id.
+                 * @example 47
+                 */
+                pipeline_id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a pipeline's jobs
+         * @description Cancels every job of the pipeline that has not finished (created, waiting, pending, running,
+         *     scheduled), and those of the pipelines it started. Answers 201 with the pipeline.
+         *
+         *     - **Who.** Developers and above (`update_pipeline`).
+         */
+        post: operations["cancelProjectPipeline"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{id}/pipelines/{pipeline_id}/jobs": {
         parameters: {
             query?: never;
@@ -6214,6 +6435,41 @@ export interface paths {
         get: operations["listPipelineJobs"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/pipelines/{pipeline_id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The pipeline's id.
+                 * @example 47
+                 */
+                pipeline_id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry a pipeline's failed jobs
+         * @description A new attempt of each failed or canceled job (the old one is kept as retried); the jobs skipped
+         *     after them run again as the pipeline moves on. Answers 201 with the pipeline.
+         *
+         *     - **Who.** Developers and above (`update_pipeline`).
+         *     - Nothing to retry: 403 `{"message": "403 Forbidden"}`.
+         */
+        post: operations["retryProjectPipeline"];
         delete?: never;
         options?: never;
         head?: never;
@@ -11049,6 +11305,15 @@ export interface components {
              * @example https://forge.example.com/group/project/-/pipelines/47
              */
             web_url: string;
+        };
+        JobPlay: {
+            /** @description Variables for the manual job's run. */
+            job_variables_attributes?: {
+                /** @example DEPLOY_TARGET */
+                key: string;
+                /** @example canary */
+                value: string;
+            }[];
         };
         KubernetesAgentInfo: {
             agent_id: number;
@@ -16676,6 +16941,7 @@ export type SchemaJob = components['schemas']['Job'];
 export type SchemaJobCommit = components['schemas']['JobCommit'];
 export type SchemaJobCommon = components['schemas']['JobCommon'];
 export type SchemaJobPipeline = components['schemas']['JobPipeline'];
+export type SchemaJobPlay = components['schemas']['JobPlay'];
 export type SchemaKubernetesAgentInfo = components['schemas']['KubernetesAgentInfo'];
 export type SchemaLabelBasic = components['schemas']['LabelBasic'];
 export type SchemaLabelPriorityInput = components['schemas']['LabelPriorityInput'];
@@ -23685,6 +23951,216 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    cancelProjectJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The job's id.
+                 * @example 8
+                 */
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The job. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    eraseProjectJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The job's id.
+                 * @example 8
+                 */
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The job. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    playProjectJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The job's id.
+                 * @example 8
+                 */
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "job_variables_attributes": [
+                 *         {
+                 *           "key": "DEPLOY_TARGET",
+                 *           "value": "canary"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["JobPlay"];
+            };
+        };
+        responses: {
+            /** @description The job. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    retryProjectJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The job's id.
+                 * @example 8
+                 */
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The job. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getProjectJobTrace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The job's id.
+                 * @example 8
+                 */
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The log. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example Running with gitlab-runner 17.0.0 */
+                    "text/plain": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listProjectLabels: {
         parameters: {
             query?: {
@@ -28946,6 +29422,43 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    deleteProjectPipeline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The pipeline's id.
+                 * @example 47
+                 */
+                pipeline_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted; no body. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listPipelineBridges: {
         parameters: {
             query?: {
@@ -28992,6 +29505,45 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Bridge"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    cancelProjectPipeline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The pipeline's id.
+                 * @example 47
+                 */
+                pipeline_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The pipeline. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Pipeline"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -29052,6 +29604,45 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Job"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    retryProjectPipeline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The pipeline's id.
+                 * @example 47
+                 */
+                pipeline_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The pipeline. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Pipeline"];
                 };
             };
             400: components["responses"]["BadRequest"];

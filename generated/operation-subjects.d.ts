@@ -8,6 +8,8 @@ export interface OperationSubjects {
   blockUser: 'instance';
   bulkPublishMergeRequestDraftNotes: 'project';
   cancelMergeRequestAutoMerge: 'project';
+  cancelProjectJob: 'project';
+  cancelProjectPipeline: 'project';
   compareRepositoryRefs: 'project';
   createBranch: 'project';
   createClusterAgentToken: 'project';
@@ -83,6 +85,7 @@ export interface OperationSubjects {
   deleteProjectForkRelation: 'project';
   deleteProjectLabel: 'project';
   deleteProjectMilestone: 'project';
+  deleteProjectPipeline: 'project';
   deleteProjectPushRule: 'project';
   deleteProjectSnippet: 'project';
   deleteProjectUpload: 'project';
@@ -93,6 +96,7 @@ export interface OperationSubjects {
   deleteRepositoryFile: 'project';
   deleteRepositoryTag: 'project';
   deleteSnippet: 'instance';
+  eraseProjectJob: 'project';
   forkProject: 'project';
   getBranch: 'project';
   getCiYmlTemplate: 'instance';
@@ -144,6 +148,7 @@ export interface OperationSubjects {
   getProjectApprovalSettings: 'project';
   getProjectCustomAttribute: 'instance';
   getProjectJob: 'project';
+  getProjectJobTrace: 'project';
   getProjectLabel: 'project';
   getProjectMember: 'project';
   getProjectMemberWithInherited: 'project';
@@ -265,6 +270,7 @@ export interface OperationSubjects {
   listUsers: 'instance';
   mergeMergeRequest: 'project';
   playPipelineSchedule: 'project';
+  playProjectJob: 'project';
   postUnleashClientMetrics: 'none';
   promoteProjectLabel: 'project';
   promoteProjectLabelByName: 'project';
@@ -279,6 +285,8 @@ export interface OperationSubjects {
   resetMergeRequestSpentTime: 'project';
   resetMergeRequestTimeEstimate: 'project';
   resolveMergeRequestDiscussion: 'project';
+  retryProjectJob: 'project';
+  retryProjectPipeline: 'project';
   revokeClusterAgentToken: 'project';
   revokeCurrentPersonalAccessToken: 'instance';
   revokeGroupAccessToken: 'group';

@@ -47,7 +47,12 @@ export interface CiSettingsServices {
 }
 
 export class CiSettings {
-  constructor(private readonly services: CiSettingsServices = {}) {}
+  constructor(private services: CiSettingsServices = {}) {}
+
+  /** Replaces the services read (tests set plan limits this way until the plan limits family exists). */
+  use(services: CiSettingsServices): void {
+    this.services = services;
+  }
 
   /** Instance, group (outermost first) and project variables; later wins. */
   variables(projectId: number, protectedRef: boolean, manager?: EntityManager): Promise<CiVariable[]> {

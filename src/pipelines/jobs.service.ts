@@ -46,7 +46,7 @@ export class JobsService {
     private readonly processing: PipelineProcessing,
     private readonly repositories: RepositoriesService,
     private readonly secrets: SecretBox,
-    private readonly externalUrl: string,
+    private readonly config: { readonly externalUrl: string },
   ) {}
 
   async list(
@@ -115,7 +115,7 @@ export class JobsService {
           { pipeline: downstreamPipelines.find((p) => p.id === row.id)!, fullPath: row.full_path },
         ]),
       ),
-      base: { fullPath: projectFullPath(view.project), externalUrl: this.externalUrl },
+      base: { fullPath: projectFullPath(view.project), externalUrl: this.config.externalUrl },
     };
   }
 

@@ -69,7 +69,7 @@ export class PipelineCreation {
     private readonly deps: Deps,
     private readonly settings: CiSettings,
     private readonly secrets: SecretBox,
-    private readonly options: { externalUrl: string; allowLocalRequests: boolean },
+    private readonly options: { readonly externalUrl: string; readonly allowLocalRequests: boolean },
   ) {}
 
   async create(input: CreatePipelineInput): Promise<CreatePipelineResult> {

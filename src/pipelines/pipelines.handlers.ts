@@ -90,4 +90,59 @@ export const pipelinesHandlers = defineHandlers(['pipelines'], {
     const job = await services.pipelines.jobs.find(subject, params.job_id);
     return { status: 200, body: presentJobWith(await services.pipelines.jobs.records(subject, [job]))(job) };
   },
+
+  async deleteProjectPipeline({ params, subject, services }) {
+    await services.pipelines.remove(subject, params.pipeline_id);
+    return { status: 204, body: null };
+  },
+
+  async cancelProjectPipeline({ params, subject, services }) {
+    const pipeline = await services.pipelines.cancel(subject, params.pipeline_id);
+    return {
+      status: 201,
+      body: presentPipeline(pipeline, await services.pipelines.detailContext(subject, pipeline)),
+    };
+  },
+
+  async retryProjectPipeline({ params, subject, caller, services }) {
+    const pipeline = await services.pipelines.retry(subject, params.pipeline_id, caller.user);
+    return {
+      status: 201,
+      body: presentPipeline(pipeline, await services.pipelines.detailContext(subject, pipeline)),
+    };
+  },
+
+  async getProjectJobTrace({ params, subject, services }) {
+    const trace = await services.pipelines.jobs.trace(subject, params.job_id);
+    return {
+      status: 200,
+      stream: Buffer.from(trace, 'utf8'),
+      headers: { 'Content-Type': 'text/plain; charset=utf-8' },
+    };
+  },
+
+  async cancelProjectJob({ params, subject, services }) {
+    const job = await services.pipelines.jobs.cancel(subject, params.job_id);
+    return { status: 201, body: presentJobWith(await services.pipelines.jobs.records(subject, [job]))(job) };
+  },
+
+  async retryProjectJob({ params, subject, caller, services }) {
+    const job = await services.pipelines.jobs.retry(subject, params.job_id, caller.user);
+    return { status: 201, body: presentJobWith(await services.pipelines.jobs.records(subject, [job]))(job) };
+  },
+
+  async playProjectJob({ params, body, subject, caller, services }) {
+    const job = await services.pipelines.playJob(
+      subject,
+      caller,
+      params.job_id,
+      body?.job_variables_attributes ?? [],
+    );
+    return { status: 200, body: presentJobWith(await services.pipelines.jobs.records(subject, [job]))(job) };
+  },
+
+  async eraseProjectJob({ params, subject, caller, services }) {
+    const job = await services.pipelines.jobs.erase(subject, params.job_id, caller.user);
+    return { status: 201, body: presentJobWith(await services.pipelines.jobs.records(subject, [job]))(job) };
+  },
 });

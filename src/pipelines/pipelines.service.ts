@@ -48,9 +48,11 @@ export class PipelinesService {
   readonly secrets: SecretBox;
   readonly processing: PipelineProcessing;
   readonly creation: PipelineCreation;
-  readonly externalUrl: string;
+  private readonly config: CoreDeps['config'];
   readonly jobs: JobsService;
   readonly bridges: PipelineLinks;
+  /** Variables and plan limits as the pipelines read them (adapters.ts). */
+  readonly settings: CiSettings;
   private readonly logger: Logger;
 
   constructor(
@@ -58,19 +60,17 @@ export class PipelinesService {
     readonly deps: PipelinesDeps,
   ) {
     this.dataSource = core.dataSource;
-    this.externalUrl = core.config.externalUrl;
+    this.config = core.config;
     this.secrets = SecretBox.fromConfig(core.config);
     this.processing = new PipelineProcessing(core.dataSource, core.events);
+    this.settings = new CiSettings(deps);
     this.creation = new PipelineCreation(
       core.dataSource,
       core.events,
       deps,
-      new CiSettings(deps),
+      this.settings,
       this.secrets,
-      {
-        externalUrl: core.config.externalUrl,
-        allowLocalRequests: core.config.allowLocalRequests,
-      },
+      core.config,
     );
     this.jobs = new JobsService(
       core.dataSource,
@@ -78,7 +78,7 @@ export class PipelinesService {
       this.processing,
       deps.repositories,
       this.secrets,
-      core.config.externalUrl,
+      core.config,
     );
     this.bridges = new PipelineLinks(
       core.dataSource,
@@ -86,7 +86,7 @@ export class PipelinesService {
       this.creation,
       this.processing,
       this.jobs,
-      new CiSettings(deps),
+      this.settings,
     );
     this.logger = core.logger;
   }
@@ -309,6 +309,18 @@ export class PipelinesService {
     return { ...this.context(view), user, warnings: warning };
   }
 
+  /** Plays a manual job; on a protected branch only for who may push or merge to it (rule `protected_ref`). */
+  async playJob(
+    view: ProjectView,
+    caller: Caller,
+    jobId: number,
+    variables: Array<{ key: string; value: string }>,
+  ) {
+    const job = await this.jobs.find(view, jobId);
+    if (!job.tag && !(await this.mayRunOnBranch(caller, view, job.ref))) throw forbidden();
+    return this.jobs.play(view, jobId, caller.user, variables);
+  }
+
   /** Cancels every cancelable job of the pipeline and of the pipelines it started. */
   async cancel(view: ProjectView, pipelineId: number): Promise<Pipeline> {
     return this.dataSource.transaction(async (manager) => {
@@ -347,6 +359,11 @@ export class PipelinesService {
       const pipeline = await this.find(view, pipelineId, manager);
       await manager.delete(Pipeline, { id: pipeline.id });
     });
+  }
+
+  /** Read when used: the configured external URL may be set after the services are built. */
+  get externalUrl(): string {
+    return this.config.externalUrl;
   }
 
   context(view: ProjectView) {

@@ -218,6 +218,66 @@ const uploadSecretFor = async (c: Case) =>
     ? (({ secret, filename }) => ({ secret, filename }))(await uploadTo(c))
     : { secret: '0'.repeat(32), filename: 'none.txt' };
 
+/** Pipelines: a branch `ci` of the case's project with a build job and a manual job, made once. */
+const ciBranches = new Map<number, Promise<void>>();
+const sharedPipelines = new Map<number, Promise<MatrixPipeline>>();
+interface MatrixPipeline {
+  pipelineId: number;
+  buildId: number;
+  manualId: number;
+}
+/**
+ * A pipeline of the case's project on `ci`, made by the administrator through the API: the shared one
+ * for reads and refusals, a fresh one (its build job driven to `state`) for a change that goes through.
+ */
+async function pipelineOf(
+  c: Case,
+  state?: 'pending' | 'success' | 'failed' | 'traced',
+): Promise<MatrixPipeline> {
+  if (!ciBranches.has(c.subjectId))
+    ciBranches.set(
+      c.subjectId,
+      api('POST', `${project(c)}/repository/commits`, {
+        branch: 'ci',
+        start_branch: 'main',
+        commit_message: 'CI',
+        actions: [
+          {
+            action: 'create',
+            file_path: '.gitlab-ci.yml',
+            content: 'build: { script: x }\nmanual: { script: x, when: manual }\n',
+          },
+        ],
+      }).then(() => undefined),
+    );
+  await ciBranches.get(c.subjectId);
+  const make = async (): Promise<MatrixPipeline> => {
+    const pipeline = await api('POST', `${project(c)}/pipeline`, { ref: 'ci' });
+    const pipelineId = pipeline.id as number;
+    await server.services.pipelines.processing.process(pipelineId);
+    const jobs = (await api('GET', `${project(c)}/pipelines/${pipelineId}/jobs`)) as unknown as Json[];
+    const id = (name: string) => jobs.find((job) => job.name === name)!.id as number;
+    return { pipelineId, buildId: id('build'), manualId: id('manual') };
+  };
+  if (!state || c.expected !== 'allowed') {
+    if (!sharedPipelines.has(c.subjectId)) sharedPipelines.set(c.subjectId, make());
+    return sharedPipelines.get(c.subjectId)!;
+  }
+  const fresh = await make();
+  const jobs = server.services.pipelines.jobs;
+  if (state !== 'pending') await jobs.updateStatus(fresh.buildId, 'running');
+  if (state === 'traced') await jobs.appendTrace(fresh.buildId, 'log\n');
+  if (state === 'failed') await jobs.updateStatus(fresh.buildId, 'failed');
+  else if (state !== 'pending') await jobs.updateStatus(fresh.buildId, 'success');
+  return fresh;
+}
+const inPipeline = async (c: Case, state?: Parameters<typeof pipelineOf>[1]) => ({
+  path: { pipeline_id: (await pipelineOf(c, state)).pipelineId },
+});
+const onJob = async (c: Case, which: 'buildId' | 'manualId', state?: Parameters<typeof pipelineOf>[1]) => ({
+  path: { job_id: (await pipelineOf(c, state))[which] },
+});
+
 /** A repository storage move of a fresh project, group or snippet, made for an allowed case only. */
 async function storageMove(
   c: Case,
@@ -803,6 +863,28 @@ const CALLS: Record<string, (c: Case) => Call | Promise<Call>> = {
     const token = await api('POST', `${project(c)}/cluster_agents/${agentId}/tokens`, { name: 'doomed' });
     return { path: { agent_id: agentId, token_id: token.id as number } };
   },
+  // Pipelines and jobs: the project's pipeline on `ci`; a change that goes through gets its own
+  createProjectPipeline: async (c) => {
+    await pipelineOf(c);
+    return { body: { ref: 'ci' } };
+  },
+  getLatestProjectPipeline: async (c) => {
+    await pipelineOf(c);
+    return { query: { ref: 'ci' } };
+  },
+  getProjectPipeline: (c) => inPipeline(c),
+  deleteProjectPipeline: (c) => inPipeline(c, 'pending'),
+  listProjectPipelineVariables: (c) => inPipeline(c),
+  cancelProjectPipeline: (c) => inPipeline(c, 'pending'),
+  retryProjectPipeline: (c) => inPipeline(c, 'failed'),
+  listPipelineJobs: (c) => inPipeline(c),
+  listPipelineBridges: (c) => inPipeline(c),
+  getProjectJob: (c) => onJob(c, 'buildId'),
+  getProjectJobTrace: (c) => onJob(c, 'buildId'),
+  cancelProjectJob: (c) => onJob(c, 'buildId', 'pending'),
+  retryProjectJob: (c) => onJob(c, 'buildId', 'success'),
+  playProjectJob: (c) => onJob(c, 'manualId', 'pending'),
+  eraseProjectJob: (c) => onJob(c, 'buildId', 'traced'),
   // Feature flags and user lists (user list !1 is in use by `matrix-flag`)
   getFeatureFlagUserList: () => ({ path: { iid: 1 } }),
   createFeatureFlagUserList: () => ({ body: { name: unique('list'), user_xids: 'a,b' } }),
