@@ -6121,6 +6121,9 @@ export interface paths {
          *
          *     - **Who.** Developer and above (`play_pipeline_schedule`: whoever may create pipelines).
          *     - A schedule of another project, or none, answers 404 `{"message": "404 Pipeline Schedule Not Found"}`.
+         *     - **Rate limit** `play_pipeline_schedule`: GitLab allows one run a minute per user and schedule; here the class
+         *       counts per user and is off unless `FORGE_RATE_LIMITS` sets it (`play_pipeline_schedule=1/60`); past it, 429
+         *       with `Retry-After`.
          */
         post: operations["playPipelineSchedule"];
         delete?: never;

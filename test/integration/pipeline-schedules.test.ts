@@ -7,6 +7,7 @@ import { useTestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
 
 const server = useTestServer();
+const limited = useTestServer({ env: { FORGE_RATE_LIMITS: 'play_pipeline_schedule=1/60' } });
 type Json = Record<string, unknown>;
 
 async function world() {
@@ -306,5 +307,25 @@ describe('running pipeline schedules', () => {
     const detail = await server.request('GET', path, { token: maintainer.token });
     expect(detail.body).toMatchObject({ next_run_at: null, last_pipeline: { id: pipelines[0].id } });
     expect(created.id).toBeDefined();
+  });
+});
+
+describe('the play rate limit', () => {
+  it('answers 429 past the configured play_pipeline_schedule limit', async () => {
+    const { project } = await limited.factories.ownedProjectWithReadme();
+    const developer = await limited.factories.memberOf(project, AccessLevel.Developer);
+    const base = `/projects/${project.id}/pipeline_schedules`;
+    const created = await limited.request('POST', base, {
+      token: developer.token,
+      json: { description: 'nightly', ref: 'main', cron: '0 1 * * *', active: false },
+    });
+    const play = () =>
+      limited.request('POST', `${base}/${(created.body as Json).id as number}/play`, {
+        token: developer.token,
+      });
+    expect((await play()).status).toBe(201);
+    const again = await play();
+    expect(again.status).toBe(429);
+    expect(again.headers.get('retry-after')).toBeTruthy();
   });
 });
