@@ -14,7 +14,14 @@ const INCLUDES = 20;
 const JOBS_PER_INCLUDE = 5;
 
 function includeFile(n: number): string {
-  const lines = [`.base-${n}: &base-${n}`, '  image: node:20', '  before_script:', '    - npm ci', '  tags: [docker]', ''];
+  const lines = [
+    `.base-${n}: &base-${n}`,
+    '  image: node:20',
+    '  before_script:',
+    '    - npm ci',
+    '  tags: [docker]',
+    '',
+  ];
   for (let j = 0; j < JOBS_PER_INCLUDE; j++) {
     lines.push(
       `job-${n}-${j}:`,
@@ -43,7 +50,17 @@ function mainFile(): string {
   for (let n = 0; n < INCLUDES; n++) lines.push(`  - local: ci/part-${n}.yml`);
   lines.push('.shared:', '  script:', '    - echo shared', '  retry: 1', '');
   for (let k = 0; k < 40; k++) {
-    lines.push(`main-${k}:`, '  extends: .shared', `  stage: test`, '  needs: []', '  parallel:', '    matrix:', '      - OS: [linux, mac]', '        ARCH: [amd64, arm64]', '');
+    lines.push(
+      `main-${k}:`,
+      '  extends: .shared',
+      `  stage: test`,
+      '  needs: []',
+      '  parallel:',
+      '    matrix:',
+      '      - OS: [linux, mac]',
+      '        ARCH: [amd64, arm64]',
+      '',
+    );
   }
   return lines.join('\n');
 }
@@ -68,7 +85,8 @@ for (let i = 0; i < RUNS; i++) {
   const t0 = performance.now();
   const config = await loadConfig({ content, sources, projectPath: 'g/p', sha: 'abc' });
   const t1 = performance.now();
-  if (config.errors.length > 0) throw new Error(`the generated configuration is invalid: ${config.errors.join('; ')}`);
+  if (config.errors.length > 0)
+    throw new Error(`the generated configuration is invalid: ${config.errors.join('; ')}`);
   const plan = await planPipeline(config, {
     variables: { CI_COMMIT_BRANCH: 'main', CI_PIPELINE_SOURCE: 'push' },
     changedPaths: async () => ['src/a.ts'],
@@ -84,9 +102,16 @@ for (let i = 0; i < RUNS; i++) {
   planTimes.push(t2 - t1);
 }
 
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] as number;
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] as number;
 const print = (line: string) => process.stdout.write(`${line}\n`);
 const fmt = (n: number) => `${n.toFixed(1)} ms`;
-print(`ci config: ${totalLines} lines, ${INCLUDES} includes, ${jobs} planned jobs, ${RUNS} runs (first run included)`);
-print(`  loadConfig   first ${fmt(loadTimes[0] as number)}  median ${fmt(pct(loadTimes, 50))}  p95 ${fmt(pct(loadTimes, 95))}  (goal < 200 ms)`);
-print(`  planPipeline first ${fmt(planTimes[0] as number)}  median ${fmt(pct(planTimes, 50))}  p95 ${fmt(pct(planTimes, 95))}`);
+print(
+  `ci config: ${totalLines} lines, ${INCLUDES} includes, ${jobs} planned jobs, ${RUNS} runs (first run included)`,
+);
+print(
+  `  loadConfig   first ${fmt(loadTimes[0] as number)}  median ${fmt(pct(loadTimes, 50))}  p95 ${fmt(pct(loadTimes, 95))}  (goal < 200 ms)`,
+);
+print(
+  `  planPipeline first ${fmt(planTimes[0] as number)}  median ${fmt(pct(planTimes, 50))}  p95 ${fmt(pct(planTimes, 95))}`,
+);

@@ -13,7 +13,10 @@ const UNITS: Array<[RegExp, number]> = [
 export function parseDuration(value: unknown): number | null {
   if (typeof value === 'number') return Number.isFinite(value) && value >= 0 ? value : null;
   if (typeof value !== 'string') return null;
-  const text = value.trim().toLowerCase().replace(/,|\band\b/g, ' ');
+  const text = value
+    .trim()
+    .toLowerCase()
+    .replace(/,|\band\b/g, ' ');
   if (text === '') return null;
   if (/^\d+(\.\d+)?$/.test(text)) return Number(text);
   const re = /(\d+(?:\.\d+)?)\s*([a-z]+)/g;

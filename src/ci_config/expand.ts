@@ -2,7 +2,8 @@
  * GitLab's variable expansion (`$VAR`, `${VAR}`, `%VAR%`), as the server applies it to
  * `workflow:name`, include paths, `environment` names and the right side of `=~`.
  */
-const VARIABLE = /\$([a-zA-Z_][a-zA-Z0-9_]*)|\$\{\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*\}|%([a-zA-Z_][a-zA-Z0-9_]*)%/g;
+const VARIABLE =
+  /\$([a-zA-Z_][a-zA-Z0-9_]*)|\$\{\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*\}|%([a-zA-Z_][a-zA-Z0-9_]*)%/g;
 
 export interface ExpandOptions {
   /** Keep `$UNKNOWN` as written instead of replacing it with an empty string (GitLab's expand_existing). */

@@ -26,7 +26,7 @@ export type Expr =
   | { type: 'compare'; op: '==' | '!=' | '=~' | '!~'; left: Expr; right: Expr }
   | { type: 'and' | 'or'; left: Expr; right: Expr };
 
-const MAX_TOKENS = 2000;
+const MAX_TOKENS = 200;
 
 export function tokenize(text: string): Token[] {
   const tokens: Token[] = [];
@@ -46,7 +46,7 @@ export function tokenize(text: string): Token[] {
       tokens.push({ kind: c === '(' ? 'open' : 'close' });
       i++;
     } else if (c === '$') {
-      const m = /^\$([a-zA-Z_][a-zA-Z0-9_]*)/.exec(text.slice(i));
+      const m = /^\$(\w+)/.exec(text.slice(i));
       if (!m) throw new ExpressionError(INVALID_EXPRESSION);
       tokens.push({ kind: 'variable', name: m[1] as string });
       i += m[0].length;
@@ -73,7 +73,7 @@ function readPattern(text: string, start: number, tokens: Token[]): number {
   while (j < text.length && text[j] !== '/') j += text[j] === '\\' ? 2 : 1;
   if (j >= text.length || j === start + 1) throw new ExpressionError(INVALID_EXPRESSION);
   const source = text.slice(start + 1, j);
-  const m = /^[a-zA-Z]*/.exec(text.slice(j + 1)) as RegExpExecArray;
+  const m = /^[ismU]*/.exec(text.slice(j + 1)) as RegExpExecArray;
   tokens.push({ kind: 'pattern', source, flags: m[0] });
   return j + 1 + m[0].length;
 }
@@ -179,9 +179,10 @@ function compilePattern(source: string, flags: string): RE2JS {
   let f = 0;
   for (const flag of flags) {
     if (flag === 'i') f |= RE2JS.CASE_INSENSITIVE;
-    else if (flag === 'm') f |= RE2JS.DOTALL; // Ruby's /m lets `.` match a newline
+    else if (flag === 'm')
+      f |= RE2JS.DOTALL; // Ruby's /m lets `.` match a newline
     else if (flag === 's') f |= RE2JS.DOTALL;
-    else if (flag !== 'x' && flag !== 'U') throw new ExpressionError(INVALID_EXPRESSION);
+    else if (flag !== 'U') throw new ExpressionError(INVALID_EXPRESSION);
   }
   try {
     re = RE2JS.compile(source, f);
@@ -244,8 +245,14 @@ function compare(expr: Extract<Expr, { type: 'compare' }>, vars: Record<string, 
     const same = plain(left) === plain(right);
     return expr.op === '==' ? same : !same;
   }
+  // GitLab: the left side is read as a string (undefined is ""); a right side that is no pattern
+  // stays a string and "matches" when the left side occurs in it (Ruby's String#scan).
+  const text = typeof left === 'string' ? left : left === null || left === false ? '' : String(plain(left));
+  if (right === null || right === false) return expr.op !== '=~';
   const re = asPattern(right);
-  const matched = re !== null && typeof left === 'string' && re.matcher(left).find();
+  let matched: boolean;
+  if (re) matched = re.matcher(text).find();
+  else matched = typeof right === 'string' && right.includes(text);
   return expr.op === '=~' ? matched : !matched;
 }
 

@@ -19,10 +19,13 @@ export function resolveExtends(config: Record<string, unknown>): Record<string, 
     if (!bases.every((b) => typeof b === 'string')) return value; // reported by the job's own validation
     const names = bases as string[];
     const unknown = names.filter((b) => !(b in out));
-    if (unknown.length > 0) throw new ConfigError(`${key}: unknown keys in \`extends\` (${unknown.join(', ')})`);
+    if (unknown.length > 0)
+      throw new ConfigError(`${key}: unknown keys in \`extends\` (${unknown.join(', ')})`);
     const invalid = names.filter((b) => !isPlainObject(out[b]));
-    if (invalid.length > 0) throw new ConfigError(`${key}: invalid base hashes in \`extends\` (${invalid.join(', ')})`);
-    if (ancestors.length > MAX_EXTENDS_NESTING) throw new ConfigError(`${key}: nesting too deep in \`extends\``);
+    if (invalid.length > 0)
+      throw new ConfigError(`${key}: invalid base hashes in \`extends\` (${invalid.join(', ')})`);
+    if (ancestors.length > MAX_EXTENDS_NESTING)
+      throw new ConfigError(`${key}: nesting too deep in \`extends\``);
     if (ancestors.includes(key)) throw new ConfigError(`${key}: circular dependency detected in \`extends\``);
     let merged: Record<string, unknown> = {};
     for (const base of names) merged = deepMerge(merged, resolve(base, [...ancestors, key]));

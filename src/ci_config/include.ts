@@ -50,18 +50,31 @@ export async function loadFile(
   what: string | null,
 ): Promise<Record<string, unknown>> {
   const parsed = parseFile(text);
-  if (parsed.error) throw new ConfigError(what ? `Included file \`${what}\` does not have valid YAML syntax!` : parsed.error);
+  if (parsed.error)
+    throw new ConfigError(what ? `Included file \`${what}\` does not have valid YAML syntax!` : parsed.error);
+  // An included file that holds nothing (only comments, `{}`) is GitLab's "not valid YAML syntax".
+  if (
+    what &&
+    (parsed.body === null ||
+      parsed.body === undefined ||
+      (isPlainObject(parsed.body) && Object.keys(parsed.body).length === 0))
+  ) {
+    throw new ConfigError(`Included file \`${what}\` does not have valid YAML syntax!`);
+  }
   let body: unknown = parsed.body ?? {};
   if (parsed.header) {
     const spec = parsed.header.spec;
     const specInputs = isPlainObject(spec) ? spec.inputs : undefined;
     const resolved = resolveInputs(specInputs, given ?? {});
-    if (resolved.errors.length > 0) throw new ConfigError(prefixed(what, resolved.errors.join(', ')));
+    if (resolved.errors.length > 0)
+      throw new ConfigError(prefixed(what, resolved.errors.slice(0, 3).join(', ')));
     const done = interpolate(body, resolved.values, state.variables);
-    if (done.errors.length > 0) throw new ConfigError(prefixed(what, `interpolation interrupted by errors, ${done.errors.join(', ')}`));
+    if (done.errors.length > 0) throw new ConfigError(prefixed(what, done.errors.slice(0, 3).join(', ')));
     body = done.value;
   } else if (given && Object.keys(given).length > 0) {
-    throw new ConfigError(prefixed(what, 'Given inputs not defined in the `spec` section of the included configuration file'));
+    throw new ConfigError(
+      prefixed(what, 'Given inputs not defined in the `spec` section of the included configuration file'),
+    );
   }
   if (!isPlainObject(body)) {
     if (what) throw new ConfigError(`Included file \`${what}\` does not have valid YAML syntax!`);
@@ -91,12 +104,16 @@ async function normalizeIncludes(include: unknown, state: IncludeState): Promise
       out.push(/^https?:\/\//i.test(item) ? { remote: item } : { local: item });
       continue;
     }
-    if (!isPlainObject(item)) throw new ConfigError('include config should be a hash, a string or an array of hashes and strings');
+    if (!isPlainObject(item))
+      throw new ConfigError('include config should be a hash, a string or an array of hashes and strings');
     const accessors = ACCESSORS.filter((a) => a in item);
-    if (accessors.length !== 1) throw new ConfigError(`Include \`${JSON.stringify(item)}\` needs to match exactly one accessor!`);
+    if (accessors.length !== 1)
+      throw new ConfigError(`Include \`${JSON.stringify(item)}\` needs to match exactly one accessor!`);
     const unknown = Object.keys(item).filter((k) => !INCLUDE_KEYS.includes(k));
-    if (unknown.length > 0) throw new ConfigError(`include config contains unknown keys: ${unknown.join(', ')}`);
-    if (item.inputs !== undefined && !isPlainObject(item.inputs)) throw new ConfigError('include:inputs config must be a hash');
+    if (unknown.length > 0)
+      throw new ConfigError(`include config contains unknown keys: ${unknown.join(', ')}`);
+    if (item.inputs !== undefined && !isPlainObject(item.inputs))
+      throw new ConfigError('include:inputs config must be a hash');
     if (item.rules !== undefined && !(await includeRulesPass(item.rules, state))) continue;
     out.push(item);
   }
@@ -109,8 +126,10 @@ async function includeRulesPass(rules: unknown, state: IncludeState): Promise<bo
   for (const rule of rules) {
     if (!isPlainObject(rule)) throw new ConfigError('include:rules:rule config should be a hash');
     const unknown = Object.keys(rule).filter((k) => !['if', 'exists', 'changes', 'when'].includes(k));
-    if (unknown.length > 0) throw new ConfigError(`include:rules:rule config contains unknown keys: ${unknown.join(', ')}`);
-    if (rule.if !== undefined && !isValidExpression(rule.if)) throw new ConfigError('include:rules:rule if invalid expression syntax');
+    if (unknown.length > 0)
+      throw new ConfigError(`include:rules:rule config contains unknown keys: ${unknown.join(', ')}`);
+    if (rule.if !== undefined && !isValidExpression(rule.if))
+      throw new ConfigError('include:rules:rule if invalid expression syntax');
     if (rule.when !== undefined && !['never', 'always'].includes(String(rule.when))) {
       throw new ConfigError(`include:rules:rule when unknown value: ${String(rule.when)}`);
     }
@@ -126,15 +145,22 @@ async function includeRulesPass(rules: unknown, state: IncludeState): Promise<bo
 
 function count(state: IncludeState, depth: number): void {
   void depth;
-  if (state.count >= MAX_INCLUDES) throw new ConfigError(`Maximum of ${MAX_INCLUDES} nested includes are allowed!`);
+  if (state.count >= MAX_INCLUDES)
+    throw new ConfigError(`Maximum of ${MAX_INCLUDES} nested includes are allowed!`);
   state.count++;
 }
 
 function yamlExtension(location: string): void {
-  if (!/\.ya?ml$/.test(location)) throw new ConfigError(`Included file \`${location}\` does not have YAML extension!`);
+  if (!/\.ya?ml$/.test(location))
+    throw new ConfigError(`Included file \`${location}\` does not have YAML extension!`);
 }
 
-async function loadEntry(entry: Entry, ctx: FileContext, state: IncludeState, depth: number): Promise<Record<string, unknown> | null> {
+async function loadEntry(
+  entry: Entry,
+  ctx: FileContext,
+  state: IncludeState,
+  depth: number,
+): Promise<Record<string, unknown> | null> {
   const inputs = entry.inputs as Record<string, unknown> | undefined;
   const vars = state.variables;
   if (entry.local !== undefined) {
@@ -142,14 +168,16 @@ async function loadEntry(entry: Entry, ctx: FileContext, state: IncludeState, de
     if (!location.includes('*')) return loadLocal(location, inputs, ctx, state, depth);
     const paths = await localWildcard(location, state);
     let merged: Record<string, unknown> = {};
-    for (const path of paths) merged = deepMerge(merged, await loadLocal(path, inputs, state.root, state, depth));
+    for (const path of paths)
+      merged = deepMerge(merged, await loadLocal(path, inputs, state.root, state, depth));
     return merged;
   }
   if (entry.project !== undefined) {
     const project = expandVariables(String(entry.project), vars).replace(/^\/+/, '');
     const ref = entry.ref === undefined ? undefined : expandVariables(String(entry.ref), vars);
     const files = Array.isArray(entry.file) ? entry.file : [entry.file];
-    if (entry.file === undefined || files.length === 0) throw new ConfigError('include config must specify the file where to fetch the config from');
+    if (entry.file === undefined || files.length === 0)
+      throw new ConfigError('include config must specify the file where to fetch the config from');
     let merged: Record<string, unknown> = {};
     for (const f of files) {
       const file = expandVariables(String(f), vars).replace(/^\/+/, '');
@@ -157,11 +185,17 @@ async function loadEntry(entry: Entry, ctx: FileContext, state: IncludeState, de
       yamlExtension(file);
       const got = await state.sources.project(project, ref, file);
       if (got === 'forbidden') {
-        throw new ConfigError(`Project \`${project}\` not found or access denied! Make sure any includes in the pipeline configuration are correctly defined.`);
+        throw new ConfigError(
+          `Project \`${project}\` not found or access denied! Make sure any includes in the pipeline configuration are correctly defined.`,
+        );
       }
       if (got === null) throw new ConfigError(`Project \`${project}\` file \`${file}\` does not exist!`);
       record(state, 'file', file, ctx, got.content, { project, ref: ref ?? null });
-      const inner: FileContext = { project, sha: got.sha, own: project === state.root.project && got.sha === state.root.sha };
+      const inner: FileContext = {
+        project,
+        sha: got.sha,
+        own: project === state.root.project && got.sha === state.root.sha,
+      };
       merged = deepMerge(merged, await loadFile(got.content, inputs, inner, state, depth, file));
     }
     return merged;
@@ -169,7 +203,8 @@ async function loadEntry(entry: Entry, ctx: FileContext, state: IncludeState, de
   if (entry.remote !== undefined) {
     const url = expandVariables(String(entry.remote), vars);
     count(state, depth);
-    if (!/^https?:\/\/[^\s/]+/i.test(url)) throw new ConfigError(`Remote file \`${url}\` does not have a valid address!`);
+    if (!/^https?:\/\/[^\s/]+/i.test(url))
+      throw new ConfigError(`Remote file \`${url}\` does not have a valid address!`);
     yamlExtension(url.replace(/[?#].*$/, ''));
     let content: string;
     try {
@@ -183,9 +218,11 @@ async function loadEntry(entry: Entry, ctx: FileContext, state: IncludeState, de
   if (entry.template !== undefined) {
     const name = expandVariables(String(entry.template), vars);
     count(state, depth);
-    if (!name.endsWith('.gitlab-ci.yml')) throw new ConfigError(`Template file \`${name}\` is not a valid location!`);
+    if (!name.endsWith('.gitlab-ci.yml'))
+      throw new ConfigError(`Template file \`${name}\` is not a valid location!`);
     const content = await state.sources.template(name);
-    if (content === null || content.trim() === '') throw new ConfigError(`Included file \`${name}\` is empty or does not exist!`);
+    if (content === null || content.trim() === '')
+      throw new ConfigError(`Included file \`${name}\` is empty or does not exist!`);
     record(state, 'template', name, ctx, content, {});
     return loadFile(content, inputs, { project: '', sha: '', own: false }, state, depth, name);
   }
@@ -252,7 +289,14 @@ function remoteReason(err: unknown): string {
   return 'a socket error';
 }
 
-function record(state: IncludeState, type: IncludeRecord['type'], location: string, ctx: FileContext, content: string, extra: Record<string, unknown>): void {
+function record(
+  state: IncludeState,
+  type: IncludeRecord['type'],
+  location: string,
+  ctx: FileContext,
+  content: string,
+  extra: Record<string, unknown>,
+): void {
   void content;
   state.records.push({
     type,

@@ -51,7 +51,8 @@ function checkInput(
   provided: unknown,
 ): string | { value: unknown } {
   const required = !('default' in def);
-  if (required && (provided === undefined || provided === null)) return 'required value has not been provided';
+  if (required && (provided === undefined || provided === null))
+    return 'required value has not been provided';
   if (!required && !validType(type, def.default)) return `default value is not a ${type}`;
   const value = provided === undefined || provided === null ? def.default : coerce(type, provided);
   if (!validType(type, value)) return `provided value is not a ${type}`;
@@ -93,7 +94,8 @@ function validType(type: string, v: unknown): boolean {
   }
 }
 
-const BLOCK = /\$\[\[(.*?)\]\]/g;
+const BLOCK = /\$\[\[\s*(\S.*?\S)\s*\]\]/g;
+const WHOLE_BLOCK = /^\$\[\[\s*(\S(?:(?!\]\]).)*?\S)\s*\]\]$/s;
 const MAX_BLOCKS = 10_000;
 
 interface InterpolationState {
@@ -117,7 +119,8 @@ export function interpolate(
 function walk(node: unknown, state: InterpolationState): unknown {
   if (typeof node === 'string') return interpolateString(node, state);
   if (Array.isArray(node)) return node.map((n) => walk(n, state));
-  if (node instanceof ReferenceTag) return new ReferenceTag(node.path.map((p) => String(interpolateString(p, state))));
+  if (node instanceof ReferenceTag)
+    return new ReferenceTag(node.path.map((p) => String(interpolateString(p, state))));
   if (isPlainObject(node)) {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(node)) out[String(interpolateString(k, state))] = walk(v, state);
@@ -128,40 +131,59 @@ function walk(node: unknown, state: InterpolationState): unknown {
 
 function interpolateString(text: string, state: InterpolationState): unknown {
   if (!text.includes('$[[')) return text;
-  const whole = /^\$\[\[(.*?)\]\]$/s.exec(text);
-  if (whole && !(whole[1] as string).includes(']]')) return evaluateBlock(whole[1] as string, state);
-  return text.replace(BLOCK, (_m, inner: string) => {
+  const whole = WHOLE_BLOCK.exec(text);
+  if (whole) {
+    const v = evaluateBlock(whole[1] as string, state);
+    return v === SKIPPED ? text : v;
+  }
+  return text.replace(BLOCK, (block, inner: string) => {
     const v = evaluateBlock(inner, state);
+    if (v === SKIPPED) return block;
     return typeof v === 'string' ? v : v === undefined ? '' : JSON.stringify(v);
   });
 }
 
+/** `$[[ matrix.X ]]` is left for `needs:parallel:matrix` to read, as GitLab leaves it. */
+const SKIPPED = Symbol('skipped');
+const MAX_FUNCTIONS = 3;
+
 function evaluateBlock(inner: string, state: InterpolationState): unknown {
   if (++state.blocks > MAX_BLOCKS) {
-    state.errors.push(`config has more than ${MAX_BLOCKS} interpolation blocks`);
+    state.errors.push('too many interpolation blocks');
     return undefined;
   }
-  const [access, ...functions] = inner.split('|').map((s) => s.trim());
-  const m = /^inputs\.([a-zA-Z0-9_-]+)$/.exec(access ?? '');
-  if (!m) {
-    state.errors.push(`unknown interpolation key: \`${(access ?? '').split('.')[0]}\``);
+  const [access = '', ...functions] = inner.split('|').map((s) => s.trim());
+  const objects = access.split('.');
+  if (objects[0] === 'matrix') return SKIPPED;
+  if (objects.length <= 1) {
+    state.errors.push('invalid interpolation access pattern');
     return undefined;
   }
-  const name = m[1] as string;
-  if (!(name in state.inputs)) {
-    state.errors.push(`unknown input name provided: \`${name}\` in \`${access}\``);
+  let value: unknown = { inputs: state.inputs };
+  for (const key of objects) {
+    if (!isPlainObject(value) || !Object.prototype.hasOwnProperty.call(value, key)) {
+      state.errors.push(`unknown interpolation key: \`${key}\``);
+      return undefined;
+    }
+    value = value[key];
+  }
+  if (functions.length > MAX_FUNCTIONS) {
+    state.errors.push('too many functions in interpolation block');
     return undefined;
   }
-  let value = state.inputs[name];
   for (const fn of functions) value = applyFunction(fn, value, state);
   return value;
 }
 
 function applyFunction(fn: string, value: unknown, state: InterpolationState): unknown {
-  if (fn === 'expand_vars' && typeof value === 'string') return expandVariables(value, state.variables, { keepUnknown: true });
-  if (fn === 'posix_escape' && typeof value === 'string') return value.replace(/([^A-Za-z0-9_\-.,:/@\n])/g, '\\$1');
+  if (fn === 'expand_vars' && typeof value === 'string')
+    return expandVariables(value, state.variables, { keepUnknown: true });
+  if (fn === 'posix_escape' && typeof value === 'string')
+    return value.replace(/([^A-Za-z0-9_\-.,:/@\n])/g, '\\$1');
   const t = /^truncate\(\s*(\d+)\s*,\s*(\d+)\s*\)$/.exec(fn);
   if (t && typeof value === 'string') return value.slice(Number(t[1]), Number(t[1]) + Number(t[2]));
-  state.errors.push(`no function matching \`${fn}\`: check that the function name, arguments, and types are correct`);
+  state.errors.push(
+    `no function matching \`${fn}\`: check that the function name, arguments, and types are correct`,
+  );
   return value;
 }

@@ -7,16 +7,63 @@ import { isPlainObject } from './parse.js';
 import type { JobDefinition } from './types.js';
 import * as v from './validate.js';
 
-const PROCESSABLE_KEYS = ['extends', 'stage', 'only', 'except', 'rules', 'variables', 'inherit', 'allow_failure', 'when', 'needs', 'resource_group'];
+const PROCESSABLE_KEYS = [
+  'extends',
+  'stage',
+  'only',
+  'except',
+  'rules',
+  'variables',
+  'inherit',
+  'allow_failure',
+  'when',
+  'needs',
+  'resource_group',
+];
 const JOB_KEYS = [
   ...PROCESSABLE_KEYS,
-  'tags', 'script', 'run', 'type', 'image', 'services', 'start_in', 'artifacts', 'cache', 'dependencies',
-  'before_script', 'after_script', 'environment', 'coverage', 'retry', 'parallel', 'interruptible', 'timeout',
-  'release', 'secrets', 'hooks', 'id_tokens', 'pages', 'publish', 'manual_confirmation', 'identity', 'dast_configuration',
+  'tags',
+  'script',
+  'run',
+  'type',
+  'image',
+  'services',
+  'start_in',
+  'artifacts',
+  'cache',
+  'dependencies',
+  'before_script',
+  'after_script',
+  'environment',
+  'coverage',
+  'retry',
+  'parallel',
+  'interruptible',
+  'timeout',
+  'release',
+  'secrets',
+  'hooks',
+  'id_tokens',
+  'pages',
+  'publish',
+  'manual_confirmation',
+  'identity',
+  'dast_configuration',
 ];
 const BRIDGE_KEYS = [...PROCESSABLE_KEYS, 'trigger', 'parallel', 'environment', 'inputs'];
 export const DEFAULT_KEYS = [
-  'after_script', 'artifacts', 'before_script', 'cache', 'hooks', 'id_tokens', 'image', 'interruptible', 'retry', 'services', 'tags', 'timeout',
+  'after_script',
+  'artifacts',
+  'before_script',
+  'cache',
+  'hooks',
+  'id_tokens',
+  'image',
+  'interruptible',
+  'retry',
+  'services',
+  'tags',
+  'timeout',
 ];
 const JOB_WHEN = ['on_success', 'on_failure', 'always', 'manual', 'delayed'];
 const TRIGGER_KEYS = ['project', 'branch', 'strategy', 'forward', 'include'];
@@ -56,10 +103,24 @@ export function buildJob(
   const copy = (key: string) => {
     if (raw[key] !== undefined) options[key] = raw[key];
   };
-  ['artifacts', 'cache', 'release', 'secrets', 'id_tokens', 'pages', 'publish', 'manual_confirmation', 'identity', 'run', 'inputs'].forEach(copy);
+  [
+    'artifacts',
+    'cache',
+    'release',
+    'secrets',
+    'id_tokens',
+    'pages',
+    'publish',
+    'manual_confirmation',
+    'identity',
+    'run',
+    'inputs',
+  ].forEach(copy);
   if (kind === 'job' && 'script' in raw) {
-    const script = raw.script === null || raw.script === '' ? undefined : v.commands(raw.script, `${at}:script`, errors);
-    if (raw.script === null || raw.script === '' || (Array.isArray(script) && script.length === 0)) errors.push(`${at} script can't be blank`);
+    const script =
+      raw.script === null || raw.script === '' ? undefined : v.commands(raw.script, `${at}:script`, errors);
+    if (raw.script === null || raw.script === '' || (Array.isArray(script) && script.length === 0))
+      errors.push(`${at} script can't be blank`);
     if (script) options.script = script;
   }
   for (const key of ['before_script', 'after_script']) {
@@ -68,26 +129,46 @@ export function buildJob(
   checkScalars(raw, at, options, errors);
   checkCollections(raw, at, options, errors);
   const stageRaw = raw.stage ?? raw.type;
-  if (stageRaw !== undefined && typeof stageRaw !== 'string') errors.push(`${at}:stage config should be a string`);
+  if (stageRaw !== undefined && typeof stageRaw !== 'string')
+    errors.push(`${at}:stage config should be a string`);
   const stage = typeof stageRaw === 'string' ? stageRaw : 'test';
   let trigger: JobDefinition['trigger'];
   if (kind === 'bridge') trigger = triggerOf(raw.trigger, `${at}:trigger`, errors);
   let par: BuiltJob['parallel'];
   if (raw.parallel !== undefined) par = v.parallel(raw.parallel, `${at}:parallel`, errors);
+  const needNames = ((options.needs as v.Need[] | undefined) ?? [])
+    .filter((n) => !n.pipeline && !n.project)
+    .map((n) => n.name);
+  const deps = (options.dependencies as string[] | undefined) ?? [];
+  const missing = deps.filter((d) => !needNames.includes(d));
+  if (needNames.length > 0 && missing.length > 0)
+    errors.push(`${at} dependencies the ${missing.join(', ')} should be part of needs`);
   if (errors.length > before) return null;
   applyDefaults(options, raw, defaults);
   options.stage = stage;
-  return { name, stage, options, ...(trigger ? { trigger } : {}), ...(par !== undefined ? { parallel: par } : {}) };
+  return {
+    name,
+    stage,
+    options,
+    ...(trigger ? { trigger } : {}),
+    ...(par !== undefined ? { parallel: par } : {}),
+  };
 }
 
-function checkScalars(raw: Record<string, unknown>, at: string, options: Record<string, unknown>, errors: v.Errors): void {
+function checkScalars(
+  raw: Record<string, unknown>,
+  at: string,
+  options: Record<string, unknown>,
+  errors: v.Errors,
+): void {
   const hasRules = raw.rules !== undefined && raw.rules !== null;
   if (hasRules) {
     const clash = ['only', 'except', 'start_in'].filter((k) => raw[k] !== undefined && raw[k] !== null);
     if (clash.length > 0) errors.push(`${at} config key may not be used with \`rules\`: ${clash.join(', ')}`);
   }
   if (raw.when !== undefined) {
-    if (!JOB_WHEN.includes(String(raw.when))) errors.push(`${at} when should be one of: ${JOB_WHEN.join(', ')}`);
+    if (!JOB_WHEN.includes(String(raw.when)))
+      errors.push(`${at} when should be one of: ${JOB_WHEN.join(', ')}`);
     else options.when = raw.when;
   }
   if (raw.when === 'delayed' && !hasRules) {
@@ -101,12 +182,14 @@ function checkScalars(raw: Record<string, unknown>, at: string, options: Record<
     if (typeof af === 'boolean') options.allow_failure = af;
     else if (isPlainObject(af) && Object.keys(af).every((k) => k === 'exit_codes')) {
       const codes = [af.exit_codes].flat();
-      if (!codes.every((c) => Number.isInteger(c))) errors.push(`${at}:allow_failure exit_codes should be an array of integers or an integer`);
+      if (!codes.every((c) => Number.isInteger(c)))
+        errors.push(`${at}:allow_failure exit_codes should be an array of integers or an integer`);
       else options.allow_failure = { exit_codes: codes };
     } else errors.push(`${at} allow failure should be a hash or a boolean value`);
   }
   if (raw.interruptible !== undefined) {
-    if (typeof raw.interruptible !== 'boolean') errors.push(`${at}:interruptible config should be a boolean value`);
+    if (typeof raw.interruptible !== 'boolean')
+      errors.push(`${at}:interruptible config should be a boolean value`);
     else options.interruptible = raw.interruptible;
   }
   if (raw.timeout !== undefined) {
@@ -118,7 +201,8 @@ function checkScalars(raw: Record<string, unknown>, at: string, options: Record<
     else options.resource_group = raw.resource_group;
   }
   if (raw.coverage !== undefined) {
-    if (typeof raw.coverage !== 'string' || !/^\/.+\/$/s.test(raw.coverage)) errors.push(`${at}:coverage config must be a regular expression`);
+    if (typeof raw.coverage !== 'string' || !/^\/.+\/$/s.test(raw.coverage))
+      errors.push(`${at}:coverage config must be a regular expression`);
     else options.coverage = raw.coverage;
   }
   if (raw.environment !== undefined) {
@@ -137,7 +221,12 @@ function checkScalars(raw: Record<string, unknown>, at: string, options: Record<
   }
 }
 
-function checkCollections(raw: Record<string, unknown>, at: string, options: Record<string, unknown>, errors: v.Errors): void {
+function checkCollections(
+  raw: Record<string, unknown>,
+  at: string,
+  options: Record<string, unknown>,
+  errors: v.Errors,
+): void {
   if (raw.image !== undefined) options.image = v.image(raw.image, `${at}:image`, errors);
   if (raw.services !== undefined) {
     if (!Array.isArray(raw.services)) errors.push(`${at}:services config should be a array`);
@@ -145,7 +234,10 @@ function checkCollections(raw: Record<string, unknown>, at: string, options: Rec
   }
   if (raw.retry !== undefined) options.retry = v.retry(raw.retry, `${at}:retry`, errors);
   if (raw.hooks !== undefined) {
-    if (!isPlainObject(raw.hooks) || v.unknownKeys(raw.hooks, ['pre_get_sources_script'], `${at}:hooks`, errors)) {
+    if (
+      !isPlainObject(raw.hooks) ||
+      v.unknownKeys(raw.hooks, ['pre_get_sources_script'], `${at}:hooks`, errors)
+    ) {
       if (!isPlainObject(raw.hooks)) errors.push(`${at}:hooks config should be a hash`);
     } else {
       const pre = v.commands(raw.hooks.pre_get_sources_script, `${at}:hooks:pre_get_sources_script`, errors);
@@ -160,7 +252,8 @@ function checkCollections(raw: Record<string, unknown>, at: string, options: Rec
     options.rules = v.rules(raw.rules, `${at}:rules`, errors);
   }
   for (const key of ['only', 'except'] as const) {
-    if (raw[key] !== undefined && raw[key] !== null) options[key] = v.policy(raw[key], `${at}:${key}`, errors);
+    if (raw[key] !== undefined && raw[key] !== null)
+      options[key] = v.policy(raw[key], `${at}:${key}`, errors);
   }
   if (raw.needs !== undefined) {
     if (raw.needs === null) options.needs = [];
@@ -177,7 +270,11 @@ function checkCollections(raw: Record<string, unknown>, at: string, options: Rec
   }
 }
 
-function applyDefaults(options: Record<string, unknown>, raw: Record<string, unknown>, defaults: Record<string, unknown>): void {
+function applyDefaults(
+  options: Record<string, unknown>,
+  raw: Record<string, unknown>,
+  defaults: Record<string, unknown>,
+): void {
   const inherit = isPlainObject(raw.inherit) ? raw.inherit.default : undefined;
   for (const key of DEFAULT_KEYS) {
     if (options[key] !== undefined || defaults[key] === undefined) continue;
@@ -213,7 +310,8 @@ function triggerOf(value: unknown, at: string, errors: v.Errors): JobDefinition[
   if (value.branch !== undefined) out.branch = String(value.branch);
   if (value.strategy === 'depend') out.strategy = 'depend';
   if (isPlainObject(value.forward)) {
-    if (v.unknownKeys(value.forward, ['yaml_variables', 'pipeline_variables'], `${at}:forward`, errors)) return undefined;
+    if (v.unknownKeys(value.forward, ['yaml_variables', 'pipeline_variables'], `${at}:forward`, errors))
+      return undefined;
     out.forward = value.forward as NonNullable<typeof out.forward>;
   }
   if (value.include !== undefined) {
@@ -229,7 +327,12 @@ function triggerOf(value: unknown, at: string, errors: v.Errors): JobDefinition[
 
 /** `parallel: 3` → `name 1/3`…; `parallel: matrix` → `name: [a, 1]` with the matrix values as variables. */
 export function expandParallel(job: BuiltJob): JobDefinition[] {
-  const base: JobDefinition = { name: job.name, stage: job.stage, options: job.options, ...(job.trigger ? { trigger: job.trigger } : {}) };
+  const base: JobDefinition = {
+    name: job.name,
+    stage: job.stage,
+    options: job.options,
+    ...(job.trigger ? { trigger: job.trigger } : {}),
+  };
   if (job.parallel === undefined) return [base];
   if (typeof job.parallel === 'number') {
     const total = job.parallel;
@@ -244,7 +347,18 @@ export function expandParallel(job: BuiltJob): JobDefinition[] {
   return job.parallel.map((matrix, i) => ({
     ...base,
     name: `${job.name}: [${Object.values(matrix).join(', ')}]`,
-    options: { ...job.options, variables: { ...((job.options.variables as Record<string, string>) ?? {}), ...matrix }, parallel: { total } },
+    options: {
+      ...job.options,
+      variables: { ...((job.options.variables as Record<string, string>) ?? {}), ...matrix },
+      parallel: { total },
+    },
     parallel: { baseName: job.name, index: i + 1, total, matrix },
   }));
+}
+
+/** The jobs a `needs: {job, parallel: {matrix}}` names: `job: [a, 1]` for each variable set. */
+export function matrixNeedNames(base: string, parallelSpec: unknown): string[] {
+  const sets = v.parallel(parallelSpec, '', []);
+  if (!Array.isArray(sets)) return [];
+  return sets.map((set) => `${base}: [${Object.values(set).join(', ')}]`);
 }

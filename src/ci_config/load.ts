@@ -5,19 +5,41 @@
  */
 import { resolveExtends, resolveReferences } from './extends.js';
 import { ConfigError, loadFile, type IncludeState } from './include.js';
-import { buildJob, DEFAULT_KEYS, expandParallel, jobKind, type BuiltJob } from './jobs.js';
+import { buildJob, DEFAULT_KEYS, expandParallel, jobKind, matrixNeedNames, type BuiltJob } from './jobs.js';
 import { isPlainObject, toYaml } from './parse.js';
 import type { JobDefinition, LoadedConfig, LoadInput } from './types.js';
 import * as v from './validate.js';
 import { ONE_MONTH } from './duration.js';
 
 export const DEFAULT_STAGES = ['build', 'test', 'deploy'];
-export const DEFAULT_NEEDS_LIMIT = 50;
-const GLOBAL_KEYS = ['default', 'include', 'before_script', 'image', 'services', 'after_script', 'variables', 'stages', 'types', 'cache', 'workflow'];
+const GLOBAL_KEYS = [
+  'default',
+  'include',
+  'before_script',
+  'image',
+  'services',
+  'after_script',
+  'variables',
+  'stages',
+  'types',
+  'cache',
+  'workflow',
+];
 const WORKFLOW_RULE_KEYS = ['if', 'changes', 'exists', 'when', 'variables', 'auto_cancel'];
 
 function empty(errors: string[], extra: Partial<LoadedConfig> = {}): LoadedConfig {
-  return { errors, warnings: [], mergedYaml: '', includes: [], stages: [], jobs: [], workflow: {}, variables: {}, variableOptions: {}, ...extra };
+  return {
+    errors,
+    warnings: [],
+    mergedYaml: '',
+    includes: [],
+    stages: [],
+    jobs: [],
+    workflow: {},
+    variables: {},
+    variableOptions: {},
+    ...extra,
+  };
 }
 
 export async function loadConfig(input: LoadInput): Promise<LoadedConfig> {
@@ -41,7 +63,12 @@ export async function loadConfig(input: LoadInput): Promise<LoadedConfig> {
   const errors: string[] = [];
   const warnings: string[] = [];
   const stages = stagesOf(config, errors);
-  const vars = v.variables(config.variables, 'variables', errors, ['value', 'description', 'options', 'expand']);
+  const vars = v.variables(config.variables, 'variables', errors, [
+    'value',
+    'description',
+    'options',
+    'expand',
+  ]);
   const defaults = defaultsOf(config, errors);
   const workflow = workflowOf(config.workflow, errors);
   const built: BuiltJob[] = [];
@@ -68,7 +95,7 @@ export async function loadConfig(input: LoadInput): Promise<LoadedConfig> {
     variables: vars?.values ?? {},
     variableOptions: variableOptions(vars?.data ?? {}, vars?.values ?? {}),
   };
-  if (errors.length === 0) crossJobChecks(built, stages, input.needsLimit ?? DEFAULT_NEEDS_LIMIT, errors);
+  if (errors.length === 0) crossJobChecks(built, stages, errors);
   const jobs: JobDefinition[] = errors.length > 0 ? [] : built.flatMap(expandParallel);
   return withLazyYaml({ ...result, jobs }, config);
 }
@@ -120,12 +147,21 @@ function defaultsOf(config: Record<string, unknown>, errors: string[]): Record<s
     else out.services = raw.services.map((s) => v.image(s, 'default:services:service', errors));
   }
   if (raw.retry !== undefined) out.retry = v.retry(raw.retry, 'default:retry', errors);
-  if (raw.tags !== undefined && !v.arrayOfStrings(raw.tags)) errors.push('default:tags config should be an array of strings');
-  if (raw.interruptible !== undefined && typeof raw.interruptible !== 'boolean') errors.push('default:interruptible config should be a boolean value');
+  if (raw.tags !== undefined && !v.arrayOfStrings(raw.tags))
+    errors.push('default:tags config should be an array of strings');
+  if (raw.interruptible !== undefined && typeof raw.interruptible !== 'boolean')
+    errors.push('default:interruptible config should be a boolean value');
   if (raw.timeout !== undefined) v.duration(raw.timeout, 'default', 'timeout', errors, ONE_MONTH);
   if (raw.hooks !== undefined) {
     if (!isPlainObject(raw.hooks)) errors.push('default:hooks config should be a hash');
-    else out.hooks = { pre_get_sources_script: v.commands(raw.hooks.pre_get_sources_script, 'default:hooks:pre_get_sources_script', errors) };
+    else
+      out.hooks = {
+        pre_get_sources_script: v.commands(
+          raw.hooks.pre_get_sources_script,
+          'default:hooks:pre_get_sources_script',
+          errors,
+        ),
+      };
   }
   return out;
 }
@@ -139,7 +175,10 @@ function workflowOf(raw: unknown, errors: string[]): LoadedConfig['workflow'] {
   v.unknownKeys(raw, ['rules', 'name', 'auto_cancel'], 'workflow', errors);
   const out: LoadedConfig['workflow'] = {};
   if (raw.rules !== undefined && raw.rules !== null) {
-    const rules = v.rules(raw.rules, 'workflow:rules', errors, { keys: WORKFLOW_RULE_KEYS, when: ['always', 'never'] });
+    const rules = v.rules(raw.rules, 'workflow:rules', errors, {
+      keys: WORKFLOW_RULE_KEYS,
+      when: ['always', 'never'],
+    });
     if (rules) out.rules = rules;
   }
   if (raw.name !== undefined) {
@@ -152,7 +191,10 @@ function workflowOf(raw: unknown, errors: string[]): LoadedConfig['workflow'] {
     else {
       const ac = raw.auto_cancel;
       v.unknownKeys(ac, ['on_new_commit', 'on_job_failure'], 'workflow:auto_cancel', errors);
-      if (ac.on_new_commit !== undefined && !['conservative', 'interruptible', 'none'].includes(String(ac.on_new_commit))) {
+      if (
+        ac.on_new_commit !== undefined &&
+        !['conservative', 'interruptible', 'none'].includes(String(ac.on_new_commit))
+      ) {
         errors.push('workflow:auto_cancel on new commit must be one of: conservative, interruptible, none');
       }
       if (ac.on_job_failure !== undefined && !['none', 'all'].includes(String(ac.on_job_failure))) {
@@ -164,7 +206,10 @@ function workflowOf(raw: unknown, errors: string[]): LoadedConfig['workflow'] {
   return out;
 }
 
-function variableOptions(data: Record<string, Record<string, unknown>>, values: Record<string, string>): LoadedConfig['variableOptions'] {
+function variableOptions(
+  data: Record<string, Record<string, unknown>>,
+  values: Record<string, string>,
+): LoadedConfig['variableOptions'] {
   const out: LoadedConfig['variableOptions'] = {};
   for (const [key, d] of Object.entries(data)) {
     out[key] = { value: values[key] ?? '' };
@@ -184,40 +229,93 @@ function warnAboutRules(job: BuiltJob, warnings: string[]): void {
   }
 }
 
-/** GitLab's YAML processor: chosen stages exist, needs and dependencies name earlier or same-stage jobs. */
-function crossJobChecks(jobs: BuiltJob[], stages: string[], needsLimit: number, errors: string[]): void {
-  const stageOf = new Map(jobs.map((j) => [j.name, stages.indexOf(j.stage)]));
-  for (const job of jobs) {
-    if (!stages.includes(job.stage)) {
-      errors.push(`${job.name} job: chosen stage ${job.stage} does not exist; available stages are ${stages.join(', ')}`);
-    }
+/** The first failure of GitLab's YAML processor, which stops at its first error. */
+class Stop extends Error {}
+
+/**
+ * GitLab's YAML processor, job by job: the chosen stage exists; dependencies, needs (the job's and
+ * its rules') and a child pipeline's artifact job name jobs of the same or an earlier stage; needs
+ * are not duplicated; an environment's on_stop job stops it; and needs make no cycle.
+ */
+function crossJobChecks(jobs: BuiltJob[], stages: string[], errors: string[]): void {
+  try {
+    const byName = new Map(jobs.map((j) => [j.name, j]));
+    for (const job of jobs) checkJob(job, byName, stages);
+    checkCycles(jobs);
+  } catch (err) {
+    if (!(err instanceof Stop)) throw err;
+    errors.push(err.message);
   }
-  if (errors.length > 0) return;
-  for (const job of jobs) {
-    const index = stageOf.get(job.name) as number;
-    const needs = ((job.options.needs as v.Need[] | undefined) ?? []).filter((n) => n.pipeline === undefined && n.project === undefined);
-    if (needs.length > needsLimit) {
-      errors.push(`${job.name} job: one job can only need ${needsLimit} others, but you have listed ${needs.length}. See needs keyword documentation for more details`);
-      continue;
+}
+
+function checkJob(job: BuiltJob, byName: Map<string, BuiltJob>, stages: string[]): void {
+  const name = job.name;
+  if (!stages.includes(job.stage))
+    throw new Stop(
+      `${name} job: chosen stage ${job.stage} does not exist; available stages are ${stages.join(', ')}`,
+    );
+  const dependency = (dep: string, type: 'dependency' | 'need', optional = false) => {
+    const other = byName.get(dep);
+    if (!other) {
+      if (optional) return;
+      throw new Stop(`${name} job: undefined ${type}: ${dep}`);
+    }
+    const at = stages.indexOf(other.stage);
+    if (at < 0 || at > stages.indexOf(job.stage))
+      throw new Stop(`${name} job: ${type} ${dep} is not defined in current or prior stages`);
+  };
+  for (const dep of (job.options.dependencies as string[] | undefined) ?? []) dependency(dep, 'dependency');
+  const needLists = [
+    job.options.needs,
+    ...((job.options.rules as Array<Record<string, unknown>> | undefined) ?? []).map((r) => r.needs),
+  ];
+  for (const list of needLists) {
+    const needs = ((list as v.Need[] | undefined) ?? []).filter(
+      (n) => n.pipeline === undefined && n.project === undefined,
+    );
+    for (const need of needs) {
+      dependency(need.name, 'need', need.optional);
+      const other = byName.get(need.name);
+      if (need.parallel === undefined || !other) continue;
+      const exist = new Set(expandParallel(other).map((j) => j.name));
+      const names = matrixNeedNames(need.name, need.parallel);
+      const missing = names.find((n) => !exist.has(n));
+      if (names.length === 0)
+        throw new Stop(`jobs:${name}:needs:need:parallel config should be an integer or a hash`);
+      if (missing && !need.optional) throw new Stop(`${name} job: undefined need: ${missing}`);
     }
     const names = needs.map((n) => n.name);
     const dup = [...new Set(names.filter((n, i) => names.indexOf(n) !== i))];
-    if (dup.length > 0) errors.push(`${job.name} has the following needs duplicated: ${dup.join(', ')}.`);
-    for (const need of needs) {
-      const at = stageOf.get(need.name);
-      if (at === undefined) {
-        if (!need.optional) errors.push(`${job.name} job: undefined need: ${need.name}`);
-      } else if (at > index) errors.push(`${job.name} job: need ${need.name} is not defined in current or prior stages`);
-    }
-    const deps = (job.options.dependencies as string[] | undefined) ?? [];
-    for (const dep of deps) {
-      const at = stageOf.get(dep);
-      if (at === undefined) errors.push(`${job.name} job: undefined dependency: ${dep}`);
-      else if (at >= index && !names.includes(dep)) errors.push(`${job.name} job: dependency ${dep} is not defined in current or prior stages`);
-    }
-    if (job.options.needs !== undefined && deps.length > 0) {
-      const missing = deps.filter((d) => !names.includes(d));
-      if (missing.length > 0) errors.push(`jobs:${job.name} dependencies the ${missing.join(', ')} should be part of needs`);
-    }
+    if (dup.length > 0) throw new Stop(`${name} has the following needs duplicated: ${dup.join(', ')}.`);
   }
+  for (const inc of job.trigger?.include ?? []) {
+    if (isPlainObject(inc) && typeof inc.job === 'string') dependency(inc.job, 'dependency');
+  }
+  const env = job.options.environment as Record<string, unknown> | undefined;
+  if (env && typeof env.on_stop === 'string') {
+    const stop = byName.get(env.on_stop);
+    const stopEnv = stop?.options.environment as Record<string, unknown> | undefined;
+    if (!stop) throw new Stop(`${name} job: on_stop job ${env.on_stop} is not defined`);
+    if (!stopEnv) throw new Stop(`${name} job: on_stop job ${env.on_stop} does not have environment defined`);
+    if (stopEnv.name !== env.name)
+      throw new Stop(`${name} job: on_stop job ${env.on_stop} have different environment name`);
+    if (stopEnv.action !== 'stop')
+      throw new Stop(`${name} job: on_stop job ${env.on_stop} needs to have action stop defined`);
+  }
+}
+
+function checkCycles(jobs: BuiltJob[]): void {
+  const edges = new Map(
+    jobs.map((j) => [j.name, ((j.options.needs as v.Need[] | undefined) ?? []).map((n) => n.name)]),
+  );
+  const state = new Map<string, 'visiting' | 'done'>();
+  const visit = (name: string): void => {
+    const s = state.get(name);
+    if (s === 'done') return;
+    if (s === 'visiting') throw new Stop('The pipeline has circular dependencies');
+    state.set(name, 'visiting');
+    for (const next of edges.get(name) ?? []) if (edges.has(next)) visit(next);
+    state.set(name, 'done');
+  };
+  for (const name of edges.keys()) visit(name);
 }

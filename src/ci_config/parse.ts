@@ -44,10 +44,26 @@ export interface ParsedFile {
   error: string | null;
 }
 
+/**
+ * Psych's booleans: YAML 1.1's words except the single letters (`y`, `n` stay strings, so that
+ * `needs: [y]` names a job as it does on GitLab).
+ */
+const psychBool = {
+  tag: 'tag:yaml.org,2002:bool',
+  default: true,
+  test: /^(?:[Yy]es|YES|[Tt]rue|TRUE|[Oo]n|ON|[Nn]o|NO|[Ff]alse|FALSE|[Oo]ff|OFF)$/,
+  resolve: (text: string): boolean => /^(?:[Yy]es|YES|[Tt]rue|TRUE|[Oo]n|ON)$/.test(text),
+};
+
 const OPTIONS = {
   version: '1.1' as const,
   merge: true,
-  customTags: [referenceTag, scalarReferenceTag],
+  customTags: (tags: YAML.Tags) => [
+    ...tags.filter((t) => typeof t !== 'object' || t.tag !== 'tag:yaml.org,2002:bool'),
+    psychBool,
+    referenceTag,
+    scalarReferenceTag,
+  ],
   uniqueKeys: false,
   prettyErrors: false,
 };
@@ -67,7 +83,8 @@ export function parseFile(text: string): ParsedFile {
   }
   try {
     const values = docs.map((doc) => doc.toJS({ maxAliasCount: 10_000 }) as unknown);
-    if (values.some((v) => isCyclic(v, new Set()))) return { header: null, body: null, error: '(<unknown>): recursive aliases are not allowed' };
+    if (values.some((v) => isCyclic(v, new Set())))
+      return { header: null, body: null, error: '(<unknown>): recursive aliases are not allowed' };
     if (values.length === 0) return { header: null, body: null, error: null };
     if (values.length === 1) return { header: null, body: values[0], error: null };
     const [head, body] = values;
@@ -96,11 +113,20 @@ function firstLine(message: string): string {
 }
 
 export function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof ReferenceTag) && !(v instanceof InvalidReferenceTag);
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    !Array.isArray(v) &&
+    !(v instanceof ReferenceTag) &&
+    !(v instanceof InvalidReferenceTag)
+  );
 }
 
 /** GitLab's deep_merge: hashes merge key by key, anything else (arrays included) replaces. */
-export function deepMerge(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
+export function deepMerge(
+  base: Record<string, unknown>,
+  over: Record<string, unknown>,
+): Record<string, unknown> {
   const out: Record<string, unknown> = { ...base };
   for (const [key, value] of Object.entries(over)) {
     const prev = out[key];

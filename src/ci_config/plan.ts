@@ -4,9 +4,13 @@
  * needs that point at a job the pipeline lost reported with GitLab's message.
  */
 import { expandVariables } from './expand.js';
+import { matrixNeedNames } from './jobs.js';
 import { DEFAULT_ONLY, firstMatchingRule, policyHolds, type Rule } from './rules.js';
 import type { JobDefinition, LoadedConfig, PlannedJob, PlanResult, RuleContext } from './types.js';
 import type { Need } from './validate.js';
+
+/** GitLab's default `ci_needs_size_limit`. */
+export const DEFAULT_NEEDS_LIMIT = 50;
 
 type When = PlannedJob['when'];
 
@@ -15,39 +19,56 @@ export async function planPipeline(config: LoadedConfig, ctx: RuleContext): Prom
   const pipelineVars: Record<string, string> = { ...config.variables, ...ctx.variables };
   const wfRules = config.workflow.rules as Rule[] | undefined;
   const ruleVars: Record<string, string> = {};
+  let autoCancel = config.workflow.autoCancel;
   if (wfRules) {
     const rule = await firstMatchingRule(wfRules, pipelineVars, ctx);
-    if (!rule || rule.when === 'never') return { ok: false, skipped: true, reason: 'Pipeline filtered out by workflow rules.' };
+    if (!rule || rule.when === 'never')
+      return { ok: false, skipped: true, reason: 'Pipeline filtered out by workflow rules.' };
     Object.assign(ruleVars, (rule.variables as Record<string, string>) ?? {});
+    if (rule.auto_cancel && typeof rule.auto_cancel === 'object')
+      autoCancel = { ...autoCancel, ...rule.auto_cancel };
   }
   // Variables a workflow rule sets override the YAML's globals, not the pipeline's own (GitLab's order).
   const yamlVars = { ...config.variables, ...ruleVars };
   const allVars = { ...yamlVars, ...ctx.variables };
-  const name = config.workflow.name === undefined ? null : expandVariables(config.workflow.name, allVars).slice(0, 255) || null;
+  const name =
+    config.workflow.name === undefined
+      ? null
+      : expandVariables(config.workflow.name, allVars).slice(0, 255) || null;
   const planned: PlannedJob[] = [];
   for (const job of config.jobs) {
     const p = await planJob(job, config, yamlVars, ctx, Boolean(wfRules));
     if (p) planned.push(p);
   }
-  const errors = resolveNeeds(planned, config.jobs);
+  const errors = resolveNeeds(planned, config.jobs, ctx.needsLimit ?? DEFAULT_NEEDS_LIMIT);
   if (errors.length > 0) return { ok: false, skipped: false, errors };
-  if (planned.length === 0) {
+  // A pipeline of nothing but `.pre` / `.post` jobs does not run either (GitLab's documented rule).
+  if (planned.every((j) => j.stage === '.pre' || j.stage === '.post')) {
     return {
       ok: false,
       skipped: true,
-      reason: 'Pipeline will not run for the selected trigger. The rules configuration prevented any jobs from being added to the pipeline.',
+      reason:
+        'Pipeline will not run for the selected trigger. The rules configuration prevented any jobs from being added to the pipeline.',
     };
   }
   const used = new Set(planned.map((j) => j.stage));
   const stages = config.stages.filter((s) => used.has(s));
-  for (const j of planned) j.stageIndex = stages.indexOf(j.stage);
-  return { ok: true, name, variables: ruleVars, stages, jobs: planned, warnings: [...config.warnings] };
+  return {
+    ok: true,
+    name,
+    variables: ruleVars,
+    stages,
+    jobs: planned,
+    warnings: [...config.warnings],
+    ...(autoCancel ? { autoCancel } : {}),
+  };
 }
 
 function inheritedGlobals(job: JobDefinition, yamlVars: Record<string, string>): Record<string, string> {
   const inherit = (job.options.inherit as { variables?: boolean | string[] } | undefined)?.variables;
   if (inherit === false) return {};
-  if (Array.isArray(inherit)) return Object.fromEntries(Object.entries(yamlVars).filter(([k]) => inherit.includes(k)));
+  if (Array.isArray(inherit))
+    return Object.fromEntries(Object.entries(yamlVars).filter(([k]) => inherit.includes(k)));
   return yamlVars;
 }
 
@@ -60,7 +81,12 @@ async function planJob(
 ): Promise<PlannedJob | null> {
   const o = job.options;
   const jobVars: Record<string, string> = { ...((o.variables as Record<string, string>) ?? {}) };
-  const visible = () => ({ ...inheritedGlobals(job, yamlVars), ...jobVars, ...ctx.variables, ...predefinedFor(job) });
+  const visible = () => ({
+    ...inheritedGlobals(job, yamlVars),
+    ...jobVars,
+    ...ctx.variables,
+    ...predefinedFor(job),
+  });
   let when: string = (o.when as string) ?? 'on_success';
   let startIn = o.start_in as string | undefined;
   const staticFailure = o.allow_failure as boolean | { exit_codes: number[] } | undefined;
@@ -78,7 +104,8 @@ async function planJob(
     if (rule.interruptible !== undefined) interruptible = rule.interruptible as boolean;
     Object.assign(jobVars, (rule.variables as Record<string, string>) ?? {});
   } else {
-    const only = (o.only as Record<string, unknown> | undefined) ?? (hasWorkflowRules ? undefined : DEFAULT_ONLY);
+    const only =
+      (o.only as Record<string, unknown> | undefined) ?? (hasWorkflowRules ? undefined : DEFAULT_ONLY);
     if (only && !(await policyHolds(only, visible(), ctx))) return null;
     const except = o.except as Record<string, unknown> | undefined;
     if (except && (await policyHolds(except, visible(), ctx))) return null;
@@ -87,8 +114,12 @@ async function planJob(
   // GitLab decides allow_failure statically from the job (`allow_failure`, else a job-level
   // `when: manual`), and a matching rule's `allow_failure` overrides it; `rules: when: manual` alone
   // leaves it false, as GitLab documents.
-  const exitCodes = ruleAllowFailure === undefined && typeof staticFailure === 'object' ? staticFailure.exit_codes : undefined;
-  const staticAllow = typeof staticFailure === 'boolean' ? staticFailure : staticFailure ? false : o.when === 'manual';
+  const exitCodes =
+    ruleAllowFailure === undefined && typeof staticFailure === 'object'
+      ? staticFailure.exit_codes
+      : undefined;
+  const staticAllow =
+    typeof staticFailure === 'boolean' ? staticFailure : staticFailure ? false : o.when === 'manual';
   const allow = ruleAllowFailure ?? staticAllow;
   const planned: PlannedJob = {
     name: job.name,
@@ -105,7 +136,8 @@ async function planJob(
   if (when === 'delayed' && startIn !== undefined) planned.startIn = startIn;
   if (exitCodes) planned.allowFailureExitCodes = exitCodes;
   if (job.trigger) planned.trigger = job.trigger;
-  if (typeof o.resource_group === 'string') planned.resourceGroup = expandVariables(o.resource_group, visible());
+  if (typeof o.resource_group === 'string')
+    planned.resourceGroup = expandVariables(o.resource_group, visible());
   return planned;
 }
 
@@ -115,7 +147,11 @@ function predefinedFor(job: JobDefinition): Record<string, string> {
   if (job.parallel) {
     out.CI_NODE_INDEX = String(job.parallel.index);
     out.CI_NODE_TOTAL = String(job.parallel.total);
-    out.CI_JOB_NAME_SLUG = job.name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '').slice(0, 63);
+    out.CI_JOB_NAME_SLUG = job.name
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-|-$/g, '')
+      .slice(0, 63);
   }
   return out;
 }
@@ -124,7 +160,7 @@ function predefinedFor(job: JobDefinition): Record<string, string> {
  * Needs name jobs as written (a parallel job by its base name: every one of its jobs is needed).
  * A need whose job the pipeline lost is an error unless it is optional.
  */
-function resolveNeeds(planned: PlannedJob[], all: JobDefinition[]): string[] {
+function resolveNeeds(planned: PlannedJob[], all: JobDefinition[], limit: number): string[] {
   const present = new Set(planned.map((j) => j.name));
   const byBase = new Map<string, string[]>();
   for (const j of all) {
@@ -140,7 +176,9 @@ function resolveNeeds(planned: PlannedJob[], all: JobDefinition[]): string[] {
         out.push(need);
         continue;
       }
-      const names = (byBase.get(need.name) ?? [need.name]).filter((n) => present.has(n));
+      const wanted =
+        need.parallel !== undefined ? matrixNeedNames(need.name, need.parallel) : byBase.get(need.name);
+      const names = (wanted ?? [need.name]).filter((n) => present.has(n));
       if (names.length === 0) {
         if (need.optional) continue;
         errors.push(
@@ -149,6 +187,11 @@ function resolveNeeds(planned: PlannedJob[], all: JobDefinition[]): string[] {
         continue;
       }
       for (const n of names) out.push({ ...need, name: n });
+    }
+    if (out.length > limit) {
+      errors.push(
+        `${job.name}: one job can only need ${limit} others, but you have listed ${out.length}. See needs keyword documentation for more details`,
+      );
     }
     job.needs = out;
   }

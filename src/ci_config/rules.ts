@@ -22,7 +22,8 @@ export async function firstMatchingRule(
 ): Promise<Rule | null> {
   for (const rule of rules) {
     if (rule.if !== undefined && !evaluateExpression(rule.if, variables)) continue;
-    if (rule.changes && !(await changesHold(rule.changes.paths, rule.changes.compare_to, variables, ctx))) continue;
+    if (rule.changes && !(await changesHold(rule.changes.paths, rule.changes.compare_to, variables, ctx)))
+      continue;
     if (rule.exists) {
       const globs = rule.exists.paths.map((g) => expandVariables(g, variables));
       if (!(await ctx.exists(globs))) continue;
@@ -38,33 +39,34 @@ async function changesHold(
   variables: Record<string, string>,
   ctx: RuleContext,
 ): Promise<boolean> {
-  const paths = await ctx.changedPaths(compareTo === undefined ? undefined : expandVariables(compareTo, variables));
+  const paths = await ctx.changedPaths(
+    compareTo === undefined ? undefined : expandVariables(compareTo, variables),
+  );
   if (paths === null) return true;
-  return anyPathMatches(paths, globs.map((g) => expandVariables(g, variables)));
+  return anyPathMatches(
+    paths,
+    globs.map((g) => expandVariables(g, variables)),
+  );
 }
 
-/** Pipeline sources the `only`/`except` keywords name. */
-const SOURCE_KEYWORDS: Record<string, string[]> = {
-  api: ['api'],
-  pushes: ['push'],
-  schedules: ['schedule'],
-  triggers: ['trigger'],
-  web: ['web'],
-  merge_requests: ['merge_request_event'],
-  external: ['external'],
-  external_pull_requests: ['external_pull_request_event'],
-  chat: ['chat'],
-  pipelines: ['pipeline', 'parent_pipeline'],
-};
+/**
+ * GitLab names a pipeline source in `only`/`except` as itself or its plural, without `_event`:
+ * `pushes`, `schedules`, `merge_requests`, `external_pull_requests`, `api`, `web`, `triggers`…
+ */
+function sourceMatches(pattern: string, source: string): boolean {
+  const name = source.replace(/_event$/, '');
+  const plural = /(s|sh|ch|x)$/.test(name) ? `${name}es` : `${name}s`;
+  return pattern === name || pattern === plural;
+}
 
 function refMatches(pattern: string, ctx: RuleContext): boolean {
   if (pattern === 'branches') return !ctx.tag && ctx.source !== 'merge_request_event';
   if (pattern === 'tags') return ctx.tag;
-  const sources = SOURCE_KEYWORDS[pattern];
-  if (sources) return sources.includes(ctx.source);
-  const [ref] = pattern.split('@'); // `ref@group/project`: the project part is the pipeline's own here
-  if (/^\/.+\/[a-zA-Z]*$/s.test(ref as string)) return evaluateExpression(`$REF =~ ${ref}`, { REF: ctx.ref });
-  return ref === ctx.ref;
+  if (sourceMatches(pattern, ctx.source)) return true;
+  // `ref@group/project`: the project part is not checked here (RuleContext names no project).
+  const regex = /^(\/.+\/[ismU]*)(?:@.+)?$/s.exec(pattern);
+  if (regex) return evaluateExpression(`$REF =~ ${regex[1] as string}`, { REF: ctx.ref });
+  return pattern.replace(/@.*$/, '') === ctx.ref;
 }
 
 /** Does one `only` / `except` policy hold? Every kind it names must hold (refs, variables, changes…). */

@@ -50,8 +50,6 @@ export interface LoadInput {
   variables?: Record<string, string>;
   /** `include:rules:exists`: whether a file matching one of the globs exists at the commit (else true). */
   exists?(globs: string[]): Promise<boolean>;
-  /** GitLab's `ci_needs_size_limit` (50 by default). */
-  needsLimit?: number;
 }
 
 /** The configuration after includes, extends, !reference, anchors and inputs, checked statically. */
@@ -100,17 +98,29 @@ export interface RuleContext {
   ref: string;
   tag: boolean;
   source: string;
+  /** GitLab's `ci_needs_size_limit`: how many jobs one job may need (50 by default). */
+  needsLimit?: number;
 }
 
 export interface PlannedJob {
   name: string;
   stage: string;
+  /** GitLab's `stage_idx`: the stage's place among the configuration's stages (`.pre` is 0). */
   stageIndex: number;
   when: 'on_success' | 'on_failure' | 'always' | 'manual' | 'delayed';
   startIn?: string;
   allowFailure: boolean;
   allowFailureExitCodes?: number[];
-  needs: Array<{ name: string; artifacts: boolean; optional: boolean; pipeline?: string; project?: string; ref?: string }> | null;
+  needs: Array<{
+    name: string;
+    artifacts: boolean;
+    optional: boolean;
+    pipeline?: string;
+    project?: string;
+    ref?: string;
+    /** `needs:parallel:matrix` as written; the planned needs already name the matching jobs. */
+    parallel?: unknown;
+  }> | null;
   /** Job-level variables after rules:variables. */
   variables: Record<string, string>;
   /**
@@ -125,7 +135,17 @@ export interface PlannedJob {
 }
 
 export type PlanResult =
-  | { ok: true; name: string | null; variables: Record<string, string>; stages: string[]; jobs: PlannedJob[]; warnings: string[] }
+  | {
+      ok: true;
+      name: string | null;
+      /** Variables the matching `workflow:rules` rule sets. */
+      variables: Record<string, string>;
+      stages: string[];
+      jobs: PlannedJob[];
+      warnings: string[];
+      /** `workflow:auto_cancel`, with the matching workflow rule's `auto_cancel` over it. */
+      autoCancel?: Record<string, unknown>;
+    }
   /** `workflow:rules` or every job's rules said no: no pipeline, and no error. */
   | { ok: false; skipped: true; reason: string }
   | { ok: false; skipped: false; errors: string[] };

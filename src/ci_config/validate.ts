@@ -32,7 +32,12 @@ export function arrayOfStrings(value: unknown): value is string[] {
   return Array.isArray(value) && value.every((v) => typeof v === 'string');
 }
 
-export function unknownKeys(value: Record<string, unknown>, allowed: readonly string[], location: string, errors: Errors): boolean {
+export function unknownKeys(
+  value: Record<string, unknown>,
+  allowed: readonly string[],
+  location: string,
+  errors: Errors,
+): boolean {
   const extra = Object.keys(value).filter((k) => !allowed.includes(k));
   if (extra.length === 0) return false;
   errors.push(`${location} config contains unknown keys: ${extra.join(', ')}`);
@@ -75,7 +80,13 @@ export function variables(
   return { values, data };
 }
 
-export function duration(value: unknown, location: string, key: string, errors: Errors, limit?: number): string | undefined {
+export function duration(
+  value: unknown,
+  location: string,
+  key: string,
+  errors: Errors,
+  limit?: number,
+): string | undefined {
   const seconds = parseDuration(value);
   if (seconds === null) {
     errors.push(`${location} ${key} should be a duration`);
@@ -88,7 +99,17 @@ export function duration(value: unknown, location: string, key: string, errors: 
   return String(value);
 }
 
-const RULE_KEYS = ['if', 'changes', 'exists', 'when', 'start_in', 'allow_failure', 'variables', 'needs', 'interruptible'];
+const RULE_KEYS = [
+  'if',
+  'changes',
+  'exists',
+  'when',
+  'start_in',
+  'allow_failure',
+  'variables',
+  'needs',
+  'interruptible',
+];
 export const RULE_WHEN = ['on_success', 'on_failure', 'always', 'never', 'manual', 'delayed'];
 
 /** `rules:` of a job (or `workflow:rules`, with its narrower keys). */
@@ -113,14 +134,18 @@ export function rules(
     if (unknownKeys(raw, opts.keys ?? RULE_KEYS, at, errors)) continue;
     if (raw.if !== undefined && !isValidExpression(raw.if)) errors.push(`${at} if invalid expression syntax`);
     const allowedWhen = opts.when ?? RULE_WHEN;
-    if (raw.when !== undefined && !allowedWhen.includes(String(raw.when))) errors.push(`${at} when unknown value: ${String(raw.when)}`);
+    if (raw.when !== undefined && !allowedWhen.includes(String(raw.when)))
+      errors.push(`${at} when unknown value: ${String(raw.when)}`);
     if (raw.when === 'delayed') duration(raw.start_in, at, 'start in', errors, ONE_WEEK);
     else if (raw.start_in !== undefined) errors.push(`${at} start in must be blank`);
-    if (raw.allow_failure !== undefined && typeof raw.allow_failure !== 'boolean') errors.push(`${at} allow_failure should be a boolean value`);
-    if (raw.interruptible !== undefined && typeof raw.interruptible !== 'boolean') errors.push(`${at} interruptible should be a boolean value`);
+    if (raw.allow_failure !== undefined && typeof raw.allow_failure !== 'boolean')
+      errors.push(`${at} allow_failure should be a boolean value`);
+    if (raw.interruptible !== undefined && typeof raw.interruptible !== 'boolean')
+      errors.push(`${at} interruptible should be a boolean value`);
     const changes = raw.changes === undefined ? undefined : changesOf(raw.changes, `${at}:changes`, errors);
     const exists = raw.exists === undefined ? undefined : existsOf(raw.exists, `${at}:exists`, errors);
-    const vars = raw.variables === undefined ? undefined : variables(raw.variables, `${at}:variables`, errors, []);
+    const vars =
+      raw.variables === undefined ? undefined : variables(raw.variables, `${at}:variables`, errors, []);
     const rule: Record<string, unknown> = { ...raw };
     if (changes) rule.changes = changes;
     if (exists) rule.exists = exists;
@@ -131,7 +156,11 @@ export function rules(
   return errors.length > before ? undefined : out;
 }
 
-function changesOf(value: unknown, location: string, errors: Errors): { paths: string[]; compare_to?: string } | undefined {
+function changesOf(
+  value: unknown,
+  location: string,
+  errors: Errors,
+): { paths: string[]; compare_to?: string } | undefined {
   if (arrayOfStrings(value)) return { paths: value };
   if (isPlainObject(value)) {
     if (unknownKeys(value, ['paths', 'compare_to'], location, errors)) return undefined;
@@ -143,7 +172,10 @@ function changesOf(value: unknown, location: string, errors: Errors): { paths: s
       errors.push(`${location} compare to should be a string`);
       return undefined;
     }
-    return { paths: value.paths, ...(value.compare_to !== undefined ? { compare_to: value.compare_to as string } : {}) };
+    return {
+      paths: value.paths,
+      ...(value.compare_to !== undefined ? { compare_to: value.compare_to as string } : {}),
+    };
   }
   errors.push(`${location} config should be an array or a hash`);
   return undefined;
@@ -207,7 +239,11 @@ export function needs(value: unknown, location: string, errors: Errors): Need[] 
 const POLICY_KEYS = ['refs', 'variables', 'changes', 'kubernetes'];
 
 /** `only` / `except`: an array of refs, or a hash of refs, variables, changes, kubernetes. */
-export function policy(value: unknown, location: string, errors: Errors): Record<string, unknown> | undefined {
+export function policy(
+  value: unknown,
+  location: string,
+  errors: Errors,
+): Record<string, unknown> | undefined {
   const refsOk = (refs: unknown) => arrayOfStrings(refs) && refs.every(validRef);
   if (typeof value === 'string') value = [value];
   if (Array.isArray(value)) {
@@ -223,7 +259,9 @@ export function policy(value: unknown, location: string, errors: Errors): Record
   }
   if (unknownKeys(value, POLICY_KEYS, location, errors)) return undefined;
   if (value.refs !== undefined && !refsOk(value.refs)) {
-    errors.push(`${location}:refs config should be an array of strings or regular expressions using re2 syntax`);
+    errors.push(
+      `${location}:refs config should be an array of strings or regular expressions using re2 syntax`,
+    );
     return undefined;
   }
   if (value.variables !== undefined) {
@@ -244,9 +282,9 @@ export function policy(value: unknown, location: string, errors: Errors): Record
 }
 
 function validRef(ref: string): boolean {
-  const m = /^\/(.+)\/([a-zA-Z]*)$/s.exec(ref);
-  if (!m) return true;
-  return isValidExpression(`"" =~ ${ref}`);
+  const m = /^(\/.+\/[ismU]*)(?:@.+)?$/s.exec(ref);
+  if (!m) return !ref.startsWith('/') || !/\/[a-zA-Z]*(@.*)?$/.test(ref.slice(1));
+  return isValidExpression(`"" =~ ${m[1] as string}`);
 }
 
 /** `image` (and each service): a string, or a hash with `name`. */
@@ -260,7 +298,8 @@ export function image(value: unknown, location: string, errors: Errors): Record<
 
 export function retry(value: unknown, location: string, errors: Errors): Record<string, unknown> | undefined {
   const range = (n: unknown, what: string): boolean => {
-    if (typeof n !== 'number' || !Number.isInteger(n)) errors.push(`${location} ${what} should be an integer`);
+    if (typeof n !== 'number' || !Number.isInteger(n))
+      errors.push(`${location} ${what} should be an integer`);
     else if (n < 0) errors.push(`${location} ${what} must be greater than or equal to 0`);
     else if (n > 2) errors.push(`${location} ${what} must be less than or equal to 2`);
     else return true;
@@ -279,11 +318,16 @@ export function retry(value: unknown, location: string, errors: Errors): Record<
 export const MAX_PARALLEL = 200;
 
 /** `parallel: N` or `parallel: matrix`: the list of variable sets, one per job. */
-export function parallel(value: unknown, location: string, errors: Errors): Array<Record<string, string>> | number | undefined {
+export function parallel(
+  value: unknown,
+  location: string,
+  errors: Errors,
+): Array<Record<string, string>> | number | undefined {
   if (typeof value === 'number') {
     if (!Number.isInteger(value)) errors.push(`${location} config should be an integer or a hash`);
     else if (value < 1) errors.push(`${location} config must be greater than or equal to 1`);
-    else if (value > MAX_PARALLEL) errors.push(`${location} config must be less than or equal to ${MAX_PARALLEL}`);
+    else if (value > MAX_PARALLEL)
+      errors.push(`${location} config must be less than or equal to ${MAX_PARALLEL}`);
     else return value;
     return undefined;
   }

@@ -18,6 +18,7 @@ import { ciConfig, type CiSettings } from './adapters.js';
 import { globToRegExp, includeSources, readFileAt } from './include-sources.js';
 import { Job, Pipeline, PipelineStage, PipelineVariable, type PipelineSource } from './pipeline.entity.js';
 import './pipelines.events.js';
+import type { PipelineProcessing } from './pipeline-processing.js';
 import { predefinedVariables, skipsCi, type MergeRequestInfo } from './predefined-variables.js';
 
 export const CONFIG_PATH = '.gitlab-ci.yml';
@@ -70,6 +71,7 @@ export class PipelineCreation {
     private readonly settings: CiSettings,
     private readonly secrets: SecretBox,
     private readonly options: { readonly externalUrl: string; readonly allowLocalRequests: boolean },
+    private readonly processing: PipelineProcessing,
   ) {}
 
   async create(input: CreatePipelineInput): Promise<CreatePipelineResult> {
@@ -108,7 +110,10 @@ export class PipelineCreation {
     const caller: Caller = { user: input.user, token: null };
     const module = ciConfig();
     const limits = await this.settings.limits(input.manager);
-    const context = this.ruleContext(git, sha, input, tag, variables);
+    const context = {
+      ...this.ruleContext(git, sha, input, tag, variables),
+      needsLimit: limits.ci_needs_size_limit || undefined,
+    };
     const config = await module.loadConfig({
       content,
       sources: includeSources({
@@ -124,7 +129,6 @@ export class PipelineCreation {
       inputs: input.inputs,
       variables,
       exists: (globs) => context.exists(globs),
-      needsLimit: limits.ci_needs_size_limit || undefined,
     });
     if (config.errors.length > 0) return this.failed(base, config.errors, 'config_error');
     const plan = await module.planPipeline(config, context);
@@ -264,6 +268,9 @@ export class PipelineCreation {
       );
     if (what.jobs) await this.insertJobs(manager, pipeline, what.stages ?? [], what.jobs, input.user, now);
     if (what.status === 'created') {
+      // The first pass runs in the creating transaction, so that the first jobs are pending when it
+      // commits; the queued pass after the commit finds whatever a concurrent change left to do.
+      await this.processing.process(pipeline.id, manager);
       await this.events.publish(manager, 'ci.pipeline_process_requested', { pipelineId: pipeline.id });
       if (!input.parent)
         await this.events.publish(manager, 'ci.auto_cancel_requested', { pipelineId: pipeline.id });

@@ -49,6 +49,7 @@ export class PipelinesService {
   readonly processing: PipelineProcessing;
   readonly creation: PipelineCreation;
   private readonly config: CoreDeps['config'];
+  private readonly events: CoreDeps['events'];
   readonly jobs: JobsService;
   readonly bridges: PipelineLinks;
   /** Variables and plan limits as the pipelines read them (adapters.ts). */
@@ -60,6 +61,7 @@ export class PipelinesService {
     readonly deps: PipelinesDeps,
   ) {
     this.dataSource = core.dataSource;
+    this.events = core.events;
     this.config = core.config;
     this.secrets = SecretBox.fromConfig(core.config);
     this.processing = new PipelineProcessing(core.dataSource, core.events);
@@ -71,6 +73,7 @@ export class PipelinesService {
       this.settings,
       this.secrets,
       core.config,
+      this.processing,
     );
     this.jobs = new JobsService(
       core.dataSource,
@@ -357,7 +360,16 @@ export class PipelinesService {
   async remove(view: ProjectView, pipelineId: number): Promise<void> {
     await this.dataSource.transaction(async (manager) => {
       const pipeline = await this.find(view, pipelineId, manager);
+      // Resource groups its jobs held go to the jobs waiting in other pipelines.
+      const held = (await manager.query(
+        `SELECT DISTINCT resource_group_id AS id FROM ci_builds
+         WHERE pipeline_id = $1 AND resource_group_id IS NOT NULL AND status IN ('preparing', 'pending', 'running')`,
+        [pipeline.id],
+      )) as Array<{ id: number }>;
       await manager.delete(Pipeline, { id: pipeline.id });
+      for (const { id } of held)
+        for (const waiting of await this.processing.waitingOn(manager, id))
+          await this.events.publish(manager, 'ci.pipeline_process_requested', { pipelineId: waiting });
     });
   }
 

@@ -26,7 +26,9 @@ export function listTemplates(): Array<{ key: string; name: string }> {
 
 /** A template's YAML by key (`Nodejs`), or null. */
 export function readTemplate(key: string): string | null {
-  return Object.prototype.hasOwnProperty.call(TEMPLATES, key) ? (TEMPLATES[key] as { content: string }).content : null;
+  return Object.prototype.hasOwnProperty.call(TEMPLATES, key)
+    ? (TEMPLATES[key] as { content: string }).content
+    : null;
 }
 
 /** What `include: template: Nodejs.gitlab-ci.yml` reads: the default `IncludeSources.template`. */

@@ -21,7 +21,13 @@ interface Expected {
   errors?: string[];
   skipped?: boolean;
   stages?: string[];
-  jobs?: Array<{ name: string; stage: string; when?: string; allow_failure?: boolean; needs?: string[] | null }>;
+  jobs?: Array<{
+    name: string;
+    stage: string;
+    when?: string;
+    allow_failure?: boolean;
+    needs?: string[] | null;
+  }>;
   options?: Record<string, Record<string, unknown>>;
   variables?: Record<string, Record<string, string>>;
   globals?: Record<string, string>;
@@ -52,7 +58,9 @@ function summary(j: PlannedJob) {
 
 describe('ci_config corpus', () => {
   it('has at least 50 configurations and 20 broken ones', () => {
-    const expected = cases.map((c) => JSON.parse(fs.readFileSync(path.join(DIR, `${c}.expected.json`), 'utf8')) as Expected);
+    const expected = cases.map(
+      (c) => JSON.parse(fs.readFileSync(path.join(DIR, `${c}.expected.json`), 'utf8')) as Expected,
+    );
     expect(expected.length).toBeGreaterThanOrEqual(50);
     expect(expected.filter((e) => e.errors).length).toBeGreaterThanOrEqual(20);
   });
@@ -68,11 +76,15 @@ describe('ci_config corpus', () => {
       sha: 'abc123',
       ...(exp.inputs ? { inputs: exp.inputs } : {}),
       variables: exp.loadVariables ?? ctx.variables ?? {},
+    });
+    const plan = await planPipeline(config, {
+      ...fakeContext(ctx),
       ...(exp.needsLimit ? { needsLimit: exp.needsLimit } : {}),
     });
-    const plan = await planPipeline(config, fakeContext(ctx));
     if (exp.errors) {
-      expect(config.errors.length > 0 ? config.errors : plan.ok ? [] : 'errors' in plan ? plan.errors : []).toEqual(exp.errors);
+      expect(
+        config.errors.length > 0 ? config.errors : plan.ok ? [] : 'errors' in plan ? plan.errors : [],
+      ).toEqual(exp.errors);
       return;
     }
     expect(config.errors).toEqual([]);
@@ -82,7 +94,13 @@ describe('ci_config corpus', () => {
     }
     if (!plan.ok) throw new Error(`no pipeline: ${JSON.stringify(plan)}`);
     expect(plan.stages).toEqual(exp.stages);
-    const want = (exp.jobs ?? []).map((j) => ({ when: 'on_success', allow_failure: false, needs: null, ...j }));
+    for (const j of plan.jobs) expect(j.stageIndex).toBe(config.stages.indexOf(j.stage));
+    const want = (exp.jobs ?? []).map((j) => ({
+      when: 'on_success',
+      allow_failure: false,
+      needs: null,
+      ...j,
+    }));
     expect(plan.jobs.map(summary)).toEqual(want);
     const byName = new Map(plan.jobs.map((j) => [j.name, j]));
     const job = (n: string) => byName.get(n) as PlannedJob;

@@ -3,24 +3,46 @@
  * `job@stage:when`, `!` when it may fail, `<-needs`) or its error; then the templates the server ships.
  */
 import { describe, expect, it } from 'vitest';
-import { listTemplates, loadConfig, planPipeline, readTemplate, templateSource } from '../../../src/ci_config/index.js';
+import {
+  listTemplates,
+  loadConfig,
+  planPipeline,
+  readTemplate,
+  templateSource,
+} from '../../../src/ci_config/index.js';
 import { fakeContext, fakeSources, MAIN_PUSH, type FakeContext } from './fake.js';
 
 const MR: FakeContext = {
   ref: 'feature',
   tag: false,
   source: 'merge_request_event',
-  variables: { CI_PIPELINE_SOURCE: 'merge_request_event', CI_MERGE_REQUEST_IID: '7', CI_COMMIT_REF_NAME: 'feature', CI_DEFAULT_BRANCH: 'main' },
+  variables: {
+    CI_PIPELINE_SOURCE: 'merge_request_event',
+    CI_MERGE_REQUEST_IID: '7',
+    CI_COMMIT_REF_NAME: 'feature',
+    CI_DEFAULT_BRANCH: 'main',
+  },
 };
 const TAG: FakeContext = {
   ref: 'v1.2.0',
   tag: true,
   source: 'push',
-  variables: { CI_COMMIT_TAG: 'v1.2.0', CI_COMMIT_REF_NAME: 'v1.2.0', CI_PIPELINE_SOURCE: 'push', CI_DEFAULT_BRANCH: 'main' },
+  variables: {
+    CI_COMMIT_TAG: 'v1.2.0',
+    CI_COMMIT_REF_NAME: 'v1.2.0',
+    CI_PIPELINE_SOURCE: 'push',
+    CI_DEFAULT_BRANCH: 'main',
+  },
 };
 
 async function outcome(yaml: string, ctx: FakeContext = MAIN_PUSH): Promise<string> {
-  const config = await loadConfig({ content: yaml, sources: fakeSources({}, true), projectPath: 'g/p', sha: 'abc', variables: ctx.variables ?? {} });
+  const config = await loadConfig({
+    content: yaml,
+    sources: fakeSources({}, true),
+    projectPath: 'g/p',
+    sha: 'abc',
+    variables: ctx.variables ?? {},
+  });
   if (config.errors.length > 0) return `error: ${config.errors.join('; ')}`;
   const plan = await planPipeline(config, fakeContext(ctx));
   if (!plan.ok) return plan.skipped ? 'no pipeline' : `error: ${plan.errors.join('; ')}`;
@@ -232,14 +254,33 @@ describe('what loadConfig reports besides jobs', () => {
   it('records includes, merges them into merged_yaml and drops the include keyword', async () => {
     const config = await loadConfig({
       content: 'include:\n  - local: a.yml\n  - project: g/other\n    file: b.yml\njob:\n  script: echo\n',
-      sources: fakeSources({ local: { 'a.yml': 'a:\n  script: a\n' }, project: { 'g/other@main:b.yml': 'b:\n  script: b\n' } }),
+      sources: fakeSources({
+        local: { 'a.yml': 'a:\n  script: a\n' },
+        project: { 'g/other@main:b.yml': 'b:\n  script: b\n' },
+      }),
       projectPath: 'g/p',
       sha: 'abc',
     });
     expect(config.errors).toEqual([]);
     expect(config.includes).toEqual([
-      { type: 'local', location: 'a.yml', blob: null, raw: null, extra: {}, context_project: 'g/p', context_sha: 'abc' },
-      { type: 'file', location: 'b.yml', blob: null, raw: null, extra: { project: 'g/other', ref: null }, context_project: 'g/p', context_sha: 'abc' },
+      {
+        type: 'local',
+        location: 'a.yml',
+        blob: null,
+        raw: null,
+        extra: {},
+        context_project: 'g/p',
+        context_sha: 'abc',
+      },
+      {
+        type: 'file',
+        location: 'b.yml',
+        blob: null,
+        raw: null,
+        extra: { project: 'g/other', ref: null },
+        context_project: 'g/p',
+        context_sha: 'abc',
+      },
     ]);
     expect(config.mergedYaml).toContain('a:\n  script: a');
     expect(config.mergedYaml).not.toContain('include');
@@ -249,13 +290,22 @@ describe('what loadConfig reports besides jobs', () => {
   it('resolves a local include inside a project include in that project', async () => {
     const config = await loadConfig({
       content: 'include:\n  - project: g/other\n    ref: v1\n    file: ci/main.yml\n',
-      sources: fakeSources({ project: { 'g/other@v1:ci/main.yml': 'include: ci/jobs.yml\n', 'g/other@sha-of-g/other:ci/jobs.yml': 'x:\n  script: x\n' } }),
+      sources: fakeSources({
+        project: {
+          'g/other@v1:ci/main.yml': 'include: ci/jobs.yml\n',
+          'g/other@sha-of-g/other:ci/jobs.yml': 'x:\n  script: x\n',
+        },
+      }),
       projectPath: 'g/p',
       sha: 'abc',
     });
     expect(config.errors).toEqual([]);
     expect(config.jobs.map((j) => j.name)).toEqual(['x']);
-    expect(config.includes[1]).toMatchObject({ type: 'local', location: 'ci/jobs.yml', context_project: 'g/other' });
+    expect(config.includes[1]).toMatchObject({
+      type: 'local',
+      location: 'ci/jobs.yml',
+      context_project: 'g/other',
+    });
   });
 
   it('keeps variable descriptions and options, and warns about a final rules:when without workflow:rules', async () => {
@@ -276,7 +326,11 @@ job:
     });
     expect(config.variables).toEqual({ DEPLOY_ENVIRONMENT: 'staging' });
     expect(config.variableOptions).toEqual({
-      DEPLOY_ENVIRONMENT: { value: 'staging', description: 'The deployment target.', options: ['production', 'staging', 'canary'] },
+      DEPLOY_ENVIRONMENT: {
+        value: 'staging',
+        description: 'The deployment target.',
+        options: ['production', 'staging', 'canary'],
+      },
     });
     expect(config.warnings).toEqual([
       'jobs:job may allow multiple pipelines to run for a single action due to `rules:when` clause with no `workflow:rules` - read more: https://docs.gitlab.com/ee/ci/troubleshooting.html#pipeline-warnings',
@@ -290,7 +344,9 @@ job:
       projectPath: 'g/p',
       sha: 'abc',
     });
-    expect(config.errors).toEqual(['Remote file `https://example.com/ci.yml` could not be fetched because of HTTP code `404` error!']);
+    expect(config.errors).toEqual([
+      'Remote file `https://example.com/ci.yml` could not be fetched because of HTTP code `404` error!',
+    ]);
   });
 });
 
@@ -303,17 +359,20 @@ describe('templates', () => {
     expect(readTemplate('__proto__')).toBeNull();
   });
 
-  it.each(listTemplates().map((t) => t.key))('%s loads without errors and plans a pipeline on a branch', async (key) => {
-    const config = await loadConfig({
-      content: `include:\n  - template: ${key}.gitlab-ci.yml\n`,
-      sources: { ...fakeSources(), template: templateSource },
-      projectPath: 'g/p',
-      sha: 'abc',
-    });
-    expect(config.errors).toEqual([]);
-    const plan = await planPipeline(config, fakeContext({ ...MAIN_PUSH, existing: ['Dockerfile'] }));
-    expect(plan.ok).toBe(true);
-  });
+  it.each(listTemplates().map((t) => t.key))(
+    '%s loads without errors and plans a pipeline on a branch',
+    async (key) => {
+      const config = await loadConfig({
+        content: `include:\n  - template: ${key}.gitlab-ci.yml\n`,
+        sources: { ...fakeSources(), template: templateSource },
+        projectPath: 'g/p',
+        sha: 'abc',
+      });
+      expect(config.errors).toEqual([]);
+      const plan = await planPipeline(config, fakeContext({ ...MAIN_PUSH, existing: ['Dockerfile'] }));
+      expect(plan.ok).toBe(true);
+    },
+  );
 });
 
 describe('include: local with a wildcard', () => {
@@ -345,5 +404,41 @@ describe('include: local with a wildcard', () => {
 
   it('answers GitLab message when nothing matches', async () => {
     expect((await load('nothing/*.yml')).errors).toEqual(['Local file `nothing/*.yml` does not exist!']);
+  });
+});
+
+describe('workflow:auto_cancel', () => {
+  it('takes the matching workflow rule auto_cancel over the workflow one', async () => {
+    const config = await loadConfig({
+      content: `workflow:
+  auto_cancel:
+    on_new_commit: interruptible
+    on_job_failure: all
+  rules:
+    - if: $CI_COMMIT_REF_PROTECTED == 'true'
+      auto_cancel:
+        on_new_commit: none
+    - when: always
+job:
+  script: echo
+`,
+      sources: fakeSources(),
+      projectPath: 'g/p',
+      sha: 'abc',
+    });
+    expect(config.errors).toEqual([]);
+    const protectedRef = await planPipeline(
+      config,
+      fakeContext({ ...MAIN_PUSH, variables: { CI_COMMIT_REF_PROTECTED: 'true' } }),
+    );
+    expect(protectedRef).toMatchObject({
+      ok: true,
+      autoCancel: { on_new_commit: 'none', on_job_failure: 'all' },
+    });
+    const other = await planPipeline(config, fakeContext(MAIN_PUSH));
+    expect(other).toMatchObject({
+      ok: true,
+      autoCancel: { on_new_commit: 'interruptible', on_job_failure: 'all' },
+    });
   });
 });

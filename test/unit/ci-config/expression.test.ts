@@ -35,8 +35,13 @@ describe('rules:if expressions', () => {
     ['$CI_COMMIT_REF_NAME =~ /^FEATURE/', false],
     ['$CI_COMMIT_REF_NAME =~ /^FEATURE/i', true],
     ['$CI_COMMIT_REF_NAME !~ /^feature/', false],
-    ['$UNDEFINED =~ /.*/', false],
-    ['$UNDEFINED !~ /.*/', true],
+    ['$UNDEFINED =~ /.*/', true],
+    ['$UNDEFINED =~ /.+/', false],
+    ['$UNDEFINED !~ /.+/', true],
+    ['$CI_COMMIT_BRANCH =~ $UNDEFINED', false],
+    ['$CI_COMMIT_BRANCH !~ $UNDEFINED', true],
+    ['"feat" =~ $NOT_A_PATTERN', true],
+    ['$1ABC == null', true],
     ['$CI_COMMIT_REF_NAME =~ $PATTERN', true],
     ['$CI_COMMIT_REF_NAME =~ $NOT_A_PATTERN', false],
     ['$CI_MERGE_REQUEST_LABELS =~ /pipeline:run-in-ruby3/', true],
@@ -72,6 +77,8 @@ describe('rules:if expressions', () => {
     '$VAR == "a" "b"',
     '$ == "x"',
     '$VAR =~ //',
+    '$VAR =~ /a/x',
+    Array.from({ length: 70 }, (_, i) => `$V${i} == "x"`).join(' && '),
   ])('%j is invalid expression syntax', (expr) => {
     expect(isValidExpression(expr)).toBe(false);
     expect(() => evaluateExpression(expr, VARS)).toThrow('invalid expression syntax');

@@ -59,7 +59,9 @@ export function fakeContext(c: FakeContext = MAIN_PUSH): RuleContext {
     source: c.source ?? 'push',
     variables: c.variables ?? {},
     changedPaths: async (compareTo) =>
-      compareTo !== undefined && c.changedByCompare?.[compareTo] ? (c.changedByCompare[compareTo] as string[]) : (c.changed ?? null),
+      compareTo !== undefined && c.changedByCompare?.[compareTo]
+        ? (c.changedByCompare[compareTo] as string[])
+        : (c.changed ?? null),
     exists: async (globs) => anyPathMatches(c.existing ?? [], globs),
   };
 }
