@@ -14,7 +14,7 @@ export const ciLintManifest = defineFamily({
   services: [
     defineService(
       'ciLint',
-      ['projects', 'repositories', 'protectedRefs', 'ciVariables'],
+      ['projects', 'repositories', 'protectedRefs', 'ciVariables', 'planLimits'],
       (core, deps) => new CiLintService(core, deps),
     ),
   ],

@@ -20,7 +20,10 @@ export const CONFIG_PATH = '.gitlab-ci.yml';
 const NO_JOBS =
   'Pipeline will not run for the selected trigger. The rules configuration prevented any jobs from being added to the pipeline.';
 
-type Deps = Pick<ServiceRegistry, 'projects' | 'repositories' | 'protectedRefs' | 'ciVariables'>;
+type Deps = Pick<
+  ServiceRegistry,
+  'projects' | 'repositories' | 'protectedRefs' | 'ciVariables' | 'planLimits'
+>;
 
 export class ProjectLint {
   private readonly externalUrl: string;
@@ -103,6 +106,8 @@ export class ProjectLint {
       exists,
     });
     if (config.errors.length) return lintResult(config, []);
+    // The plan's needs limit, as pipeline creation checks it.
+    const needsLimit = Number((await this.deps.planLimits.current()).ci_needs_size_limit) || undefined;
     const context: RuleContext = {
       variables,
       ref,
@@ -110,6 +115,7 @@ export class ProjectLint {
       source: 'push',
       changedPaths: () => Promise.resolve(null),
       exists,
+      needsLimit,
     };
     const plan = await planPipeline(config, context);
     if (!plan.ok) return lintResult(config, [], plan.skipped ? [plan.reason] : plan.errors);

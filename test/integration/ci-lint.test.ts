@@ -165,6 +165,32 @@ describe('project CI lint', () => {
     ]);
   });
 
+  it('holds a dry run to the plan’s needs limit', async () => {
+    const { developer, lint } = await world();
+    const admin = await server.factories.user({ admin: true });
+    const setLimit = (n: number) =>
+      server.request('PUT', '/application/plan_limits', {
+        token: admin.token,
+        json: { plan_name: 'default', ci_needs_size_limit: n },
+      });
+    expect((await setLimit(1)).status).toBe(200);
+    try {
+      const content = 'a:\n  script: x\nb:\n  script: x\nc:\n  stage: deploy\n  script: x\n  needs: [a, b]\n';
+      const res = await server.request('POST', lint, {
+        token: developer.token,
+        json: { content, dry_run: true },
+      });
+      expect(res.body).toMatchObject({
+        valid: false,
+        errors: [
+          'c: one job can only need 1 others, but you have listed 2. See needs keyword documentation for more details',
+        ],
+      });
+    } finally {
+      await setLimit(50);
+    }
+  });
+
   it('checks the project’s own file at a ref, and refuses what GitLab refuses', async () => {
     const { project, owner, reporter, lint } = await world();
     const empty = await server.request('GET', lint, { token: reporter.token });
