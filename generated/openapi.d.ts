@@ -139,6 +139,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/ci/lint": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Validate CI/CD configuration (instance-level, deprecated)
+         * @deprecated
+         * @description GitLab 15.x's instance-level check, removed in GitLab 16.0 and kept for clients that still call it
+         *     (python-gitlab 3.12's `gl.ci_lint`): a static check of `content` outside any project. Answers 200 with
+         *     `status` `valid` or `invalid`, `errors` and `warnings`; `merged_yaml` with `include_merged_yaml=true`;
+         *     `jobs` with `include_jobs=true`. Use `POST /projects/{id}/ci/lint` instead.
+         *
+         *     - **Who.** Any signed-in user (`use_api`); anonymous callers get 401.
+         *     - **Required:** `content`.
+         *     - Without a project, `include: local` files are not found.
+         */
+        post: operations["lintCiConfig"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/feature_flags/unleash/{project_id}/client/features": {
         parameters: {
             query?: never;
@@ -2379,6 +2407,75 @@ export interface paths {
          *       settings and members can still be changed, and reads work as before.
          */
         post: operations["archiveProject"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/ci/lint": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Validate a project's CI/CD configuration file
+         * @description Checks the project's `.gitlab-ci.yml` at `content_ref` (a commit SHA, branch or tag; the default
+         *     branch's head by default), statically or, with `dry_run=true`, by simulating a pipeline on `dry_run_ref`.
+         *
+         *     - **Who.** Whoever reads the project's code (`read_code`).
+         *     - An empty repository answers 404 `{"message": "404 Repository Not Found"}`; a `content_ref` that names no
+         *       commit, 404 `{"message": "404 Commit Not Found"}`. A commit without the file is checked as empty content
+         *       (`["Please provide content of .gitlab-ci.yml"]`).
+         *     - `sha` and `ref` are the deprecated names of `content_ref` and `dry_run_ref`; giving both of a pair answers
+         *       400 `{"error": "sha, content_ref are mutually exclusive"}` (or `ref, dry_run_ref`).
+         *     - `valid` is whether `errors` is empty; `errors` and `warnings` are GitLab's messages (for example
+         *       `jobs:build config should implement the script:, run:, or trigger: keyword`). `merged_yaml` is the
+         *       configuration after includes, `extends` and `!reference` (empty when it could not be read);
+         *       `includes` says where each included file came from.
+         *     - `include_jobs=true` adds `jobs`: for a static check every job the configuration defines, with `only`/`except`
+         *       as written (`only` defaults to `{"refs": ["branches", "tags"]}` for jobs without `rules`) and `needs`; for a
+         *       dry run the jobs the simulated pipeline would have (`only`, `except` and `needs` null).
+         *     - A dry run (`dry_run=true`) simulates creating a pipeline for a push to the ref (default branch by default): the
+         *       ref's head commit, its predefined variables and the project's CI/CD variables, `workflow:rules` and the
+         *       jobs' rules; it writes nothing. A ref that does not exist gives `["Reference not found"]`; rules that leave
+         *       no job give GitLab's "Pipeline will not run for the selected trigger..." error.
+         *     - Local includes are read from the project at the commit checked; `include: project` files need the caller to
+         *       read that project; remote includes are fetched with bounded time and size.
+         */
+        get: operations["lintProjectCiConfig"];
+        put?: never;
+        /**
+         * Validate CI/CD configuration in a project
+         * @description Checks the given `content` in the project's context (its local includes at the default branch's
+         *     head, or at the simulated ref's head with `dry_run=true`). Answers 200 whether or not it is valid.
+         *
+         *     - **Who.** Whoever may create pipelines (`create_pipeline`: Developer and above).
+         *     - **Required:** `content` (400 `{"error": "content is missing"}` without it). `ref` names the branch or tag of
+         *       a dry run.
+         *     - `valid` is whether `errors` is empty; `errors` and `warnings` are GitLab's messages (for example
+         *       `jobs:build config should implement the script:, run:, or trigger: keyword`). `merged_yaml` is the
+         *       configuration after includes, `extends` and `!reference` (empty when it could not be read);
+         *       `includes` says where each included file came from.
+         *     - `include_jobs=true` adds `jobs`: for a static check every job the configuration defines, with `only`/`except`
+         *       as written (`only` defaults to `{"refs": ["branches", "tags"]}` for jobs without `rules`) and `needs`; for a
+         *       dry run the jobs the simulated pipeline would have (`only`, `except` and `needs` null).
+         *     - A dry run (`dry_run=true`) simulates creating a pipeline for a push to the ref (default branch by default): the
+         *       ref's head commit, its predefined variables and the project's CI/CD variables, `workflow:rules` and the
+         *       jobs' rules; it writes nothing. A ref that does not exist gives `["Reference not found"]`; rules that leave
+         *       no job give GitLab's "Pipeline will not run for the selected trigger..." error.
+         *     - Local includes are read from the project at the commit checked; `include: project` files need the caller to
+         *       read that project; remote includes are fetched with bounded time and size.
+         */
+        post: operations["lintCiConfigInProject"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5920,6 +6017,315 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{id}/pipeline_schedules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a project's pipeline schedules
+         * @description The project's schedules, oldest first (by id), without their variables and last pipeline.
+         *
+         *     - **Who.** Reporter and above (`read_pipeline_schedule`); administrators too.
+         *     - `scope`: `active` or `inactive` keeps only those.
+         *     - Offset pagination in SQL: `page`, `per_page` (default 20, at most 100) and GitLab's headers.
+         */
+        get: operations["listPipelineSchedules"];
+        put?: never;
+        /**
+         * Create a pipeline schedule
+         * @description Creates a schedule owned by the caller and, when it is active, enqueues its first run at
+         *     `next_run_at` in the same transaction. Answers 201 with the schedule.
+         *
+         *     - **Who.** Developer and above (`create_pipeline_schedule`).
+         *     - **Required:** `description`, `ref` (a branch or tag: `main`, `refs/heads/main` or `refs/tags/v1`) and
+         *       `cron` (five fields, minute to weekday, or an `@daily`-style shorthand). `cron_timezone` is an IANA time
+         *       zone (`UTC` by default, `Europe/Paris`...); `active` defaults to true.
+         *     - A cron or a time zone that cannot be read answers 400 `{"message": {"cron": ["syntax is invalid"]}}` (or
+         *       `cron_timezone`).
+         *     - **Plan limit** `ci_pipeline_schedules` (10 in GitLab's default plan; 0 means none) per project: one more
+         *       answers 400 `{"message": {"base": ["Maximum number of ci pipeline schedules (10) exceeded"]}}`.
+         *     - `next_run_at` is the cron's next time in the time zone; null while inactive.
+         */
+        post: operations["createPipelineSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/pipeline_schedules/{pipeline_schedule_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The schedule's id.
+                 * @example 13
+                 */
+                pipeline_schedule_id: components["parameters"]["PipelineScheduleId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a pipeline schedule
+         * @description One schedule, with its last pipeline and, for whoever may manage it (Maintainers, and the owner
+         *     while a Developer: GitLab's `read_pipeline_schedule_variables`), its variables.
+         *
+         *     - **Who.** Reporter and above (`read_pipeline_schedule`).
+         *     - A schedule of another project, or none, answers 404 `{"message": "404 Pipeline Schedule Not Found"}`.
+         */
+        get: operations["getPipelineSchedule"];
+        /**
+         * Update a pipeline schedule
+         * @description Changes any of `description`, `ref`, `cron`, `cron_timezone` and `active`, recomputes
+         *     `next_run_at` and enqueues the run at that time in the same transaction (a run enqueued before for another
+         *     time does nothing when it comes). Deactivating leaves no run. Answers 200 with the schedule.
+         *
+         *     - **Who.** Developer and above (`create_pipeline_schedule`). Rule `schedule_owner_only`: only the schedule's owner edits it, or an administrator (GitLab's
+         *       `update_pipeline_schedule`); anyone else, Maintainers included, gets 403 `{"message": "403 Forbidden"}`
+         *       (take ownership first).
+         *     - Validation as on creation (`{"message": {"cron": ["syntax is invalid"]}}`).
+         *     - A schedule of another project, or none, answers 404 `{"message": "404 Pipeline Schedule Not Found"}`.
+         */
+        put: operations["updatePipelineSchedule"];
+        post?: never;
+        /**
+         * Delete a pipeline schedule
+         * @description Deletes the schedule and its variables; its pending run then does nothing. Pipelines it started
+         *     stay. Answers 204 without a body.
+         *
+         *     - **Who.** Rule `or_schedule_owner`: Maintainers, or the schedule's owner while a Developer (GitLab's
+         *       `admin_pipeline_schedule`); another Developer gets 403 `{"message": "403 Forbidden"}`.
+         *     - A schedule of another project, or none, answers 404 `{"message": "404 Pipeline Schedule Not Found"}`.
+         */
+        delete: operations["deletePipelineSchedule"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/pipeline_schedules/{pipeline_schedule_id}/pipelines": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The schedule's id.
+                 * @example 13
+                 */
+                pipeline_schedule_id: components["parameters"]["PipelineScheduleId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a pipeline schedule's pipelines
+         * @description The pipelines the schedule started (scheduled runs and `play`), by id, ascending unless
+         *     `sort=desc`.
+         *
+         *     - **Who.** Reporter and above (`read_pipeline_schedule`).
+         *     - Offset pagination in SQL: `page`, `per_page` (default 20, at most 100) and GitLab's headers.
+         *     - A schedule of another project, or none, answers 404 `{"message": "404 Pipeline Schedule Not Found"}`.
+         */
+        get: operations["listPipelineSchedulePipelines"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/pipeline_schedules/{pipeline_schedule_id}/play": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The schedule's id.
+                 * @example 13
+                 */
+                pipeline_schedule_id: components["parameters"]["PipelineScheduleId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a pipeline schedule now
+         * @description Enqueues a run of the schedule now, as the caller (a pipeline with source `schedule` and the
+         *     schedule's variables), whether the schedule is active or not. The next scheduled run is unchanged. Answers 201
+         *     `{"message": "201 Created"}` once the run is enqueued.
+         *
+         *     - **Who.** Developer and above (`play_pipeline_schedule`: whoever may create pipelines).
+         *     - A schedule of another project, or none, answers 404 `{"message": "404 Pipeline Schedule Not Found"}`.
+         *     - **Rate limit** `play_pipeline_schedule`: GitLab allows one run a minute per user and schedule; here the class
+         *       counts per user and is off unless `FORGE_RATE_LIMITS` sets it (`play_pipeline_schedule=1/60`); past it, 429
+         *       with `Retry-After`.
+         */
+        post: operations["playPipelineSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/pipeline_schedules/{pipeline_schedule_id}/take_ownership": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The schedule's id.
+                 * @example 13
+                 */
+                pipeline_schedule_id: components["parameters"]["PipelineScheduleId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Take ownership of a pipeline schedule
+         * @description Makes the caller the schedule's owner: its scheduled pipelines run as them from then on. Answers
+         *     201 with the schedule, or 200 when the caller already owned it.
+         *
+         *     - **Who.** Rule `or_schedule_owner`: Maintainers, or the schedule's owner while a Developer (GitLab's
+         *       `admin_pipeline_schedule`); another Developer gets 403 `{"message": "403 Forbidden"}`.
+         *     - A schedule of another project, or none, answers 404 `{"message": "404 Pipeline Schedule Not Found"}`.
+         */
+        post: operations["takePipelineScheduleOwnership"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/pipeline_schedules/{pipeline_schedule_id}/variables": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The schedule's id.
+                 * @example 13
+                 */
+                pipeline_schedule_id: components["parameters"]["PipelineScheduleId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a pipeline schedule variable
+         * @description Adds a variable to the schedule's pipelines. Its value is kept encrypted with the instance's
+         *     secret key. The pipeline variables endpoint does not list schedule variables. Answers 201 with the variable.
+         *
+         *     - **Who.** Developer and above (`create_pipeline_schedule`). Rule `schedule_owner_only`: only the schedule's owner edits it, or an administrator (GitLab's
+         *       `update_pipeline_schedule`); anyone else, Maintainers included, gets 403 `{"message": "403 Forbidden"}`
+         *       (take ownership first).
+         *     - **Required:** `key` (at most 255 characters, only `A-Z`, `a-z`, `0-9` and `_`: else 400
+         *       `{"message": {"key": ["can contain only letters, digits and '_'."]}}`) and `value`. `variable_type` is
+         *       `env_var` (default) or `file`.
+         *     - A key the schedule already has answers 400 `{"message": {"key": ["(KEY) has already been taken"]}}`.
+         */
+        post: operations["createPipelineScheduleVariable"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/pipeline_schedules/{pipeline_schedule_id}/variables/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The variable's key.
+                 * @example DEPLOY_ENV
+                 */
+                key: components["parameters"]["PipelineScheduleVariableKey"];
+                /**
+                 * @description The schedule's id.
+                 * @example 13
+                 */
+                pipeline_schedule_id: components["parameters"]["PipelineScheduleId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a pipeline schedule variable
+         * @description One variable of the schedule. A key it does not have answers 404
+         *     `{"message": "404 Pipeline Schedule Variable Not Found"}`.
+         *
+         *     - **Who.** Rule `or_schedule_owner`: Maintainers, or the schedule's owner while a Developer (GitLab's
+         *       `admin_pipeline_schedule`); another Developer gets 403 `{"message": "403 Forbidden"}`.
+         */
+        get: operations["getPipelineScheduleVariable"];
+        /**
+         * Update a pipeline schedule variable
+         * @description Changes the variable's `value` and/or `variable_type`. Answers 200 with the variable; a key the
+         *     schedule does not have answers 404 `{"message": "404 Pipeline Schedule Variable Not Found"}`.
+         *
+         *     - **Who.** Developer and above (`create_pipeline_schedule`). Rule `schedule_owner_only`: only the schedule's owner edits it, or an administrator (GitLab's
+         *       `update_pipeline_schedule`); anyone else, Maintainers included, gets 403 `{"message": "403 Forbidden"}`
+         *       (take ownership first).
+         */
+        put: operations["updatePipelineScheduleVariable"];
+        post?: never;
+        /**
+         * Delete a pipeline schedule variable
+         * @description Removes the variable. Answers 202 with the variable as it was, as GitLab does.
+         *
+         *     - **Who.** Rule `or_schedule_owner`: Maintainers, or the schedule's owner while a Developer (GitLab's
+         *       `admin_pipeline_schedule`); another Developer gets 403 `{"message": "403 Forbidden"}`.
+         *     - A key the schedule does not have answers 404 `{"message": "404 Pipeline Schedule Variable Not Found"}`.
+         */
+        delete: operations["deletePipelineScheduleVariable"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{id}/pipelines": {
         parameters: {
             query?: never;
@@ -7888,6 +8294,144 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{id}/trigger/pipeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a pipeline with a trigger token
+         * @description Creates a pipeline on `ref` with source `trigger`, as the token's owner, and answers 201 with it.
+         *     The token is the credential: no user token is needed, and one sent along is not what decides.
+         *
+         *     - **Who.** Whoever holds a trigger token of the project. The token is a body (or form, or query) parameter,
+         *       as GitLab reads it, and not a security scheme: OpenAPI's schemes live in headers, the query or cookies,
+         *       while python-gitlab sends `token` in the JSON body and gitbeaker in the query string, so the service
+         *       checks it.
+         *     - **Required:** `token` and `ref` (a branch or tag): 400 `{"error": "token is missing"}` without them.
+         *       `variables` is a map of strings (`variables[KEY]=value` in a form or the query); anything else answers 400
+         *       `{"message": "variables needs to be a map of key-valued strings"}`. They become the pipeline's variables,
+         *       with `TRIGGER_PAYLOAD` (a `file` variable: the request's parameters as JSON, without the token).
+         *       `inputs` are the pipeline's `spec:inputs`.
+         *     - A token that is unknown, of another project, or whose owner is gone or blocked, and a project that is not
+         *       there, all answer 404 `{"message": "404 Not Found"}`, so that a token tells nothing about other projects.
+         *     - The owner's rights apply: the owner must be allowed to run a pipeline on the ref (a protected branch needs
+         *       its push or merge level). A refused pipeline answers 400 `{"message": {"base": [...]}}` with GitLab's reason
+         *       (`Reference not found`, `Missing CI config file`, the configuration's errors...).
+         *     - The token's `last_used` becomes now.
+         *     - A CI job token (`CI_JOB_TOKEN`) is accepted when a runners family provides job tokens (the `ciJobTokens`
+         *       extension point): the pipeline is then a multi-project pipeline (source `pipeline`) of the job's user, with
+         *       the job's pipeline upstream.
+         */
+        post: operations["triggerPipeline"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/triggers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a project's trigger tokens
+         * @description The project's trigger tokens, oldest first (by id).
+         *
+         *     - **Who.** Maintainer and above (`manage_trigger`, GitLab's `admin_build`); administrators too.
+         *     - `token` is whole only for the token's owner; everyone else sees its first four characters.
+         *     - Offset pagination in SQL: `page`, `per_page` (default 20, at most 100) and GitLab's headers.
+         */
+        get: operations["listPipelineTriggers"];
+        put?: never;
+        /**
+         * Create a trigger token
+         * @description Creates a trigger token owned by the caller. Answers 201 with it, token in full (it starts with
+         *     `glptt-`).
+         *
+         *     - **Who.** Maintainer and above (`manage_trigger`).
+         *     - **Required:** `description` (400 `{"error": "description is missing"}` without it).
+         *     - The token is kept encrypted with the instance's secret key (so that its owner reads it back) and as a
+         *       SHA-256 digest, by which `POST /projects/{id}/trigger/pipeline` finds it.
+         *     - `last_used` is null until the token starts a pipeline.
+         */
+        post: operations["createPipelineTrigger"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/triggers/{trigger_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The trigger token's id.
+                 * @example 10
+                 */
+                trigger_id: components["parameters"]["TriggerId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a trigger token
+         * @description One trigger token of the project; one of another project, or none, answers 404
+         *     `{"message": "404 Not found"}`.
+         *
+         *     - **Who.** Maintainer and above (`manage_trigger`).
+         *     - `token` is whole only for its owner, else its first four characters.
+         */
+        get: operations["getPipelineTrigger"];
+        /**
+         * Update a trigger token
+         * @description Changes the token's `description` (optional: without it nothing changes). Answers 200 with the
+         *     token.
+         *
+         *     - **Who.** Maintainer and above (`manage_trigger`). Rule `trigger_owner_only`: only the token's owner edits
+         *       it (GitLab's `admin_trigger`); another Maintainer, administrators included, gets 403
+         *       `{"message": "403 Forbidden - The current user is not authorized to update the pipeline trigger token"}`.
+         */
+        put: operations["updatePipelineTrigger"];
+        post?: never;
+        /**
+         * Delete a trigger token
+         * @description Deletes the token: it starts no pipeline from then on (404). Pipelines it started stay. Answers
+         *     204 without a body.
+         *
+         *     - **Who.** Maintainer and above (`manage_trigger`), owner or not.
+         */
+        delete: operations["deletePipelineTrigger"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{id}/unarchive": {
         parameters: {
             query?: never;
@@ -8558,6 +9102,59 @@ export interface paths {
          * @description Every public personal snippet, newest first. **Who.** Any signed-in user.
          */
         get: operations["listPublicSnippets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/templates/gitlab_ci_ymls": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List CI/CD configuration templates
+         * @description The `.gitlab-ci.yml` templates the server ships, by `key`, sorted. Each can be read whole, or
+         *     included from a configuration (`include: template: <key>.gitlab-ci.yml`).
+         *
+         *     - **Who.** Anyone, signed in or not (`read_instance`).
+         *     - Offset pagination: `page`, `per_page` (default 20, at most 100) and GitLab's headers.
+         */
+        get: operations["listCiYmlTemplates"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/templates/gitlab_ci_ymls/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The template's key, as the list gives it (`Nodejs`).
+                 * @example Nodejs
+                 */
+                key: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a CI/CD configuration template
+         * @description One template: its `name` and `content` (YAML). An unknown key answers 404
+         *     `{"message": "404 Template Not Found"}`.
+         *
+         *     - **Who.** Anyone, signed in or not (`read_instance`).
+         */
+        get: operations["getCiYmlTemplate"];
         put?: never;
         post?: never;
         delete?: never;
@@ -9278,12 +9875,92 @@ export interface components {
             value?: string;
             variable_type?: components["schemas"]["CiVariableType"];
         };
+        CiLintInclude: {
+            blob: string | null;
+            context_project: string | null;
+            context_sha: string | null;
+            extra: {
+                [key: string]: unknown;
+            };
+            location: string;
+            raw: string | null;
+            /** @enum {string} */
+            type: "local" | "file" | "remote" | "template" | "component";
+        };
+        CiLintJob: {
+            after_script: string[];
+            allow_failure: boolean;
+            before_script: string[];
+            /** @description The environment's name, if the job deploys. */
+            environment: string | null;
+            except: {
+                [key: string]: unknown;
+            } | null;
+            name: string;
+            /** @description The needs as written (`name`, `artifacts`, `optional`...); null without `needs` and in dry runs. */
+            needs: {
+                [key: string]: unknown;
+            }[] | null;
+            /** @description `only` as written, e.g. `{"refs": ["branches", "tags"]}`; null with `rules` and in dry runs. */
+            only: {
+                [key: string]: unknown;
+            } | null;
+            script: string[];
+            stage: string;
+            tag_list: string[];
+            /** @enum {string} */
+            when: "on_success" | "on_failure" | "always" | "manual" | "delayed" | "never";
+        };
+        CiLintLegacyInput: {
+            content: string;
+            /** @default false */
+            include_jobs?: boolean;
+            /** @default false */
+            include_merged_yaml?: boolean;
+        };
+        CiLintLegacyResult: {
+            errors: string[];
+            /** @description With `include_jobs=true` only. */
+            jobs?: components["schemas"]["CiLintJob"][];
+            /** @description With `include_merged_yaml=true` only. */
+            merged_yaml?: string | null;
+            /** @enum {string} */
+            status: "valid" | "invalid";
+            warnings: string[];
+        };
+        CiLintProjectInput: {
+            /** @description The configuration (YAML). */
+            content: string;
+            /** @default false */
+            dry_run?: boolean;
+            /** @default false */
+            include_jobs?: boolean;
+            /** @description With `dry_run`, the branch or tag (default: the default branch). */
+            ref?: string;
+        };
+        CiLintResult: {
+            errors: string[];
+            includes: components["schemas"]["CiLintInclude"][];
+            /** @description With `include_jobs=true` only. */
+            jobs?: components["schemas"]["CiLintJob"][];
+            merged_yaml: string | null;
+            valid: boolean;
+            warnings: string[];
+        };
         /**
          * @description The status of a pipeline, a stage or a job.
          * @example success
          * @enum {string}
          */
         CiStatus: "created" | "waiting_for_resource" | "preparing" | "pending" | "running" | "success" | "failed" | "canceled" | "skipped" | "manual" | "scheduled";
+        CiTemplate: {
+            content: string;
+            name: string;
+        };
+        CiTemplateListItem: {
+            key: string;
+            name: string;
+        };
         /** @description A project or group CI/CD variable. */
         CiVariable: {
             /** @example Token of the deploy robot */
@@ -12309,12 +12986,112 @@ export interface components {
             ref: string;
             variables?: components["schemas"]["PipelineVariableInput"][];
         };
+        PipelineSchedule: {
+            active: boolean;
+            /** Format: date-time */
+            created_at: string;
+            cron: string;
+            cron_timezone: string;
+            description: string;
+            id: number;
+            /**
+             * Format: date-time
+             * @description The next scheduled run; null while inactive.
+             */
+            next_run_at: string | null;
+            /** @description The user the scheduled pipelines run as; null once that user is deleted. */
+            owner: components["schemas"]["UserSummary"] | null;
+            ref: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        PipelineScheduleCreate: {
+            active?: boolean;
+            cron: string;
+            cron_timezone?: string;
+            description: string;
+            ref: string;
+        };
+        PipelineScheduleDetails: components["schemas"]["PipelineSchedule"] & {
+            /** @description The latest pipeline the schedule started; null before the first. */
+            last_pipeline: components["schemas"]["PipelineBasic"] | null;
+            /** @description Only for whoever may manage the schedule (Maintainers; the owner while a Developer). */
+            variables?: components["schemas"]["PipelineScheduleVariable"][];
+        };
+        PipelineScheduleUpdate: {
+            active?: boolean;
+            cron?: string;
+            cron_timezone?: string;
+            description?: string;
+            ref?: string;
+        };
+        PipelineScheduleVariable: {
+            key: string;
+            /** @description Always false: schedule variables are expanded. */
+            raw: boolean;
+            value: string;
+            /** @enum {string} */
+            variable_type: "env_var" | "file";
+        };
+        PipelineScheduleVariableCreate: {
+            key: string;
+            value: string;
+            /**
+             * @default env_var
+             * @enum {string}
+             */
+            variable_type?: "env_var" | "file";
+        };
+        PipelineScheduleVariableUpdate: {
+            value?: string;
+            /** @enum {string} */
+            variable_type?: "env_var" | "file";
+        };
         /**
          * @description What made the pipeline.
          * @example push
          * @enum {string}
          */
         PipelineSource: "push" | "web" | "api" | "trigger" | "schedule" | "merge_request_event" | "pipeline" | "parent_pipeline" | "external" | "chat" | "webide" | "external_pull_request_event" | "ondemand_dast_scan" | "security_orchestration_policy";
+        PipelineTrigger: {
+            /** Format: date-time */
+            created_at: string;
+            description: string;
+            id: number;
+            /**
+             * Format: date-time
+             * @description When the token last started a pipeline; null until then.
+             */
+            last_used: string | null;
+            /** @description The user whose pipelines the token starts; null once that user is deleted. */
+            owner: components["schemas"]["UserSummary"] | null;
+            /** @description The whole token for its owner (`glptt-...`); its first four characters for anyone else. */
+            token: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        PipelineTriggerCreate: {
+            /** @example Nightly build */
+            description: string;
+        };
+        PipelineTriggerRun: {
+            /** @description The pipeline's `spec:inputs`. */
+            inputs?: {
+                [key: string]: unknown;
+            };
+            /** @description The branch or tag. */
+            ref: string;
+            /** @description A trigger token of the project, or a CI job token. */
+            token: string;
+            /** @description Pipeline variables, a map of strings (`variables[KEY]=value` in a form or the query). */
+            variables?: {
+                [key: string]: unknown;
+            };
+        };
+        PipelineTriggerUpdate: {
+            /** @example Nightly build (main) */
+            description?: string;
+        };
         /**
          * PipelineVariable
          * @description A variable given to a pipeline when it was created.
@@ -16018,6 +16795,16 @@ export interface components {
          */
         PersonalSnippetId: number;
         /**
+         * @description The schedule's id.
+         * @example 13
+         */
+        PipelineScheduleId: number;
+        /**
+         * @description The variable's key.
+         * @example DEPLOY_ENV
+         */
+        PipelineScheduleVariableKey: string;
+        /**
          * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
          * @example 42
          */
@@ -16147,6 +16934,11 @@ export interface components {
         TokenSort: string;
         /** @description `active`: neither revoked nor expired. `inactive`: revoked or expired (a token expires at the start of its `expires_at` day, UTC). */
         TokenState: "active" | "inactive";
+        /**
+         * @description The trigger token's id.
+         * @example 10
+         */
+        TriggerId: number;
         /** @description Unassign the user from the issues and merge requests of the project or group. Accepted; forge-api has none yet. */
         UnassignIssuables: boolean;
         /**
@@ -16320,7 +17112,15 @@ export type SchemaCiGroupVariableUpdate = components['schemas']['CiGroupVariable
 export type SchemaCiInstanceVariable = components['schemas']['CiInstanceVariable'];
 export type SchemaCiInstanceVariableCreate = components['schemas']['CiInstanceVariableCreate'];
 export type SchemaCiInstanceVariableUpdate = components['schemas']['CiInstanceVariableUpdate'];
+export type SchemaCiLintInclude = components['schemas']['CiLintInclude'];
+export type SchemaCiLintJob = components['schemas']['CiLintJob'];
+export type SchemaCiLintLegacyInput = components['schemas']['CiLintLegacyInput'];
+export type SchemaCiLintLegacyResult = components['schemas']['CiLintLegacyResult'];
+export type SchemaCiLintProjectInput = components['schemas']['CiLintProjectInput'];
+export type SchemaCiLintResult = components['schemas']['CiLintResult'];
 export type SchemaCiStatus = components['schemas']['CiStatus'];
+export type SchemaCiTemplate = components['schemas']['CiTemplate'];
+export type SchemaCiTemplateListItem = components['schemas']['CiTemplateListItem'];
 export type SchemaCiVariable = components['schemas']['CiVariable'];
 export type SchemaCiVariableCreate = components['schemas']['CiVariableCreate'];
 export type SchemaCiVariableType = components['schemas']['CiVariableType'];
@@ -16438,7 +17238,18 @@ export type SchemaPersonalAccessTokenWithToken = components['schemas']['Personal
 export type SchemaPipeline = components['schemas']['Pipeline'];
 export type SchemaPipelineBasic = components['schemas']['PipelineBasic'];
 export type SchemaPipelineCreate = components['schemas']['PipelineCreate'];
+export type SchemaPipelineSchedule = components['schemas']['PipelineSchedule'];
+export type SchemaPipelineScheduleCreate = components['schemas']['PipelineScheduleCreate'];
+export type SchemaPipelineScheduleDetails = components['schemas']['PipelineScheduleDetails'];
+export type SchemaPipelineScheduleUpdate = components['schemas']['PipelineScheduleUpdate'];
+export type SchemaPipelineScheduleVariable = components['schemas']['PipelineScheduleVariable'];
+export type SchemaPipelineScheduleVariableCreate = components['schemas']['PipelineScheduleVariableCreate'];
+export type SchemaPipelineScheduleVariableUpdate = components['schemas']['PipelineScheduleVariableUpdate'];
 export type SchemaPipelineSource = components['schemas']['PipelineSource'];
+export type SchemaPipelineTrigger = components['schemas']['PipelineTrigger'];
+export type SchemaPipelineTriggerCreate = components['schemas']['PipelineTriggerCreate'];
+export type SchemaPipelineTriggerRun = components['schemas']['PipelineTriggerRun'];
+export type SchemaPipelineTriggerUpdate = components['schemas']['PipelineTriggerUpdate'];
 export type SchemaPipelineVariable = components['schemas']['PipelineVariable'];
 export type SchemaPipelineVariableInput = components['schemas']['PipelineVariableInput'];
 export type SchemaPlanLimits = components['schemas']['PlanLimits'];
@@ -16653,6 +17464,8 @@ export type ParameterPagination = components['parameters']['Pagination'];
 export type ParameterPerPage = components['parameters']['PerPage'];
 export type ParameterPersonalAccessTokenId = components['parameters']['PersonalAccessTokenId'];
 export type ParameterPersonalSnippetId = components['parameters']['PersonalSnippetId'];
+export type ParameterPipelineScheduleId = components['parameters']['PipelineScheduleId'];
+export type ParameterPipelineScheduleVariableKey = components['parameters']['PipelineScheduleVariableKey'];
 export type ParameterProjectId = components['parameters']['ProjectId'];
 export type ParameterProtectedBranchName = components['parameters']['ProtectedBranchName'];
 export type ParameterProtectedTagName = components['parameters']['ProtectedTagName'];
@@ -16682,6 +17495,7 @@ export type ParameterTokenRevoked = components['parameters']['TokenRevoked'];
 export type ParameterTokenSearch = components['parameters']['TokenSearch'];
 export type ParameterTokenSort = components['parameters']['TokenSort'];
 export type ParameterTokenState = components['parameters']['TokenState'];
+export type ParameterTriggerId = components['parameters']['TriggerId'];
 export type ParameterUnassignIssuables = components['parameters']['UnassignIssuables'];
 export type ParameterUnleashProjectId = components['parameters']['UnleashProjectId'];
 export type ParameterUserId = components['parameters']['UserId'];
@@ -16964,6 +17778,58 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PlanLimits"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    lintCiConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "content": "build:\n  script: make\n",
+                 *       "include_merged_yaml": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["CiLintLegacyInput"];
+                /**
+                 * @example {
+                 *       "content": "build:\n  script: make\n",
+                 *       "include_merged_yaml": true
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["CiLintLegacyInput"];
+                /**
+                 * @example {
+                 *       "content": "build:\n  script: make\n",
+                 *       "include_merged_yaml": true
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["CiLintLegacyInput"];
+            };
+        };
+        responses: {
+            /** @description The result of the check. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CiLintLegacyResult"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -21766,6 +22632,117 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Project"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    lintProjectCiConfig: {
+        parameters: {
+            query?: {
+                /** @description Commit SHA, branch or tag the configuration file is read at (default: the default branch head). */
+                content_ref?: string;
+                /** @description Simulate creating a pipeline instead of a static check. */
+                dry_run?: boolean;
+                /** @description With `dry_run`, the branch or tag the pipeline is simulated on (default: the default branch). */
+                dry_run_ref?: string;
+                /** @description Add the list of jobs. */
+                include_jobs?: boolean;
+                /**
+                 * @deprecated
+                 * @description Deprecated: use `dry_run_ref`.
+                 */
+                ref?: string;
+                /**
+                 * @deprecated
+                 * @description Deprecated: use `content_ref`.
+                 */
+                sha?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The result of the check. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CiLintResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    lintCiConfigInProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "content": "build:\n  script: make\n",
+                 *       "include_jobs": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["CiLintProjectInput"];
+                /**
+                 * @example {
+                 *       "content": "build:\n  script: make\n",
+                 *       "include_jobs": true
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["CiLintProjectInput"];
+                /**
+                 * @example {
+                 *       "content": "build:\n  script: make\n",
+                 *       "include_jobs": true
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["CiLintProjectInput"];
+            };
+        };
+        responses: {
+            /** @description The result of the check. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CiLintResult"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -28076,6 +29053,613 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listPipelineSchedules: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+                /** @description Only active or only inactive schedules. */
+                scope?: "active" | "inactive";
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of schedules. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PipelineSchedule"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createPipelineSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "description": "Nightly build",
+                 *       "ref": "main",
+                 *       "cron": "0 1 * * *",
+                 *       "cron_timezone": "Europe/Paris"
+                 *     }
+                 */
+                "application/json": components["schemas"]["PipelineScheduleCreate"];
+                /**
+                 * @example {
+                 *       "description": "Nightly build",
+                 *       "ref": "main",
+                 *       "cron": "0 1 * * *",
+                 *       "cron_timezone": "Europe/Paris"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["PipelineScheduleCreate"];
+                /**
+                 * @example {
+                 *       "description": "Nightly build",
+                 *       "ref": "main",
+                 *       "cron": "0 1 * * *",
+                 *       "cron_timezone": "Europe/Paris"
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["PipelineScheduleCreate"];
+            };
+        };
+        responses: {
+            /** @description The new schedule. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PipelineScheduleDetails"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getPipelineSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The schedule's id.
+                 * @example 13
+                 */
+                pipeline_schedule_id: components["parameters"]["PipelineScheduleId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The schedule. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PipelineScheduleDetails"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updatePipelineSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The schedule's id.
+                 * @example 13
+                 */
+                pipeline_schedule_id: components["parameters"]["PipelineScheduleId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "cron": "30 2 * * 1-5",
+                 *       "active": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["PipelineScheduleUpdate"];
+                /**
+                 * @example {
+                 *       "cron": "30 2 * * 1-5",
+                 *       "active": true
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["PipelineScheduleUpdate"];
+                /**
+                 * @example {
+                 *       "cron": "30 2 * * 1-5",
+                 *       "active": true
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["PipelineScheduleUpdate"];
+            };
+        };
+        responses: {
+            /** @description The schedule. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PipelineScheduleDetails"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deletePipelineSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The schedule's id.
+                 * @example 13
+                 */
+                pipeline_schedule_id: components["parameters"]["PipelineScheduleId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listPipelineSchedulePipelines: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+                /** @description By id, ascending (default) or descending. */
+                sort?: "asc" | "desc";
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The schedule's id.
+                 * @example 13
+                 */
+                pipeline_schedule_id: components["parameters"]["PipelineScheduleId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of pipelines. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PipelineBasic"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    playPipelineSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The schedule's id.
+                 * @example 13
+                 */
+                pipeline_schedule_id: components["parameters"]["PipelineScheduleId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The run is enqueued. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    takePipelineScheduleOwnership: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The schedule's id.
+                 * @example 13
+                 */
+                pipeline_schedule_id: components["parameters"]["PipelineScheduleId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Already the owner. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PipelineScheduleDetails"];
+                };
+            };
+            /** @description The schedule, now the caller's. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PipelineScheduleDetails"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createPipelineScheduleVariable: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The schedule's id.
+                 * @example 13
+                 */
+                pipeline_schedule_id: components["parameters"]["PipelineScheduleId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "key": "DEPLOY_ENV",
+                 *       "value": "staging"
+                 *     }
+                 */
+                "application/json": components["schemas"]["PipelineScheduleVariableCreate"];
+                /**
+                 * @example {
+                 *       "key": "DEPLOY_ENV",
+                 *       "value": "staging"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["PipelineScheduleVariableCreate"];
+                /**
+                 * @example {
+                 *       "key": "DEPLOY_ENV",
+                 *       "value": "staging"
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["PipelineScheduleVariableCreate"];
+            };
+        };
+        responses: {
+            /** @description The variable. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PipelineScheduleVariable"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getPipelineScheduleVariable: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The variable's key.
+                 * @example DEPLOY_ENV
+                 */
+                key: components["parameters"]["PipelineScheduleVariableKey"];
+                /**
+                 * @description The schedule's id.
+                 * @example 13
+                 */
+                pipeline_schedule_id: components["parameters"]["PipelineScheduleId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The variable. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PipelineScheduleVariable"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updatePipelineScheduleVariable: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The variable's key.
+                 * @example DEPLOY_ENV
+                 */
+                key: components["parameters"]["PipelineScheduleVariableKey"];
+                /**
+                 * @description The schedule's id.
+                 * @example 13
+                 */
+                pipeline_schedule_id: components["parameters"]["PipelineScheduleId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "value": "production"
+                 *     }
+                 */
+                "application/json": components["schemas"]["PipelineScheduleVariableUpdate"];
+                /**
+                 * @example {
+                 *       "value": "production"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["PipelineScheduleVariableUpdate"];
+                /**
+                 * @example {
+                 *       "value": "production"
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["PipelineScheduleVariableUpdate"];
+            };
+        };
+        responses: {
+            /** @description The variable. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PipelineScheduleVariable"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deletePipelineScheduleVariable: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The variable's key.
+                 * @example DEPLOY_ENV
+                 */
+                key: components["parameters"]["PipelineScheduleVariableKey"];
+                /**
+                 * @description The schedule's id.
+                 * @example 13
+                 */
+                pipeline_schedule_id: components["parameters"]["PipelineScheduleId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deleted variable. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PipelineScheduleVariable"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listProjectPipelines: {
         parameters: {
             query?: {
@@ -31820,6 +33404,310 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    triggerPipeline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "token": "glptt-Qm9vZGxlcy1hcmUtbmljZS0x",
+                 *       "ref": "main",
+                 *       "variables": {
+                 *         "DEPLOY": "true"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["PipelineTriggerRun"];
+                /**
+                 * @example {
+                 *       "token": "glptt-Qm9vZGxlcy1hcmUtbmljZS0x",
+                 *       "ref": "main",
+                 *       "variables": {
+                 *         "DEPLOY": "true"
+                 *       }
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["PipelineTriggerRun"];
+                /**
+                 * @example {
+                 *       "token": "glptt-Qm9vZGxlcy1hcmUtbmljZS0x",
+                 *       "ref": "main",
+                 *       "variables": {
+                 *         "DEPLOY": "true"
+                 *       }
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["PipelineTriggerRun"];
+            };
+        };
+        responses: {
+            /** @description The new pipeline. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Pipeline"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listPipelineTriggers: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of trigger tokens. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PipelineTrigger"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createPipelineTrigger: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "description": "Nightly build"
+                 *     }
+                 */
+                "application/json": components["schemas"]["PipelineTriggerCreate"];
+                /**
+                 * @example {
+                 *       "description": "Nightly build"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["PipelineTriggerCreate"];
+                /**
+                 * @example {
+                 *       "description": "Nightly build"
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["PipelineTriggerCreate"];
+            };
+        };
+        responses: {
+            /** @description The new trigger token. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PipelineTrigger"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getPipelineTrigger: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The trigger token's id.
+                 * @example 10
+                 */
+                trigger_id: components["parameters"]["TriggerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The trigger token. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PipelineTrigger"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updatePipelineTrigger: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The trigger token's id.
+                 * @example 10
+                 */
+                trigger_id: components["parameters"]["TriggerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "description": "Nightly build (main)"
+                 *     }
+                 */
+                "application/json": components["schemas"]["PipelineTriggerUpdate"];
+                /**
+                 * @example {
+                 *       "description": "Nightly build (main)"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["PipelineTriggerUpdate"];
+                /**
+                 * @example {
+                 *       "description": "Nightly build (main)"
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["PipelineTriggerUpdate"];
+            };
+        };
+        responses: {
+            /** @description The trigger token. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PipelineTrigger"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deletePipelineTrigger: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The trigger token's id.
+                 * @example 10
+                 */
+                trigger_id: components["parameters"]["TriggerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     unarchiveProject: {
         parameters: {
             query?: never;
@@ -33208,6 +35096,80 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Snippet"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listCiYmlTemplates: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of templates. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CiTemplateListItem"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getCiYmlTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The template's key, as the list gives it (`Nodejs`).
+                 * @example Nodejs
+                 */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The template. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CiTemplate"];
                 };
             };
             400: components["responses"]["BadRequest"];

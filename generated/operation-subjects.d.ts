@@ -36,6 +36,9 @@ export interface OperationSubjects {
   createMergeRequestNote: 'project';
   createMergeRequestNoteAwardEmoji: 'project';
   createMergeRequestPipeline: 'project';
+  createPipelineSchedule: 'project';
+  createPipelineScheduleVariable: 'project';
+  createPipelineTrigger: 'project';
   createProject: 'instance';
   createProjectAccessToken: 'project';
   createProjectApprovalRule: 'project';
@@ -75,6 +78,9 @@ export interface OperationSubjects {
   deleteMergeRequestNote: 'project';
   deleteMergeRequestNoteAwardEmoji: 'project';
   deleteMergedBranches: 'project';
+  deletePipelineSchedule: 'project';
+  deletePipelineScheduleVariable: 'project';
+  deletePipelineTrigger: 'project';
   deleteProject: 'project';
   deleteProjectApprovalRule: 'project';
   deleteProjectCustomAttribute: 'instance';
@@ -95,6 +101,7 @@ export interface OperationSubjects {
   eraseProjectJob: 'project';
   forkProject: 'project';
   getBranch: 'project';
+  getCiYmlTemplate: 'instance';
   getClusterAgent: 'project';
   getClusterAgentToken: 'project';
   getCommit: 'project';
@@ -133,6 +140,9 @@ export interface OperationSubjects {
   getMergeRequestVersion: 'project';
   getMetadata: 'instance';
   getPersonalAccessToken: 'instance';
+  getPipelineSchedule: 'project';
+  getPipelineScheduleVariable: 'project';
+  getPipelineTrigger: 'project';
   getPlanLimits: 'instance';
   getProject: 'project';
   getProjectAccessToken: 'project';
@@ -184,8 +194,12 @@ export interface OperationSubjects {
   getUnleashFeatures: 'none';
   getUser: 'instance';
   getVersion: 'instance';
+  lintCiConfig: 'instance';
+  lintCiConfigInProject: 'project';
+  lintProjectCiConfig: 'project';
   listAllSnippets: 'instance';
   listBranches: 'project';
+  listCiYmlTemplates: 'instance';
   listClusterAgentTokens: 'project';
   listClusterAgents: 'project';
   listCommitStatuses: 'project';
@@ -225,6 +239,9 @@ export interface OperationSubjects {
   listPersonalAccessTokens: 'instance';
   listPipelineBridges: 'project';
   listPipelineJobs: 'project';
+  listPipelineSchedulePipelines: 'project';
+  listPipelineSchedules: 'project';
+  listPipelineTriggers: 'project';
   listProjectAccessTokens: 'project';
   listProjectApprovalRules: 'project';
   listProjectCustomAttributes: 'instance';
@@ -256,6 +273,7 @@ export interface OperationSubjects {
   listSubgroups: 'group';
   listUsers: 'instance';
   mergeMergeRequest: 'project';
+  playPipelineSchedule: 'project';
   playProjectJob: 'project';
   postUnleashClientMetrics: 'none';
   promoteProjectLabel: 'project';
@@ -294,6 +312,8 @@ export interface OperationSubjects {
   subscribeGroupLabel: 'group';
   subscribeProjectLabel: 'project';
   syncRemoteMirror: 'project';
+  takePipelineScheduleOwnership: 'project';
+  triggerPipeline: 'none';
   unapproveMergeRequest: 'project';
   unarchiveProject: 'project';
   unblockUser: 'instance';
@@ -317,6 +337,9 @@ export interface OperationSubjects {
   updateMergeRequestDiscussionNote: 'project';
   updateMergeRequestDraftNote: 'project';
   updateMergeRequestNote: 'project';
+  updatePipelineSchedule: 'project';
+  updatePipelineScheduleVariable: 'project';
+  updatePipelineTrigger: 'project';
   updatePlanLimits: 'instance';
   updateProject: 'project';
   updateProjectApprovalRule: 'project';

@@ -21,6 +21,7 @@ import { coreManifest } from './core/manifest.js';
 import { accessTokensManifest } from './access_tokens/manifest.js';
 import { awardEmojiManifest } from './award_emoji/manifest.js';
 import { branchesManifest } from './branches/manifest.js';
+import { ciLintManifest } from './ci_lint/manifest.js';
 import { ciVariablesManifest } from './ci_variables/manifest.js';
 import { clusterAgentsManifest } from './cluster_agents/manifest.js';
 import { commitStatusesManifest } from './commit_statuses/manifest.js';
@@ -41,6 +42,8 @@ import { metadataManifest } from './metadata/manifest.js';
 import { milestonesManifest } from './milestones/manifest.js';
 import { namespacesManifest } from './namespaces/manifest.js';
 import { notesManifest } from './notes/manifest.js';
+import { pipelineSchedulesManifest } from './pipeline_schedules/manifest.js';
+import { pipelineTriggersManifest } from './pipeline_triggers/manifest.js';
 import { pipelinesManifest } from './pipelines/manifest.js';
 import { planLimitsManifest } from './plan_limits/manifest.js';
 import { projectsManifest } from './projects/manifest.js';
@@ -64,6 +67,7 @@ export const families = [
   accessTokensManifest,
   awardEmojiManifest,
   branchesManifest,
+  ciLintManifest,
   ciVariablesManifest,
   clusterAgentsManifest,
   commitStatusesManifest,
@@ -84,6 +88,8 @@ export const families = [
   milestonesManifest,
   namespacesManifest,
   notesManifest,
+  pipelineSchedulesManifest,
+  pipelineTriggersManifest,
   pipelinesManifest,
   planLimitsManifest,
   projectsManifest,

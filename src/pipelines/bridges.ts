@@ -170,9 +170,10 @@ export class PipelineLinks {
   }
 
   /**
-   * Auto-cancel (GitLab's CancelRedundantPipelinesService, `on_new_commit: conservative`): the older
-   * alive pipelines of the same ref are canceled, with their children, unless one of their jobs that
-   * is not interruptible has started.
+   * Auto-cancel (GitLab's CancelRedundantPipelinesService), as the new pipeline's
+   * `workflow:auto_cancel:on_new_commit` says: `conservative` (default) cancels the older alive
+   * pipelines of the same ref, with their children, unless one of their jobs that is not interruptible
+   * has started; `interruptible` cancels their interruptible jobs only; `none` nothing.
    */
   async autoCancel(pipelineId: number): Promise<void> {
     await this.dataSource.transaction(async (manager) => {
@@ -188,15 +189,23 @@ export class PipelineLinks {
           source: Not('parent_pipeline'),
         },
       });
+      const mode = pipeline.autoCancelOnNewCommit ?? 'conservative';
+      if (mode === 'none') return;
       for (const candidate of older.filter((p) => p.id < pipeline.id)) {
         const tree = await this.tree(manager, candidate.id);
         const jobs = await manager.findBy(Job, { pipelineId: In(tree), retried: false });
+        const cancelable = jobs.filter((job) => CANCELABLE_STATUSES.includes(job.status));
+        if (mode === 'interruptible') {
+          // Only interruptible jobs go, whatever else has started.
+          await this.jobs.cancelJobs(
+            manager,
+            cancelable.filter((job) => job.interruptible),
+          );
+          continue;
+        }
         const started = jobs.filter((job) => job.startedAt !== null || job.status === 'running');
         if (started.some((job) => !job.interruptible)) continue;
-        await this.jobs.cancelJobs(
-          manager,
-          jobs.filter((job) => CANCELABLE_STATUSES.includes(job.status)),
-        );
+        await this.jobs.cancelJobs(manager, cancelable);
         await manager.update(Pipeline, { id: In(tree) }, { autoCanceledById: pipeline.id });
       }
     });

@@ -142,6 +142,8 @@ export class PipelineCreation {
       name: plan.name,
       jobs: plan.jobs,
       stages: plan.stages,
+      // workflow:rules may override the workflow's auto_cancel.
+      autoCancel: (plan as { autoCancel?: Record<string, unknown> }).autoCancel ?? config.workflow.autoCancel,
     });
   }
 
@@ -245,6 +247,8 @@ export class PipelineCreation {
         triggerId: input.triggerId ?? null,
         scheduleId: input.scheduleId ?? null,
         autoCanceledById: null,
+        autoCancelOnNewCommit: stringOrNull(what.autoCancel?.on_new_commit),
+        autoCancelOnJobFailure: stringOrNull(what.autoCancel?.on_job_failure),
         startedAt: null,
         finishedAt: done ? now : null,
         committedAt: base.committedAt,
@@ -335,9 +339,12 @@ interface PipelineContent {
   yamlErrors?: string | null;
   name?: string | null;
   config?: LoadedConfig;
+  autoCancel?: Record<string, unknown>;
   stages?: string[];
   jobs?: PlannedJob[];
 }
+
+const stringOrNull = (value: unknown) => (typeof value === 'string' ? value : null);
 
 async function isTag(git: GitRepository, ref: string): Promise<boolean> {
   if (await git.resolveCommit(`refs/heads/${ref}`)) return false;
@@ -389,7 +396,7 @@ function jobRow(
     startIn: job.startIn ?? null,
     allowFailure: job.allowFailure,
     options,
-    yamlVariables: job.variables,
+    yamlVariables: job.yamlVariables ?? job.variables,
     needs: job.needs,
     jobVariables: null,
     resourceGroupId: job.resourceGroup ? (groups.get(job.resourceGroup) ?? null) : null,

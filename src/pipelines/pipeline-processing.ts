@@ -8,7 +8,13 @@ import type { DataSource, EntityManager } from 'typeorm';
 import type { Events } from '../core/events.js';
 import { Job, Pipeline, PipelineStage, type CiStatus } from './pipeline.entity.js';
 import './pipelines.events.js';
-import { ACTIVE_STATUSES, COMPLETED_STATUSES, composite, type StatusOf } from './statuses.js';
+import {
+  ACTIVE_STATUSES,
+  CANCELABLE_STATUSES,
+  COMPLETED_STATUSES,
+  composite,
+  type StatusOf,
+} from './statuses.js';
 
 /** Jobs move on only from these prerequisite statuses. */
 const VALID_AFTER: Record<Job['when'], { stages: CiStatus[]; dag: CiStatus[] }> = {
@@ -93,6 +99,17 @@ export class PipelineProcessing {
         moved = true;
       }
     }
+    // `workflow:auto_cancel:on_job_failure: all`: a failure that is not allowed cancels the rest.
+    if (
+      pipeline.autoCancelOnJobFailure === 'all' &&
+      jobs.some((job) => job.status === 'failed' && !job.allowFailure)
+    )
+      for (const job of jobs)
+        if (CANCELABLE_STATUSES.includes(job.status)) {
+          job.status = 'canceled';
+          job.finishedAt = now;
+          changed.set(job.id, job);
+        }
     for (const job of await this.assignResources(manager, jobs, now)) changed.set(job.id, job);
     await this.saveJobs(manager, [...changed.values()], now);
     await this.updateStatuses(manager, pipeline, jobs, now);
@@ -163,7 +180,8 @@ export class PipelineProcessing {
       }
       await manager.query(
         `UPDATE ci_builds SET status = $1::varchar, updated_at = $2::timestamptz,
-           queued_at = CASE WHEN $1::varchar = 'pending' THEN $2::timestamptz ELSE queued_at END
+           queued_at = CASE WHEN $1::varchar = 'pending' THEN $2::timestamptz ELSE queued_at END,
+           finished_at = CASE WHEN $1::varchar = 'canceled' THEN $2::timestamptz ELSE finished_at END
          WHERE id = ANY($3::int[])`,
         [status, now, ids],
       );

@@ -92,6 +92,14 @@ export class Pipeline {
   @Column({ type: 'integer', name: 'auto_canceled_by_id', nullable: true })
   autoCanceledById: number | null;
 
+  /** `workflow:auto_cancel:on_new_commit`: `conservative` (null), `interruptible` or `none`. */
+  @Column({ type: 'varchar', length: 16, name: 'auto_cancel_on_new_commit', nullable: true })
+  autoCancelOnNewCommit: string | null;
+
+  /** `workflow:auto_cancel:on_job_failure`: `none` (null) or `all`. */
+  @Column({ type: 'varchar', length: 16, name: 'auto_cancel_on_job_failure', nullable: true })
+  autoCancelOnJobFailure: string | null;
+
   @Column({ type: 'timestamptz', name: 'started_at', nullable: true })
   startedAt: Date | null;
 

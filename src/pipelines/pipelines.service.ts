@@ -282,6 +282,8 @@ export class PipelinesService {
 
   async variables(view: ProjectView, pipelineId: number) {
     const pipeline = await this.find(view, pipelineId);
+    // A schedule's pipeline holds only the schedule's variables, which GitLab does not list here.
+    if (pipeline.source === 'schedule') return [];
     const rows = await this.dataSource.getRepository(PipelineVariable).find({
       where: { pipelineId: pipeline.id },
       order: { id: 'ASC' },

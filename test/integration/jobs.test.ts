@@ -130,6 +130,26 @@ report: { stage: c, script: x, when: always }
     });
   });
 
+  it('cancels the rest of a pipeline on a failure with workflow:auto_cancel:on_job_failure all', async () => {
+    const { owner, project } = await server.factories.ownedProjectWithReadme();
+    const sha = await commit(owner.token, project, {
+      '.gitlab-ci.yml': `workflow:
+  auto_cancel:
+    on_job_failure: all
+a: { script: x }
+b: { script: x }
+c: { stage: deploy, script: x }
+`,
+    });
+    const pipeline = await pipelineFor(owner.token, project, sha);
+    const jobs = await settle(owner.token, project, pipeline.id, { a: 'pending', b: 'pending' });
+    await run(byName(jobs, 'a').id, 'running', 'failed');
+    await settle(owner.token, project, pipeline.id, { a: 'failed', b: 'canceled', c: 'canceled' });
+    expect((await get(owner.token, `/projects/${project.id}/pipelines/${pipeline.id}`)).status).toBe(
+      'failed',
+    );
+  });
+
   it('cancels, retries and erases through the API, and refuses what GitLab refuses', async () => {
     const { owner, project } = await server.factories.ownedProjectWithReadme();
     const sha = await commit(owner.token, project, {

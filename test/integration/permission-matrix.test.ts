@@ -278,6 +278,31 @@ const onJob = async (c: Case, which: 'buildId' | 'manualId', state?: Parameters<
   path: { job_id: (await pipelineOf(c, state))[which] },
 });
 
+/** Trigger tokens and pipeline schedules: the administrator's, one of each per project, made once. */
+const sharedTriggers = new Map<number, Promise<Json>>();
+const triggerOf = (c: Case) => {
+  if (!sharedTriggers.has(c.subjectId))
+    sharedTriggers.set(c.subjectId, api('POST', `${project(c)}/triggers`, { description: 'matrix' }));
+  return sharedTriggers.get(c.subjectId)!;
+};
+/** A schedule of the case's project with the variable `MATRIX`, by the administrator or `token`'s user. */
+async function newSchedule(c: Case, token = fx.adminToken): Promise<number> {
+  const body = { description: unique('schedule'), ref: 'main', cron: '0 1 * * *' };
+  const schedule = await api('POST', `${project(c)}/pipeline_schedules`, body, token);
+  const path = `${project(c)}/pipeline_schedules/${schedule.id as number}/variables`;
+  await api('POST', path, { key: 'MATRIX', value: 'matrix' }, token);
+  return schedule.id as number;
+}
+const sharedSchedules = new Map<number, Promise<number>>();
+const scheduleOf = (c: Case) => {
+  if (!sharedSchedules.has(c.subjectId)) sharedSchedules.set(c.subjectId, newSchedule(c));
+  return sharedSchedules.get(c.subjectId)!;
+};
+/** The shared schedule, or a fresh one for a case that goes through and changes or removes it. */
+const scheduleFor = async (c: Case) => ({
+  pipeline_schedule_id: c.expected === 'allowed' ? await newSchedule(c) : await scheduleOf(c),
+});
+
 /** A repository storage move of a fresh project, group or snippet, made for an allowed case only. */
 async function storageMove(
   c: Case,
@@ -894,6 +919,53 @@ const CALLS: Record<string, (c: Case) => Call | Promise<Call>> = {
   retryProjectJob: (c) => onJob(c, 'buildId', 'success'),
   playProjectJob: (c) => onJob(c, 'manualId', 'pending'),
   eraseProjectJob: (c) => onJob(c, 'buildId', 'traced'),
+  // Trigger tokens (the administrator's: only they edit them) and triggering, which needs the token
+  // alone: on the private project's `ci` branch, whoever calls.
+  getPipelineTrigger: async (c) => ({ path: { trigger_id: (await triggerOf(c)).id as number } }),
+  createPipelineTrigger: () => ({ body: { description: unique('trigger') } }),
+  updatePipelineTrigger: async (c) => ({
+    path: { trigger_id: (await triggerOf(c)).id as number },
+    body: { description: 'matrix' },
+  }),
+  deletePipelineTrigger: async (c) => ({
+    path: {
+      trigger_id: (c.expected === 'allowed'
+        ? await api('POST', `${project(c)}/triggers`, { description: 'doomed' })
+        : await triggerOf(c)
+      ).id as number,
+    },
+  }),
+  triggerPipeline: async (c) => {
+    const target = { ...c, subjectId: fx.projects.private.id };
+    await pipelineOf(target);
+    return { path: { id: target.subjectId }, body: { token: (await triggerOf(target)).token, ref: 'ci' } };
+  },
+  // Pipeline schedules (the administrator's, with the variable MATRIX); removals and take-overs that go
+  // through get a schedule of their own.
+  getPipelineSchedule: async (c) => ({ path: { pipeline_schedule_id: await scheduleOf(c) } }),
+  createPipelineSchedule: () => ({
+    body: { description: unique('schedule'), ref: 'main', cron: '0 1 * * *' },
+  }),
+  updatePipelineSchedule: async (c) => ({
+    path: { pipeline_schedule_id: await scheduleOf(c) },
+    body: { description: 'matrix' },
+  }),
+  deletePipelineSchedule: async (c) => ({ path: await scheduleFor(c) }),
+  takePipelineScheduleOwnership: async (c) => ({ path: await scheduleFor(c) }),
+  playPipelineSchedule: async (c) => ({ path: { pipeline_schedule_id: await scheduleOf(c) } }),
+  listPipelineSchedulePipelines: async (c) => ({ path: { pipeline_schedule_id: await scheduleOf(c) } }),
+  createPipelineScheduleVariable: async (c) => ({
+    path: { pipeline_schedule_id: await scheduleOf(c) },
+    body: { key: unique('MATRIX').replace(/\W/g, '_'), value: 'matrix' },
+  }),
+  getPipelineScheduleVariable: async (c) => ({
+    path: { pipeline_schedule_id: await scheduleOf(c), key: 'MATRIX' },
+  }),
+  updatePipelineScheduleVariable: async (c) => ({
+    path: { pipeline_schedule_id: await scheduleOf(c), key: 'MATRIX' },
+    body: { value: 'matrix' },
+  }),
+  deletePipelineScheduleVariable: async (c) => ({ path: { ...(await scheduleFor(c)), key: 'MATRIX' } }),
   // Feature flags and user lists (user list !1 is in use by `matrix-flag`)
   getFeatureFlagUserList: () => ({ path: { iid: 1 } }),
   createFeatureFlagUserList: () => ({ body: { name: unique('list'), user_xids: 'a,b' } }),
@@ -1074,6 +1146,10 @@ const RULES: Record<ForgeRuleName, (c: Case, call: Call) => boolean> = {
   own_snippet: admits,
   own_token: admits,
   awarder_only: admits,
+  // The fixtures' trigger tokens and schedules are the administrator's; the schedule's owner may too.
+  trigger_owner_only: (c) => c.caller !== 'admin',
+  schedule_owner_only: (c) => c.caller !== 'admin',
+  or_schedule_owner: admits,
   // The fixtures' notes are the administrator's.
   note_author_only: (c) => c.caller !== 'admin',
   // No caller of the matrix is a token's bot.
@@ -1347,6 +1423,18 @@ const AS_AUTHOR: Record<string, (c: Case) => Call | Promise<Call>> = {
     const [note] = thread.notes as Json[];
     return { path: { merge_request_iid: 1, discussion_id: thread.id as string, note_id: note.id as number } };
   },
+  deletePipelineSchedule: async (c) => ({
+    path: { pipeline_schedule_id: await newSchedule(c, c.user!.token) },
+  }),
+  takePipelineScheduleOwnership: async (c) => ({
+    path: { pipeline_schedule_id: await newSchedule(c, c.user!.token) },
+  }),
+  getPipelineScheduleVariable: async (c) => ({
+    path: { pipeline_schedule_id: await newSchedule(c, c.user!.token), key: 'MATRIX' },
+  }),
+  deletePipelineScheduleVariable: async (c) => ({
+    path: { pipeline_schedule_id: await newSchedule(c, c.user!.token), key: 'MATRIX' },
+  }),
   removeProjectMember: (c) => ({ path: { user_id: c.user!.user.id } }),
   removeGroupMember: (c) => ({ path: { user_id: c.user!.user.id } }),
 };
@@ -1509,6 +1597,8 @@ beforeAll(async () => {
     }),
   );
   await api('POST', '/admin/ci/variables', { key: 'MATRIX', value: 'matrix' });
+  // Every allowed case that creates a pipeline schedule keeps it: no plan limit on their number here.
+  await api('PUT', '/application/plan_limits', { plan_name: 'default', ci_pipeline_schedules: 0 });
   // Blocked last: its token must exist, and then stop working.
   await server.dataSource.query(`UPDATE users SET state = 'blocked' WHERE id = $1`, [users.blocked.user.id]);
 }, 120_000);

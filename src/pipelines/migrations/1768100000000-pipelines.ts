@@ -30,6 +30,8 @@ export class Pipelines1768100000000 implements MigrationInterface {
         trigger_id integer,
         schedule_id integer,
         auto_canceled_by_id integer REFERENCES ci_pipelines (id) ON DELETE SET NULL,
+        auto_cancel_on_new_commit varchar(16),
+        auto_cancel_on_job_failure varchar(16),
         started_at timestamptz,
         finished_at timestamptz,
         committed_at timestamptz,
