@@ -54,6 +54,7 @@ import {
   type CommitFloor,
   type GitSpawnProbe,
 } from './git-spawn.js';
+import { CI_LINT, CI_PUSH, ciEndpoints, ciTable, measureCi, pipelinesSql, type CiRow } from './ci.js';
 import { cpuByProcess, cpuMs, spawnCount } from './proc.js';
 import { buildRepository, DEFAULT_SHAPE, random, tagName } from './repo.js';
 
@@ -95,6 +96,7 @@ const BOOT_ONLY = SELECTED !== undefined && SELECTED.every((name) => name === BO
 const COMMITS = 'commit create';
 const MEASURES_COMMITS = !SELECTED || SELECTED.includes(COMMITS);
 const COMMIT_COUNT = Number(env.BENCH_COMMITS ?? 100);
+const MEASURES_CI = !SELECTED || SELECTED.includes(CI_PUSH) || SELECTED.includes(CI_LINT);
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const OUT = path.resolve(ROOT, env.BENCH_OUT ?? '.forge-test/bench.json');
 const DIST = path.resolve(ROOT, env.BENCH_DIST ?? 'dist');
@@ -699,6 +701,7 @@ function endpoints(
         each: { argsList: cold.floors, command: cold.floorCommand },
       },
     })),
+    ...ciEndpoints(projectId),
   ];
 }
 
@@ -706,7 +709,7 @@ function endpoints(
 function selected(list: Endpoint[]): Endpoint[] {
   if (!SELECTED) return list;
   const unknown = SELECTED.filter(
-    (name) => name !== BOOT && name !== COMMITS && !list.some((e) => e.name === name),
+    (name) => ![BOOT, COMMITS, CI_PUSH, CI_LINT].includes(name) && !list.some((e) => e.name === name),
   );
   if (unknown.length > 0)
     throw new Error(
@@ -916,11 +919,11 @@ async function main(): Promise<void> {
     start = performance.now();
     if (database.kind === 'pglite') {
       await stopServer(server);
-      await withDatabase(database, dataDir, mergeRequestsSql(seeded));
+      await withDatabase(database, dataDir, mergeRequestsSql(seeded) + pipelinesSql(seeded.project.id));
       await withDatabase(database, dataDir, 'VACUUM ANALYZE');
       server = await startServer(database, dataDir, rootToken, port);
     } else {
-      await withDatabase(database, dataDir, mergeRequestsSql(seeded));
+      await withDatabase(database, dataDir, mergeRequestsSql(seeded) + pipelinesSql(seeded.project.id));
       // Outside a transaction (VACUUM refuses one): autovacuum, after this many inserts, would both
       // analyze and vacuum, which sets the visibility map that index-only scans rely on.
       await withDatabase(database, dataDir, 'VACUUM ANALYZE');
@@ -1030,6 +1033,17 @@ async function main(): Promise<void> {
       log('measured commit creation');
     }
 
+    let ci: CiRow | undefined;
+    if (MEASURES_CI) {
+      if (database.kind === 'pglite' && floorServer) {
+        floorServer.child.kill('SIGTERM');
+        floorServer = undefined;
+        server = await startServer(database, dataDir, rootToken, port);
+      }
+      ci = await measureCi(new Api(server.url, rootToken), seeded.project.id);
+      log('measured the 500-job push and the lint');
+    }
+
     // Last, with nothing else running: the embedded default as `make run` starts it.
     let boot: BootRow[] = [];
     if (MEASURES_BOOT) {
@@ -1059,6 +1073,7 @@ async function main(): Promise<void> {
       total_seconds: Math.round(totalSeconds),
       rows,
       commits,
+      ci,
       boot,
     };
     fs.mkdirSync(path.dirname(OUT), { recursive: true });
@@ -1098,6 +1113,7 @@ async function main(): Promise<void> {
               .join(', '),
         ),
       ...(commits ? ['', commitTable(commits)] : []),
+      ...(ci ? ['', ciTable(ci)] : []),
       ...(boot.length > 0 ? ['', bootTable(boot)] : []),
       '',
       `total ${totalSeconds.toFixed(0)} s; JSON in ${path.relative(process.cwd(), OUT)}`,

@@ -8,62 +8,9 @@
  */
 import { performance } from 'node:perf_hooks';
 import { loadConfig, planPipeline, type IncludeSources } from '../../src/ci_config/index.js';
+import { INCLUDES, includeFile, mainFile } from './ci-config-sample.js';
 
 const RUNS = Number(process.env.CI_BENCH_RUNS ?? 30);
-const INCLUDES = 20;
-const JOBS_PER_INCLUDE = 5;
-
-function includeFile(n: number): string {
-  const lines = [
-    `.base-${n}: &base-${n}`,
-    '  image: node:20',
-    '  before_script:',
-    '    - npm ci',
-    '  tags: [docker]',
-    '',
-  ];
-  for (let j = 0; j < JOBS_PER_INCLUDE; j++) {
-    lines.push(
-      `job-${n}-${j}:`,
-      `  <<: *base-${n}`,
-      `  extends: .shared`,
-      `  stage: ${['build', 'test', 'deploy'][j % 3]}`,
-      '  script:',
-      `    - !reference [.shared, script]`,
-      `    - echo "job ${n} ${j}"`,
-      '  variables:',
-      `    INDEX: "${j}"`,
-      '  rules:',
-      `    - if: $CI_COMMIT_BRANCH == "main" && $INDEX != "99"`,
-      '      when: on_success',
-      '    - if: $CI_PIPELINE_SOURCE == "merge_request_event"',
-      '      changes: ["src/**/*.ts"]',
-      '    - when: never',
-      '',
-    );
-  }
-  return lines.join('\n');
-}
-
-function mainFile(): string {
-  const lines = ['stages: [build, test, deploy]', 'include:'];
-  for (let n = 0; n < INCLUDES; n++) lines.push(`  - local: ci/part-${n}.yml`);
-  lines.push('.shared:', '  script:', '    - echo shared', '  retry: 1', '');
-  for (let k = 0; k < 40; k++) {
-    lines.push(
-      `main-${k}:`,
-      '  extends: .shared',
-      `  stage: test`,
-      '  needs: []',
-      '  parallel:',
-      '    matrix:',
-      '      - OS: [linux, mac]',
-      '        ARCH: [amd64, arm64]',
-      '',
-    );
-  }
-  return lines.join('\n');
-}
 
 const files = new Map<string, string>();
 for (let n = 0; n < INCLUDES; n++) files.set(`ci/part-${n}.yml`, includeFile(n));

@@ -1,5 +1,5 @@
 /**
- * The floor of the project endpoints and GET /user: bare Koa and one SQL query. The project queries
+ * The floor of the project endpoints (pipelines and jobs too) and GET /user: bare Koa and one SQL query. The project queries
  * carry the same visibility SQL as the server (the text that src/core/abilities.ts builds, taken from
  * the built code so the two never drift); no authentication, no validation, no presenter: the caller is
  * fixed by BENCH_CALLER_ID. GET /user is the token's user, found by the token's digest.
@@ -66,6 +66,18 @@ const queries = {
     sql: `${select} WHERE ${visible.sql} AND ${member} AND ${live} ${page}`,
     values: [...visible.values, callerId],
   },
+  // The pipelines list as the API answers it: no child pipelines, newest first; jobs with their pipeline.
+  pipelines: {
+    sql: `SELECT * FROM ci_pipelines WHERE project_id = $1 AND source <> 'parent_pipeline' ORDER BY id DESC LIMIT 20`,
+  },
+  pipelinesFiltered: {
+    sql: `SELECT * FROM ci_pipelines WHERE project_id = $1 AND source <> 'parent_pipeline' AND status = $2 AND ref = $3
+      ORDER BY id DESC LIMIT 20`,
+  },
+  jobs: {
+    sql: `SELECT b.*, to_jsonb(p.*) AS pipeline FROM ci_builds b JOIN ci_pipelines p ON p.id = b.pipeline_id
+      WHERE b.project_id = $1 AND b.type = 'build' ORDER BY b.id DESC LIMIT 20`,
+  },
   user: {
     sql: `SELECT u.* FROM personal_access_tokens t JOIN users u ON u.id = t.user_id WHERE t.token_digest = $1`,
   },
@@ -110,6 +122,13 @@ app.use(async (ctx) => {
           Number(ctx.query.author_id),
         ])
       : await db.query(queries.mergeRequests.sql, [projectId]);
+  } else if (/^\/projects\/\d+\/pipelines$/.test(ctx.path)) {
+    const projectId = Number(ctx.path.split('/')[2]);
+    ctx.body = ctx.query.status
+      ? await db.query(queries.pipelinesFiltered.sql, [projectId, ctx.query.status, ctx.query.ref])
+      : await db.query(queries.pipelines.sql, [projectId]);
+  } else if (/^\/projects\/\d+\/jobs$/.test(ctx.path)) {
+    ctx.body = await db.query(queries.jobs.sql, [Number(ctx.path.split('/')[2])]);
   } else if (ctx.path === '/merge_requests') {
     ctx.body = await db.query(queries.mergeRequestsAll.sql, queries.mergeRequestsAll.values);
   } else if (ctx.path === '/projects') {
