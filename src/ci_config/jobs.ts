@@ -104,8 +104,6 @@ export function buildJob(
     if (raw[key] !== undefined) options[key] = raw[key];
   };
   [
-    'artifacts',
-    'cache',
     'release',
     'secrets',
     'id_tokens',
@@ -228,6 +226,11 @@ function checkCollections(
   errors: v.Errors,
 ): void {
   if (raw.image !== undefined) options.image = v.image(raw.image, `${at}:image`, errors);
+  if (raw.cache !== undefined && raw.cache !== null)
+    options.cache = v.caches(raw.cache, `${at}:cache`, errors);
+  if (raw.artifacts !== undefined && raw.artifacts !== null) {
+    options.artifacts = v.artifacts(raw.artifacts, `${at}:artifacts`, errors);
+  }
   if (raw.services !== undefined) {
     if (!Array.isArray(raw.services)) errors.push(`${at}:services config should be a array`);
     else options.services = raw.services.map((s, i) => v.image(s, `${at}:services:service`, errors) ?? i);

@@ -147,6 +147,10 @@ function defaultsOf(config: Record<string, unknown>, errors: string[]): Record<s
     else out.services = raw.services.map((s) => v.image(s, 'default:services:service', errors));
   }
   if (raw.retry !== undefined) out.retry = v.retry(raw.retry, 'default:retry', errors);
+  if (raw.cache !== undefined && raw.cache !== null) out.cache = v.caches(raw.cache, 'default:cache', errors);
+  if (raw.artifacts !== undefined && raw.artifacts !== null) {
+    out.artifacts = v.artifacts(raw.artifacts, 'default:artifacts', errors);
+  }
   if (raw.tags !== undefined && !v.arrayOfStrings(raw.tags))
     errors.push('default:tags config should be an array of strings');
   if (raw.interruptible !== undefined && typeof raw.interruptible !== 'boolean')

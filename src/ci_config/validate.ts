@@ -359,3 +359,91 @@ export function parallel(
   }
   return sets;
 }
+
+const CACHE_KEYS = ['key', 'untracked', 'paths', 'when', 'policy', 'unprotect', 'fallback_keys'];
+const MAX_CACHES = 4;
+
+/** `cache`: one hash or up to four, answered as a list with GitLab's defaults filled in. */
+export function caches(
+  value: unknown,
+  location: string,
+  errors: Errors,
+): Array<Record<string, unknown>> | undefined {
+  const list = Array.isArray(value) ? value : [value];
+  if (list.length > MAX_CACHES) {
+    errors.push(`${location} config no more than ${MAX_CACHES} caches can be created`);
+    return undefined;
+  }
+  const out: Array<Record<string, unknown>> = [];
+  for (const c of list) {
+    if (!isPlainObject(c)) {
+      errors.push(`${location} config should be a hash or an array of hashes`);
+      return undefined;
+    }
+    if (unknownKeys(c, CACHE_KEYS, location, errors)) return undefined;
+    if (c.when !== undefined && !['on_success', 'on_failure', 'always'].includes(String(c.when))) {
+      errors.push(`${location}:when config should be one of on_success, on_failure or always`);
+      return undefined;
+    }
+    if (
+      c.policy !== undefined &&
+      !['pull', 'push', 'pull-push'].includes(String(c.policy)) &&
+      !String(c.policy).includes('$')
+    ) {
+      errors.push(`${location}:policy config should be one of: pull, push, pull-push`);
+      return undefined;
+    }
+    if (c.paths !== undefined && !arrayOfStrings(c.paths)) {
+      errors.push(`${location}:paths config should be an array of strings`);
+      return undefined;
+    }
+    out.push({ key: 'default', untracked: false, when: 'on_success', policy: 'pull-push', paths: [], ...c });
+  }
+  return out;
+}
+
+const ARTIFACTS_KEYS = [
+  'name',
+  'untracked',
+  'paths',
+  'exclude',
+  'expose_as',
+  'when',
+  'expire_in',
+  'reports',
+  'public',
+  'access',
+];
+
+/** `artifacts`: kept as written once its keys and `when` are GitLab's. */
+export function artifacts(
+  value: unknown,
+  location: string,
+  errors: Errors,
+): Record<string, unknown> | undefined {
+  if (!isPlainObject(value)) {
+    errors.push(`${location} config should be a hash`);
+    return undefined;
+  }
+  if (unknownKeys(value, ARTIFACTS_KEYS, location, errors)) return undefined;
+  if (value.when !== undefined && !['on_success', 'on_failure', 'always'].includes(String(value.when))) {
+    errors.push(`${location} when should be on_success, on_failure or always`);
+    return undefined;
+  }
+  if (value.paths !== undefined && !arrayOfStrings(value.paths)) {
+    errors.push(`${location} paths should be an array of strings`);
+    return undefined;
+  }
+  if (value.reports !== undefined && !isPlainObject(value.reports)) {
+    errors.push(`${location}:reports config should be a hash`);
+    return undefined;
+  }
+  if (
+    value.expire_in !== undefined &&
+    value.expire_in !== 'never' &&
+    duration(value.expire_in, location, 'expire in', errors) === undefined
+  ) {
+    return undefined;
+  }
+  return { ...value };
+}

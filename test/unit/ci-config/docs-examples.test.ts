@@ -442,3 +442,42 @@ job:
     });
   });
 });
+
+describe('what a planned job carries', () => {
+  it('has the YAML variables it sees, workflow rule variables over globals, rules over its own', async () => {
+    const config = await loadConfig({
+      content: `variables:
+  GLOBAL: g
+  OTHER: o
+workflow:
+  rules:
+    - if: $CI_COMMIT_BRANCH
+      variables:
+        GLOBAL: from-workflow
+job:
+  variables:
+    OWN: own
+  inherit:
+    variables: [GLOBAL]
+  interruptible: false
+  rules:
+    - if: $CI_COMMIT_BRANCH
+      variables:
+        OWN: from-rule
+      interruptible: true
+  script: echo
+`,
+      sources: fakeSources(),
+      projectPath: 'g/p',
+      sha: 'abc',
+    });
+    const plan = await planPipeline(config, fakeContext(MAIN_PUSH));
+    if (!plan.ok) throw new Error(JSON.stringify(plan));
+    expect(plan.variables).toEqual({ GLOBAL: 'from-workflow' });
+    const [job] = plan.jobs;
+    expect(job?.variables).toEqual({ OWN: 'from-rule' });
+    expect(job?.yamlVariables).toEqual({ GLOBAL: 'from-workflow', OWN: 'from-rule' });
+    expect(job?.interruptible).toBe(true);
+    expect(job?.stageIndex).toBe(2);
+  });
+});

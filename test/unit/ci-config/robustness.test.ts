@@ -76,6 +76,22 @@ const INPUTS: Array<[string, string[] | null]> = [
     'job:\n  script: echo\n  only:\n    refs: ["/[/"]\n',
     ['jobs:job:only:refs config should be an array of strings or regular expressions using re2 syntax'],
   ],
+  [
+    'job:\n  script: echo\n  artifacts:\n    pathz: [a]\n',
+    ['jobs:job:artifacts config contains unknown keys: pathz'],
+  ],
+  [
+    'job:\n  script: echo\n  artifacts:\n    when: sometimes\n',
+    ['jobs:job:artifacts when should be on_success, on_failure or always'],
+  ],
+  [
+    'job:\n  script: echo\n  cache: [{}, {}, {}, {}, {}]\n',
+    ['jobs:job:cache config no more than 4 caches can be created'],
+  ],
+  [
+    'default:\n  cache:\n    keys: x\njob:\n  script: echo\n',
+    ['default:cache config contains unknown keys: keys'],
+  ],
 ];
 
 describe('loadConfig on broken input', () => {
@@ -115,5 +131,25 @@ describe('loadConfig on broken input', () => {
       sha: 'abc',
     });
     expect(config.errors[0]).toMatch(/is part of a circular chain$/);
+  });
+});
+
+describe('cache', () => {
+  it('is a list with GitLab defaults, from the job or from default:', async () => {
+    const config = await loadConfig({
+      content:
+        'default:\n  cache:\n    paths: [vendor/]\na:\n  script: echo\nb:\n  script: echo\n  cache:\n    - key: one\n      policy: pull\n',
+      sources: fakeSources(),
+      projectPath: 'g/p',
+      sha: 'abc',
+    });
+    expect(config.errors).toEqual([]);
+    const [a, b] = config.jobs;
+    expect(a?.options.cache).toEqual([
+      { key: 'default', untracked: false, when: 'on_success', policy: 'pull-push', paths: ['vendor/'] },
+    ]);
+    expect(b?.options.cache).toEqual([
+      { key: 'one', untracked: false, when: 'on_success', policy: 'pull', paths: [] },
+    ]);
   });
 });
