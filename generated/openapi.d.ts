@@ -3118,7 +3118,7 @@ export interface paths {
         };
         /**
          * List a project's jobs
-         * @description The builds of all the project's pipelines, newest first; retried jobs are left out.
+         * @description The builds of all the project's pipelines, newest first, every attempt of a retried job included.
          *
          *     - **Who.** As for a pipeline's jobs (`read_build`).
          *     - `scope[]`: one or more statuses.

@@ -65,7 +65,8 @@ export class JobsService {
         throw recordNotFound();
       query.andWhere('j.pipeline_id = :pipelineId', { pipelineId });
     }
-    if (!params.include_retried) query.andWhere('j.retried = false');
+    // A pipeline's list leaves retried jobs out unless asked; the project's list has every attempt, as GitLab's.
+    if (pipelineId !== undefined && !params.include_retried) query.andWhere('j.retried = false');
     const scope = params.scope === undefined ? [] : ([] as CiStatus[]).concat(params.scope);
     if (scope.length > 0) query.andWhere('j.status IN (:...scope)', { scope });
     query.orderBy('j.id', pipelineId === undefined ? 'DESC' : 'ASC');

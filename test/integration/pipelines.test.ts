@@ -102,6 +102,26 @@ lint:
   stage: test
   needs: []
   script: lint
+exists-job:
+  stage: test
+  script: x
+  rules:
+    - exists: [ci/*.yml]
+absent-file:
+  stage: test
+  script: x
+  rules:
+    - exists: [nothing/**/*.txt]
+changes-job:
+  stage: test
+  script: x
+  rules:
+    - changes: [ci/**/*]
+unchanged:
+  stage: test
+  script: x
+  rules:
+    - changes: [src/**/*]
 child:
   stage: deploy
   trigger:
@@ -152,6 +172,8 @@ describe('a push', () => {
       ['test: [3.2]', 'test'],
       ['test: [3.3]', 'test'],
       ['lint', 'test'],
+      ['exists-job', 'test'],
+      ['changes-job', 'test'],
       ['deploy', 'deploy'],
     ]);
     const bridges = (await get(
@@ -176,7 +198,7 @@ describe('a push', () => {
       'test: [3.2]': 'pending',
       'check-production': 'pending',
     });
-    for (const name of ['test: [3.2]', 'test: [3.3]', 'check-production'])
+    for (const name of ['test: [3.2]', 'test: [3.3]', 'check-production', 'exists-job', 'changes-job'])
       await run(byName(jobs, name).id, 'running', 'success');
 
     // The deploy stage: the manual job waits, the bridge starts its child pipeline.
