@@ -13,7 +13,6 @@ import { paginateOffset, type Page, type RequestInfo } from '../core/pagination.
 import { nextInternalId } from '../db/internal-ids.js';
 import type { GitCommit } from '../git/commits.js';
 import { ZERO_SHA } from '../git/ref-changes.js';
-import '../merge_request_pipelines/merge-request-pipelines.events.js';
 import { Job, Pipeline, PipelineStage } from '../pipelines/pipeline.entity.js';
 import type { ProjectView } from '../projects/projects.service.js';
 import { User } from '../users/user.entity.js';
@@ -148,15 +147,9 @@ export class CommitStatusesService {
     );
   }
 
-  /**
-   * The pipeline's stages and status from its jobs, by the pipelines family's processing; a changed status
-   * is published, so that merge requests waiting on it move on.
-   */
+  /** The pipeline's stages and status from its jobs, by the pipelines family's processing (which publishes a change). */
   private async refreshPipeline(tx: EntityManager, pipeline: Pipeline): Promise<void> {
     await this.services.pipelines.processing.process(pipeline.id, tx);
-    const { status } = await tx.getRepository(Pipeline).findOneByOrFail({ id: pipeline.id });
-    if (status !== pipeline.status)
-      await this.core.events.publish(tx, 'ci.pipeline_status_changed', { pipelineId: pipeline.id, status });
   }
 
   /**

@@ -12,18 +12,8 @@ export interface MergeRequestPipelineRequested {
   requested: boolean;
 }
 
-/**
- * A pipeline's status changed. Published where a status moves (the pipelines family's processing, and
- * posted commit statuses): merge requests waiting on it may now merge.
- */
-export interface PipelineStatusChanged {
-  pipelineId: number;
-  status: string;
-}
-
 declare module '../core/events.js' {
   interface EventCatalog {
     'merge_request_pipelines.create_requested': MergeRequestPipelineRequested;
-    'ci.pipeline_status_changed': PipelineStatusChanged;
   }
 }

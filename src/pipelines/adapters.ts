@@ -1,7 +1,6 @@
 /**
- * The pipelines family's reach into services built alongside it, behind one class so that their arrival
- * is a one-line change (their keys in the manifest's `needs`): until `ciVariables` and `planLimits` are
- * registered, a pipeline sees no instance, group or project variables and GitLab's default plan's limits.
+ * What the pipelines read of the CI/CD variables and plan limits families, as narrow interfaces: creation,
+ * lint's dry run and the processing need only these two questions answered.
  */
 import type { EntityManager } from 'typeorm';
 import * as ciConfigModule from '../ci_config/index.js';
@@ -27,41 +26,26 @@ export interface CiPlanLimits {
   pipeline_hierarchy_size: number;
 }
 
-/** GitLab's `default` plan (the only plan of the community edition). */
-export const DEFAULT_PLAN_LIMITS: CiPlanLimits = {
-  ci_pipeline_size: 0,
-  ci_active_jobs: 0,
-  ci_needs_size_limit: 50,
-  pipeline_hierarchy_size: 1000,
-};
-
-/** What the variables and limits services will offer; absent until their branch is merged. */
+/** The variables and limits services the pipelines read. */
 export interface CiSettingsServices {
-  ciVariables?: {
+  ciVariables: {
     forPipeline(
       scope: { projectId: number; protectedRef: boolean; environment?: string | null },
       manager?: EntityManager,
     ): Promise<CiVariable[]>;
   };
-  planLimits?: { current(manager?: EntityManager): Promise<CiPlanLimits> };
+  planLimits: { current(manager?: EntityManager): Promise<CiPlanLimits> };
 }
 
 export class CiSettings {
-  constructor(private services: CiSettingsServices = {}) {}
-
-  /** Replaces the services read (tests set plan limits this way until the plan limits family exists). */
-  use(services: CiSettingsServices): void {
-    this.services = services;
-  }
+  constructor(private readonly services: CiSettingsServices) {}
 
   /** Instance, group (outermost first) and project variables; later wins. */
   variables(projectId: number, protectedRef: boolean, manager?: EntityManager): Promise<CiVariable[]> {
-    return (
-      this.services.ciVariables?.forPipeline({ projectId, protectedRef }, manager) ?? Promise.resolve([])
-    );
+    return this.services.ciVariables.forPipeline({ projectId, protectedRef }, manager);
   }
 
-  async limits(manager?: EntityManager): Promise<CiPlanLimits> {
-    return (await this.services.planLimits?.current(manager)) ?? DEFAULT_PLAN_LIMITS;
+  limits(manager?: EntityManager): Promise<CiPlanLimits> {
+    return this.services.planLimits.current(manager);
   }
 }

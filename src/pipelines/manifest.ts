@@ -19,10 +19,9 @@ export const pipelinesManifest = defineFamily({
   entities: [Pipeline, PipelineStage, Job, PipelineVariable, ResourceGroup],
   migrations: [Pipelines1768100000000],
   services: [
-    // ciVariables and planLimits join `needs` once their family is merged (see adapters.ts).
     defineService(
       'pipelines',
-      ['projects', 'repositories', 'protectedRefs'],
+      ['projects', 'repositories', 'protectedRefs', 'ciVariables', 'planLimits'],
       (core, deps) => new PipelinesService(core, deps),
     ),
   ],

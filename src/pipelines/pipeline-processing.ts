@@ -225,7 +225,9 @@ export class PipelineProcessing {
     const statusChanged = status !== pipeline.status;
     Object.assign(pipeline, patch, { updatedAt: now });
     await manager.update(Pipeline, pipeline.id, { ...patch, updatedAt: now });
-    if (statusChanged && pipeline.upstreamJobId !== null)
+    if (!statusChanged) return;
+    await this.events.publish(manager, 'ci.pipeline_status_changed', { pipelineId: pipeline.id, status });
+    if (pipeline.upstreamJobId !== null)
       await this.events.publish(manager, 'ci.downstream_status_changed', { pipelineId: pipeline.id });
   }
 

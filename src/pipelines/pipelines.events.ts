@@ -25,6 +25,12 @@ export interface AutoCancelRequested {
   pipelineId: number;
 }
 
+/** A pipeline's status changed (merge requests waiting on their head pipeline may now merge). */
+export interface PipelineStatusChanged {
+  pipelineId: number;
+  status: string;
+}
+
 declare module '../core/events.js' {
   interface EventCatalog {
     'ci.pipeline_process_requested': PipelineProcessRequested;
@@ -32,5 +38,6 @@ declare module '../core/events.js' {
     'ci.bridge_trigger_requested': BridgeTriggerRequested;
     'ci.downstream_status_changed': DownstreamStatusChanged;
     'ci.auto_cancel_requested': AutoCancelRequested;
+    'ci.pipeline_status_changed': PipelineStatusChanged;
   }
 }

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Project } from '../../src/projects/project.entity.js';
 import type { CiStatus } from '../../src/pipelines/pipeline.entity.js';
-import { DEFAULT_PLAN_LIMITS } from '../../src/pipelines/adapters.js';
 import { AccessLevel } from '../../src/core/access-level.js';
 import { useTestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
@@ -46,6 +45,17 @@ async function get(token: string, path: string) {
   expect(res.status, res.text).toBe(200);
   return res.body as Json & { id: number };
 }
+
+const DEFAULT_LIMITS = { ci_pipeline_size: 0, ci_active_jobs: 0, pipeline_hierarchy_size: 1000 };
+/** Sets the instance's plan limits as an administrator does. */
+const limit = async (fields: Partial<typeof DEFAULT_LIMITS>) => {
+  const admin = await server.factories.user({ admin: true });
+  const response = await server.request('PUT', '/application/plan_limits', {
+    token: admin.token,
+    json: { plan_name: 'default', ...fields },
+  });
+  expect(response.status).toBe(200);
+};
 
 const jobsOf = async (token: string, project: Project, pipelineId: number, query = '') =>
   (await get(
@@ -428,30 +438,25 @@ deploy-$[[ inputs.target ]]:
     });
     // The push's pipeline holds three active jobs.
     await pipelineFor(owner.token, project, sha);
-    const settings = server.services.pipelines.settings;
     const create = () =>
       server.request('POST', `/projects/${project.id}/pipeline`, {
         token: owner.token,
         json: { ref: 'main' },
       });
     try {
-      settings.use({
-        planLimits: { current: () => Promise.resolve({ ...DEFAULT_PLAN_LIMITS, ci_pipeline_size: 2 }) },
-      });
+      await limit({ ci_pipeline_size: 2 });
       const size = await create();
       expect(size.status).toBe(400);
       expect((size.body as { message: { base: string[] } }).message.base[0]).toMatch(
         /^The number of jobs has exceeded the limit of 2\. Try splitting the configuration with parent-child-pipelines http/,
       );
-      settings.use({
-        planLimits: { current: () => Promise.resolve({ ...DEFAULT_PLAN_LIMITS, ci_active_jobs: 4 }) },
-      });
+      await limit({ ci_pipeline_size: 0, ci_active_jobs: 4 });
       const active = await create();
       expect(active.body).toEqual({
         message: { base: ['Project exceeded the allowed number of jobs in active pipelines. Retry later.'] },
       });
     } finally {
-      settings.use({});
+      await limit(DEFAULT_LIMITS);
     }
     const needs = Array.from({ length: 51 }, (_, i) => `j${i}: { script: x }`).join('\n');
     const other = await server.factories.ownedProjectWithReadme();
@@ -466,6 +471,46 @@ deploy-$[[ inputs.target ]]:
     expect((tooMany.body as { message: { base: string[] } }).message.base.join()).toContain(
       'one job can only need 50 others, but you have listed 51',
     );
+  });
+});
+
+describe('CI/CD variables in rules', () => {
+  it('reads instance and project variables (the project winning), protected ones only on protected refs', async () => {
+    const { owner, project } = await server.factories.ownedProjectWithReadme();
+    const admin = await server.factories.user({ admin: true });
+    const create = async (path: string, token: string, json: Json) => {
+      const res = await server.request('POST', path, { token, json });
+      expect(res.status, res.text).toBe(201);
+    };
+    await create('/admin/ci/variables', admin.token, { key: 'FROM_INSTANCE', value: 'instance' });
+    await create(`/projects/${project.id}/variables`, owner.token, { key: 'DEPLOY', value: 'yes' });
+    await create(`/projects/${project.id}/variables`, owner.token, {
+      key: 'SECRET',
+      value: 'x',
+      protected: true,
+    });
+    // The project's variable wins over the instance's of the same key.
+    await create('/admin/ci/variables', admin.token, { key: 'DEPLOY', value: 'no' });
+    const config = [
+      'always: { script: x }',
+      'deploy: { script: x, rules: [{ if: \'$DEPLOY == "yes"\' }] }',
+      'instance: { script: x, rules: [{ if: \'$FROM_INSTANCE == "instance"\' }] }',
+      'protected-only: { script: x, rules: [{ if: $SECRET }] }',
+    ].join('\n');
+    const onMain = await commit(owner.token, project, { '.gitlab-ci.yml': `${config}\n` });
+    const mainJobs = await jobsOf(owner.token, project, (await pipelineFor(owner.token, project, onMain)).id);
+    expect(mainJobs.map((j) => j.name).sort()).toEqual(['always', 'deploy', 'instance', 'protected-only']);
+    const onTopic = await commit(owner.token, project, { 'b.txt': 'b' }, { branch: 'topic', from: 'main' });
+    const topicJobs = await jobsOf(
+      owner.token,
+      project,
+      (await pipelineFor(owner.token, project, onTopic)).id,
+    );
+    expect(topicJobs.map((j) => j.name).sort()).toEqual(['always', 'deploy', 'instance']);
+    for (const key of ['FROM_INSTANCE', 'DEPLOY']) {
+      const res = await server.request('DELETE', `/admin/ci/variables/${key}`, { token: admin.token });
+      expect(res.status).toBe(204);
+    }
   });
 });
 
@@ -523,10 +568,7 @@ missing:
 
   it('refuse a child pipeline past the hierarchy size limit', async () => {
     const { owner, project } = await server.factories.ownedProjectWithReadme();
-    const settings = server.services.pipelines.settings;
-    settings.use({
-      planLimits: { current: () => Promise.resolve({ ...DEFAULT_PLAN_LIMITS, pipeline_hierarchy_size: 1 }) },
-    });
+    await limit({ pipeline_hierarchy_size: 1 });
     try {
       const sha = await commit(owner.token, project, {
         '.gitlab-ci.yml': 'child: { trigger: { include: child.yml } }\n',
@@ -541,7 +583,7 @@ missing:
         failure_reason: 'reached_max_pipeline_hierarchy_size',
       });
     } finally {
-      settings.use({});
+      await limit(DEFAULT_LIMITS);
     }
   });
 });
