@@ -25,10 +25,19 @@ const TEMPLATE_IN_USE = '55006';
  * A fresh, migrated database for one test file. On the machine's PostgreSQL (FORGE_TEST_DATABASE_URL
  * set) a database of its own, copied from the run's migrated template; else an in-memory PGlite started
  * from the run's migrated dump. Without the global setup (test/helpers/global-setup.ts), it migrates.
+ * `withQueues`: a copy where the application's job queues are declared already (a server in the test
+ * process finds them instead of creating them).
  */
-export async function openTestDatabase(): Promise<TestDatabase> {
+export async function openTestDatabase(options: { withQueues?: boolean } = {}): Promise<TestDatabase> {
   const url = process.env.FORGE_TEST_DATABASE_URL;
-  const template = inject('forgeTestTemplate') ?? {};
+  const provided = inject('forgeTestTemplate') ?? {};
+  const template = options.withQueues
+    ? {
+        ...provided,
+        database: provided.serverDatabase ?? provided.database,
+        pgliteDump: provided.pgliteServerDump ?? provided.pgliteDump,
+      }
+    : provided;
   if (!url) {
     const pgliteDump = template.pgliteDump ? new Blob([fs.readFileSync(template.pgliteDump)]) : undefined;
     const dataSource = await createDataSource({ pgliteDump }, databaseModel);

@@ -67,7 +67,7 @@ export function useTestServer(options: { env?: Record<string, string> } = {}): T
   const opsLog = process.env.FORGE_OPS_LOG;
 
   beforeAll(async () => {
-    const database = await openTestDatabase();
+    const database = await openTestDatabase({ withQueues: true });
     close = database.close;
     // Repositories of this file's projects live in a directory of their own.
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'forge-test-'));
