@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
@@ -120,7 +121,7 @@ export function useTestServer(options: { env?: Record<string, string> } = {}): T
     await new Promise<void>((resolve) => (http ? http.close(() => resolve()) : resolve()));
     await stopApp?.();
     await close?.();
-    if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+    if (dataDir) removeInBackground(dataDir);
   });
 
   return server;
@@ -143,6 +144,17 @@ const keepAlive = { http: new http.Agent({ keepAlive: true }), https: new https.
  * followed, gzip and deflate answers decoded, a UTF-8 BOM dropped from the text), on node:http: a
  * request costs the test process about half the CPU fetch's streams do, and test files send thousands.
  */
+/**
+ * Removes a file's directory (its repositories) in a process of its own: the next file starts meanwhile
+ * instead of waiting for thousands of unlinks (6 s after the permission matrix), and `rm` makes fewer
+ * system calls for them than fs.rmSync's rimraf. Where `rm` cannot start, fs.rm does it.
+ */
+function removeInBackground(dir: string): void {
+  const rm = spawn('rm', ['-rf', '--', dir], { detached: true, stdio: 'ignore' });
+  rm.on('error', () => void fs.promises.rm(dir, { recursive: true, force: true }).catch(() => undefined));
+  rm.unref();
+}
+
 export async function send(url: string, method: string, options: RequestOptions = {}): Promise<TestResponse> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.token) headers['PRIVATE-TOKEN'] = options.token;
