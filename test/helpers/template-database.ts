@@ -13,7 +13,13 @@ import { loadConfig } from '../../src/config.js';
 import { Events } from '../../src/core/events.js';
 import { Queue } from '../../src/core/queue.js';
 import { createDataSource, migrate } from '../../src/db/data-source.js';
-import { createServices, createSubscribers, databaseModel, entities, migrations } from '../../src/families.js';
+import {
+  createServices,
+  createSubscribers,
+  databaseModel,
+  entities,
+  migrations,
+} from '../../src/families.js';
 import { openPGlite, pgliteDriverModule } from '../../src/db/pglite-driver.js';
 import { createLogger } from '../../src/logger.js';
 
