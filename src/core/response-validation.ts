@@ -1,6 +1,6 @@
 import type { Middleware } from 'koa';
 import type { Logger } from '../logger.js';
-import type { Backend } from './contract.js';
+import { operationById, type Backend } from './contract.js';
 import { internalError } from './errors.js';
 import { writeJson } from './http.js';
 
@@ -29,7 +29,7 @@ export function responseValidation(
     if (!operationId || ctx.req.socket.destroyed) return;
     const status = ctx.status;
     const errors: string[] = [];
-    const operation = backend.router.getOperation(operationId);
+    const operation = operationById(backend, operationId);
     const declared = operation?.responses?.[String(status)] ?? operation?.responses?.default;
     if (!declared) errors.push(`status ${status} is not declared`);
     else if (ctx.method !== 'HEAD' && typeof ctx.body === 'string') {

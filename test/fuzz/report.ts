@@ -1,5 +1,5 @@
 /** What the fuzzer asserts about each answer, and the summary it prints. */
-import type { Backend } from '../../src/core/contract.js';
+import { operationById, type Backend } from '../../src/core/contract.js';
 import type { FuzzCase } from './cases.js';
 import type { RawAnswer } from './http.js';
 
@@ -90,7 +90,7 @@ export function judge(
   }
   // Bodies of the answer are checked against the contract, as the in-process tests do.
   if (json && complete && !request.anyRoute) {
-    const operation = backend.router.getOperation(request.operationId);
+    const operation = operationById(backend, request.operationId);
     let parsed: unknown;
     try {
       parsed = JSON.parse(answer.body.toString('utf8'));

@@ -18,6 +18,18 @@ export interface TestDatabase {
   close: () => Promise<void>;
 }
 
+/**
+ * A test database's sessions commit without waiting for the WAL to reach the disk
+ * (`synchronous_commit=off`): a commit is as visible and as atomic as before, and only a crash of
+ * PostgreSQL itself (never of a server under test) could lose the last ones. Tests commit thousands of
+ * small transactions, each of which otherwise waits for an fsync.
+ */
+function withoutCommitFlush(url: string): string {
+  const parsed = new URL(url);
+  parsed.searchParams.set('options', '-c synchronous_commit=off');
+  return parsed.toString();
+}
+
 /** PostgreSQL refuses to copy a template while a session is connected to it; that passes. */
 const TEMPLATE_IN_USE = '55006';
 
@@ -25,10 +37,19 @@ const TEMPLATE_IN_USE = '55006';
  * A fresh, migrated database for one test file. On the machine's PostgreSQL (FORGE_TEST_DATABASE_URL
  * set) a database of its own, copied from the run's migrated template; else an in-memory PGlite started
  * from the run's migrated dump. Without the global setup (test/helpers/global-setup.ts), it migrates.
+ * `withQueues`: a copy where the application's job queues are declared already (a server in the test
+ * process finds them instead of creating them).
  */
-export async function openTestDatabase(): Promise<TestDatabase> {
+export async function openTestDatabase(options: { withQueues?: boolean } = {}): Promise<TestDatabase> {
   const url = process.env.FORGE_TEST_DATABASE_URL;
-  const template = inject('forgeTestTemplate') ?? {};
+  const provided = inject('forgeTestTemplate') ?? {};
+  const template = options.withQueues
+    ? {
+        ...provided,
+        database: provided.serverDatabase ?? provided.database,
+        pgliteDump: provided.pgliteServerDump ?? provided.pgliteDump,
+      }
+    : provided;
   if (!url) {
     const pgliteDump = template.pgliteDump ? new Blob([fs.readFileSync(template.pgliteDump)]) : undefined;
     const dataSource = await createDataSource({ pgliteDump }, databaseModel);
@@ -51,7 +72,10 @@ export async function openTestDatabase(): Promise<TestDatabase> {
     }
   });
   // In the public schema: code deriving names from the schema option sees none.
-  const dataSource = await createDataSource({ url: databaseUrl(url, name) }, databaseModel);
+  const dataSource = await createDataSource(
+    { url: withoutCommitFlush(databaseUrl(url, name)) },
+    databaseModel,
+  );
   if (!template.database) await migrate(dataSource);
   const close = async () => {
     if (dataSource.isInitialized) await dataSource.destroy();

@@ -10,6 +10,6 @@ export default async function setup(project: TestProject): Promise<() => Promise
     return drop;
   }
   const dump = await createPGliteDump();
-  project.provide('forgeTestTemplate', { pgliteDump: dump.file });
+  project.provide('forgeTestTemplate', { pgliteDump: dump.file, pgliteServerDump: dump.serverFile });
   return dump.drop;
 }

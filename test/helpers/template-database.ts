@@ -9,18 +9,37 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
-import { migrate } from '../../src/db/data-source.js';
-import { entities, migrations } from '../../src/families.js';
+import { loadConfig } from '../../src/config.js';
+import { Events } from '../../src/core/events.js';
+import { Queue } from '../../src/core/queue.js';
+import { createDataSource, migrate } from '../../src/db/data-source.js';
+import {
+  createServices,
+  createSubscribers,
+  databaseModel,
+  entities,
+  migrations,
+} from '../../src/families.js';
 import { openPGlite, pgliteDriverModule } from '../../src/db/pglite-driver.js';
+import { createLogger } from '../../src/logger.js';
 
 /** What the global setup hands to every test file. */
 export interface TestTemplate {
   /** PostgreSQL: the template database's name. */
   database?: string;
+  /**
+   * PostgreSQL: the same, with the application's job queues already declared, for servers started in
+   * the test process (test/helpers/server.ts), whose start then only finds them: declaring twenty
+   * queues (a partition table each) costs a file a quarter of a second or more. Server processes, and
+   * the tests of the queue itself, start from `database`, where a server still declares them.
+   */
+  serverDatabase?: string;
   /** PostgreSQL: the prefix of this run's databases, which the global teardown drops. */
   prefix?: string;
   /** PGlite: the file holding the dumped, migrated data directory. */
   pgliteDump?: string;
+  /** PGlite: the same, with the application's job queues declared (see `serverDatabase`). */
+  pgliteServerDump?: string;
 }
 
 declare module 'vitest' {
@@ -86,6 +105,24 @@ const databasesLike = (client: pg.Client, pattern: string) =>
     .then((result) => result.rows.map((row) => row.datname));
 
 /**
+ * Declares the application's job queues in a migrated database, as a server's start does (the same
+ * subscribers, the same policies), then stops their workers: a server started on a copy finds them.
+ */
+async function declareQueues(dataSource: DataSource): Promise<void> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'forge-test-queues-'));
+  try {
+    const config = loadConfig({ ...process.env, PORT: '0', LOG_LEVEL: 'silent', DATA_DIR: dataDir });
+    const events = new Events(await Queue.create(dataSource, config.queue));
+    const services = createServices({ dataSource, config, events, logger: createLogger('silent') });
+    events.subscribe(createSubscribers(services));
+    await events.start();
+    await events.stop();
+  } finally {
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/**
  * Creates and migrates this run's template database (after dropping what runs that crashed long ago
  * left). Returns what test files need, and the teardown that drops the template and every database
  * of the run.
@@ -120,20 +157,36 @@ export async function createPostgresTemplate(
     // No session may stay on a template while test files copy it.
     await dataSource.destroy();
   }
-  await withClient(url, (client) =>
-    client.query(`ALTER DATABASE ${name} WITH IS_TEMPLATE true ALLOW_CONNECTIONS false`),
-  );
+  const serverName = `${name}_queues`;
+  await withClient(url, (client) => client.query(`CREATE DATABASE ${serverName} TEMPLATE ${name}`));
+  const serverSource = await createDataSource({ url: databaseUrl(url, serverName) }, databaseModel);
+  try {
+    await declareQueues(serverSource);
+  } finally {
+    await serverSource.destroy();
+  }
+  await withClient(url, async (client) => {
+    for (const template of [name, serverName])
+      await client.query(`ALTER DATABASE ${template} WITH IS_TEMPLATE true ALLOW_CONNECTIONS false`);
+  });
   return {
-    template: { database: name, prefix },
+    template: { database: name, serverDatabase: serverName, prefix },
     drop: async () => {
       const names = await withClient(url, (client) => databasesLike(client, `${prefix}%`));
-      await dropDatabases(url, [...names, name]);
+      await dropDatabases(url, [...names, serverName, name]);
     },
   };
 }
 
-/** Migrates an in-memory PGlite once and dumps its data directory to a file; returns the file. */
-export async function createPGliteDump(): Promise<{ file: string; drop: () => Promise<void> }> {
+/**
+ * Migrates an in-memory PGlite once and dumps its data directory to a file, then declares the job
+ * queues and dumps it again (see `serverDatabase`); returns the files.
+ */
+export async function createPGliteDump(): Promise<{
+  file: string;
+  serverFile: string;
+  drop: () => Promise<void>;
+}> {
   const db = await openPGlite(undefined);
   const dataSource = new DataSource({
     type: 'postgres',
@@ -146,9 +199,13 @@ export async function createPGliteDump(): Promise<{ file: string; drop: () => Pr
   await dataSource.initialize();
   await migrate(dataSource);
   const dump = await db.dumpDataDir('none');
+  await declareQueues(dataSource);
+  const serverDump = await db.dumpDataDir('none');
   await dataSource.destroy();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'forge-test-pglite-'));
   const file = path.join(dir, `migrated-${migrationsHash()}.tar`);
+  const serverFile = path.join(dir, `migrated-queues-${migrationsHash()}.tar`);
   fs.writeFileSync(file, Buffer.from(await dump.arrayBuffer()));
-  return { file, drop: async () => fs.rmSync(dir, { recursive: true, force: true }) };
+  fs.writeFileSync(serverFile, Buffer.from(await serverDump.arrayBuffer()));
+  return { file, serverFile, drop: async () => fs.rmSync(dir, { recursive: true, force: true }) };
 }
