@@ -916,14 +916,27 @@ async function main(): Promise<void> {
       );
     }
 
+    const mainHead = repository
+      ? execFileSync('git', [`--git-dir=${repoDir}`, 'rev-parse', 'main'], { env: gitEnv() })
+          .toString()
+          .trim()
+      : undefined;
     start = performance.now();
     if (database.kind === 'pglite') {
       await stopServer(server);
-      await withDatabase(database, dataDir, mergeRequestsSql(seeded) + pipelinesSql(seeded.project.id));
+      await withDatabase(
+        database,
+        dataDir,
+        mergeRequestsSql(seeded) + pipelinesSql(seeded.project.id, mainHead),
+      );
       await withDatabase(database, dataDir, 'VACUUM ANALYZE');
       server = await startServer(database, dataDir, rootToken, port);
     } else {
-      await withDatabase(database, dataDir, mergeRequestsSql(seeded) + pipelinesSql(seeded.project.id));
+      await withDatabase(
+        database,
+        dataDir,
+        mergeRequestsSql(seeded) + pipelinesSql(seeded.project.id, mainHead),
+      );
       // Outside a transaction (VACUUM refuses one): autovacuum, after this many inserts, would both
       // analyze and vacuum, which sets the visibility map that index-only scans rely on.
       await withDatabase(database, dataDir, 'VACUUM ANALYZE');

@@ -19,13 +19,17 @@ export const CI_LINT = 'ci lint';
 const PUSH_RUNS = Number(process.env.BENCH_CI_PUSHES ?? 5);
 const LINT_RUNS = Number(process.env.BENCH_CI_LINTS ?? 30);
 
-/** The project's pipelines (statuses, refs and sources mixed) and five jobs each. */
-export function pipelinesSql(projectId: number): string {
+/**
+ * The project's pipelines (statuses, refs and sources mixed) and five jobs each, on `sha` (a commit of the
+ * repository, whose details the jobs show) or on made-up commits when the run has no repository.
+ */
+export function pipelinesSql(projectId: number, sha?: string): string {
+  const shaSql = sha ? `'${sha}'` : "md5(g::text) || '00000000'";
   return `
     INSERT INTO ci_pipelines (project_id, iid, ref, sha, source, status, user_id, name,
         started_at, finished_at, duration, created_at, updated_at)
       SELECT ${projectId}, g, CASE WHEN g % 3 = 0 THEN 'topic-' || (g % 50) ELSE 'main' END,
-        md5(g::text) || '00000000', (ARRAY['push', 'api', 'web', 'schedule'])[1 + g % 4],
+        ${shaSql}, (ARRAY['push', 'api', 'web', 'schedule'])[1 + g % 4],
         (ARRAY['success', 'failed', 'running', 'pending', 'canceled', 'success'])[1 + g % 6],
         u.ids[1 + g % array_length(u.ids, 1)], NULL,
         now() - g * interval '2 minutes', now() - g * interval '1 minute', 60,
@@ -119,17 +123,22 @@ async function pendingAfter(api: Caller, projectId: number, sha: string, jobs: n
 export async function measureCi(api: Caller, projectId: number): Promise<CiRow> {
   const branch = 'bench/ci';
   await api.call('POST', `/projects/${projectId}/repository/branches?branch=${branch}&ref=main`);
+  // The includes on the default branch, where a static lint reads them; the 500 jobs on a branch of their own.
+  await api.call('POST', `/projects/${projectId}/repository/commits`, {
+    branch: 'main',
+    commit_message: 'bench ci includes',
+    actions: Array.from({ length: INCLUDES }, (_, n) => ({
+      action: 'create',
+      file_path: `ci/part-${n}.yml`,
+      content: includeFile(n),
+    })),
+  });
   await api.call('POST', `/projects/${projectId}/repository/commits`, {
     branch,
     commit_message: 'bench ci files',
     actions: [
       { action: 'create', file_path: 'plain.txt', content: '0\n' },
       { action: 'create', file_path: '.gitlab-ci.yml', content: matrixConfig(-1) },
-      ...Array.from({ length: INCLUDES }, (_, n) => ({
-        action: 'create',
-        file_path: `ci/part-${n}.yml`,
-        content: includeFile(n),
-      })),
     ],
   });
   await pendingAfter(

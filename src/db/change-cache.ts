@@ -4,17 +4,27 @@ import type { ChangeFeed } from './changes.js';
 /**
  * A change the triggers announce: a user (or one of their tokens), a namespace (its row, or a project
  * entering or leaving it), a project (its row or its shares), the merge requests of a project, what a
- * project's merge request lists show beside those rows, or (`id` 0) access to projects or the titles
+ * project's merge request lists show beside those rows, the pipelines or jobs of a project, or (`id` 0) access to projects or the titles
  * of labels.
  */
 export interface Change {
-  kind: 'user' | 'namespace' | 'project' | 'merge_requests' | 'merge_request_records' | 'access' | 'labels';
+  kind:
+    | 'user'
+    | 'namespace'
+    | 'project'
+    | 'merge_requests'
+    | 'merge_request_records'
+    | 'pipelines'
+    | 'access'
+    | 'labels';
   id: number;
 }
 
 function parseChange(payload: string): Change | undefined {
   if (payload === 'access' || payload === 'labels') return { kind: payload, id: 0 };
-  const match = /^(user|namespace|project|merge_requests|merge_request_records):(\d+)$/.exec(payload);
+  const match = /^(user|namespace|project|merge_requests|merge_request_records|pipelines):(\d+)$/.exec(
+    payload,
+  );
   return match ? { kind: match[1] as Change['kind'], id: Number(match[2]) } : undefined;
 }
 

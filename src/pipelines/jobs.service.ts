@@ -1,7 +1,11 @@
 import { In, type DataSource, type EntityManager } from 'typeorm';
 import { ApiError, badParameter, forbidden, recordNotFound } from '../core/errors.js';
 import type { Events } from '../core/events.js';
-import { paginateOffset, type Page, type PageParams, type RequestInfo } from '../core/pagination.js';
+import { type Page, type PageParams, type RequestInfo } from '../core/pagination.js';
+import { paginateOffsetInOneStatement } from '../db/paged-rows.js';
+import { preparedQuery } from '../db/prepared.js';
+import { entityRows, type EntityRows } from '../db/rows.js';
+import type { PipelineListCounts } from './list-counts.js';
 import type { ProjectView } from '../projects/projects.service.js';
 import type { RepositoriesService } from '../repository/repositories.service.js';
 import type { SecretBox } from '../remote_mirrors/secret-box.js';
@@ -40,6 +44,10 @@ const RETRYABLE: readonly CiStatus[] = ['success', 'failed', 'canceled'];
  * same transaction.
  */
 export class JobsService {
+  private readonly jobRows: EntityRows<Job>;
+  private readonly pipelineRows: EntityRows<Pipeline>;
+  private readonly userRows: EntityRows<User>;
+
   constructor(
     private readonly dataSource: DataSource,
     private readonly events: Events,
@@ -47,7 +55,12 @@ export class JobsService {
     private readonly repositories: RepositoriesService,
     private readonly secrets: SecretBox,
     private readonly config: { readonly externalUrl: string },
-  ) {}
+    private readonly listCounts: PipelineListCounts,
+  ) {
+    this.jobRows = entityRows(dataSource, Job, 'j');
+    this.pipelineRows = entityRows(dataSource, Pipeline, 'p');
+    this.userRows = entityRows(dataSource, User, 'u');
+  }
 
   async list(
     view: ProjectView,
@@ -70,7 +83,8 @@ export class JobsService {
     const scope = params.scope === undefined ? [] : ([] as CiStatus[]).concat(params.scope);
     if (scope.length > 0) query.andWhere('j.status IN (:...scope)', { scope });
     query.orderBy('j.id', pipelineId === undefined ? 'DESC' : 'ASC');
-    return paginateOffset(query, params, request);
+    const counts = this.listCounts.counts(`jobs:${type}:${pipelineId ?? ''}`, view.project.id, params);
+    return paginateOffsetInOneStatement(this.dataSource, query, this.jobRows, params, request, counts);
   }
 
   /** One build of the project (bridges are not jobs here, as in GitLab's jobs API). */
@@ -89,9 +103,17 @@ export class JobsService {
     const pipelineIds = [...new Set(jobs.map((job) => job.pipelineId))];
     const userIds = [...new Set(jobs.map((job) => job.userId).filter((id): id is number => id !== null))];
     const bridgeIds = jobs.filter((job) => job.type === 'bridge').map((job) => job.id);
-    const [pipelines, users, downstream] = await Promise.all([
-      pipelineIds.length ? manager.findBy(Pipeline, { id: In(pipelineIds) }) : [],
-      userIds.length ? manager.findBy(User, { id: In(userIds) }) : [],
+    // The page's pipelines and users in one prepared statement: this runs on every jobs list.
+    const [related, downstream] = await Promise.all([
+      preparedQuery<{
+        pipelines: Array<Record<string, unknown>> | null;
+        users: Array<Record<string, unknown>> | null;
+      }>(
+        this.dataSource,
+        `SELECT (SELECT json_agg(p) FROM ci_pipelines p WHERE p.id = ANY($1)) AS pipelines,
+           (SELECT json_agg(u) FROM users u WHERE u.id = ANY($2)) AS users`,
+        [pipelineIds, userIds],
+      ),
       bridgeIds.length
         ? (manager.query(
             `SELECT p.id, p.upstream_job_id, n.full_path || '/' || pr.path AS full_path
@@ -101,6 +123,8 @@ export class JobsService {
           ) as Promise<Array<{ id: number; upstream_job_id: number; full_path: string }>>)
         : [],
     ]);
+    const pipelines = (related[0]?.pipelines ?? []).map((json) => this.pipelineRows.fromJson(json));
+    const users = (related[0]?.users ?? []).map((json) => this.userRows.fromJson(json));
     const downstreamPipelines = downstream.length
       ? await manager.findBy(Pipeline, { id: In(downstream.map((row) => row.id)) })
       : [];

@@ -1,6 +1,7 @@
 import { defineSubscriber } from '../core/events.js';
 import { defineFamily, defineService } from '../core/family.js';
 import { pipelinesAbilities } from './abilities.js';
+import { PipelineChanges1768100100000 } from './migrations/1768100100000-pipeline-changes.js';
 import { Pipelines1768100000000 } from './migrations/1768100000000-pipelines.js';
 import { Job, Pipeline, PipelineStage, PipelineVariable, ResourceGroup } from './pipeline.entity.js';
 import { pipelinesHandlers } from './pipelines.handlers.js';
@@ -17,7 +18,7 @@ export const pipelinesManifest = defineFamily({
   name: 'pipelines',
   abilities: pipelinesAbilities,
   entities: [Pipeline, PipelineStage, Job, PipelineVariable, ResourceGroup],
-  migrations: [Pipelines1768100000000],
+  migrations: [Pipelines1768100000000, PipelineChanges1768100100000],
   services: [
     defineService(
       'pipelines',

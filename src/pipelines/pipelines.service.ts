@@ -3,7 +3,10 @@ import type { operations } from '../../generated/openapi.js';
 import type { Caller } from '../core/auth.js';
 import { ApiError, forbidden, recordNotFound } from '../core/errors.js';
 import type { CoreDeps, ServiceRegistry } from '../core/family.js';
-import { paginateOffset, type Page, type RequestInfo } from '../core/pagination.js';
+import { type Page, type RequestInfo } from '../core/pagination.js';
+import { paginateOffsetInOneStatement } from '../db/paged-rows.js';
+import { entityRows, type EntityRows } from '../db/rows.js';
+import { PipelineListCounts } from './list-counts.js';
 import type { ProjectView } from '../projects/projects.service.js';
 import { SecretBox } from '../remote_mirrors/secret-box.js';
 import { User } from '../users/user.entity.js';
@@ -55,12 +58,17 @@ export class PipelinesService {
   /** Variables and plan limits as the pipelines read them (adapters.ts). */
   readonly settings: CiSettings;
   private readonly logger: Logger;
+  private readonly pipelineRows: EntityRows<Pipeline>;
+  /** The totals of the pipeline and job lists, shared with the jobs. */
+  private readonly listCounts: PipelineListCounts;
 
   constructor(
     core: CoreDeps,
     readonly deps: PipelinesDeps,
   ) {
     this.dataSource = core.dataSource;
+    this.pipelineRows = entityRows(core.dataSource, Pipeline, 'p');
+    this.listCounts = new PipelineListCounts(core.dataSource);
     this.events = core.events;
     this.config = core.config;
     this.secrets = SecretBox.fromConfig(core.config);
@@ -82,6 +90,7 @@ export class PipelinesService {
       deps.repositories,
       this.secrets,
       core.config,
+      this.listCounts,
     );
     this.bridges = new PipelineLinks(
       core.dataSource,
@@ -209,7 +218,8 @@ export class PipelinesService {
     const direction = params.sort === 'asc' ? 'ASC' : 'DESC';
     query.orderBy(order, direction);
     if (order !== 'p.id') query.addOrderBy('p.id', direction);
-    return paginateOffset(query, params, request);
+    const counts = this.listCounts.counts('pipelines', view.project.id, params);
+    return paginateOffsetInOneStatement(this.dataSource, query, this.pipelineRows, params, request, counts);
   }
 
   private filter(query: SelectQueryBuilder<Pipeline>, projectId: number, params: ListPipelinesParams): void {

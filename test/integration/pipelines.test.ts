@@ -474,6 +474,38 @@ deploy-$[[ inputs.target ]]:
   });
 });
 
+describe('list totals', () => {
+  it('follow every new, changed and deleted pipeline and job at once', async () => {
+    const { owner, project } = await server.factories.ownedProjectWithReadme();
+    const totals = async () => {
+      const read = async (path: string) => {
+        const res = await server.request('GET', path, { token: owner.token });
+        expect(res.status).toBe(200);
+        return Number(res.headers.get('x-total'));
+      };
+      return {
+        pipelines: await read(`/projects/${project.id}/pipelines`),
+        success: await read(`/projects/${project.id}/pipelines?status=success`),
+        jobs: await read(`/projects/${project.id}/jobs`),
+      };
+    };
+    expect(await totals()).toEqual({ pipelines: 0, success: 0, jobs: 0 });
+    const sha = await commit(owner.token, project, {
+      '.gitlab-ci.yml': 'a: { script: x }\nb: { script: x }\n',
+    });
+    const pipeline = await pipelineFor(owner.token, project, sha);
+    expect(await totals()).toEqual({ pipelines: 1, success: 0, jobs: 2 });
+    const jobs = await jobsOf(owner.token, project, pipeline.id);
+    for (const job of jobs) await run(job.id, 'running', 'success');
+    expect(await totals()).toEqual({ pipelines: 1, success: 1, jobs: 2 });
+    const deleted = await server.request('DELETE', `/projects/${project.id}/pipelines/${pipeline.id}`, {
+      token: owner.token,
+    });
+    expect(deleted.status).toBe(204);
+    expect(await totals()).toEqual({ pipelines: 0, success: 0, jobs: 0 });
+  });
+});
+
 describe('CI/CD variables in rules', () => {
   it('reads instance and project variables (the project winning), protected ones only on protected refs', async () => {
     const { owner, project } = await server.factories.ownedProjectWithReadme();
