@@ -1,12 +1,16 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Project } from '../../src/projects/project.entity.js';
 import type { CiStatus } from '../../src/pipelines/pipeline.entity.js';
 import { AccessLevel } from '../../src/core/access-level.js';
+import { remoteUrl, useGitWorkDir } from '../helpers/git-cli.js';
 import { useTestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
 
 type Json = Record<string, unknown>;
 const server = useTestServer({ env: { FORGE_JOB_POLL: '0.5' } });
+const { work, gitCli } = useGitWorkDir('forge-pipelines-');
 
 async function commit(
   token: string,
@@ -157,6 +161,47 @@ const CHILD = `child-job:
 `;
 
 describe('a push', () => {
+  it('makes the same tree from a git push over HTTP', async () => {
+    const { owner, project } = await server.factories.ownedProjectWithReadme();
+    const { path_with_namespace: fullPath } = await get(owner.token, `/projects/${project.id}`);
+    const dir = path.join(work, `push-${project.id}`);
+    const cloned = await gitCli(['clone', '-q', remoteUrl(server.url, String(fullPath), owner.token), dir]);
+    expect(cloned.ok, cloned.stderr).toBe(true);
+    const files = { '.gitlab-ci.yml': CONFIG, 'ci/common.yml': COMMON, 'ci/child.yml': CHILD };
+    for (const [name, content] of Object.entries(files)) {
+      fs.mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
+      fs.writeFileSync(path.join(dir, name), content);
+    }
+    for (const args of [
+      ['add', '-A'],
+      ['commit', '-q', '-m', 'Add CI'],
+      ['push', '-q', 'origin', 'main'],
+    ]) {
+      const done = await gitCli(args, dir);
+      expect(done.ok, done.stderr).toBe(true);
+    }
+    const sha = (await gitCli(['rev-parse', 'HEAD'], dir)).stdout.trim();
+    const pipeline = await pipelineFor(owner.token, project, sha);
+    expect(pipeline).toMatchObject({ source: 'push', ref: 'main', sha });
+    const jobs = await settle(owner.token, project, pipeline.id, {
+      build: 'pending',
+      lint: 'pending',
+      deploy: 'created',
+    });
+    expect(jobs.map((j) => [j.name, j.stage])).toEqual([
+      ['check-production', 'test'],
+      ['build', 'build'],
+      ['test: [3.2]', 'test'],
+      ['test: [3.3]', 'test'],
+      ['lint', 'test'],
+      ['exists-job', 'test'],
+      ['changes-job', 'test'],
+      ['deploy', 'deploy'],
+    ]);
+    const detail = await get(owner.token, `/projects/${project.id}/pipelines/${pipeline.id}`);
+    expect(detail.user).toMatchObject({ id: owner.user.id });
+  });
+
   it('makes the tree of stages, jobs and a child pipeline, and the statuses follow the jobs', async () => {
     const { owner, project } = await server.factories.ownedProjectWithReadme();
     const { token } = owner;
