@@ -65,6 +65,20 @@ beforeAll(async () => {
   ids = { project: id, group: group.id as number, mr: mr.iid as number, note: note.id as number };
   ids.agent = agent.id as number;
   ids.snippet = snippet.id as number;
+  const ci = await post(`/projects/${id}/repository/commits`, {
+    branch: 'main',
+    commit_message: 'CI',
+    actions: [{ action: 'create', file_path: '.gitlab-ci.yml', content: 'job: { script: x }\n' }],
+  });
+  ids.sha = ci.id as string;
+  ids.pipeline = (await post(`/projects/${id}/pipeline`, { ref: 'main' })).id as number;
+  ids.schedule = (
+    await post(`/projects/${id}/pipeline_schedules`, {
+      description: 'nightly',
+      ref: 'main',
+      cron: '0 1 * * *',
+    })
+  ).id as number;
 });
 
 /** Every offset-paginated list of the contract, its path ids filled from the data above. */
@@ -119,6 +133,16 @@ const LISTS = [
   '/projects/:project/variables',
   '/groups/:group/variables',
   '/admin/ci/variables',
+  '/projects/:project/pipelines',
+  '/projects/:project/pipelines/:pipeline/jobs',
+  '/projects/:project/pipelines/:pipeline/bridges',
+  '/projects/:project/jobs',
+  '/projects/:project/merge_requests/:mr/pipelines',
+  '/projects/:project/repository/commits/:sha/statuses',
+  '/projects/:project/triggers',
+  '/projects/:project/pipeline_schedules',
+  '/projects/:project/pipeline_schedules/:schedule/pipelines',
+  '/templates/gitlab_ci_ymls',
   '/projects/:project/snippets',
   '/snippets',
   '/snippets/public',

@@ -1018,6 +1018,8 @@ const CALLS: Record<string, (c: Case) => Call | Promise<Call>> = {
     path: { key: await doomedVariable(c, `/groups/${c.subjectId}/variables`) },
   }),
   createInstanceVariable: () => ({ body: { key: variableKey(), value: 'matrix' } }),
+  // CI templates: one the server ships.
+  getCiYmlTemplate: () => ({ path: { key: 'Nodejs' } }),
   getInstanceVariable: () => ({ path: { key: 'MATRIX' } }),
   updateInstanceVariable: () => ({ path: { key: 'MATRIX' }, body: { value: 'edited' } }),
   deleteInstanceVariable: async (c) => ({ path: { key: await doomedVariable(c, '/admin/ci/variables') } }),

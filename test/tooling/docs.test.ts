@@ -169,7 +169,9 @@ async function renderEveryTag({
   const { document } = globalThis as unknown as { document: PageElement };
   const pause = () => new Promise((resolve) => setTimeout(resolve, 50));
   const all = (selectors: string) => Array.from(document.querySelectorAll(selectors));
-  const title = (section: PageElement) => section.querySelector('h1, h2')?.textContent ?? null;
+  // A deprecated operation's heading ends with Redoc's "Deprecated" badge, which is not part of its summary.
+  const title = (section: PageElement) =>
+    section.querySelector('h1, h2')?.textContent?.replace(/\s*deprecated$/i, '') ?? null;
   const views: TagView[] = [];
   for (const tag of tags) {
     const view: TagView = {
