@@ -14,7 +14,7 @@ export const HOOK_PATH = '/-/internal/git/';
 export interface PushSession {
   /** Why the push is refused, or null; `quarantine` is git's environment for the pushed objects. */
   refusal(changes: RefChange[], quarantine?: Record<string, string>): Promise<string | null>;
-  record(changes: RefChange[]): Promise<void>;
+  record(changes: RefChange[], pushOptions: string[]): Promise<void>;
 }
 
 export class PushSessions {
@@ -38,6 +38,7 @@ export class PushSessions {
     const payload = (await readBodyParams(ctx)) as {
       secret?: string;
       changes?: RefChange[];
+      pushOptions?: unknown;
       quarantine?: Record<string, string>;
     };
     const session = payload.secret ? this.sessions.get(payload.secret) : undefined;
@@ -52,7 +53,10 @@ export class PushSessions {
       ctx.body = reason ? { allowed: false, message: reason } : { allowed: true };
       return;
     }
-    await session.record(payload.changes);
+    const pushOptions = Array.isArray(payload.pushOptions)
+      ? payload.pushOptions.filter((option): option is string => typeof option === 'string')
+      : [];
+    await session.record(payload.changes, pushOptions);
     ctx.body = { allowed: true };
   }
 }

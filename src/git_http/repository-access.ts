@@ -168,7 +168,8 @@ export class RepositoryAccess {
               },
               changes,
             ),
-      record: (changes) => repositories.recordPush(view.project, caller.user?.id ?? null, changes, 'git'),
+      record: (changes, pushOptions) =>
+        repositories.recordPush(view.project, caller.user?.id ?? null, changes, 'git', pushOptions),
     };
   }
 

@@ -199,6 +199,7 @@ export class PipelinesService {
         user,
         source: 'push',
         changedPaths: changedPaths ? [...new Set(changedPaths)] : null,
+        pushOptions: payload.pushOptions,
       });
       if ('errors' in result)
         this.logger.debug(

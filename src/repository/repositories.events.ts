@@ -8,6 +8,8 @@ export interface RefsUpdated {
   changes: Array<{ ref: string; before: string; after: string }>;
   /** A `git push` over HTTP, or a write through the API. */
   via: 'git' | 'api';
+  /** The push's options (`git push -o ci.skip`), when it gave any. */
+  pushOptions?: string[];
 }
 
 declare module '../core/events.js' {

@@ -230,6 +230,7 @@ export class RepositoriesService {
     userId: number | null,
     changes: RefChange[],
     via: 'git' | 'api',
+    pushOptions: string[] = [],
   ): Promise<void> {
     if (changes.length === 0) return;
     const repository = openGitRepository(this.storage.diskPath(project.repositoryStorage, project.id));
@@ -265,6 +266,7 @@ export class RepositoriesService {
         userId,
         changes: changes.map((c) => ({ ref: c.ref, before: c.oldSha, after: c.newSha })),
         via,
+        ...(pushOptions.length > 0 ? { pushOptions } : {}),
       });
     });
     await this.storeState(project.id, defaultBranch, repository, state.refs);

@@ -200,6 +200,17 @@ describe('a push', () => {
     ]);
     const detail = await get(owner.token, `/projects/${project.id}/pipelines/${pipeline.id}`);
     expect(detail.user).toMatchObject({ id: owner.user.id });
+    // `git push -o ci.skip` skips the pushed commit's pipeline, as `[ci skip]` in its message does.
+    fs.writeFileSync(path.join(dir, 'README.md'), 'skipped\n');
+    for (const args of [
+      ['commit', '-q', '-am', 'No CI'],
+      ['push', '-q', '-o', 'ci.skip', 'origin', 'main'],
+    ]) {
+      const done = await gitCli(args, dir);
+      expect(done.ok, done.stderr).toBe(true);
+    }
+    const skippedSha = (await gitCli(['rev-parse', 'HEAD'], dir)).stdout.trim();
+    expect((await pipelineFor(owner.token, project, skippedSha)).status).toBe('skipped');
   });
 
   it('makes the tree of stages, jobs and a child pipeline, and the statuses follow the jobs', async () => {

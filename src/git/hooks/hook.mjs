@@ -51,6 +51,11 @@ try {
     body: JSON.stringify({
       secret: process.env.FORGE_HOOK_SECRET,
       changes,
+      // `git push -o ci.skip`: receive-pack hands the push options to the hooks in the environment.
+      pushOptions: Array.from(
+        { length: Number(process.env.GIT_PUSH_OPTION_COUNT ?? 0) },
+        (_, i) => process.env[`GIT_PUSH_OPTION_${i}`] ?? '',
+      ),
       quarantine: {
         GIT_OBJECT_DIRECTORY: process.env.GIT_OBJECT_DIRECTORY ?? '',
         GIT_ALTERNATE_OBJECT_DIRECTORIES: process.env.GIT_ALTERNATE_OBJECT_DIRECTORIES ?? '',
