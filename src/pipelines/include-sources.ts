@@ -3,13 +3,16 @@
  * other projects the user may read, remote URLs (bounded, under the local-request rule) and the
  * templates the configuration language ships.
  */
+import dns from 'node:dns';
+import http from 'node:http';
+import https from 'node:https';
 import { canProject } from '../core/abilities.js';
 import type { Caller } from '../core/auth.js';
 import { ApiError } from '../core/errors.js';
 import type { GitRepository } from '../git/repository.js';
 import type { ProjectsService } from '../projects/projects.service.js';
 import type { RepositoriesService } from '../repository/repositories.service.js';
-import { localAddressProblem } from '../remote_mirrors/mirror-url.js';
+import { addressProblem, localAddressProblem } from '../remote_mirrors/mirror-url.js';
 import type { IncludeSources } from '../ci_config/types.js';
 import { ciConfig } from './adapters.js';
 
@@ -60,6 +63,28 @@ export function includeSources(ctx: SourcesContext): IncludeSources {
   };
 }
 
+/**
+ * A `lookup` for the connection itself: the address checked is the one connected to, so a name that
+ * resolves elsewhere between a check and the connection (DNS rebinding) cannot reach a local address.
+ */
+function checkedLookup(
+  hostname: string,
+  options: dns.LookupOptions,
+  callback: (
+    err: NodeJS.ErrnoException | null,
+    address: string | dns.LookupAddress[],
+    family?: number,
+  ) => void,
+): void {
+  dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
+    if (err) return callback(err, '');
+    const problem = addresses.map((entry) => addressProblem(entry.address)).find((found) => found !== null);
+    if (problem) return callback(Object.assign(new Error(`URL ${problem}`), { code: 'EBLOCKED' }), '');
+    if (options.all) return callback(null, addresses);
+    callback(null, addresses[0].address, addresses[0].family);
+  });
+}
+
 /** GETs a remote include with a time and size bound; local addresses only when the instance allows them. */
 export async function fetchRemote(url: string, allowLocal: boolean): Promise<string> {
   let parsed: URL;
@@ -70,27 +95,42 @@ export async function fetchRemote(url: string, allowLocal: boolean): Promise<str
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
     throw new Error(`Remote file \`${url}\` is not a valid address!`);
-  if (!allowLocal) {
-    const problem = await localAddressProblem(url);
-    if (problem) throw new Error(`Remote file \`${url}\` could not be fetched because of: URL ${problem}`);
-  }
-  let response: Response;
-  try {
-    response = await fetch(url, { signal: AbortSignal.timeout(REMOTE_TIMEOUT_MS), redirect: 'error' });
-  } catch (err) {
-    const reason = (err as Error).name === 'TimeoutError' ? 'timeout' : 'connection failed';
-    throw new Error(`Remote file \`${url}\` could not be fetched because of a ${reason}!`);
-  }
-  if (!response.ok)
-    throw new Error(`Remote file could not be fetched because of HTTP code \`${response.status}\` error!`);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of response.body ?? []) {
-    size += (chunk as Uint8Array).length;
-    if (size > REMOTE_MAX_BYTES) throw new Error(`Remote file \`${url}\` is too large!`);
-    chunks.push(Buffer.from(chunk as Uint8Array));
-  }
-  return Buffer.concat(chunks).toString('utf8');
+  // Names are checked as they are connected to (checkedLookup); literals and `localhost` here.
+  const problem = allowLocal ? null : await localAddressProblem(url, { resolve: false });
+  if (problem) throw new Error(`Remote file \`${url}\` could not be fetched because of: URL ${problem}`);
+  const get = parsed.protocol === 'https:' ? https.get : http.get;
+  return new Promise<string>((resolve, reject) => {
+    const failed = (reason: string) =>
+      reject(new Error(`Remote file \`${url}\` could not be fetched because of ${reason}!`));
+    const request = get(url, { lookup: allowLocal ? undefined : checkedLookup, timeout: REMOTE_TIMEOUT_MS });
+    request.on('timeout', () => request.destroy(Object.assign(new Error('timeout'), { code: 'ETIMEDOUT' })));
+    request.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EBLOCKED')
+        reject(new Error(`Remote file \`${url}\` could not be fetched because of: ${err.message}`));
+      else failed(err.code === 'ETIMEDOUT' ? 'a timeout' : 'a connection failed');
+    });
+    request.on('response', (response) => {
+      const status = response.statusCode ?? 0;
+      if (status < 200 || status >= 300) {
+        response.resume();
+        return reject(
+          new Error(`Remote file could not be fetched because of HTTP code \`${status}\` error!`),
+        );
+      }
+      const chunks: Buffer[] = [];
+      let size = 0;
+      response.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > REMOTE_MAX_BYTES) {
+          response.destroy();
+          return reject(new Error(`Remote file \`${url}\` is too large!`));
+        }
+        chunks.push(chunk);
+      });
+      response.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+      response.on('error', () => failed('a connection failed'));
+    });
+  });
 }
 
 /** `**`, `*`, `?` and `{a,b}` globs as `rules:exists` reads them, against paths relative to the root. */

@@ -44,7 +44,8 @@ function family(address: string): { address: string; type: 'ipv4' | 'ipv6' } {
   return { address, type: net.isIPv6(address) ? 'ipv6' : 'ipv4' };
 }
 
-function addressProblem(raw: string): UrlProblem | null {
+/** What the local-request rule says of one address (a resolved one, or an IP literal). */
+export function addressProblem(raw: string): UrlProblem | null {
   const { address, type } = family(raw);
   if (LOOPBACK.check(address, type)) return 'is blocked: Requests to localhost are not allowed';
   if (LINK_LOCAL.check(address, type))
@@ -87,11 +88,16 @@ export function parseMirrorUrl(text: string): ParsedMirrorUrl | { problem: UrlPr
  * Whether the host is, or resolves to, a local address. A name that does not resolve passes (GitLab
  * without DNS rebinding protection); the push reports it.
  */
-export async function localAddressProblem(masked: string): Promise<UrlProblem | null> {
+export async function localAddressProblem(
+  masked: string,
+  { resolve = true }: { resolve?: boolean } = {},
+): Promise<UrlProblem | null> {
   const host = new URL(masked).hostname.replace(/^\[|\]$/g, '');
   if (host.toLowerCase() === 'localhost' || host.toLowerCase().endsWith('.localhost'))
     return 'is blocked: Requests to localhost are not allowed';
   if (net.isIP(host)) return addressProblem(host);
+  // A caller that checks the address it connects to (a `lookup` of its own) needs no resolution here.
+  if (!resolve) return null;
   let addresses: Array<{ address: string }>;
   try {
     addresses = await dns.lookup(host, { all: true });
