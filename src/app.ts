@@ -18,6 +18,7 @@ import { uploadsWebRouter } from './uploads/web-routes.js';
 import {
   createServices,
   createSubjectResolvers,
+  createCallerCredentialResolvers,
   createCredentialResolvers,
   createSubscribers,
   handlers,
@@ -100,6 +101,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       authenticator: services.authentication,
       subjects,
       credentials: createCredentialResolvers(services),
+      callerCredentials: createCallerCredentialResolvers(services),
       rateLimiter: services.rateLimiter,
       config,
     }),

@@ -3,6 +3,7 @@ import { DEFAULT_QUEUE_SETTINGS, type QueueSettings } from './core/queue.js';
 import { parseRateLimits, type RateLimitRules } from './core/rate-limit.js';
 import type { DatabaseTimeouts } from './db/timeouts.js';
 import { parseStorages, type Storages } from './git/storage.js';
+import type { ObjectStoreConfig } from './core/object-store.js';
 import { DEFAULT_MONITORING_ALLOWLIST, parseIpAllowlist, type IpAllowlist } from './ops/allowlist.js';
 
 /** Every setting comes from the environment; see the README's configuration table. */
@@ -39,6 +40,8 @@ export interface Config {
    * for example `mr_approved_filter`.
    */
   features: Set<string>;
+  /** Where job artifacts, finished traces (later registry blobs and packages) are kept; see the README. */
+  objectStore: ObjectStoreConfig;
 }
 
 export const TIERS = ['free', 'premium', 'ultimate'] as const;
@@ -69,6 +72,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     allowLocalRequests: /^(1|true|yes)$/i.test(env.FORGE_ALLOW_LOCAL_REQUESTS ?? ''),
     rateLimits: parseRateLimits(env.FORGE_RATE_LIMITS),
     storages: parseStorages(env.FORGE_STORAGES, dataDir),
+    objectStore: { kind: 'file', dir: path.join(dataDir, 'objects') },
     tier: parseTier(env.FORGE_TIER),
     features: new Set(
       (env.FORGE_FEATURES ?? '')

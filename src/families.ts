@@ -4,6 +4,7 @@
  */
 import type { AnySubscriber } from './core/events.js';
 import {
+  buildCallerCredentialResolvers,
   buildCredentialResolvers,
   buildServices,
   buildSubjectResolvers,
@@ -12,7 +13,7 @@ import {
   type CoreInput,
   type ServiceRegistry,
 } from './core/family.js';
-import type { CredentialResolvers } from './core/credentials.js';
+import type { CallerCredentialResolvers, CredentialResolvers } from './core/credentials.js';
 import type { HandlerMap } from './core/handler.js';
 import type { SubjectResolvers } from './core/subjects.js';
 import type { DatabaseModel } from './db/data-source.js';
@@ -54,6 +55,7 @@ import { remoteMirrorsManifest } from './remote_mirrors/manifest.js';
 import { repositoryManifest } from './repository/manifest.js';
 import { repositoryStorageMovesManifest } from './repository_storage_moves/manifest.js';
 import { resourceEventsManifest } from './resource_events/manifest.js';
+import { runnersManifest } from './runners/manifest.js';
 import { sidekiqManifest } from './sidekiq/manifest.js';
 import { snippetsManifest } from './snippets/manifest.js';
 import { tagsManifest } from './tags/manifest.js';
@@ -100,6 +102,7 @@ export const families = [
   repositoryManifest,
   repositoryStorageMovesManifest,
   resourceEventsManifest,
+  runnersManifest,
   sidekiqManifest,
   snippetsManifest,
   tagsManifest,
@@ -125,6 +128,9 @@ export const createSubjectResolvers = (services: Services): SubjectResolvers =>
 
 export const createCredentialResolvers = (services: Services): CredentialResolvers =>
   buildCredentialResolvers(services, families);
+
+export const createCallerCredentialResolvers = (services: Services): CallerCredentialResolvers =>
+  buildCallerCredentialResolvers(services, families);
 
 export const createSubscribers = (services: Services): AnySubscriber[] =>
   families.flatMap((family) => family.subscribers?.(services) ?? []);

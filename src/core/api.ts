@@ -26,6 +26,8 @@ import { rateLimitSubject, type RateLimiter } from './rate-limit.js';
 import { ABILITY_NAMES, authorizeInstance, pipelineAbility, RULE_NAMES } from './abilities.js';
 import {
   USER_SCHEMES,
+  type CallerCredentialResolvers,
+  type CallerScheme,
   type CredentialResolver,
   type CredentialResolvers,
   type CredentialScheme,
@@ -59,6 +61,8 @@ export interface ApiOptions {
   subjects: SubjectResolvers;
   /** The resolvers of the non-user security schemes, by scheme name. */
   credentials: CredentialResolvers;
+  /** The resolvers of the schemes that act for a user within a narrower reach (CI job tokens). */
+  callerCredentials: CallerCredentialResolvers;
   rateLimiter: RateLimiter;
   config: Config;
 }
@@ -224,10 +228,35 @@ function ownSchemes(backend: Backend, operation: Operation): OwnSchemes | undefi
 
 function readOwnSchemes(backend: Backend, operation: Operation): OwnSchemes | undefined {
   const names = (operation.security ?? []).flatMap((requirement) => Object.keys(requirement));
-  if (names.length === 0 || names.some((name) => USER_SCHEMES.has(name))) return undefined;
+  if (names.length === 0 || names.some((name) => USER_SCHEMES.has(name) || CALLER_SCHEMES.has(name)))
+    return undefined;
   const defined = (backend.definition.components?.securitySchemes ?? {}) as Record<string, SchemeObject>;
   return names.map((name) => ({ name: name as CredentialScheme, scheme: defined[name] }));
 }
+
+/** The schemes whose credential stands for a caller (a user within a narrower reach), by name. */
+const CALLER_SCHEMES = new Set<string>();
+
+/** The caller schemes an operation's `security` names, with their definitions. */
+const callerSchemesOf = new WeakMap<Operation, OwnSchemes>();
+function callerSchemes(backend: Backend, operation: Operation): OwnSchemes {
+  let schemes = callerSchemesOf.get(operation);
+  if (!schemes) {
+    const defined = (backend.definition.components?.securitySchemes ?? {}) as Record<string, SchemeObject>;
+    schemes = (operation.security ?? [])
+      .flatMap((requirement) => Object.keys(requirement))
+      .filter((name) => CALLER_SCHEMES.has(name))
+      .map((name) => ({ name: name as CredentialScheme, scheme: defined[name] }));
+    callerSchemesOf.set(operation, schemes);
+  }
+  return schemes;
+}
+
+/** A refused credential: 401, or what the operation declares (`x-credential-refusal: forbidden`). */
+const credentialRefused = (operation: Operation) =>
+  (operation as { 'x-credential-refusal'?: string })['x-credential-refusal'] === 'forbidden'
+    ? new ApiError(403, { message: '403 Forbidden' })
+    : unauthorized();
 
 /** The first credential presented as one of the schemes says, and the scheme it came by. */
 function presentedCredential(
@@ -253,22 +282,45 @@ function presentedCredential(
 /** The principal of an operation with its own credential: 401 when none is presented or none is known. */
 async function resolvePrincipal(
   credentials: CredentialResolvers,
+  operation: Operation,
   schemes: OwnSchemes,
   request: { headers: IncomingHttpHeaders; query: Array<[string, string]>; path: ParamObject },
 ): Promise<unknown> {
   const presented = presentedCredential(schemes, request.headers, request.query);
-  if (!presented) throw unauthorized();
+  if (!presented) throw credentialRefused(operation);
   const resolve = credentials[presented.scheme] as CredentialResolver<unknown>;
   const principal = await resolve(presented.credential, { path: request.path as Record<string, string> });
-  if (principal === null) throw unauthorized();
+  if (principal === null) throw credentialRefused(operation);
   return principal;
+}
+
+/** The caller a presented caller credential (a CI job token) stands for; undefined when none is presented. */
+async function resolveCaller(
+  callerCredentials: CallerCredentialResolvers,
+  operation: Operation,
+  schemes: OwnSchemes,
+  request: { headers: IncomingHttpHeaders; query: Array<[string, string]> },
+): Promise<Caller | undefined> {
+  if (schemes.length === 0) return undefined;
+  const presented = presentedCredential(schemes, request.headers, request.query);
+  if (!presented) return undefined;
+  const resolve = callerCredentials[presented.scheme as CallerScheme] as
+    CallerCredentialResolvers[CallerScheme] | undefined;
+  const caller = resolve ? await resolve(presented.credential) : null;
+  if (!caller) throw credentialRefused(operation);
+  return caller;
 }
 
 /**
  * Stops the start when the contract names an ability or a rule no family declares, or a non-user scheme
  * no family resolves.
  */
-function checkDeclarations(backend: Backend, credentials: CredentialResolvers) {
+function checkDeclarations(
+  backend: Backend,
+  credentials: CredentialResolvers,
+  callerCredentials: CallerCredentialResolvers,
+) {
+  for (const name of Object.keys(callerCredentials)) CALLER_SCHEMES.add(name);
   for (const item of Object.values(backend.definition.paths ?? {}))
     for (const operation of Object.values(item ?? {}) as Operation[]) {
       if (!operation || typeof operation !== 'object' || !operation.operationId) continue;
@@ -282,6 +334,8 @@ function checkDeclarations(backend: Backend, credentials: CredentialResolvers) {
       for (const { name } of ownSchemes(backend, operation) ?? [])
         if (!(name in credentials))
           throw new Error(`${operation.operationId}: no family resolves the security scheme ${name}`);
+      for (const { name, scheme } of callerSchemes(backend, operation))
+        if (!scheme) throw new Error(`${operation.operationId}: the security scheme ${name} is not defined`);
     }
 }
 // --- end of own credentials ---
@@ -292,8 +346,9 @@ const allowsAnonymous = (operation: Operation) =>
 
 /** Routes /api/v4/* by operationId to the typed handlers, applying GitLab's wire conventions once. */
 export function apiMiddleware(options: ApiOptions): Middleware {
-  const { backend, handlers, services, authenticator, subjects, credentials, rateLimiter, config } = options;
-  checkDeclarations(backend, credentials);
+  const { backend, handlers, services, authenticator, subjects, credentials, callerCredentials } = options;
+  const { rateLimiter, config } = options;
+  checkDeclarations(backend, credentials, callerCredentials);
 
   /** Resolves the declared subject once and enforces the declared ability: 404 unseen, 403 without it. */
   async function authorize(caller: Caller, operation: Operation, path: ParamObject) {
@@ -306,6 +361,8 @@ export function apiMiddleware(options: ApiOptions): Middleware {
     }
     const resolver = subjects[kind] as SubjectResolvers[keyof SubjectTypes];
     const subject = await resolver.find(caller, String(path.id));
+    // A job token reaches its own project and those that allow it, whatever its user may see.
+    if (caller.reach) await caller.reach.check(kind, subject);
     const ability = pipelineAbility({ ...declaration, subject: kind });
     try {
       if (ability)
@@ -335,11 +392,18 @@ export function apiMiddleware(options: ApiOptions): Middleware {
     const rawQuery = queryPairs(ctx.querystring);
     const own = ownSchemes(backend, operation);
     const principal =
-      own && (await resolvePrincipal(credentials, own, { headers: ctx.headers, query: rawQuery, path }));
+      own &&
+      (await resolvePrincipal(credentials, operation, own, { headers: ctx.headers, query: rawQuery, path }));
+    const byCallerScheme = own
+      ? undefined
+      : await resolveCaller(callerCredentials, operation, callerSchemes(backend, operation), {
+          headers: ctx.headers,
+          query: rawQuery,
+        });
     const authenticated = own
       ? anonymous
-      : await authenticator.authenticate(presentedToken(ctx.headers, rawQuery));
-    if (!own && !authenticated.user && !allowsAnonymous(operation)) throw unauthorized();
+      : (byCallerScheme ?? (await authenticator.authenticate(presentedToken(ctx.headers, rawQuery))));
+    if (!own && !authenticated.user && !allowsAnonymous(operation)) throw credentialRefused(operation);
     requireScope(authenticated, operationScopes(operation, method));
     const caller: Caller = await authenticator.actAs(authenticated, sudoIdentifier(ctx.headers, rawQuery));
     ctx.state.caller = caller;
@@ -348,6 +412,9 @@ export function apiMiddleware(options: ApiOptions): Middleware {
     rateLimiter.hit(authenticated.user ? 'api_authenticated' : 'api_unauthenticated', who);
     const endpointClass = operationRateLimit(operation);
     if (endpointClass) rateLimiter.hit(endpointClass, who);
+
+    // `x-raw-body`: the handler reads the body as it arrives (a job's log, a blob), not parsed here.
+    const rawBody = (operation as { 'x-raw-body'?: boolean })['x-raw-body'] === true;
 
     const maxUpload = (operation as { 'x-max-upload-bytes'?: number })['x-max-upload-bytes'];
     const files: Record<string, UploadedFile> = {};
@@ -360,7 +427,7 @@ export function apiMiddleware(options: ApiOptions): Middleware {
     }
 
     async function handle(spool: UploadSpool | undefined) {
-      const bodyParams = await readBodyParams(ctx, spool, files);
+      const bodyParams = rawBody ? {} : await readBodyParams(ctx, spool, files);
       const placed = placeParams(
         operation,
         mergeParams(parseBracketPairs(rawQuery), bodyParams),
@@ -397,8 +464,10 @@ export function apiMiddleware(options: ApiOptions): Middleware {
           ip: ctx.ip,
           method: ctx.method,
           userAgent: ctx.get('User-Agent'),
+          headers: ctx.headers,
         },
         files,
+        rawBody: rawBody ? ctx.req : undefined,
       });
       // Koa drops the body of a HEAD response itself, keeping its headers.
       if (result.stream !== undefined) {

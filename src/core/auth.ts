@@ -31,6 +31,19 @@ export interface Caller {
   token: IdentityToken | null;
   /** The administrator acting as `user` through sudo. */
   sudoFrom?: IdentityUser;
+  /**
+   * A narrower reach than the user's own rights: a CI job token acts as its job's user, but only on its
+   * own project and on the projects whose job token scope allows it.
+   */
+  reach?: CallerReach;
+}
+
+/** What a credential that acts for a user may reach (see `Caller.reach`). */
+export interface CallerReach {
+  /** The credential's kind, for logs and for answers that name it. */
+  readonly kind: string;
+  /** Throws GitLab's refusal unless the credential may act on this subject (of `subjectKind`). */
+  check(subjectKind: string, subject: unknown): Promise<void>;
 }
 
 /** Turns presented credentials into a caller; the users family implements it. */

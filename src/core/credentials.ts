@@ -1,3 +1,5 @@
+import type { Caller } from './auth.js';
+
 /**
  * Non-user credentials: security schemes of the contract that authenticate something other than a user
  * (a cluster agent, an Unleash client; job, runner and deploy tokens, registry JWTs and alert keys
@@ -27,3 +29,13 @@ export type CredentialResolvers = { [K in CredentialScheme]: CredentialResolver<
 
 /** The schemes that authenticate a user (the users family's tokens), not a principal of their own. */
 export const USER_SCHEMES: ReadonlySet<string> = new Set(['PrivateToken']);
+
+/**
+ * Schemes that authenticate a caller acting for a user within a narrower reach (a CI job token: its
+ * job's user, its project and the projects that allow it). An operation names them in its `security`
+ * beside `PrivateToken`; the family that issues them resolves them through its manifest
+ * (`callerCredentials`). Null: the pipeline answers 401.
+ */
+export type CallerScheme = string;
+export type CallerCredentialResolver = (credential: string) => Promise<Caller | null>;
+export type CallerCredentialResolvers = Record<CallerScheme, CallerCredentialResolver>;

@@ -10,8 +10,16 @@ import type { DataSource } from 'typeorm';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import { registerAbilities, type AbilityDeclarations } from './abilities.js';
-import type { CredentialResolver, CredentialResolvers, PrincipalTypes } from './credentials.js';
+import type {
+  CallerCredentialResolver,
+  CallerCredentialResolvers,
+  CallerScheme,
+  CredentialResolver,
+  CredentialResolvers,
+  PrincipalTypes,
+} from './credentials.js';
 import type { AnySubscriber, Events } from './events.js';
+import { createObjectStore, type ObjectStore } from './object-store.js';
 import type { HandlerMap, OperationId, Handler } from './handler.js';
 import type { ServiceKey, ServiceRegistry } from './service-registry.js';
 import type { SubjectResolver, SubjectResolvers, SubjectTypes } from './subjects.js';
@@ -26,10 +34,12 @@ export interface CoreDeps {
   logger: Logger;
   /** What other families add to this family's extension points (read once the services are built). */
   contributions: Contributions;
+  /** Where uploaded objects (artifacts, traces, blobs, packages) are kept: files or an S3 bucket. */
+  objectStore: ObjectStore;
 }
 
 /** What the application gives `buildServices`; the contributions are built with the services. */
-export type CoreInput = Omit<CoreDeps, 'contributions'>;
+export type CoreInput = Omit<CoreDeps, 'contributions' | 'objectStore'> & { objectStore?: ObjectStore };
 
 /**
  * Extension points, by name: a family that lets others extend what it does declares one by declaration
@@ -99,6 +109,12 @@ export type CredentialDefinitions = {
   [K in keyof PrincipalTypes]?: (services: ServiceRegistry) => CredentialResolver<PrincipalTypes[K]>;
 };
 
+/** How a family resolves the schemes that act for a user within a narrower reach (CI job tokens). */
+export type CallerCredentialDefinitions = Record<
+  CallerScheme,
+  (services: ServiceRegistry) => CallerCredentialResolver
+>;
+
 /** Any family, whatever its operations: what the lists of families are made of. */
 export interface AnyFamily {
   /** Named like the family's folder and spec file. */
@@ -111,6 +127,8 @@ export interface AnyFamily {
   subjects?: SubjectDefinitions;
   /** The non-user security schemes the family resolves to its principals. */
   credentials?: CredentialDefinitions;
+  /** The schemes the family resolves to a caller acting for a user (see credentials.ts). */
+  callerCredentials?: CallerCredentialDefinitions;
   /** The family's abilities (`defineAbilities`), merged into the one catalogue. */
   abilities?: AbilityDeclarations;
   subscribers?: SubscriberDefinitions;
@@ -151,7 +169,11 @@ export function mergeHandlers<F extends readonly AnyFamily[]>(families: F): Hand
  * service that names one nobody provides stops the start with the chain that caused it.
  */
 export function buildServices(input: CoreInput, families: readonly AnyFamily[]): ServiceRegistry {
-  const core: CoreDeps = { ...input, contributions: new Contributions() };
+  const core: CoreDeps = {
+    ...input,
+    contributions: new Contributions(),
+    objectStore: input.objectStore ?? createObjectStore(input.config.objectStore),
+  };
   const definitions = new Map<ServiceKey, ServiceDefinition>();
   for (const family of families) {
     for (const definition of family.services ?? []) {
@@ -212,6 +234,23 @@ export function buildCredentialResolvers(
     }
   }
   return resolvers as CredentialResolvers;
+}
+
+/** Every caller scheme's resolver; a scheme two families resolve stops the start. */
+export function buildCallerCredentialResolvers(
+  services: ServiceRegistry,
+  families: readonly AnyFamily[],
+): CallerCredentialResolvers {
+  const resolvers: CallerCredentialResolvers = {};
+  for (const family of families) {
+    for (const [scheme, define] of Object.entries(family.callerCredentials ?? {}) as Array<
+      [CallerScheme, (services: ServiceRegistry) => CallerCredentialResolver]
+    >) {
+      if (scheme in resolvers) throw new Error(`security scheme ${String(scheme)} is resolved twice`);
+      resolvers[scheme] = define(services);
+    }
+  }
+  return resolvers;
 }
 
 /**

@@ -30,7 +30,7 @@ export type Body<O extends OperationId> =
   Op<O> extends { requestBody?: { content: { 'application/json': infer B } } } ? B : undefined;
 
 type Responses<O extends OperationId> = Op<O>['responses'];
-type SuccessStatus<O extends OperationId> = Extract<keyof Responses<O>, 200 | 201 | 202 | 204 | 304>;
+type SuccessStatus<O extends OperationId> = Extract<keyof Responses<O>, 200 | 201 | 202 | 204 | 302 | 304>;
 type JsonBody<R> = R extends { content: { 'application/json': infer B } } ? B : null;
 
 /** A success status whose content is not JSON (raw files, archives) is answered with bytes or a stream. */
@@ -72,6 +72,8 @@ export type HandlerContext<O extends OperationId, S extends ServiceKey = Service
   request: RequestInfo;
   /** Files of a multipart body, by field name, for operations that take them (`x-max-upload-bytes`). */
   files?: Record<string, UploadedFile>;
+  /** The request body as it arrives, for operations marked `x-raw-body` (nothing parsed it). */
+  rawBody?: Readable;
 };
 
 export type Handler<O extends OperationId, S extends ServiceKey = ServiceKey> = (

@@ -13,6 +13,8 @@ export interface RequestInfo {
   method?: string;
   /** The client's `User-Agent` (kept with what it creates, e.g. snippets' user agent details). */
   userAgent?: string;
+  /** The raw request headers, for operations whose protocol puts data in them (`Content-Range`). */
+  headers?: Readonly<Record<string, string | string[] | undefined>>;
 }
 
 export interface PageParams {

@@ -172,6 +172,7 @@ export class JobsService {
       if (update.exitCode !== undefined) job.exitCode = update.exitCode;
       if (update.coverage !== undefined) job.coverage = update.coverage.toFixed(2);
       await manager.save(job);
+      await this.processing.announce(manager, [job]);
       await this.afterChange(manager, job);
       return job;
     });
@@ -207,6 +208,7 @@ export class JobsService {
       job.status = 'canceled';
       this.finish(job, now);
       await manager.save(job);
+      await this.processing.announce(manager, [job]);
       pipelines.add(job.pipelineId);
       await this.releaseResource(manager, job);
     }
@@ -300,6 +302,7 @@ export class JobsService {
       target.jobVariables = variables.length ? this.secrets.seal(JSON.stringify(variables)) : null;
       target.updatedAt = now;
       await manager.save(target);
+      await this.processing.announce(manager, [target]);
       await this.resetSkipped(manager, [target]);
       if (target.type === 'bridge' && target.status === 'pending')
         await this.events.publish(manager, 'ci.bridge_trigger_requested', { jobId: target.id });

@@ -323,6 +323,9 @@ export class PipelineCreation {
         .values(rows.slice(i, i + 500) as never)
         .updateEntity(false)
         .execute();
+    // Families that follow jobs (environments) hear of the new ones; most pipelines have none of theirs.
+    if (jobs.some((job) => job.options.environment !== undefined))
+      await this.processing.announce(manager, await manager.findBy(Job, { pipelineId: pipeline.id }));
   }
 }
 

@@ -8,6 +8,8 @@ import type { DataSource, EntityManager } from 'typeorm';
 import type { Events } from '../core/events.js';
 import { Job, Pipeline, PipelineStage, type CiStatus } from './pipeline.entity.js';
 import './pipelines.events.js';
+import type { Contributions } from '../core/family.js';
+import { announceJobChanges } from './job-changes.js';
 import {
   ACTIVE_STATUSES,
   CANCELABLE_STATUSES,
@@ -64,7 +66,13 @@ export class PipelineProcessing {
   constructor(
     private readonly dataSource: DataSource,
     private readonly events: Events,
+    private readonly contributions: Contributions,
   ) {}
+
+  /** Jobs that were created or changed status: the families that follow jobs hear of them. */
+  announce(manager: EntityManager, jobs: readonly Job[]): Promise<void> {
+    return announceJobChanges(this.contributions, manager, jobs);
+  }
 
   /** Runs in `manager`'s transaction, or a transaction of its own. */
   process(pipelineId: number, manager?: EntityManager): Promise<void> {
@@ -164,6 +172,7 @@ export class PipelineProcessing {
   async saveJobs(manager: EntityManager, jobs: Job[], now: Date): Promise<void> {
     const byStatus = new Map<CiStatus, Job[]>();
     for (const job of jobs) byStatus.set(job.status, [...(byStatus.get(job.status) ?? []), job]);
+    await this.announce(manager, jobs);
     for (const [status, group] of byStatus) {
       const ids = group.map((job) => job.id);
       if (status === 'scheduled') {

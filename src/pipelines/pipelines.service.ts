@@ -72,7 +72,7 @@ export class PipelinesService {
     this.events = core.events;
     this.config = core.config;
     this.secrets = SecretBox.fromConfig(core.config);
-    this.processing = new PipelineProcessing(core.dataSource, core.events);
+    this.processing = new PipelineProcessing(core.dataSource, core.events, core.contributions);
     this.settings = new CiSettings(deps);
     this.creation = new PipelineCreation(
       core.dataSource,

@@ -1,0 +1,127 @@
+/**
+ * One storage interface for what jobs and packages upload (artifacts, finished traces, later registry
+ * blobs and packages): the file system under DATA_DIR by default, or an S3-compatible bucket that several
+ * API nodes share (FORGE_OBJECT_STORE=s3). Keys are relative paths (`artifacts/12/34/archive.zip`).
+ *
+ * An object is written whole before a row names it, and removed when the row's transaction fails, so a
+ * crash between the two leaves at most an object no row names: `orphans` lists what a sweep may remove.
+ */
+import { createReadStream, createWriteStream } from 'node:fs';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+
+export interface ObjectInfo {
+  key: string;
+  size: number;
+  lastModified: Date;
+}
+
+export interface DownloadOptions {
+  /** The file name a browser saves it as (`Content-Disposition`). */
+  filename?: string;
+  contentType?: string;
+  /** Seconds the link stays valid. */
+  expiresIn?: number;
+}
+
+export interface ObjectStore {
+  /** Which backend it is, for logs and metrics. */
+  readonly kind: 'file' | 's3';
+  /** Stores a local file under `key` (the file is left in place); answers its size. */
+  putFile(key: string, file: string): Promise<number>;
+  /** Stores a stream under `key`; answers its size. A failed write leaves nothing under `key`. */
+  putStream(key: string, body: Readable): Promise<number>;
+  /** The object's bytes (`start`..`end` inclusive when given); 404-worthy absence is `null`. */
+  get(key: string, range?: { start: number; end: number }): Promise<Readable | null>;
+  head(key: string): Promise<ObjectInfo | null>;
+  /** Removes objects; keys that are already gone are not an error. */
+  delete(keys: readonly string[]): Promise<void>;
+  /** A presigned URL to download directly from the bucket, or null when the server serves the bytes. */
+  downloadUrl(key: string, options?: DownloadOptions): Promise<string | null>;
+  /** Every object under a key prefix (for sweeps of objects no row names). */
+  list(prefix: string): AsyncIterable<ObjectInfo>;
+}
+
+/** Objects as files under a directory; a write goes to a temporary name first, then is renamed. */
+export class FileObjectStore implements ObjectStore {
+  readonly kind = 'file' as const;
+
+  constructor(private readonly root: string) {}
+
+  private file(key: string): string {
+    const resolved = path.resolve(this.root, key);
+    if (!resolved.startsWith(path.resolve(this.root) + path.sep)) throw new Error(`bad object key ${key}`);
+    return resolved;
+  }
+
+  async putFile(key: string, file: string): Promise<number> {
+    return this.putStream(key, createReadStream(file));
+  }
+
+  async putStream(key: string, body: Readable): Promise<number> {
+    const target = this.file(key);
+    await fs.mkdir(path.dirname(target), { recursive: true });
+    const partial = `${target}.${process.pid}.${Date.now()}.partial`;
+    try {
+      await pipeline(body, createWriteStream(partial));
+      await fs.rename(partial, target);
+    } catch (err) {
+      await fs.rm(partial, { force: true });
+      throw err;
+    }
+    return (await fs.stat(target)).size;
+  }
+
+  async get(key: string, range?: { start: number; end: number }): Promise<Readable | null> {
+    const file = this.file(key);
+    const handle = await fs.open(file).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return null;
+      throw err;
+    });
+    if (!handle) return null;
+    return handle.createReadStream(range ? { start: range.start, end: range.end } : {});
+  }
+
+  async head(key: string): Promise<ObjectInfo | null> {
+    const stat = await fs.stat(this.file(key)).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return null;
+      throw err;
+    });
+    return stat?.isFile() ? { key, size: stat.size, lastModified: stat.mtime } : null;
+  }
+
+  async delete(keys: readonly string[]): Promise<void> {
+    await Promise.all(keys.map((key) => fs.rm(this.file(key), { force: true })));
+  }
+
+  async downloadUrl(): Promise<string | null> {
+    return null;
+  }
+
+  async *list(prefix: string): AsyncIterable<ObjectInfo> {
+    const base = this.file(prefix.replace(/\/+$/, '') || '.');
+    const entries = await fs.readdir(base, { recursive: true, withFileTypes: true }).catch(() => []);
+    for (const entry of entries) {
+      if (!entry.isFile() || entry.name.endsWith('.partial')) continue;
+      const full = path.join(entry.parentPath, entry.name);
+      const stat = await fs.stat(full).catch(() => null);
+      if (stat)
+        yield {
+          key: path.relative(this.root, full).split(path.sep).join('/'),
+          size: stat.size,
+          lastModified: stat.mtime,
+        };
+    }
+  }
+}
+
+export type ObjectStoreConfig = { kind: 'file'; dir: string };
+
+export function createObjectStore(config: ObjectStoreConfig): ObjectStore {
+  return new FileObjectStore(config.dir);
+}
+
+/** A readable of a whole buffer, for small objects. */
+export const bufferStream = (buffer: Buffer): Readable => Readable.from([buffer]);
