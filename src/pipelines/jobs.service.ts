@@ -249,6 +249,7 @@ export class JobsService {
         coverage: null,
         retried: false,
         userId: user?.id ?? job.userId,
+        runnerId: null,
         createdAt: now,
         updatedAt: now,
       });

@@ -231,6 +231,10 @@ export class Job {
   @Column({ type: 'integer', name: 'user_id', nullable: true })
   userId: number | null;
 
+  /** The runner that picked the job (the runners family sets it). */
+  @Column({ type: 'integer', name: 'runner_id', nullable: true })
+  runnerId: number | null;
+
   @Column({ type: 'varchar', length: 255 })
   ref: string;
 

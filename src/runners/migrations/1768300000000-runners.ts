@@ -41,10 +41,13 @@ export class Runners1768300000000 implements MigrationInterface {
         PRIMARY KEY (runner_id, namespace_id)
       );
       CREATE INDEX ci_runner_namespaces_namespace ON ci_runner_namespaces (namespace_id, runner_id);
+      ALTER TABLE ci_builds ADD COLUMN runner_id integer REFERENCES ci_runners (id) ON DELETE SET NULL;
+      CREATE INDEX ci_builds_runner ON ci_builds (runner_id, id) WHERE runner_id IS NOT NULL;
     `);
   }
 
   async down(q: QueryRunner): Promise<void> {
+    await q.query('ALTER TABLE ci_builds DROP COLUMN runner_id');
     await q.query('DROP TABLE ci_runner_namespaces, ci_runner_projects, ci_runners');
   }
 }
