@@ -3,7 +3,7 @@ import { DEFAULT_QUEUE_SETTINGS, type QueueSettings } from './core/queue.js';
 import { parseRateLimits, type RateLimitRules } from './core/rate-limit.js';
 import type { DatabaseTimeouts } from './db/timeouts.js';
 import { parseStorages, type Storages } from './git/storage.js';
-import type { ObjectStoreConfig } from './core/object-store.js';
+import { parseObjectStoreConfig, type ObjectStoreConfig } from './core/object-store-config.js';
 import { DEFAULT_MONITORING_ALLOWLIST, parseIpAllowlist, type IpAllowlist } from './ops/allowlist.js';
 
 /** Every setting comes from the environment; see the README's configuration table. */
@@ -72,7 +72,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     allowLocalRequests: /^(1|true|yes)$/i.test(env.FORGE_ALLOW_LOCAL_REQUESTS ?? ''),
     rateLimits: parseRateLimits(env.FORGE_RATE_LIMITS),
     storages: parseStorages(env.FORGE_STORAGES, dataDir),
-    objectStore: { kind: 'file', dir: path.join(dataDir, 'objects') },
+    objectStore: parseObjectStoreConfig(env, dataDir),
     tier: parseTier(env.FORGE_TIER),
     features: new Set(
       (env.FORGE_FEATURES ?? '')

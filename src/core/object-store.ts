@@ -4,13 +4,18 @@
  * API nodes share (FORGE_OBJECT_STORE=s3). Keys are relative paths (`artifacts/12/34/archive.zip`).
  *
  * An object is written whole before a row names it, and removed when the row's transaction fails, so a
- * crash between the two leaves at most an object no row names: `orphans` lists what a sweep may remove.
+ * crash between the two leaves at most an object no row names: `storeThenCommit` and `sweepOrphans`
+ * (object-store-lifecycle.ts) are the two halves of that rule for families.
  */
 import { createReadStream, createWriteStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import type { ObjectStoreConfig } from './object-store-config.js';
+import { S3ObjectStore } from './object-store-s3.js';
+
+export type { ObjectStoreConfig } from './object-store-config.js';
 
 export interface ObjectInfo {
   key: string;
@@ -33,14 +38,17 @@ export interface ObjectStore {
   putFile(key: string, file: string): Promise<number>;
   /** Stores a stream under `key`; answers its size. A failed write leaves nothing under `key`. */
   putStream(key: string, body: Readable): Promise<number>;
-  /** The object's bytes (`start`..`end` inclusive when given); 404-worthy absence is `null`. */
+  /**
+   * The object's bytes (`start`..`end` inclusive when given, `end` clipped to the object's last byte, no
+   * bytes when `start` is past it); 404-worthy absence is `null`.
+   */
   get(key: string, range?: { start: number; end: number }): Promise<Readable | null>;
   head(key: string): Promise<ObjectInfo | null>;
   /** Removes objects; keys that are already gone are not an error. */
   delete(keys: readonly string[]): Promise<void>;
   /** A presigned URL to download directly from the bucket, or null when the server serves the bytes. */
   downloadUrl(key: string, options?: DownloadOptions): Promise<string | null>;
-  /** Every object under a key prefix (for sweeps of objects no row names). */
+  /** Every object whose key starts with `prefix` (for sweeps of objects no row names), in no set order. */
   list(prefix: string): AsyncIterable<ObjectInfo>;
 }
 
@@ -51,7 +59,7 @@ export class FileObjectStore implements ObjectStore {
   constructor(private readonly root: string) {}
 
   private file(key: string): string {
-    const resolved = path.resolve(this.root, key);
+    const resolved = path.resolve(this.root, checkObjectKey(key));
     if (!resolved.startsWith(path.resolve(this.root) + path.sep)) throw new Error(`bad object key ${key}`);
     return resolved;
   }
@@ -101,26 +109,37 @@ export class FileObjectStore implements ObjectStore {
   }
 
   async *list(prefix: string): AsyncIterable<ObjectInfo> {
-    const base = this.file(prefix.replace(/\/+$/, '') || '.');
+    // The folder the prefix names or ends in, then only the keys that start with the prefix, as S3 lists.
+    const folder = prefix.includes('/') ? prefix.slice(0, prefix.lastIndexOf('/')) : '';
+    const base = folder ? this.file(folder) : path.resolve(this.root);
     const entries = await fs.readdir(base, { recursive: true, withFileTypes: true }).catch(() => []);
     for (const entry of entries) {
       if (!entry.isFile() || entry.name.endsWith('.partial')) continue;
       const full = path.join(entry.parentPath, entry.name);
+      const key = path.relative(this.root, full).split(path.sep).join('/');
+      if (!key.startsWith(prefix)) continue;
       const stat = await fs.stat(full).catch(() => null);
-      if (stat)
-        yield {
-          key: path.relative(this.root, full).split(path.sep).join('/'),
-          size: stat.size,
-          lastModified: stat.mtime,
-        };
+      if (stat) yield { key, size: stat.size, lastModified: stat.mtime };
     }
   }
 }
 
-export type ObjectStoreConfig = { kind: 'file'; dir: string };
-
 export function createObjectStore(config: ObjectStoreConfig): ObjectStore {
-  return new FileObjectStore(config.dir);
+  return config.kind === 's3' ? new S3ObjectStore(config) : new FileObjectStore(config.dir);
+}
+
+/**
+ * Keys are relative paths of non-empty segments (`artifacts/12/archive.zip`), the same for both
+ * backends: no leading `/`, no `.` or `..` segment, no backslash or control character.
+ */
+export function checkObjectKey(key: string): string {
+  const bad =
+    key.length === 0 ||
+    key.length > 1024 ||
+    /[\\\x00-\x1f\x7f]/.test(key) ||
+    key.split('/').some((segment) => segment === '' || segment === '.' || segment === '..');
+  if (bad) throw new Error(`bad object key ${JSON.stringify(key)}`);
+  return key;
 }
 
 /** A readable of a whole buffer, for small objects. */
