@@ -7,7 +7,7 @@
  * crash between the two leaves at most an object no row names: `storeThenCommit` and `sweepOrphans`
  * (object-store-lifecycle.ts) are the two halves of that rule for families.
  */
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -52,6 +52,9 @@ export interface ObjectStore {
   list(prefix: string): AsyncIterable<ObjectInfo>;
 }
 
+/** Reads and writes in chunks of 1 MiB rather than 64 KiB: a quarter of the system calls at 200 MB. */
+const CHUNK = 1024 * 1024;
+
 /** Objects as files under a directory; a write goes to a temporary name first, then is renamed. */
 export class FileObjectStore implements ObjectStore {
   readonly kind = 'file' as const;
@@ -64,16 +67,31 @@ export class FileObjectStore implements ObjectStore {
     return resolved;
   }
 
+  /** A copy as `cp` makes it (copy_file_range, or a reflink where the file system has them). */
   async putFile(key: string, file: string): Promise<number> {
-    return this.putStream(key, createReadStream(file));
+    const target = this.file(key);
+    await fs.mkdir(path.dirname(target), { recursive: true });
+    const partial = this.partial(target);
+    try {
+      await fs.copyFile(file, partial);
+      await fs.rename(partial, target);
+    } catch (err) {
+      await fs.rm(partial, { force: true });
+      throw err;
+    }
+    return (await fs.stat(target)).size;
+  }
+
+  private partial(target: string): string {
+    return `${target}.${process.pid}.${Date.now()}.${Math.random().toString(36).slice(2, 8)}.partial`;
   }
 
   async putStream(key: string, body: Readable): Promise<number> {
     const target = this.file(key);
     await fs.mkdir(path.dirname(target), { recursive: true });
-    const partial = `${target}.${process.pid}.${Date.now()}.partial`;
+    const partial = this.partial(target);
     try {
-      await pipeline(body, createWriteStream(partial));
+      await pipeline(body, createWriteStream(partial, { highWaterMark: CHUNK }));
       await fs.rename(partial, target);
     } catch (err) {
       await fs.rm(partial, { force: true });
@@ -89,7 +107,10 @@ export class FileObjectStore implements ObjectStore {
       throw err;
     });
     if (!handle) return null;
-    return handle.createReadStream(range ? { start: range.start, end: range.end } : {});
+    return handle.createReadStream({
+      highWaterMark: CHUNK,
+      ...(range ? { start: range.start, end: range.end } : {}),
+    });
   }
 
   async head(key: string): Promise<ObjectInfo | null> {
