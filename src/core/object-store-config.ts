@@ -85,10 +85,10 @@ export function parseObjectStoreConfig(env: NodeJS.ProcessEnv, dataDir: string):
       accessKeyId && secretAccessKey
         ? { accessKeyId, secretAccessKey, sessionToken: env.FORGE_S3_SESSION_TOKEN || undefined }
         : undefined,
-    proxyDownload: flag(env, 'FORGE_OBJECT_STORE_PROXY_DOWNLOAD', false),
+    proxyDownload: flag(env, 'FORGE_S3_PROXY_DOWNLOAD', false),
     urlExpirySeconds: integer(env, 'FORGE_S3_URL_EXPIRY', 300, 1, MAX_URL_EXPIRY),
     partSizeBytes: integer(env, 'FORGE_S3_PART_SIZE_MB', 8, PART_MB.min, PART_MB.max) * MB,
-    queueSize: integer(env, 'FORGE_S3_UPLOAD_CONCURRENCY', 4, 1, 16),
+    queueSize: integer(env, 'FORGE_S3_CONCURRENCY', 4, 1, 16),
   };
 }
 

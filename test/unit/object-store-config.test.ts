@@ -47,10 +47,10 @@ describe('object store configuration', () => {
         FORGE_S3_ACCESS_KEY_ID: 'AKID',
         FORGE_S3_SECRET_ACCESS_KEY: 'secret',
         FORGE_S3_SESSION_TOKEN: 'session',
-        FORGE_OBJECT_STORE_PROXY_DOWNLOAD: 'yes',
+        FORGE_S3_PROXY_DOWNLOAD: 'yes',
         FORGE_S3_URL_EXPIRY: '3600',
         FORGE_S3_PART_SIZE_MB: '64',
-        FORGE_S3_UPLOAD_CONCURRENCY: '2',
+        FORGE_S3_CONCURRENCY: '2',
       }),
     ).toEqual({
       kind: 's3',
@@ -83,18 +83,12 @@ describe('object store configuration', () => {
       'FORGE_S3_ACCESS_KEY_ID and FORGE_S3_SECRET_ACCESS_KEY go together',
     ],
     [{ ...s3, FORGE_S3_FORCE_PATH_STYLE: 'maybe' }, 'FORGE_S3_FORCE_PATH_STYLE must be true or false: maybe'],
-    [
-      { ...s3, FORGE_OBJECT_STORE_PROXY_DOWNLOAD: '2' },
-      'FORGE_OBJECT_STORE_PROXY_DOWNLOAD must be true or false',
-    ],
+    [{ ...s3, FORGE_S3_PROXY_DOWNLOAD: '2' }, 'FORGE_S3_PROXY_DOWNLOAD must be true or false'],
     [{ ...s3, FORGE_S3_URL_EXPIRY: '0' }, 'FORGE_S3_URL_EXPIRY must be a whole number from 1 to 604800: 0'],
     [{ ...s3, FORGE_S3_URL_EXPIRY: '604801' }, 'FORGE_S3_URL_EXPIRY must be a whole number from 1 to 604800'],
     [{ ...s3, FORGE_S3_PART_SIZE_MB: '4' }, 'FORGE_S3_PART_SIZE_MB must be a whole number from 5 to 5120: 4'],
     [{ ...s3, FORGE_S3_PART_SIZE_MB: '5.5' }, 'FORGE_S3_PART_SIZE_MB must be a whole number from 5 to 5120'],
-    [
-      { ...s3, FORGE_S3_UPLOAD_CONCURRENCY: '0' },
-      'FORGE_S3_UPLOAD_CONCURRENCY must be a whole number from 1 to 16',
-    ],
+    [{ ...s3, FORGE_S3_CONCURRENCY: '0' }, 'FORGE_S3_CONCURRENCY must be a whole number from 1 to 16'],
   ])('refuses %j at start', (env, message) => {
     expect(() => parse(env as NodeJS.ProcessEnv)).toThrow(message);
     expect(() => loadConfig(env as NodeJS.ProcessEnv)).toThrow(message);
