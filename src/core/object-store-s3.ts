@@ -12,7 +12,12 @@ import { createReadStream } from 'node:fs';
 import { PassThrough, pipeline, Transform, type Readable } from 'node:stream';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { S3ObjectStoreConfig } from './object-store-config.js';
-import { checkObjectKey, type DownloadOptions, type ObjectInfo, type ObjectStore } from './object-store.js';
+import {
+  checkObjectKey,
+  type DownloadOptions,
+  type ObjectInfo,
+  type ObjectStore,
+} from './object-store-types.js';
 
 type Sdk = typeof import('@aws-sdk/client-s3') & {
   Upload: typeof import('@aws-sdk/lib-storage').Upload;
