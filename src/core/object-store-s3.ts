@@ -199,6 +199,27 @@ export class S3ObjectStore implements ObjectStore {
     } while (token);
   }
 
+  async check(): Promise<void> {
+    const { sdk, client } = await this.sdk();
+    const where = `bucket ${this.config.bucket} at ${this.config.endpoint ?? `AWS S3 (${this.config.region})`}`;
+    try {
+      await client.send(new sdk.HeadBucketCommand({ Bucket: this.config.bucket }));
+    } catch (err) {
+      const status = (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+      const reason =
+        status === 404
+          ? 'it does not exist (FORGE_S3_BUCKET; the server does not create it)'
+          : status === 403
+            ? 'the credentials may not use it (FORGE_S3_ACCESS_KEY_ID, or the SDK defaults)'
+            : status === 301
+              ? 'it is in another region (FORGE_S3_REGION)'
+              : status
+                ? `it answered ${status} ${errorName(err) ?? ''}`.trim()
+                : `no answer: ${(err as Error).message} (FORGE_S3_ENDPOINT)`;
+      throw new Error(`the object store's ${where} cannot be used: ${reason}`);
+    }
+  }
+
   /** Closes the client's sockets (tests, and a server that stops). */
   async close(): Promise<void> {
     if (this.loaded) (await this.loaded).client.destroy();

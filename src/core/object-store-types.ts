@@ -35,6 +35,11 @@ export interface ObjectStore {
   delete(keys: readonly string[]): Promise<void>;
   /** A presigned URL to download directly from the bucket, or null when the server serves the bytes. */
   downloadUrl(key: string, options?: DownloadOptions): Promise<string | null>;
+  /**
+   * Stops the start with a clear message when the store cannot be used: a directory that cannot be
+   * written, a bucket that does not exist, credentials it refuses, an endpoint that does not answer.
+   */
+  check(): Promise<void>;
   /** Every object whose key starts with `prefix` (for sweeps of objects no row names), in no set order. */
   list(prefix: string): AsyncIterable<ObjectInfo>;
 }

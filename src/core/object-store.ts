@@ -101,6 +101,17 @@ export class FileObjectStore implements ObjectStore {
     return null;
   }
 
+  async check(): Promise<void> {
+    try {
+      await fs.mkdir(this.root, { recursive: true });
+      await fs.access(this.root, fs.constants.W_OK);
+    } catch (err) {
+      throw new Error(
+        `the object store's directory ${this.root} cannot be written: ${(err as Error).message}`,
+      );
+    }
+  }
+
   async *list(prefix: string): AsyncIterable<ObjectInfo> {
     // The folder the prefix names or ends in, then only the keys that start with the prefix, as S3 lists.
     const folder = prefix.includes('/') ? prefix.slice(0, prefix.lastIndexOf('/')) : '';

@@ -192,6 +192,30 @@ describe('downloadUrl', () => {
   });
 });
 
+describe('check', () => {
+  it('passes for a usable directory and bucket', async () => {
+    await stores.file!.check();
+    await stores.s3!.check();
+  });
+
+  it('says why a store cannot be used', async () => {
+    await expect(new FileObjectStore('/dev/null/objects').check()).rejects.toThrow(
+      "the object store's directory /dev/null/objects cannot be written",
+    );
+    const missing = new S3ObjectStore(s3.config({ bucket: 'no-such-bucket' }));
+    await expect(missing.check()).rejects.toThrow(
+      `the object store's bucket no-such-bucket at ${s3.endpoint} cannot be used: it does not exist`,
+    );
+    await missing.close();
+    // Port 9 (discard): nothing listens on it here.
+    const closed = new S3ObjectStore(s3.config({ endpoint: 'http://127.0.0.1:9' }));
+    await expect(closed.check()).rejects.toThrow(
+      /bucket forge-test at http:\/\/127.0.0.1:9 cannot be used: no answer/,
+    );
+    await closed.close();
+  });
+});
+
 describe('attachment and keys', () => {
   it('gives an ASCII fallback and the UTF-8 name', () => {
     expect(attachment('a "b".zip')).toBe(
