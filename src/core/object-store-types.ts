@@ -40,7 +40,10 @@ export interface ObjectStore {
    * written, a bucket that does not exist, credentials it refuses, an endpoint that does not answer.
    */
   check(): Promise<void>;
-  /** Every object whose key starts with `prefix` (for sweeps of objects no row names), in no set order. */
+  /**
+   * Every object whose key starts with `prefix`, in no set order, for sweeps of objects no row names (on
+   * files, also what a crash left half-written, which no row names either).
+   */
   list(prefix: string): AsyncIterable<ObjectInfo>;
 }
 

@@ -118,7 +118,9 @@ export class FileObjectStore implements ObjectStore {
     const base = folder ? this.file(folder) : path.resolve(this.root);
     const entries = await fs.readdir(base, { recursive: true, withFileTypes: true }).catch(() => []);
     for (const entry of entries) {
-      if (!entry.isFile() || entry.name.endsWith('.partial')) continue;
+      // What an interrupted write left (`*.partial`, only after a crash) is listed too: no row names it,
+      // so the sweep of orphans removes it once it is older than the grace period.
+      if (!entry.isFile()) continue;
       const full = path.join(entry.parentPath, entry.name);
       const key = path.relative(this.root, full).split(path.sep).join('/');
       if (!key.startsWith(prefix)) continue;

@@ -186,6 +186,21 @@ describe.each(['file', 's3'])('%s store: put, then commit', (kind) => {
     expect(await keysUnder(store(), sweepPrefix)).toEqual([kept]);
   });
 
+  if (kind === 'file')
+    it('sweeps what a write killed halfway left on disk', async () => {
+      const partial = path.join(root, 'file-half/1/archive.zip.1234.5678.abcdef.partial');
+      fs.mkdirSync(path.dirname(partial), { recursive: true });
+      fs.writeFileSync(partial, 'half');
+      const swept = await sweepOrphans(store(), {
+        prefix: 'file-half/',
+        graceSeconds: 3600,
+        named,
+        now: new Date(Date.now() + 2 * 3600 * 1000),
+      });
+      expect(swept.removed).toEqual(['file-half/1/archive.zip.1234.5678.abcdef.partial']);
+      expect(fs.existsSync(partial)).toBe(false);
+    });
+
   it('sweeps in batches, asking about each batch once, and only under its prefix', async () => {
     const sweepPrefix = `${kind}-batches/`;
     const all = Array.from({ length: 5 }, (_, i) => `${sweepPrefix}${i}`);
