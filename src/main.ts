@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { createApp } from './app.js';
 import { loadConfig } from './config.js';
+import { createObjectStore } from './core/object-store.js';
 import { uploadSpoolDir } from './core/api.js';
 import { createHttpServer, sweepUploadSpool } from './core/http.js';
 import { startFailure } from './db/errors.js';
@@ -39,6 +40,8 @@ function storageRecovery(recovery: StorageRecovery, spool: string, logger: Logge
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
+  // A bucket that is missing or refuses the credentials stops the start with why, not the first upload.
+  await createObjectStore(config.objectStore).check();
   // Several processes may start together on one database: their start-up writes take turns.
   const { dataSource, root, app } = await oneStartAtATime(
     config.databaseUrl,
