@@ -1,0 +1,12 @@
+/** Events of the environments family, added to the catalog of src/core/events.ts. */
+
+/** An environment's `auto_stop_at` has come (published with `startAfter` when a deployment set it). */
+export interface EnvironmentAutoStopDue {
+  environmentId: number;
+}
+
+declare module '../core/events.js' {
+  interface EventCatalog {
+    'environments.auto_stop_due': EnvironmentAutoStopDue;
+  }
+}
