@@ -97,6 +97,7 @@ export class EnvironmentsService {
   async create(view: ProjectView, input: EnvironmentInput): Promise<Environment> {
     const name = (input.name ?? '').trim();
     if (!validEnvironmentName(name)) throw validationFailed({ name: [NAME_MESSAGE] });
+    checkExternalUrl(input.external_url);
     const now = new Date();
     const rows = (await this.dataSource.query(
       `INSERT INTO environments (project_id, name, slug, external_url, description, state, tier, auto_stop_setting, created_at, updated_at)
@@ -118,6 +119,7 @@ export class EnvironmentsService {
 
   async update(view: ProjectView, id: number, input: EnvironmentInput): Promise<Environment> {
     const environment = await this.find(view, id);
+    checkExternalUrl(input.external_url);
     const patch: Partial<Environment> = {};
     if (input.external_url !== undefined) patch.externalUrl = input.external_url || null;
     if (input.description !== undefined) patch.description = input.description;
@@ -221,6 +223,19 @@ export class EnvironmentsService {
         { state: 'stopped', autoStopAt: null, updatedAt: new Date() },
       );
   }
+}
+
+/** GitLab's `addressable_url` on `external_url`: an http or https URL, or nothing. */
+function checkExternalUrl(url: string | null | undefined): void {
+  if (!url) return;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw validationFailed({ external_url: ['is blocked: URI is invalid'] });
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+    throw validationFailed({ external_url: ['is blocked: Only allowed schemes are http, https'] });
 }
 
 /** `%`, `_` and `\` taken literally in a LIKE pattern. */

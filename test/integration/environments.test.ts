@@ -166,6 +166,9 @@ describe('the environments API', () => {
     expect((await create({ name: '/bad' })).status).toBe(400);
     expect((await create({ name: 'x' }, reporter.token)).status).toBe(403);
     expect((await create({ name: 'x', tier: 'nope' })).status).toBe(400);
+    expect((await create({ name: 'x', external_url: 'ftp://x' })).body).toEqual({
+      message: { external_url: ['is blocked: Only allowed schemes are http, https'] },
+    });
 
     expect((await envs(reporter.token, project.id, '?search=QA-')).map((e) => [e.name, e.tier])).toEqual([
       ['qa-one', 'testing'],
@@ -182,6 +185,16 @@ describe('the environments API', () => {
     const page = await server.request('GET', `${base}?per_page=2&page=2`, { token: reporter.token });
     expect(page.headers.get('x-total')).toBe('4');
     expect((page.body as Json[]).map((e) => e.name)).toEqual(['qa-two', 'Demo 1']);
+    for (const list of ['environments', 'deployments']) {
+      const far = await server.request(
+        'GET',
+        `/projects/${project.id}/${list}?page=1000000000&per_page=100`,
+        {
+          token: reporter.token,
+        },
+      );
+      expect([far.status, far.body]).toEqual([200, []]);
+    }
 
     const id = (made.body as Json).id as number;
     const updated = await server.request('PUT', `${base}/${id}`, {
