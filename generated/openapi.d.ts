@@ -11231,6 +11231,13 @@ export interface components {
             tier?: "production" | "staging" | "testing" | "development" | "other";
         };
         /**
+         * EnvironmentWithProject
+         * @description An environment with its project, as lists and changes answer it.
+         */
+        EnvironmentWithProject: components["schemas"]["Environment"] & {
+            project: components["schemas"]["ProjectSimple"];
+        };
+        /**
          * Error
          * @description GitLab's error body. Parameter and routing errors carry `error` (a string); authentication, permission, lookup and conflict errors carry `message`, a string, or for record validation failures an object mapping each attribute to its list of messages. A token without the scope an operation needs gets `error: insufficient_scope` with `error_description` and `scope`.
          */
@@ -17569,6 +17576,7 @@ export type SchemaEnvironmentStop = components['schemas']['EnvironmentStop'];
 export type SchemaEnvironmentStopStale = components['schemas']['EnvironmentStopStale'];
 export type SchemaEnvironmentStopStaleResult = components['schemas']['EnvironmentStopStaleResult'];
 export type SchemaEnvironmentUpdate = components['schemas']['EnvironmentUpdate'];
+export type SchemaEnvironmentWithProject = components['schemas']['EnvironmentWithProject'];
 export type SchemaError = components['schemas']['Error'];
 export type SchemaFeatureAccessLevel = components['schemas']['FeatureAccessLevel'];
 export type SchemaFeatureFlag = components['schemas']['FeatureFlag'];
@@ -24031,7 +24039,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Environment"][];
+                    "application/json": components["schemas"]["EnvironmentWithProject"][];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -24092,7 +24100,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Environment"];
+                    "application/json": components["schemas"]["EnvironmentWithProject"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -24191,7 +24199,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Environment"];
+                    "application/json": components["schemas"]["EnvironmentWithProject"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -24288,7 +24296,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Environment"];
+                    "application/json": components["schemas"]["EnvironmentWithProject"];
                 };
             };
             400: components["responses"]["BadRequest"];

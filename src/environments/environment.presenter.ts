@@ -1,11 +1,14 @@
 import type { components } from '../../generated/openapi.js';
 import { presentJob } from '../pipelines/pipeline.presenter.js';
+import { presentProjectSimple } from '../projects/project.presenter.js';
+import type { ProjectView } from '../projects/projects.service.js';
 import { presentUserSummary } from '../users/user.presenter.js';
 import type { DeploymentRecords } from './deployments.service.js';
 import type { Deployment, Environment } from './environment.entity.js';
 
 type EnvironmentBasicJson = components['schemas']['EnvironmentBasic'];
 type EnvironmentJson = components['schemas']['Environment'];
+type EnvironmentWithProjectJson = components['schemas']['EnvironmentWithProject'];
 type EnvironmentDetailJson = components['schemas']['EnvironmentDetail'];
 type DeploymentBasicJson = components['schemas']['DeploymentBasic'];
 type DeploymentJson = components['schemas']['Deployment'];
@@ -34,7 +37,15 @@ export function presentEnvironment(e: Environment): EnvironmentJson {
   };
 }
 
-/** GitLab's get: the last successful deployment, without its environment (the one shown). */
+/** As lists and changes answer it: with its project (GitLab's BasicProjectDetails). */
+export const presentEnvironmentWith =
+  (view: ProjectView, externalUrl: string) =>
+  (e: Environment): EnvironmentWithProjectJson => ({
+    ...presentEnvironment(e),
+    project: presentProjectSimple(view, externalUrl),
+  });
+
+/** GitLab's get, without the project: the last successful deployment, without its environment (the one shown). */
 export function presentEnvironmentDetail(
   e: Environment,
   last: Deployment | null,

@@ -2,14 +2,14 @@ import { defineHandlers } from '../core/handler.js';
 import { pagedResponse } from '../core/pagination.js';
 import {
   presentDeploymentWith,
-  presentEnvironment,
   presentEnvironmentDetail,
+  presentEnvironmentWith,
 } from './environment.presenter.js';
 
 export const environmentsHandlers = defineHandlers(['environments'], {
   async listEnvironments({ params, subject, services, request }) {
     const page = await services.environments.list(subject, params, request);
-    return pagedResponse(page, presentEnvironment);
+    return pagedResponse(page, presentEnvironmentWith(subject, request.externalUrl));
   },
 
   async getEnvironment({ params, subject, services, request }) {
@@ -22,13 +22,14 @@ export const environmentsHandlers = defineHandlers(['environments'], {
     };
   },
 
-  async createEnvironment({ body, subject, services }) {
-    return { status: 201, body: presentEnvironment(await services.environments.create(subject, body)) };
+  async createEnvironment({ body, subject, services, request }) {
+    const environment = await services.environments.create(subject, body);
+    return { status: 201, body: presentEnvironmentWith(subject, request.externalUrl)(environment) };
   },
 
-  async updateEnvironment({ params, body, subject, services }) {
+  async updateEnvironment({ params, body, subject, services, request }) {
     const environment = await services.environments.update(subject, params.environment_id, body ?? {});
-    return { status: 200, body: presentEnvironment(environment) };
+    return { status: 200, body: presentEnvironmentWith(subject, request.externalUrl)(environment) };
   },
 
   async deleteEnvironment({ params, subject, services }) {
@@ -36,9 +37,9 @@ export const environmentsHandlers = defineHandlers(['environments'], {
     return { status: 204, body: null };
   },
 
-  async stopEnvironment({ params, body, subject, caller, services }) {
+  async stopEnvironment({ params, body, subject, caller, services, request }) {
     const environment = await services.environments.stop(caller, subject, params.environment_id, body?.force);
-    return { status: 200, body: presentEnvironment(environment) };
+    return { status: 200, body: presentEnvironmentWith(subject, request.externalUrl)(environment) };
   },
 
   async stopStaleEnvironments({ body, subject, caller, services }) {

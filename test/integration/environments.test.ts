@@ -91,6 +91,7 @@ describe('jobs with environment:', () => {
     expect(weekAway).toBeGreaterThan(6 * 86_400_000);
     const live = await get(owner.token, `/projects/${project.id}/environments/${listed[1].id as number}`);
     expect(live.last_deployment).toBeNull();
+    expect(live).not.toHaveProperty('project');
 
     // Stopping plays stop_review; its success stops the environment.
     const stop = await server.request('POST', `/projects/${project.id}/environments/${review.id}/stop`, {
@@ -154,6 +155,7 @@ describe('the environments API', () => {
     const made = await create({ name: 'production', external_url: 'https://example.com' });
     expect(made.status, made.text).toBe(201);
     expect(made.body).toMatchObject({
+      project: { id: project.id, path_with_namespace: expect.any(String) },
       name: 'production',
       slug: 'production',
       tier: 'production',
