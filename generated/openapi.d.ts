@@ -2955,6 +2955,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{id}/environments/review_apps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete stopped review apps
+         * @description Schedules for deletion, one week from now, the project's stopped environments of the `review` folder
+         *     (names starting with `review/`) created before `before` (default: 30 days ago), oldest first, at most `limit`
+         *     (1 to 1000, default 100). With `dry_run` (the default, `true`) nothing is scheduled: the answer (200) lists what
+         *     would be. Otherwise it answers 202. Environments already scheduled are left out.
+         *
+         *     - **Who.** Developer and above (`destroy_environment`); not on an archived project.
+         *     - `scheduled_entries` lists the environments (id, name, slug, external_url, created_at, updated_at);
+         *       `unprocessable_entries` those the caller may not delete (none here: no environment is protected).
+         *     - A scheduled environment is deleted with its deployments when its time comes, unless it was started again.
+         */
+        delete: operations["deleteReviewApps"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{id}/environments/stop_stale": {
         parameters: {
             query?: never;
@@ -15566,6 +15600,11 @@ export interface components {
             state: "closed" | "reopened" | "merged";
             user: components["schemas"]["UserSummary"];
         };
+        /** ReviewAppsDeletion */
+        ReviewAppsDeletion: {
+            scheduled_entries: components["schemas"]["EnvironmentBasic"][];
+            unprocessable_entries: components["schemas"]["EnvironmentBasic"][];
+        };
         ScopeInput: {
             _destroy?: boolean;
             environment_scope?: string;
@@ -17716,6 +17755,7 @@ export type SchemaResourceAccessTokenWithToken = components['schemas']['Resource
 export type SchemaResourceLabelEvent = components['schemas']['ResourceLabelEvent'];
 export type SchemaResourceMilestoneEvent = components['schemas']['ResourceMilestoneEvent'];
 export type SchemaResourceStateEvent = components['schemas']['ResourceStateEvent'];
+export type SchemaReviewAppsDeletion = components['schemas']['ReviewAppsDeletion'];
 export type SchemaScopeInput = components['schemas']['ScopeInput'];
 export type SchemaSharedRunnersSetting = components['schemas']['SharedRunnersSetting'];
 export type SchemaSidekiqCompoundMetrics = components['schemas']['SidekiqCompoundMetrics'];
@@ -24297,6 +24337,65 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["EnvironmentWithProject"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteReviewApps: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Environments created before this time (default: 30 days ago).
+                 * @example 2026-02-01T00:00:00Z
+                 */
+                before?: string;
+                /**
+                 * @description List what would be scheduled, and schedule nothing.
+                 * @example false
+                 */
+                dry_run?: boolean;
+                /**
+                 * @description At most this many environments.
+                 * @example 100
+                 */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What would be scheduled (a dry run). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReviewAppsDeletion"];
+                };
+            };
+            /** @description What was scheduled. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReviewAppsDeletion"];
                 };
             };
             400: components["responses"]["BadRequest"];

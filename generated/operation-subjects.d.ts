@@ -101,6 +101,7 @@ export interface OperationSubjects {
   deleteRemoteMirror: 'project';
   deleteRepositoryFile: 'project';
   deleteRepositoryTag: 'project';
+  deleteReviewApps: 'project';
   deleteSnippet: 'instance';
   eraseProjectJob: 'project';
   forkProject: 'project';

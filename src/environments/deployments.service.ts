@@ -162,7 +162,11 @@ export class DeploymentsService {
     });
     // A successful deployment (re)starts its environment.
     if (status === 'success')
-      await manager.update(Environment, deployment.environmentId, { state: 'available', updatedAt: now });
+      await manager.update(Environment, deployment.environmentId, {
+        state: 'available',
+        autoDeleteAt: null,
+        updatedAt: now,
+      });
   }
 
   async records(view: ProjectView, deployments: Deployment[]): Promise<DeploymentRecords> {

@@ -49,6 +49,10 @@ export class Environment {
   @Column({ type: 'varchar', length: 16, name: 'auto_stop_setting' })
   autoStopSetting: string;
 
+  /** When a stopped review app scheduled for deletion goes (`DELETE .../environments/review_apps`). */
+  @Column({ type: 'timestamptz', name: 'auto_delete_at', nullable: true })
+  autoDeleteAt: Date | null;
+
   @Column({ type: 'timestamptz', name: 'created_at' })
   createdAt: Date;
 

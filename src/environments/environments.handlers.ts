@@ -2,6 +2,7 @@ import { defineHandlers } from '../core/handler.js';
 import { pagedResponse } from '../core/pagination.js';
 import {
   presentDeploymentWith,
+  presentEnvironmentBasic,
   presentEnvironmentDetail,
   presentEnvironmentWith,
 } from './environment.presenter.js';
@@ -45,6 +46,12 @@ export const environmentsHandlers = defineHandlers(['environments'], {
   async stopStaleEnvironments({ body, subject, caller, services }) {
     const message = await services.environments.stopStale(caller, subject, new Date(body.before));
     return { status: 200, body: { message } };
+  },
+
+  async deleteReviewApps({ params, subject, services }) {
+    const { scheduled, dryRun } = await services.environments.scheduleReviewAppsDeletion(subject, params);
+    const body = { scheduled_entries: scheduled.map(presentEnvironmentBasic), unprocessable_entries: [] };
+    return dryRun ? { status: 200, body } : { status: 202, body };
   },
 
   async listDeployments({ params, subject, services, request }) {

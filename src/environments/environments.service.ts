@@ -1,6 +1,7 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import type { Caller } from '../core/auth.js';
 import { ApiError, forbidden, recordNotFound, validationFailed } from '../core/errors.js';
+import type { Events } from '../core/events.js';
 import type { CoreDeps, ServiceRegistry } from '../core/family.js';
 import { paginateOffset, type Page, type PageParams, type RequestInfo } from '../core/pagination.js';
 import { Job } from '../pipelines/pipeline.entity.js';
@@ -42,6 +43,7 @@ const DAY = 86_400_000;
  */
 export class EnvironmentsService {
   private readonly dataSource: DataSource;
+  private readonly events: Events;
   readonly tracking: JobTracking;
   readonly deployments: DeploymentsService;
 
@@ -50,6 +52,7 @@ export class EnvironmentsService {
     private readonly deps: Pick<ServiceRegistry, 'projects' | 'pipelines'>,
   ) {
     this.dataSource = core.dataSource;
+    this.events = core.events;
     this.tracking = new JobTracking(core.events);
     this.deployments = new DeploymentsService(core.dataSource, deps.pipelines, this.tracking);
   }
@@ -199,6 +202,58 @@ export class EnvironmentsService {
     )) as Array<{ id: number }>;
     for (const { id } of rows) await this.stop(caller, view, id);
     return 'Successfully requested stop for all stale environments';
+  }
+
+  /**
+   * GitLab's ScheduleToDeleteReviewAppsService: stopped environments of the `review` folder created before
+   * `before`, oldest first, at most `limit`, not yet scheduled; unless a dry run, each is to be deleted a
+   * week from now (a delayed event).
+   */
+  async scheduleReviewAppsDeletion(
+    view: ProjectView,
+    params: { before?: string; limit?: number; dry_run?: boolean },
+  ): Promise<{ scheduled: Environment[]; dryRun: boolean }> {
+    const before = params.before === undefined ? new Date(Date.now() - 30 * DAY) : new Date(params.before);
+    if (Number.isNaN(before.getTime())) throw new ApiError(400, { error: 'before is invalid' });
+    const dryRun = params.dry_run ?? true;
+    const scheduled = await this.dataSource.transaction(async (manager) => {
+      const found = await manager
+        .getRepository(Environment)
+        .createQueryBuilder('e')
+        .setLock('pessimistic_write')
+        .where("e.project_id = :projectId AND e.state = 'stopped' AND e.auto_delete_at IS NULL", {
+          projectId: view.project.id,
+        })
+        .andWhere("e.name LIKE 'review/%' AND e.created_at < :before", { before })
+        .orderBy('e.created_at', 'ASC')
+        .addOrderBy('e.id', 'ASC')
+        .limit(params.limit ?? 100)
+        .getMany();
+      if (dryRun || found.length === 0) return found;
+      const at = new Date(Date.now() + 7 * DAY);
+      await manager.update(
+        Environment,
+        found.map((e) => e.id),
+        { autoDeleteAt: at },
+      );
+      for (const e of found)
+        await this.events.publish(
+          manager,
+          'environments.auto_delete_due',
+          { environmentId: e.id },
+          { startAfter: at },
+        );
+      return found;
+    });
+    return { scheduled, dryRun };
+  }
+
+  /** A review app's deletion time has come: it goes, unless it was started again meanwhile. */
+  async autoDelete(environmentId: number): Promise<void> {
+    await this.dataSource.query(
+      `DELETE FROM environments WHERE id = $1 AND state = 'stopped' AND auto_delete_at <= now()`,
+      [environmentId],
+    );
   }
 
   /** `auto_stop_in` has passed: stopped as the last deployment's user would stop it, unless redeployed since. */

@@ -109,6 +109,7 @@ export class JobTracking implements JobChangesObserver {
     const autoStopAt = seconds === null ? null : new Date(now.getTime() + seconds * 1000);
     await manager.update(Environment, environmentId, {
       state: 'available',
+      autoDeleteAt: null,
       updatedAt: now,
       ...(env.url ? { externalUrl: env.url.slice(0, 255) } : {}),
       ...(env.tier ? { tier: env.tier } : {}),

@@ -35,6 +35,12 @@ export const environmentsManifest = defineFamily({
       name: 'environments.auto_stop',
       handle: ({ environmentId }) => environments.autoStop(environmentId),
     }),
+    // Review apps scheduled for deletion go when their week has passed.
+    defineSubscriber({
+      event: 'environments.auto_delete_due',
+      name: 'environments.auto_delete',
+      handle: ({ environmentId }) => environments.autoDelete(environmentId),
+    }),
   ],
   handlers: environmentsHandlers,
 });

@@ -232,6 +232,48 @@ describe('the environments API', () => {
     ).toBe(404);
   });
 
+  it('schedules stopped review apps for deletion, and deletes them when their time comes', async () => {
+    const { owner, project } = await server.factories.ownedProjectWithReadme();
+    const reporter = await server.factories.memberOf(project, AccessLevel.Reporter);
+    const base = `/projects/${project.id}/environments`;
+    const ids: Record<string, number> = {};
+    for (const name of ['review/old', 'review/older', 'review/running', 'staging']) {
+      const made = await server.request('POST', base, { token: owner.token, json: { name } });
+      ids[name] = (made.body as Json).id as number;
+      if (name !== 'review/running')
+        await server.request('POST', `${base}/${ids[name]}/stop`, { token: owner.token });
+    }
+    await server.dataSource.query(
+      `UPDATE environments SET created_at = now() - interval '40 days' - (id * interval '1 second') WHERE project_id = $1`,
+      [project.id],
+    );
+    const reviewApps = (query: string, token = owner.token) =>
+      server.request('DELETE', `${base}/review_apps${query}`, { token });
+    expect((await reviewApps('', reporter.token)).status).toBe(403);
+    const dry = await reviewApps('');
+    expect(dry.status, dry.text).toBe(200);
+    const names = (res: { body: unknown }) =>
+      ((res.body as Json).scheduled_entries as Json[]).map((e) => e.name);
+    expect(names(dry)).toEqual(['review/older', 'review/old']);
+    expect((dry.body as Json).unprocessable_entries).toEqual([]);
+    const real = await reviewApps('?dry_run=false&limit=1');
+    expect([real.status, names(real)]).toEqual([202, ['review/older']]);
+    expect(names(await reviewApps('?dry_run=false'))).toEqual(['review/old']);
+    expect(names(await reviewApps(''))).toEqual([]);
+    // A week later (moved here by hand), the scheduled review apps go.
+    await server.dataSource.query(
+      `UPDATE environments SET auto_delete_at = now() - interval '1 second'
+       WHERE project_id = $1 AND auto_delete_at IS NOT NULL`,
+      [project.id],
+    );
+    for (const name of ['review/old', 'review/older', 'staging'])
+      await server.services.environments.autoDelete(ids[name]);
+    expect((await envs(owner.token, project.id)).map((e) => e.name).sort()).toEqual([
+      'review/running',
+      'staging',
+    ]);
+  });
+
   it('creates and updates deployments made outside CI, and refuses those of jobs', async () => {
     const { owner, project } = await server.factories.ownedProjectWithReadme();
     const developer = await server.factories.memberOf(project, AccessLevel.Developer);

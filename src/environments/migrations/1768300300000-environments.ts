@@ -1,7 +1,8 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Environments (unique name and slug per project) and their deployments (iid per project). A deployment
+ * Environments (unique name and slug per project; `auto_delete_at` once a review app is scheduled for
+ * deletion) and their deployments (iid per project). A deployment
  * keeps its job as `deployable_id` (null once the job is gone, or for one created through the API); the
  * job list reads it by that column, the environment page by (environment_id, id).
  */
@@ -21,6 +22,7 @@ export class Environments1768300300000 implements MigrationInterface {
         tier varchar(16) NOT NULL DEFAULT 'other',
         auto_stop_at timestamptz,
         auto_stop_setting varchar(16) NOT NULL DEFAULT 'always',
+        auto_delete_at timestamptz,
         created_at timestamptz NOT NULL DEFAULT now(),
         updated_at timestamptz NOT NULL DEFAULT now()
       );
