@@ -2946,7 +2946,8 @@ export interface paths {
          *     - When its last successful deployment's job names an `on_stop` job (a manual job of the same pipeline), that
          *       job is played as the caller and the environment is `stopping`; it becomes `stopped` when the job succeeds
          *       (and `available` again if it fails). Without such a job, or with `force: true`, it is `stopped` at once.
-         *     - An environment already stopping or stopped is answered as it is.
+         *     - With `force`, a `stopping` environment is `stopped` at once too; otherwise an environment already stopping
+         *       or stopped is answered as it is.
          */
         post: operations["stopEnvironment"];
         delete?: never;

@@ -149,6 +149,16 @@ export class EnvironmentsService {
    */
   async stop(caller: Caller, view: ProjectView, id: number, force = false): Promise<Environment> {
     const environment = await this.find(view, id);
+    // `force` completes a stop under way too (GitLab's `stop_complete`); a plain stop needs it available.
+    if (force && environment.state === 'stopping') {
+      await this.dataSource
+        .getRepository(Environment)
+        .update(
+          { id: environment.id, state: 'stopping' },
+          { state: 'stopped', autoStopAt: null, updatedAt: new Date() },
+        );
+      return this.find(view, id);
+    }
     if (environment.state !== 'available') return environment;
     const stopJob = force ? null : await this.stopAction(environment);
     let played = false;

@@ -142,6 +142,12 @@ teardown: { stage: deploy, script: x, when: manual, environment: { name: temp, a
     // A failed stop job leaves the environment available again.
     await run(byName(after, 'teardown').id, 'running', 'failed');
     expect((await envs(owner.token, project.id))[0].state).toBe('available');
+    // Stopping again retries the failed teardown; `force` completes the stop without waiting for it.
+    const stopPath = `/projects/${project.id}/environments/${temp.id as number}/stop`;
+    const again = await server.request('POST', stopPath, { token: owner.token });
+    expect((again.body as Json).state).toBe('stopping');
+    const forced = await server.request('POST', stopPath, { token: owner.token, json: { force: true } });
+    expect((forced.body as Json).state).toBe('stopped');
   });
 });
 
