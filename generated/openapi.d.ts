@@ -2778,7 +2778,7 @@ export interface paths {
                  * @description The deployment's id.
                  * @example 41
                  */
-                deployment_id: components["parameters"]["DeploymentId"];
+                deployment_id: number;
                 /**
                  * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
                  * @example 42
@@ -2877,7 +2877,7 @@ export interface paths {
                  * @description The environment's id.
                  * @example 1
                  */
-                environment_id: components["parameters"]["EnvironmentId"];
+                environment_id: number;
                 /**
                  * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
                  * @example 42
@@ -2927,7 +2927,7 @@ export interface paths {
                  * @description The environment's id.
                  * @example 1
                  */
-                environment_id: components["parameters"]["EnvironmentId"];
+                environment_id: number;
                 /**
                  * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
                  * @example 42
@@ -16890,11 +16890,6 @@ export interface components {
          */
         CustomAttributeKey: string;
         /**
-         * @description The deployment's id.
-         * @example 41
-         */
-        DeploymentId: number;
-        /**
          * @description The discussion's id (40 hexadecimal characters).
          * @example 6a9c1750b37d513a43987b574953fceb50b03ce7
          */
@@ -16904,11 +16899,6 @@ export interface components {
          * @example 5
          */
         DraftNoteId: number;
-        /**
-         * @description The environment's id.
-         * @example 1
-         */
-        EnvironmentId: number;
         /**
          * @description The flag's name.
          * @example new-checkout
@@ -17846,10 +17836,8 @@ export type ParameterCiGroupVariableFilter = components['parameters']['CiGroupVa
 export type ParameterCiVariableFilter = components['parameters']['CiVariableFilter'];
 export type ParameterCiVariableKey = components['parameters']['CiVariableKey'];
 export type ParameterCustomAttributeKey = components['parameters']['CustomAttributeKey'];
-export type ParameterDeploymentId = components['parameters']['DeploymentId'];
 export type ParameterDiscussionId = components['parameters']['DiscussionId'];
 export type ParameterDraftNoteId = components['parameters']['DraftNoteId'];
-export type ParameterEnvironmentId = components['parameters']['EnvironmentId'];
 export type ParameterFeatureFlagName = components['parameters']['FeatureFlagName'];
 export type ParameterFilePath = components['parameters']['FilePath'];
 export type ParameterGroupId = components['parameters']['GroupId'];
@@ -23905,7 +23893,7 @@ export interface operations {
                  * @description The deployment's id.
                  * @example 41
                  */
-                deployment_id: components["parameters"]["DeploymentId"];
+                deployment_id: number;
                 /**
                  * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
                  * @example 42
@@ -23944,7 +23932,7 @@ export interface operations {
                  * @description The deployment's id.
                  * @example 41
                  */
-                deployment_id: components["parameters"]["DeploymentId"];
+                deployment_id: number;
                 /**
                  * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
                  * @example 42
@@ -24004,7 +23992,7 @@ export interface operations {
                  * @description The deployment's id.
                  * @example 41
                  */
-                deployment_id: components["parameters"]["DeploymentId"];
+                deployment_id: number;
                 /**
                  * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
                  * @example 42
@@ -24163,7 +24151,7 @@ export interface operations {
                  * @description The environment's id.
                  * @example 1
                  */
-                environment_id: components["parameters"]["EnvironmentId"];
+                environment_id: number;
                 /**
                  * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
                  * @example 42
@@ -24202,7 +24190,7 @@ export interface operations {
                  * @description The environment's id.
                  * @example 1
                  */
-                environment_id: components["parameters"]["EnvironmentId"];
+                environment_id: number;
                 /**
                  * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
                  * @example 42
@@ -24262,7 +24250,7 @@ export interface operations {
                  * @description The environment's id.
                  * @example 1
                  */
-                environment_id: components["parameters"]["EnvironmentId"];
+                environment_id: number;
                 /**
                  * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
                  * @example 42
@@ -24299,7 +24287,7 @@ export interface operations {
                  * @description The environment's id.
                  * @example 1
                  */
-                environment_id: components["parameters"]["EnvironmentId"];
+                environment_id: number;
                 /**
                  * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
                  * @example 42
