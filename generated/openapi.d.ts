@@ -2942,7 +2942,8 @@ export interface paths {
          * Stop an environment
          * @description Stops an available environment and answers 200 with it.
          *
-         *     - **Who.** Developer and above (`stop_environment`); not on an archived project.
+         *     - **Who.** Developer and above (`stop_environment`); not on an archived project. (GitLab answers a Reporter
+         *       200 with the environment unchanged; here the Reporter is refused with 403.)
          *     - When its last successful deployment's job names an `on_stop` job (a manual job of the same pipeline), that
          *       job is played as the caller and the environment is `stopping`; it becomes `stopped` when the job succeeds
          *       (and `available` again if it fails). Without such a job, or with `force: true`, it is `stopped` at once.
