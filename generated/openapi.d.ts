@@ -2724,6 +2724,304 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{id}/deployments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a project's deployments
+         * @description The project's deployments, by `order_by` (`id` by default; `iid`, `created_at`, `updated_at`,
+         *     `finished_at`, `ref`) and `sort` (`asc` by default).
+         *
+         *     - **Who.** Reporter and above (`read_deployment`).
+         *     - Filters: `updated_after`/`updated_before` and `finished_after`/`finished_before` (ISO 8601, exclusive),
+         *       `environment` (an environment's name) and `status` (`created`, `running`, `success`, `failed`, `canceled`,
+         *       `skipped`, `blocked`).
+         *     - Each deployment has its `user`, `environment` and `deployable` (the job that made it; null for one created
+         *       through the API).
+         *     - Offset pagination in SQL: `page`, `per_page` (default 20, at most 100) and GitLab's headers.
+         */
+        get: operations["listDeployments"];
+        put?: never;
+        /**
+         * Create a deployment
+         * @description Records a deployment made outside GitLab CI and answers 201 with it (its `deployable` is null, its user
+         *     the caller, its iid the project's next).
+         *
+         *     - **Who.** Developer and above (`create_deployment`); not on an archived project.
+         *     - **Required:** `environment` (a name: found, or created with its tier guessed), `sha`, `ref`, `tag` and `status`
+         *       (`running`, `success`, `failed` or `canceled`).
+         *     - A successful deployment makes its environment `available` again and becomes its `last_deployment`.
+         */
+        post: operations["createDeployment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/deployments/{deployment_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The deployment's id.
+                 * @example 41
+                 */
+                deployment_id: number;
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a deployment
+         * @description One deployment of the project (by its id); one of another project, or none, answers 404
+         *     `{"message": "404 Not found"}`.
+         *
+         *     - **Who.** Reporter and above (`read_deployment`).
+         */
+        get: operations["getDeployment"];
+        /**
+         * Update a deployment
+         * @description Moves a deployment created through the API to `status` (`running`, `success`, `failed` or
+         *     `canceled`) and answers 200 with it.
+         *
+         *     - **Who.** Developer and above (`update_deployment`); not on an archived project.
+         *     - A deployment made by a CI job follows its job: 403 `{"message": "403 Forbidden - Deployments created using
+         *       GitLab CI can not be updated using the API"}`.
+         */
+        put: operations["updateDeployment"];
+        post?: never;
+        /**
+         * Delete a deployment
+         * @description Deletes a finished deployment that is not its environment's current one: 204.
+         *
+         *     - **Who.** Maintainer and above (`destroy_deployment`); not on an archived project.
+         *     - One not finished (`success`, `failed` or `canceled`) answers 400 `{"message": "Cannot destroy running
+         *       deployment"}`; the environment's last successful one 400 `{"message": "Deployment currently deployed to
+         *       environment"}`.
+         */
+        delete: operations["deleteDeployment"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/environments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a project's environments
+         * @description The project's environments, oldest first (by id).
+         *
+         *     - **Who.** Reporter and above (`read_environment`); administrators too.
+         *     - `name` keeps the environment of exactly that name; `search` (at least 3 characters: 400
+         *       `{"message": "400 Bad request - Search query is less than 3 characters"}`) those whose name starts with it,
+         *       in any case. The two together answer 400 `{"error": "name, search cannot be used together"}`.
+         *     - `states` keeps one state: `available`, `stopping` or `stopped`.
+         *     - Offset pagination in SQL: `page`, `per_page` (default 20, at most 100) and GitLab's headers.
+         */
+        get: operations["listEnvironments"];
+        put?: never;
+        /**
+         * Create an environment
+         * @description Creates an environment (state `available`) and answers 201 with it.
+         *
+         *     - **Who.** Developer and above (`create_environment`); not on an archived project.
+         *     - **Required:** `name`: letters, digits, spaces and `- _ / $ { } .`, not starting or ending with `/`; else 400
+         *       `{"message": {"name": ["can contain only letters, digits, ..."]}}`. A name the project already has answers 400
+         *       `{"message": {"name": ["has already been taken"]}}`.
+         *     - `slug` is made from the name (lowercase, at most 24 characters, with a random 6-character suffix when the name
+         *       had to change); it cannot be given.
+         *     - `tier` is `production`, `staging`, `testing`, `development` or `other`; without it GitLab's guess from the name
+         *       (`dev`, `review`, `trunk`: development; `test`, `qa`...: testing; `stag`, `pre`, `demo`...: staging; `prod`,
+         *       `live`: production).
+         */
+        post: operations["createEnvironment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/environments/{environment_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The environment's id.
+                 * @example 1
+                 */
+                environment_id: number;
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get an environment
+         * @description One environment of the project, with `last_deployment` (its last successful deployment, with its
+         *     job as `deployable`; null before any) and `cluster_agent`. One of another project, or none, answers 404
+         *     `{"message": "404 Not found"}`.
+         *
+         *     - **Who.** Reporter and above (`read_environment`).
+         */
+        get: operations["getEnvironment"];
+        /**
+         * Update an environment
+         * @description Changes the given fields (`external_url`, `description`, `tier`, `auto_stop_setting`) and answers 200
+         *     with the environment. The name and slug do not change.
+         *
+         *     - **Who.** Developer and above (`update_environment`); not on an archived project.
+         */
+        put: operations["updateEnvironment"];
+        post?: never;
+        /**
+         * Delete an environment
+         * @description Deletes a stopped environment and its deployments: 204.
+         *
+         *     - **Who.** Developer and above (`destroy_environment`); not on an archived project.
+         *     - An environment that is not stopped answers 403 `{"message": "403 Forbidden"}`, as GitLab's
+         *       `destroy_environment` needs it stopped: stop it first.
+         */
+        delete: operations["deleteEnvironment"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/environments/{environment_id}/stop": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The environment's id.
+                 * @example 1
+                 */
+                environment_id: number;
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Stop an environment
+         * @description Stops an available environment and answers 200 with it.
+         *
+         *     - **Who.** Developer and above (`stop_environment`); not on an archived project. (GitLab answers a Reporter
+         *       200 with the environment unchanged; here the Reporter is refused with 403.)
+         *     - When its last successful deployment's job names an `on_stop` job (a manual job of the same pipeline), that
+         *       job is played as the caller and the environment is `stopping`; it becomes `stopped` when the job succeeds
+         *       (and `available` again if it fails). Without such a job, or with `force: true`, it is `stopped` at once.
+         *     - With `force`, a `stopping` environment is `stopped` at once too; otherwise an environment already stopping
+         *       or stopped is answered as it is.
+         */
+        post: operations["stopEnvironment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/environments/review_apps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete stopped review apps
+         * @description Schedules for deletion, one week from now, the project's stopped environments of the `review` folder
+         *     (names starting with `review/`) created before `before` (default: 30 days ago), oldest first, at most `limit`
+         *     (1 to 1000, default 100). With `dry_run` (the default, `true`) nothing is scheduled: the answer (200) lists what
+         *     would be. Otherwise it answers 202. Environments already scheduled are left out.
+         *
+         *     - **Who.** Developer and above (`destroy_environment`); not on an archived project.
+         *     - `scheduled_entries` lists the environments (id, name, slug, external_url, created_at, updated_at);
+         *       `unprocessable_entries` those the caller may not delete (none here: no environment is protected).
+         *     - A scheduled environment is deleted with its deployments when its time comes, unless it was started again.
+         */
+        delete: operations["deleteReviewApps"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/environments/stop_stale": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Stop stale environments
+         * @description Stops, as the stop operation does (playing `on_stop` jobs), every available environment neither
+         *     updated nor deployed to since `before`. Answers 200 `{"message": "Successfully requested stop for all stale environments"}`.
+         *
+         *     - **Who.** Developer and above (`stop_environment`); not on an archived project.
+         *     - **Required:** `before`, an ISO 8601 time between ten years and one week ago; else 400
+         *       `{"message": "400 Bad request - Invalid Date"}`.
+         */
+        post: operations["stopStaleEnvironments"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{id}/feature_flags": {
         parameters: {
             query?: never;
@@ -10580,6 +10878,46 @@ export interface components {
             value: string;
         };
         /**
+         * Deployment
+         * @description A deployment of a project to one of its environments.
+         */
+        Deployment: components["schemas"]["DeploymentBasic"] & {
+            environment: components["schemas"]["EnvironmentBasic"];
+        };
+        /**
+         * DeploymentBasic
+         * @description A deployment, as its environment shows it.
+         */
+        DeploymentBasic: {
+            /** Format: date-time */
+            created_at: string;
+            /** @description The job that deploys; null for a deployment created through the API. */
+            deployable: components["schemas"]["Job"] | null;
+            id: number;
+            iid: number;
+            /** @example main */
+            ref: string;
+            /** @example a91957a858320c0e17f3a0eca7cfacbff50ea29a */
+            sha: string;
+            /** @enum {string} */
+            status: "created" | "running" | "success" | "failed" | "canceled" | "skipped" | "blocked";
+            /** Format: date-time */
+            updated_at: string;
+            user: components["schemas"]["UserSummary"] | null;
+        };
+        DeploymentCreate: {
+            environment: string;
+            ref: string;
+            sha: string;
+            /** @enum {string} */
+            status: "running" | "success" | "failed" | "canceled";
+            tag: boolean;
+        };
+        DeploymentUpdate: {
+            /** @enum {string} */
+            status: "running" | "success" | "failed" | "canceled";
+        };
+        /**
          * DetailedStatus
          * @description How GitLab shows a status (its icon, text, label and favicon).
          */
@@ -10849,6 +11187,91 @@ export interface components {
             /** @description The comment's new text. */
             note?: string;
             position?: components["schemas"]["DraftNotePositionCreate"];
+        };
+        /**
+         * Environment
+         * @description An environment of a project.
+         */
+        Environment: components["schemas"]["EnvironmentBasic"] & {
+            /**
+             * Format: date-time
+             * @description When `auto_stop_in` of the last deployment stops it; null when nothing will.
+             */
+            auto_stop_at: string | null;
+            /** @enum {string} */
+            auto_stop_setting: "always" | "with_action";
+            description: string | null;
+            flux_resource_path: string | null;
+            kubernetes_namespace: string | null;
+            /** @enum {string} */
+            state: "available" | "stopping" | "stopped";
+            /** @enum {string} */
+            tier: "production" | "staging" | "testing" | "development" | "other";
+        };
+        /**
+         * EnvironmentBasic
+         * @description An environment, as a deployment shows it.
+         */
+        EnvironmentBasic: {
+            /** Format: date-time */
+            created_at: string;
+            /** @example https://review-fix-foo.example.com */
+            external_url: string | null;
+            id: number;
+            /** @example review/fix-foo */
+            name: string;
+            /** @example review-fix-foo-dfjre3 */
+            slug: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        EnvironmentCreate: {
+            /** @enum {string} */
+            auto_stop_setting?: "always" | "with_action";
+            description?: string | null;
+            external_url?: string | null;
+            /** @example staging */
+            name: string;
+            /** @enum {string} */
+            tier?: "production" | "staging" | "testing" | "development" | "other";
+        };
+        /**
+         * EnvironmentDetail
+         * @description An environment with its last successful deployment.
+         */
+        EnvironmentDetail: components["schemas"]["Environment"] & {
+            /** @description Always null: no cluster agent is linked. */
+            cluster_agent: Record<string, never> | null;
+            last_deployment: components["schemas"]["DeploymentBasic"] | null;
+        };
+        EnvironmentStop: {
+            /**
+             * @description Stop without playing the `on_stop` job.
+             * @default false
+             */
+            force?: boolean;
+        };
+        EnvironmentStopStale: {
+            /** Format: date-time */
+            before: string;
+        };
+        EnvironmentStopStaleResult: {
+            message: string;
+        };
+        EnvironmentUpdate: {
+            /** @enum {string} */
+            auto_stop_setting?: "always" | "with_action";
+            description?: string | null;
+            external_url?: string | null;
+            /** @enum {string} */
+            tier?: "production" | "staging" | "testing" | "development" | "other";
+        };
+        /**
+         * EnvironmentWithProject
+         * @description An environment with its project, as lists and changes answer it.
+         */
+        EnvironmentWithProject: components["schemas"]["Environment"] & {
+            project: components["schemas"]["ProjectSimple"];
         };
         /**
          * Error
@@ -15179,6 +15602,11 @@ export interface components {
             state: "closed" | "reopened" | "merged";
             user: components["schemas"]["UserSummary"];
         };
+        /** ReviewAppsDeletion */
+        ReviewAppsDeletion: {
+            scheduled_entries: components["schemas"]["EnvironmentBasic"][];
+            unprocessable_entries: components["schemas"]["EnvironmentBasic"][];
+        };
         ScopeInput: {
             _destroy?: boolean;
             environment_scope?: string;
@@ -17147,6 +17575,10 @@ export type SchemaCurrentUser = components['schemas']['CurrentUser'];
 export type SchemaCurrentUserPersonalAccessTokenCreate = components['schemas']['CurrentUserPersonalAccessTokenCreate'];
 export type SchemaCustomAttribute = components['schemas']['CustomAttribute'];
 export type SchemaCustomAttributeValue = components['schemas']['CustomAttributeValue'];
+export type SchemaDeployment = components['schemas']['Deployment'];
+export type SchemaDeploymentBasic = components['schemas']['DeploymentBasic'];
+export type SchemaDeploymentCreate = components['schemas']['DeploymentCreate'];
+export type SchemaDeploymentUpdate = components['schemas']['DeploymentUpdate'];
 export type SchemaDetailedStatus = components['schemas']['DetailedStatus'];
 export type SchemaDiff = components['schemas']['Diff'];
 export type SchemaDiffFilePosition = components['schemas']['DiffFilePosition'];
@@ -17167,6 +17599,15 @@ export type SchemaDraftNoteLineRangeEndCreate = components['schemas']['DraftNote
 export type SchemaDraftNotePosition = components['schemas']['DraftNotePosition'];
 export type SchemaDraftNotePositionCreate = components['schemas']['DraftNotePositionCreate'];
 export type SchemaDraftNoteUpdate = components['schemas']['DraftNoteUpdate'];
+export type SchemaEnvironment = components['schemas']['Environment'];
+export type SchemaEnvironmentBasic = components['schemas']['EnvironmentBasic'];
+export type SchemaEnvironmentCreate = components['schemas']['EnvironmentCreate'];
+export type SchemaEnvironmentDetail = components['schemas']['EnvironmentDetail'];
+export type SchemaEnvironmentStop = components['schemas']['EnvironmentStop'];
+export type SchemaEnvironmentStopStale = components['schemas']['EnvironmentStopStale'];
+export type SchemaEnvironmentStopStaleResult = components['schemas']['EnvironmentStopStaleResult'];
+export type SchemaEnvironmentUpdate = components['schemas']['EnvironmentUpdate'];
+export type SchemaEnvironmentWithProject = components['schemas']['EnvironmentWithProject'];
 export type SchemaError = components['schemas']['Error'];
 export type SchemaFeatureAccessLevel = components['schemas']['FeatureAccessLevel'];
 export type SchemaFeatureFlag = components['schemas']['FeatureFlag'];
@@ -17306,6 +17747,7 @@ export type SchemaResourceAccessTokenWithToken = components['schemas']['Resource
 export type SchemaResourceLabelEvent = components['schemas']['ResourceLabelEvent'];
 export type SchemaResourceMilestoneEvent = components['schemas']['ResourceMilestoneEvent'];
 export type SchemaResourceStateEvent = components['schemas']['ResourceStateEvent'];
+export type SchemaReviewAppsDeletion = components['schemas']['ReviewAppsDeletion'];
 export type SchemaScopeInput = components['schemas']['ScopeInput'];
 export type SchemaSharedRunnersSetting = components['schemas']['SharedRunnersSetting'];
 export type SchemaSidekiqCompoundMetrics = components['schemas']['SidekiqCompoundMetrics'];
@@ -23300,6 +23742,706 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listDeployments: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The name of the environment.
+                 * @example production
+                 */
+                environment?: string;
+                /** @example 2026-03-01T00:00:00Z */
+                finished_after?: string;
+                /** @example 2026-04-01T00:00:00Z */
+                finished_before?: string;
+                /** @example id */
+                order_by?: "id" | "iid" | "created_at" | "updated_at" | "finished_at" | "ref";
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+                /** @example asc */
+                sort?: "asc" | "desc";
+                /** @example success */
+                status?: "created" | "running" | "success" | "failed" | "canceled" | "skipped" | "blocked";
+                /** @example 2026-03-01T00:00:00Z */
+                updated_after?: string;
+                /** @example 2026-04-01T00:00:00Z */
+                updated_before?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of deployments. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Deployment"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createDeployment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "environment": "production",
+                 *       "sha": "a91957a858320c0e17f3a0eca7cfacbff50ea29a",
+                 *       "ref": "main",
+                 *       "tag": false,
+                 *       "status": "success"
+                 *     }
+                 */
+                "application/json": components["schemas"]["DeploymentCreate"];
+                /**
+                 * @example {
+                 *       "environment": "production",
+                 *       "sha": "a91957a858320c0e17f3a0eca7cfacbff50ea29a",
+                 *       "ref": "main",
+                 *       "tag": false,
+                 *       "status": "success"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["DeploymentCreate"];
+                /**
+                 * @example {
+                 *       "environment": "production",
+                 *       "sha": "a91957a858320c0e17f3a0eca7cfacbff50ea29a",
+                 *       "ref": "main",
+                 *       "tag": false,
+                 *       "status": "success"
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["DeploymentCreate"];
+            };
+        };
+        responses: {
+            /** @description The new deployment. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Deployment"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getDeployment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The deployment's id.
+                 * @example 41
+                 */
+                deployment_id: number;
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deployment. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Deployment"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateDeployment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The deployment's id.
+                 * @example 41
+                 */
+                deployment_id: number;
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "status": "success"
+                 *     }
+                 */
+                "application/json": components["schemas"]["DeploymentUpdate"];
+                /**
+                 * @example {
+                 *       "status": "success"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["DeploymentUpdate"];
+                /**
+                 * @example {
+                 *       "status": "success"
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["DeploymentUpdate"];
+            };
+        };
+        responses: {
+            /** @description The deployment. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Deployment"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteDeployment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The deployment's id.
+                 * @example 41
+                 */
+                deployment_id: number;
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listEnvironments: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The environment of exactly this name.
+                 * @example review/fix-foo
+                 */
+                name?: string;
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+                /**
+                 * @description Environments whose name starts with this (at least 3 characters).
+                 * @example review
+                 */
+                search?: string;
+                /**
+                 * @description Environments in this state.
+                 * @example available
+                 */
+                states?: "available" | "stopping" | "stopped";
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of environments. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnvironmentWithProject"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createEnvironment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "staging",
+                 *       "external_url": "https://staging.example.com",
+                 *       "tier": "staging"
+                 *     }
+                 */
+                "application/json": components["schemas"]["EnvironmentCreate"];
+                /**
+                 * @example {
+                 *       "name": "staging",
+                 *       "external_url": "https://staging.example.com",
+                 *       "tier": "staging"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["EnvironmentCreate"];
+                /**
+                 * @example {
+                 *       "name": "staging",
+                 *       "external_url": "https://staging.example.com",
+                 *       "tier": "staging"
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["EnvironmentCreate"];
+            };
+        };
+        responses: {
+            /** @description The new environment. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnvironmentWithProject"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getEnvironment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The environment's id.
+                 * @example 1
+                 */
+                environment_id: number;
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The environment. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnvironmentDetail"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateEnvironment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The environment's id.
+                 * @example 1
+                 */
+                environment_id: number;
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "external_url": "https://staging2.example.com"
+                 *     }
+                 */
+                "application/json": components["schemas"]["EnvironmentUpdate"];
+                /**
+                 * @example {
+                 *       "external_url": "https://staging2.example.com"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["EnvironmentUpdate"];
+                /**
+                 * @example {
+                 *       "external_url": "https://staging2.example.com"
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["EnvironmentUpdate"];
+            };
+        };
+        responses: {
+            /** @description The environment. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnvironmentWithProject"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteEnvironment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The environment's id.
+                 * @example 1
+                 */
+                environment_id: number;
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    stopEnvironment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The environment's id.
+                 * @example 1
+                 */
+                environment_id: number;
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "force": false
+                 *     }
+                 */
+                "application/json": components["schemas"]["EnvironmentStop"];
+                /**
+                 * @example {
+                 *       "force": false
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["EnvironmentStop"];
+                /**
+                 * @example {
+                 *       "force": false
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["EnvironmentStop"];
+            };
+        };
+        responses: {
+            /** @description The environment. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnvironmentWithProject"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteReviewApps: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Environments created before this time (default: 30 days ago).
+                 * @example 2026-02-01T00:00:00Z
+                 */
+                before?: string;
+                /**
+                 * @description List what would be scheduled, and schedule nothing.
+                 * @example false
+                 */
+                dry_run?: boolean;
+                /**
+                 * @description At most this many environments.
+                 * @example 100
+                 */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What would be scheduled (a dry run). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReviewAppsDeletion"];
+                };
+            };
+            /** @description What was scheduled. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReviewAppsDeletion"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    stopStaleEnvironments: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "before": "2026-01-01T00:00:00Z"
+                 *     }
+                 */
+                "application/json": components["schemas"]["EnvironmentStopStale"];
+                /**
+                 * @example {
+                 *       "before": "2026-01-01T00:00:00Z"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["EnvironmentStopStale"];
+                /**
+                 * @example {
+                 *       "before": "2026-01-01T00:00:00Z"
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["EnvironmentStopStale"];
+            };
+        };
+        responses: {
+            /** @description Accepted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnvironmentStopStaleResult"];
+                };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];

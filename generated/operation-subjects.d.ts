@@ -16,6 +16,8 @@ export interface OperationSubjects {
   createCommit: 'project';
   createCommitStatus: 'project';
   createCurrentUserPersonalAccessToken: 'instance';
+  createDeployment: 'project';
+  createEnvironment: 'project';
   createFeatureFlag: 'project';
   createFeatureFlagUserList: 'project';
   createGroup: 'instance';
@@ -61,6 +63,8 @@ export interface OperationSubjects {
   createUserPersonalAccessToken: 'instance';
   deleteBranch: 'project';
   deleteClusterAgent: 'project';
+  deleteDeployment: 'project';
+  deleteEnvironment: 'project';
   deleteFeatureFlag: 'project';
   deleteFeatureFlagUserList: 'project';
   deleteGroup: 'group';
@@ -97,6 +101,7 @@ export interface OperationSubjects {
   deleteRemoteMirror: 'project';
   deleteRepositoryFile: 'project';
   deleteRepositoryTag: 'project';
+  deleteReviewApps: 'project';
   deleteSnippet: 'instance';
   eraseProjectJob: 'project';
   forkProject: 'project';
@@ -107,6 +112,8 @@ export interface OperationSubjects {
   getCommit: 'project';
   getCurrentPersonalAccessToken: 'instance';
   getCurrentUser: 'instance';
+  getDeployment: 'project';
+  getEnvironment: 'project';
   getFeatureFlag: 'project';
   getFeatureFlagUserList: 'project';
   getFeatureFlagsClient: 'project';
@@ -204,7 +211,9 @@ export interface OperationSubjects {
   listClusterAgents: 'project';
   listCommitStatuses: 'project';
   listCommits: 'project';
+  listDeployments: 'project';
   listDescendantGroups: 'group';
+  listEnvironments: 'project';
   listFeatureFlagUserLists: 'project';
   listFeatureFlags: 'project';
   listGroupAccessTokens: 'group';
@@ -309,6 +318,8 @@ export interface OperationSubjects {
   setProjectCustomAttribute: 'instance';
   shareProjectWithGroup: 'project';
   startProjectHousekeeping: 'project';
+  stopEnvironment: 'project';
+  stopStaleEnvironments: 'project';
   subscribeGroupLabel: 'group';
   subscribeProjectLabel: 'project';
   syncRemoteMirror: 'project';
@@ -321,6 +332,8 @@ export interface OperationSubjects {
   unshareProjectWithGroup: 'project';
   unsubscribeGroupLabel: 'group';
   unsubscribeProjectLabel: 'project';
+  updateDeployment: 'project';
+  updateEnvironment: 'project';
   updateFeatureFlag: 'project';
   updateFeatureFlagUserList: 'project';
   updateGroup: 'group';

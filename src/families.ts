@@ -28,6 +28,7 @@ import { clusterAgentsManifest } from './cluster_agents/manifest.js';
 import { commitStatusesManifest } from './commit_statuses/manifest.js';
 import { commitsManifest } from './commits/manifest.js';
 import { draftNotesManifest } from './draft_notes/manifest.js';
+import { environmentsManifest } from './environments/manifest.js';
 import { featureFlagsManifest } from './feature_flags/manifest.js';
 import { filesManifest } from './files/manifest.js';
 import { gitManifest } from './git/manifest.js';
@@ -75,6 +76,7 @@ export const families = [
   commitStatusesManifest,
   commitsManifest,
   draftNotesManifest,
+  environmentsManifest,
   featureFlagsManifest,
   filesManifest,
   gitManifest,
