@@ -142,6 +142,8 @@ const LISTS = [
   '/projects/:project/triggers',
   '/projects/:project/pipeline_schedules',
   '/projects/:project/pipeline_schedules/:schedule/pipelines',
+  '/projects/:project/environments',
+  '/projects/:project/deployments',
   '/templates/gitlab_ci_ymls',
   '/projects/:project/snippets',
   '/snippets',

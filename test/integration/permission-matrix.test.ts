@@ -285,6 +285,32 @@ const triggerOf = (c: Case) => {
     sharedTriggers.set(c.subjectId, api('POST', `${project(c)}/triggers`, { description: 'matrix' }));
   return sharedTriggers.get(c.subjectId)!;
 };
+/** Environments and deployments: the administrator's, one of each per project, made once. */
+async function newEnvironment(c: Case, stopped = false): Promise<number> {
+  const env = await api('POST', `${project(c)}/environments`, { name: unique('env') });
+  if (stopped) await api('POST', `${project(c)}/environments/${env.id as number}/stop`, {});
+  return env.id as number;
+}
+const sharedEnvironments = new Map<number, Promise<number>>();
+const environmentOf = (c: Case) => {
+  if (!sharedEnvironments.has(c.subjectId)) sharedEnvironments.set(c.subjectId, newEnvironment(c));
+  return sharedEnvironments.get(c.subjectId)!;
+};
+const newDeployment = async (c: Case, status = 'failed') =>
+  (
+    await api('POST', `${project(c)}/deployments`, {
+      environment: 'matrix',
+      sha: 'a'.repeat(40),
+      ref: 'main',
+      tag: false,
+      status,
+    })
+  ).id as number;
+const sharedDeployments = new Map<number, Promise<number>>();
+const deploymentOf = (c: Case) => {
+  if (!sharedDeployments.has(c.subjectId)) sharedDeployments.set(c.subjectId, newDeployment(c));
+  return sharedDeployments.get(c.subjectId)!;
+};
 /** A schedule of the case's project with the variable `MATRIX`, by the administrator or `token`'s user. */
 async function newSchedule(c: Case, token = fx.adminToken): Promise<number> {
   const body = { description: unique('schedule'), ref: 'main', cron: '0 1 * * *' };
@@ -921,6 +947,32 @@ const CALLS: Record<string, (c: Case) => Call | Promise<Call>> = {
   eraseProjectJob: (c) => onJob(c, 'buildId', 'traced'),
   // Trigger tokens (the administrator's: only they edit them) and triggering, which needs the token
   // alone: on the private project's `ci` branch, whoever calls.
+  createEnvironment: () => ({ body: { name: unique('env') } }),
+  getEnvironment: async (c) => ({ path: { environment_id: await environmentOf(c) } }),
+  updateEnvironment: async (c) => ({
+    path: { environment_id: await environmentOf(c) },
+    body: { description: 'matrix' },
+  }),
+  deleteEnvironment: async (c) => ({
+    path: {
+      environment_id: c.expected === 'allowed' ? await newEnvironment(c, true) : await environmentOf(c),
+    },
+  }),
+  stopEnvironment: async (c) => ({
+    path: { environment_id: c.expected === 'allowed' ? await newEnvironment(c) : await environmentOf(c) },
+  }),
+  stopStaleEnvironments: () => ({ body: { before: new Date(Date.now() - 8 * 86_400_000).toISOString() } }),
+  createDeployment: () => ({
+    body: { environment: 'matrix', sha: 'a'.repeat(40), ref: 'main', tag: false, status: 'success' },
+  }),
+  getDeployment: async (c) => ({ path: { deployment_id: await deploymentOf(c) } }),
+  updateDeployment: async (c) => ({
+    path: { deployment_id: await deploymentOf(c) },
+    body: { status: 'failed' },
+  }),
+  deleteDeployment: async (c) => ({
+    path: { deployment_id: c.expected === 'allowed' ? await newDeployment(c) : await deploymentOf(c) },
+  }),
   getPipelineTrigger: async (c) => ({ path: { trigger_id: (await triggerOf(c)).id as number } }),
   createPipelineTrigger: () => ({ body: { description: unique('trigger') } }),
   updatePipelineTrigger: async (c) => ({
