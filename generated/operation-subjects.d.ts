@@ -59,6 +59,7 @@ export interface OperationSubjects {
   createSnippetRepositoryStorageMove: 'instance';
   createUser: 'instance';
   createUserPersonalAccessToken: 'instance';
+  createUserRunner: 'instance';
   deleteBranch: 'project';
   deleteClusterAgent: 'project';
   deleteFeatureFlag: 'project';
@@ -97,7 +98,11 @@ export interface OperationSubjects {
   deleteRemoteMirror: 'project';
   deleteRepositoryFile: 'project';
   deleteRepositoryTag: 'project';
+  deleteRunner: 'instance';
+  deleteRunnerByToken: 'none';
   deleteSnippet: 'instance';
+  disableProjectRunner: 'project';
+  enableProjectRunner: 'project';
   eraseProjectJob: 'project';
   forkProject: 'project';
   getBranch: 'project';
@@ -180,6 +185,7 @@ export interface OperationSubjects {
   getRepositoryMergeBase: 'project';
   getRepositoryTag: 'project';
   getRepositoryTagSignature: 'project';
+  getRunner: 'instance';
   getSidekiqCompoundMetrics: 'instance';
   getSidekiqJobStats: 'instance';
   getSidekiqProcessMetrics: 'instance';
@@ -197,6 +203,7 @@ export interface OperationSubjects {
   lintCiConfig: 'instance';
   lintCiConfigInProject: 'project';
   lintProjectCiConfig: 'project';
+  listAllRunners: 'instance';
   listAllSnippets: 'instance';
   listBranches: 'project';
   listCiYmlTemplates: 'instance';
@@ -217,6 +224,7 @@ export interface OperationSubjects {
   listGroupProjects: 'group';
   listGroupRepositoryStorageMoves: 'instance';
   listGroupRepositoryStorageMovesOfGroup: 'instance';
+  listGroupRunners: 'group';
   listGroupVariables: 'group';
   listGroups: 'instance';
   listInstanceMemberRoles: 'instance';
@@ -236,6 +244,7 @@ export interface OperationSubjects {
   listMergeRequestResourceStateEvents: 'project';
   listMergeRequestVersions: 'project';
   listMergeRequests: 'instance';
+  listOwnedRunners: 'instance';
   listPersonalAccessTokens: 'instance';
   listPipelineBridges: 'project';
   listPipelineJobs: 'project';
@@ -256,6 +265,7 @@ export interface OperationSubjects {
   listProjectPipelines: 'project';
   listProjectRepositoryStorageMoves: 'instance';
   listProjectRepositoryStorageMovesOfProject: 'instance';
+  listProjectRunners: 'project';
   listProjectSnippets: 'project';
   listProjectUploads: 'project';
   listProjectVariables: 'project';
@@ -267,6 +277,7 @@ export interface OperationSubjects {
   listRepositoryContributors: 'project';
   listRepositoryTags: 'project';
   listRepositoryTree: 'project';
+  listRunnerJobs: 'instance';
   listSnippetRepositoryStorageMoves: 'instance';
   listSnippetRepositoryStorageMovesOfSnippet: 'instance';
   listSnippets: 'instance';
@@ -282,12 +293,18 @@ export interface OperationSubjects {
   publishMergeRequestDraftNote: 'project';
   rebaseMergeRequest: 'project';
   registerClusterAgent: 'project';
+  registerRunner: 'none';
   registerUnleashClient: 'none';
   removeGroupMember: 'group';
   removeProjectMember: 'project';
+  resetGroupRunnerRegistrationToken: 'group';
+  resetInstanceRunnerRegistrationToken: 'instance';
   resetMergeRequestApprovals: 'project';
   resetMergeRequestSpentTime: 'project';
   resetMergeRequestTimeEstimate: 'project';
+  resetProjectRunnerRegistrationToken: 'project';
+  resetRunnerAuthenticationToken: 'instance';
+  resetRunnerAuthenticationTokenByToken: 'none';
   resolveMergeRequestDiscussion: 'project';
   retryProjectJob: 'project';
   retryProjectPipeline: 'project';
@@ -355,8 +372,10 @@ export interface OperationSubjects {
   updateProtectedBranchWithPut: 'project';
   updateRemoteMirror: 'project';
   updateRepositoryFile: 'project';
+  updateRunner: 'instance';
   updateSnippet: 'instance';
   updateUser: 'instance';
+  verifyRunner: 'none';
 }
 
 /** Operations whose `security` names non-user schemes: the principal they are called with. */
