@@ -434,6 +434,30 @@ describe("the users' runner API", () => {
   });
 });
 
+describe('the lists at the widest pages', () => {
+  it('answers empty pages past the end, with the totals', async () => {
+    const w = await world();
+    const { id } = await createRunner(w.maintainer.token, {
+      runner_type: 'project_type',
+      project_id: w.project.id,
+    });
+    const lists = [
+      '/runners',
+      '/runners/all',
+      `/runners/${id}/jobs`,
+      `/projects/${w.project.id}/runners`,
+      `/groups/${w.group.id}/runners`,
+    ];
+    for (const list of lists)
+      for (const query of ['page=1000000000&per_page=100', 'page=2147483647&per_page=2147483647']) {
+        const res = await server.request('GET', `${list}?${query}`, { token: w.admin.token });
+        expect(res.status, `${list} ${res.text}`).toBe(200);
+        expect(res.body).toEqual([]);
+        expect(res.headers.get('x-total'), list).not.toBeNull();
+      }
+  });
+});
+
 describe('plan limits', () => {
   it('enforces ci_registered_project_runners and ci_registered_group_runners', async () => {
     const w = await world();
