@@ -61,6 +61,7 @@ export interface OperationSubjects {
   createSnippetRepositoryStorageMove: 'instance';
   createUser: 'instance';
   createUserPersonalAccessToken: 'instance';
+  createUserRunner: 'instance';
   deleteBranch: 'project';
   deleteClusterAgent: 'project';
   deleteDeployment: 'project';
@@ -102,7 +103,11 @@ export interface OperationSubjects {
   deleteRepositoryFile: 'project';
   deleteRepositoryTag: 'project';
   deleteReviewApps: 'project';
+  deleteRunner: 'instance';
+  deleteRunnerByToken: 'none';
   deleteSnippet: 'instance';
+  disableProjectRunner: 'project';
+  enableProjectRunner: 'project';
   eraseProjectJob: 'project';
   forkProject: 'project';
   getBranch: 'project';
@@ -187,6 +192,7 @@ export interface OperationSubjects {
   getRepositoryMergeBase: 'project';
   getRepositoryTag: 'project';
   getRepositoryTagSignature: 'project';
+  getRunner: 'instance';
   getSidekiqCompoundMetrics: 'instance';
   getSidekiqJobStats: 'instance';
   getSidekiqProcessMetrics: 'instance';
@@ -204,6 +210,7 @@ export interface OperationSubjects {
   lintCiConfig: 'instance';
   lintCiConfigInProject: 'project';
   lintProjectCiConfig: 'project';
+  listAllRunners: 'instance';
   listAllSnippets: 'instance';
   listBranches: 'project';
   listCiYmlTemplates: 'instance';
@@ -226,6 +233,7 @@ export interface OperationSubjects {
   listGroupProjects: 'group';
   listGroupRepositoryStorageMoves: 'instance';
   listGroupRepositoryStorageMovesOfGroup: 'instance';
+  listGroupRunners: 'group';
   listGroupVariables: 'group';
   listGroups: 'instance';
   listInstanceMemberRoles: 'instance';
@@ -245,6 +253,7 @@ export interface OperationSubjects {
   listMergeRequestResourceStateEvents: 'project';
   listMergeRequestVersions: 'project';
   listMergeRequests: 'instance';
+  listOwnedRunners: 'instance';
   listPersonalAccessTokens: 'instance';
   listPipelineBridges: 'project';
   listPipelineJobs: 'project';
@@ -265,6 +274,7 @@ export interface OperationSubjects {
   listProjectPipelines: 'project';
   listProjectRepositoryStorageMoves: 'instance';
   listProjectRepositoryStorageMovesOfProject: 'instance';
+  listProjectRunners: 'project';
   listProjectSnippets: 'project';
   listProjectUploads: 'project';
   listProjectVariables: 'project';
@@ -276,6 +286,7 @@ export interface OperationSubjects {
   listRepositoryContributors: 'project';
   listRepositoryTags: 'project';
   listRepositoryTree: 'project';
+  listRunnerJobs: 'instance';
   listSnippetRepositoryStorageMoves: 'instance';
   listSnippetRepositoryStorageMovesOfSnippet: 'instance';
   listSnippets: 'instance';
@@ -291,12 +302,18 @@ export interface OperationSubjects {
   publishMergeRequestDraftNote: 'project';
   rebaseMergeRequest: 'project';
   registerClusterAgent: 'project';
+  registerRunner: 'none';
   registerUnleashClient: 'none';
   removeGroupMember: 'group';
   removeProjectMember: 'project';
+  resetGroupRunnerRegistrationToken: 'group';
+  resetInstanceRunnerRegistrationToken: 'instance';
   resetMergeRequestApprovals: 'project';
   resetMergeRequestSpentTime: 'project';
   resetMergeRequestTimeEstimate: 'project';
+  resetProjectRunnerRegistrationToken: 'project';
+  resetRunnerAuthenticationToken: 'instance';
+  resetRunnerAuthenticationTokenByToken: 'none';
   resolveMergeRequestDiscussion: 'project';
   retryProjectJob: 'project';
   retryProjectPipeline: 'project';
@@ -368,8 +385,10 @@ export interface OperationSubjects {
   updateProtectedBranchWithPut: 'project';
   updateRemoteMirror: 'project';
   updateRepositoryFile: 'project';
+  updateRunner: 'instance';
   updateSnippet: 'instance';
   updateUser: 'instance';
+  verifyRunner: 'none';
 }
 
 /** Operations whose `security` names non-user schemes: the principal they are called with. */

@@ -79,6 +79,7 @@ beforeAll(async () => {
       cron: '0 1 * * *',
     })
   ).id as number;
+  ids.runner = (await post('/user/runners', { runner_type: 'project_type', project_id: id })).id as number;
 });
 
 /** Every offset-paginated list of the contract, its path ids filled from the data above. */
@@ -143,6 +144,11 @@ const LISTS = [
   '/projects/:project/pipeline_schedules',
   '/projects/:project/pipeline_schedules/:schedule/pipelines',
   '/projects/:project/environments',
+  '/runners',
+  '/runners/all',
+  '/runners/:runner/jobs',
+  '/projects/:project/runners',
+  '/groups/:group/runners',
   '/projects/:project/deployments',
   '/templates/gitlab_ci_ymls',
   '/projects/:project/snippets',

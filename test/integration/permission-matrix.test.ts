@@ -285,6 +285,23 @@ const triggerOf = (c: Case) => {
     sharedTriggers.set(c.subjectId, api('POST', `${project(c)}/triggers`, { description: 'matrix' }));
   return sharedTriggers.get(c.subjectId)!;
 };
+/** Runners: made by the administrator through the API; a project runner of a project only they manage. */
+async function newRunner(projectId?: number): Promise<{ id: number; token: string }> {
+  const body = projectId
+    ? { runner_type: 'project_type', project_id: projectId }
+    : { runner_type: 'instance_type' };
+  return (await api('POST', '/user/runners', body)) as { id: number; token: string };
+}
+let runnerHome: Promise<number> | undefined;
+const projectRunner = async () =>
+  newRunner(
+    await (runnerHome ??= server.factories
+      .project({ owner: fx.users.admin, namespace: fx.parent })
+      .then((home) => home.id)),
+  );
+let sharedInstanceRunner: Promise<{ id: number; token: string }> | undefined;
+const instanceRunner = () => (sharedInstanceRunner ??= newRunner());
+
 /** Environments and deployments: the administrator's, one of each per project, made once. */
 async function newEnvironment(c: Case, stopped = false): Promise<number> {
   const env = await api('POST', `${project(c)}/environments`, { name: unique('env') });
@@ -947,6 +964,27 @@ const CALLS: Record<string, (c: Case) => Call | Promise<Call>> = {
   eraseProjectJob: (c) => onJob(c, 'buildId', 'traced'),
   // Trigger tokens (the administrator's: only they edit them) and triggering, which needs the token
   // alone: on the private project's `ci` branch, whoever calls.
+  createUserRunner: () => ({ body: { runner_type: 'project_type', project_id: fx.projects.public.id } }),
+  registerRunner: async () => ({
+    body: { token: (await api('GET', `/projects/${fx.projects.public.id}`)).runners_token },
+  }),
+  deleteRunnerByToken: async () => ({ body: { token: (await newRunner()).token } }),
+  verifyRunner: async () => ({ body: { token: (await newRunner()).token } }),
+  resetRunnerAuthenticationTokenByToken: async () => ({ body: { token: (await newRunner()).token } }),
+  getRunner: async () => ({ path: { id: (await instanceRunner()).id } }),
+  updateRunner: async () => ({ path: { id: (await instanceRunner()).id }, body: { description: 'matrix' } }),
+  deleteRunner: async () => ({ path: { id: (await newRunner()).id } }),
+  resetRunnerAuthenticationToken: async () => ({ path: { id: (await instanceRunner()).id } }),
+  listRunnerJobs: async () => ({ path: { id: (await instanceRunner()).id } }),
+  enableProjectRunner: async (c) => ({
+    body: { runner_id: c.expected === 'allowed' ? (await projectRunner()).id : 1 },
+  }),
+  disableProjectRunner: async (c) => {
+    if (c.expected !== 'allowed') return { path: { runner_id: 1 } };
+    const { id } = await projectRunner();
+    await api('POST', `${project(c)}/runners`, { runner_id: id });
+    return { path: { runner_id: id } };
+  },
   createEnvironment: () => ({ body: { name: unique('env') } }),
   getEnvironment: async (c) => ({ path: { environment_id: await environmentOf(c) } }),
   updateEnvironment: async (c) => ({
@@ -1187,6 +1225,9 @@ type ForgeRuleName = string;
 const admits = () => false;
 const RULES: Record<ForgeRuleName, (c: Case, call: Call) => boolean> = {
   or_snippet_author: admits,
+  runner_creator: (c) => !['admin', 'maintainer', 'owner'].includes(c.caller),
+  runner_access: (c) => c.op.operationId !== 'getRunner' && c.caller !== 'admin',
+  runner_assign: (c) => c.caller !== 'admin',
   or_merge_request_author: admits,
   or_note_author: admits,
   or_auto_merge_setter: admits,
