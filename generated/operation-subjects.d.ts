@@ -70,6 +70,7 @@ export interface OperationSubjects {
   deleteGroupVariable: 'group';
   deleteInstanceMemberRole: 'instance';
   deleteInstanceVariable: 'instance';
+  deleteJobArtifacts: 'project';
   deleteMergeRequest: 'project';
   deleteMergeRequestApprovalRule: 'project';
   deleteMergeRequestAwardEmoji: 'project';
@@ -83,6 +84,7 @@ export interface OperationSubjects {
   deletePipelineTrigger: 'project';
   deleteProject: 'project';
   deleteProjectApprovalRule: 'project';
+  deleteProjectArtifacts: 'project';
   deleteProjectCustomAttribute: 'instance';
   deleteProjectForkRelation: 'project';
   deleteProjectLabel: 'project';
@@ -98,6 +100,7 @@ export interface OperationSubjects {
   deleteRepositoryFile: 'project';
   deleteRepositoryTag: 'project';
   deleteSnippet: 'instance';
+  downloadJobArtifactsByRef: 'project';
   eraseProjectJob: 'project';
   forkProject: 'project';
   getBranch: 'project';
@@ -120,6 +123,9 @@ export interface OperationSubjects {
   getGroupRepositoryStorageMoveOfGroup: 'instance';
   getGroupVariable: 'group';
   getInstanceVariable: 'instance';
+  getJobArtifactFile: 'project';
+  getJobArtifactFileByRef: 'project';
+  getJobArtifacts: 'project';
   getKubernetesAgentInfo: 'none';
   getLatestProjectPipeline: 'project';
   getMergeRequest: 'project';
@@ -194,6 +200,7 @@ export interface OperationSubjects {
   getUnleashFeatures: 'none';
   getUser: 'instance';
   getVersion: 'instance';
+  keepJobArtifacts: 'project';
   lintCiConfig: 'instance';
   lintCiConfigInProject: 'project';
   lintProjectCiConfig: 'project';
@@ -361,6 +368,10 @@ export interface OperationSubjects {
 
 /** Operations whose `security` names non-user schemes: the principal they are called with. */
 export interface OperationCredentials {
+  downloadJobArtifactsByRef: 'JobToken' | 'JobTokenQuery';
+  getJobArtifactFile: 'JobToken' | 'JobTokenQuery';
+  getJobArtifactFileByRef: 'JobToken' | 'JobTokenQuery';
+  getJobArtifacts: 'JobToken' | 'JobTokenQuery';
   getKubernetesAgentInfo: 'KubernetesAgentToken';
   getUnleashClientFeatures: 'UnleashInstanceId' | 'UnleashInstanceIdQuery';
   getUnleashFeatures: 'UnleashInstanceId' | 'UnleashInstanceIdQuery';
