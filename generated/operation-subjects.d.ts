@@ -1,10 +1,14 @@
 // Generated from the contract by scripts/operation-subjects.mjs: do not edit.
 export interface OperationSubjects {
   addGroupMember: 'group';
+  addJobTokenScopeGroup: 'project';
+  addJobTokenScopeProject: 'project';
   addMergeRequestSpentTime: 'project';
   addProjectMember: 'project';
+  appendRunnerJobTrace: 'none';
   approveMergeRequest: 'project';
   archiveProject: 'project';
+  authorizeJobArtifactsUpload: 'none';
   blockUser: 'instance';
   bulkPublishMergeRequestDraftNotes: 'project';
   cancelMergeRequestAutoMerge: 'project';
@@ -101,6 +105,7 @@ export interface OperationSubjects {
   deleteRepositoryTag: 'project';
   deleteSnippet: 'instance';
   downloadJobArtifactsByRef: 'project';
+  downloadJobArtifactsForRunner: 'none';
   eraseProjectJob: 'project';
   forkProject: 'project';
   getBranch: 'project';
@@ -126,6 +131,7 @@ export interface OperationSubjects {
   getJobArtifactFile: 'project';
   getJobArtifactFileByRef: 'project';
   getJobArtifacts: 'project';
+  getJobTokenScope: 'project';
   getKubernetesAgentInfo: 'none';
   getLatestProjectPipeline: 'project';
   getMergeRequest: 'project';
@@ -228,6 +234,8 @@ export interface OperationSubjects {
   listGroups: 'instance';
   listInstanceMemberRoles: 'instance';
   listInstanceVariables: 'instance';
+  listJobTokenScopeGroups: 'project';
+  listJobTokenScopeProjects: 'project';
   listMergeRequestApprovalRules: 'project';
   listMergeRequestAwardEmoji: 'project';
   listMergeRequestCommits: 'project';
@@ -291,7 +299,10 @@ export interface OperationSubjects {
   registerClusterAgent: 'project';
   registerUnleashClient: 'none';
   removeGroupMember: 'group';
+  removeJobTokenScopeGroup: 'project';
+  removeJobTokenScopeProject: 'project';
   removeProjectMember: 'project';
+  requestRunnerJob: 'none';
   resetMergeRequestApprovals: 'project';
   resetMergeRequestSpentTime: 'project';
   resetMergeRequestTimeEstimate: 'project';
@@ -339,6 +350,7 @@ export interface OperationSubjects {
   updateGroupVariable: 'group';
   updateInstanceMemberRole: 'instance';
   updateInstanceVariable: 'instance';
+  updateJobTokenScope: 'project';
   updateMergeRequest: 'project';
   updateMergeRequestApprovalRule: 'project';
   updateMergeRequestDiscussionNote: 'project';
@@ -362,13 +374,18 @@ export interface OperationSubjects {
   updateProtectedBranchWithPut: 'project';
   updateRemoteMirror: 'project';
   updateRepositoryFile: 'project';
+  updateRunnerJob: 'none';
   updateSnippet: 'instance';
   updateUser: 'instance';
+  uploadJobArtifacts: 'none';
 }
 
 /** Operations whose `security` names non-user schemes: the principal they are called with. */
 export interface OperationCredentials {
+  appendRunnerJobTrace: 'JobToken';
+  authorizeJobArtifactsUpload: 'JobToken';
   downloadJobArtifactsByRef: 'JobToken' | 'JobTokenQuery';
+  downloadJobArtifactsForRunner: 'JobToken';
   getJobArtifactFile: 'JobToken' | 'JobTokenQuery';
   getJobArtifactFileByRef: 'JobToken' | 'JobTokenQuery';
   getJobArtifacts: 'JobToken' | 'JobTokenQuery';
@@ -377,4 +394,5 @@ export interface OperationCredentials {
   getUnleashFeatures: 'UnleashInstanceId' | 'UnleashInstanceIdQuery';
   postUnleashClientMetrics: 'UnleashInstanceId' | 'UnleashInstanceIdQuery';
   registerUnleashClient: 'UnleashInstanceId' | 'UnleashInstanceIdQuery';
+  uploadJobArtifacts: 'JobToken';
 }
