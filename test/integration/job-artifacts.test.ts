@@ -167,6 +167,18 @@ describe('job artifacts', () => {
     } finally {
       server.services.jobArtifacts.settings.maxArtifactsSize = limit;
     }
+    // A refused upload leaves no object behind: one object per kept row.
+    const keys: string[] = [];
+    for await (const object of server.services.jobArtifacts.store.list(
+      `artifacts/${project.id}/${build.id}/`,
+    ))
+      keys.push(object.key);
+    const rows: Array<{ object_key: string }> = await server.dataSource.query(
+      'SELECT object_key FROM ci_job_artifacts WHERE job_id = $1',
+      [build.id],
+    );
+    expect(keys.sort()).toEqual(rows.map((row) => row.object_key).sort());
+    expect(keys).toHaveLength(2);
   });
 
   it('keeps, deletes one job, and deletes a project’s artifacts but the latest pipeline’s', async () => {
