@@ -344,4 +344,31 @@ describe('the runner API', () => {
     });
     expect(reportOnly.status).toBe(404);
   });
+
+  it("lets another project's running job download the artifacts once the project allows it, and not after it ends", async () => {
+    const { owner, project } = await builtProject({ 'lib.txt': 'shared library' });
+    const other = await server.factories.projectWithReadme({ owner });
+    const runner = await projectRunner(server, other);
+    const sha = await commit(owner.token, other, { '.gitlab-ci.yml': 'fetch:\n  script: curl\n' });
+    const pipeline = await pipelineFor(owner.token, other, sha);
+    await settle(owner.token, other, pipeline.id, { fetch: 'pending' });
+    const job = await runner.request();
+    const download = () =>
+      server.request(
+        'GET',
+        `/projects/${project.id}/jobs/artifacts/main/raw/lib.txt?job=build&job_token=${job.token}`,
+      );
+    const refused = await download();
+    expect(refused.status, refused.text).toBe(403);
+    const allow = await server.request('POST', `/projects/${project.id}/job_token_scope/allowlist`, {
+      token: owner.token,
+      json: { target_project_id: other.id },
+    });
+    expect(allow.status, allow.text).toBe(201);
+    const allowed = await download();
+    expect(allowed.status, allowed.text).toBe(200);
+    expect(allowed.text).toBe('shared library');
+    await run(job.id, 'success');
+    expect((await download()).status).toBe(401);
+  });
 });
