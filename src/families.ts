@@ -34,6 +34,7 @@ import { filesManifest } from './files/manifest.js';
 import { gitManifest } from './git/manifest.js';
 import { gitHttpManifest } from './git_http/manifest.js';
 import { groupsManifest } from './groups/manifest.js';
+import { jobArtifactsManifest } from './job_artifacts/manifest.js';
 import { labelsManifest } from './labels/manifest.js';
 import { memberRolesManifest } from './member_roles/manifest.js';
 import { membersManifest } from './members/manifest.js';
@@ -56,6 +57,7 @@ import { remoteMirrorsManifest } from './remote_mirrors/manifest.js';
 import { repositoryManifest } from './repository/manifest.js';
 import { repositoryStorageMovesManifest } from './repository_storage_moves/manifest.js';
 import { resourceEventsManifest } from './resource_events/manifest.js';
+import { runnerJobsManifest } from './runner_jobs/manifest.js';
 import { runnersManifest } from './runners/manifest.js';
 import { sidekiqManifest } from './sidekiq/manifest.js';
 import { snippetsManifest } from './snippets/manifest.js';
@@ -82,6 +84,7 @@ export const families = [
   gitManifest,
   gitHttpManifest,
   groupsManifest,
+  jobArtifactsManifest,
   labelsManifest,
   memberRolesManifest,
   membersManifest,
@@ -104,6 +107,7 @@ export const families = [
   repositoryManifest,
   repositoryStorageMovesManifest,
   resourceEventsManifest,
+  runnerJobsManifest,
   runnersManifest,
   sidekiqManifest,
   snippetsManifest,
