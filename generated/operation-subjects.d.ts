@@ -136,12 +136,15 @@ export interface OperationSubjects {
   getMergeRequestResourceLabelEvent: 'project';
   getMergeRequestResourceMilestoneEvent: 'project';
   getMergeRequestResourceStateEvent: 'project';
+  getMergeRequestTestReports: 'project';
   getMergeRequestTimeStats: 'project';
   getMergeRequestVersion: 'project';
   getMetadata: 'instance';
   getPersonalAccessToken: 'instance';
   getPipelineSchedule: 'project';
   getPipelineScheduleVariable: 'project';
+  getPipelineTestReport: 'project';
+  getPipelineTestReportSummary: 'project';
   getPipelineTrigger: 'project';
   getPlanLimits: 'instance';
   getProject: 'project';
