@@ -73,6 +73,7 @@ export interface OperationSubjects {
   deleteGroupVariable: 'group';
   deleteInstanceMemberRole: 'instance';
   deleteInstanceVariable: 'instance';
+  deleteJobArtifacts: 'project';
   deleteMergeRequest: 'project';
   deleteMergeRequestApprovalRule: 'project';
   deleteMergeRequestAwardEmoji: 'project';
@@ -86,6 +87,7 @@ export interface OperationSubjects {
   deletePipelineTrigger: 'project';
   deleteProject: 'project';
   deleteProjectApprovalRule: 'project';
+  deleteProjectArtifacts: 'project';
   deleteProjectCustomAttribute: 'instance';
   deleteProjectForkRelation: 'project';
   deleteProjectLabel: 'project';
@@ -101,6 +103,7 @@ export interface OperationSubjects {
   deleteRepositoryFile: 'project';
   deleteRepositoryTag: 'project';
   deleteSnippet: 'instance';
+  downloadJobArtifactsByRef: 'project';
   eraseProjectJob: 'project';
   forkProject: 'project';
   getBranch: 'project';
@@ -123,6 +126,9 @@ export interface OperationSubjects {
   getGroupRepositoryStorageMoveOfGroup: 'instance';
   getGroupVariable: 'group';
   getInstanceVariable: 'instance';
+  getJobArtifactFile: 'project';
+  getJobArtifactFileByRef: 'project';
+  getJobArtifacts: 'project';
   getJobTokenScope: 'project';
   getKubernetesAgentInfo: 'none';
   getLatestProjectPipeline: 'project';
@@ -201,6 +207,7 @@ export interface OperationSubjects {
   getUnleashFeatures: 'none';
   getUser: 'instance';
   getVersion: 'instance';
+  keepJobArtifacts: 'project';
   lintCiConfig: 'instance';
   lintCiConfigInProject: 'project';
   lintProjectCiConfig: 'project';
@@ -376,6 +383,10 @@ export interface OperationSubjects {
 /** Operations whose `security` names non-user schemes: the principal they are called with. */
 export interface OperationCredentials {
   appendRunnerJobTrace: 'JobToken';
+  downloadJobArtifactsByRef: 'JobToken' | 'JobTokenQuery';
+  getJobArtifactFile: 'JobToken' | 'JobTokenQuery';
+  getJobArtifactFileByRef: 'JobToken' | 'JobTokenQuery';
+  getJobArtifacts: 'JobToken' | 'JobTokenQuery';
   getKubernetesAgentInfo: 'KubernetesAgentToken';
   getUnleashClientFeatures: 'UnleashInstanceId' | 'UnleashInstanceIdQuery';
   getUnleashFeatures: 'UnleashInstanceId' | 'UnleashInstanceIdQuery';
