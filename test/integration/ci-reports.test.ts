@@ -8,10 +8,12 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AccessLevel } from '../../src/core/access-level.js';
+import type { Caller } from '../../src/core/auth.js';
 import { ApiError } from '../../src/core/errors.js';
 import type { UploadedReport } from '../../src/job_artifacts/contracts.js';
 import { Job } from '../../src/pipelines/pipeline.entity.js';
 import type { Project } from '../../src/projects/project.entity.js';
+import type { JobTokenReach } from '../../src/runner_jobs/contracts.js';
 import { pythonGitlab, runPythonClient } from '../helpers/clients.js';
 import { pipelineHelpers } from '../helpers/pipelines.js';
 import { useTestServer } from '../helpers/server.js';
@@ -452,5 +454,61 @@ describe('coverage and security reports', () => {
       primary_identifier: { type: 'cwe', name: 'CWE-89', value: '89' },
       location: { file: 'app/a.rb', start_line: 3 },
     });
+  });
+});
+
+describe('through the artifacts upload', () => {
+  /** The caller a running job's token stands for (what the runner_jobs family resolves). */
+  const jobCaller = (job: Job, userId: number): Caller => ({
+    user: null,
+    token: null,
+    reach: {
+      kind: 'ci_job_token',
+      jobId: job.id,
+      pipelineId: job.pipelineId,
+      projectId: job.projectId,
+      userId,
+      check: async () => undefined,
+    } as JobTokenReach,
+  });
+  const spooled = (content: Buffer, filename: string) => {
+    const file = path.join(dir, `upload-${++files}`);
+    fs.writeFileSync(file, content);
+    return { path: file, filename, mimeType: 'application/octet-stream', size: content.length };
+  };
+
+  it('feeds the test report and the dependent jobs’ variables, and refuses an invalid dotenv', async () => {
+    const { owner, reporter, project, pipeline, jobs } = await world();
+    const lint = jobs.lint;
+    await ci.run(lint.id, 'running');
+    const upload = (content: string, type: string, filename: string) =>
+      server.services.jobArtifacts.upload(
+        jobCaller(lint, owner.user.id),
+        lint.id,
+        spooled(gzipSync(content), filename),
+        { artifact_type: type, artifact_format: 'gzip' },
+      );
+    await upload(
+      junit('<testcase name="passes"/><testcase name="fails"><failure/></testcase>'),
+      'junit',
+      'junit.xml.gz',
+    );
+    // The refusal rolls the upload back: the job may upload a valid file afterwards.
+    await expect(upload('not a variable\n', 'dotenv', '.env.gz')).rejects.toMatchObject({
+      status: 400,
+      body: { message: 'Invalid Format' },
+    });
+    await upload('VERSION=3.1\n', 'dotenv', '.env.gz');
+    const report = await ci.get(
+      reporter.token,
+      `/projects/${project.id}/pipelines/${pipeline.id}/test_report`,
+    );
+    expect(report).toMatchObject({ total_count: 2, failed_count: 1, test_suites: [{ name: 'lint' }] });
+    const variables = await server.services.ciReports.payload.variables!(
+      server.dataSource.manager,
+      jobs.deploy,
+      [lint],
+    );
+    expect(variables).toEqual([{ key: 'VERSION', value: '3.1', public: false, masked: false }]);
   });
 });
