@@ -26,6 +26,7 @@ export interface ParsedTestCase {
 }
 
 export interface JunitResult {
+  /** The cases read, by status (a case repeated with the same status and key counts each time). */
   counts: Record<TestStatus, number>;
   totalTime: number;
   suiteError: string | null;
@@ -118,14 +119,13 @@ const suiteName = (xml: string): string | null => {
 };
 
 /**
- * Reads a JUnit report, handing its cases to `onCases` in batches (in document order; a later case with
- * the same status and key replaces the earlier one, as in GitLab). The counts are of distinct cases.
+ * Reads a JUnit report, handing its cases to `onCases` in batches, in document order. A later case with
+ * the same status and key replaces the earlier one in GitLab: the consumer keeps one (and counts them).
  */
 export async function parseJunit(
   source: AsyncIterable<string>,
   onCases: (cases: ParsedTestCase[]) => Promise<void>,
 ): Promise<JunitResult> {
-  const seen = new Set<string>();
   const counts: Record<TestStatus, number> = { success: 0, failed: 0, skipped: 0, error: 0 };
   let totalTime = 0;
   let batch: ParsedTestCase[] = [];
@@ -157,9 +157,7 @@ export async function parseJunit(
       } else if (chunk.kind === 'item' && inSuite()) {
         const parsed = testCase(chunk.xml, stack[stack.length - 1].suite);
         totalTime += parsed.executionTime;
-        const id = `${parsed.status}:${parsed.key}`;
-        if (!seen.has(id)) counts[parsed.status] += 1;
-        seen.add(id);
+        counts[parsed.status] += 1;
         batch.push(parsed);
         if (batch.length >= BATCH) await flush();
       }

@@ -73,16 +73,22 @@ export class ReportIngest {
     const { job } = report;
     await manager.query('DELETE FROM ci_test_cases WHERE job_id = $1', [job.id]);
     let position = 0;
-    const store = async (cases: ParsedTestCase[]) => {
+    const store = async (batch: ParsedTestCase[]) => {
+      // One row per status and key in a statement: the later case, in the earlier one's place.
+      const unique = new Map<string, { c: ParsedTestCase; at: number }>();
+      for (const c of batch) {
+        const id = `${c.status}:${c.key}`;
+        unique.set(id, { c, at: unique.get(id)?.at ?? position++ });
+      }
       const columns = 11;
       const params: unknown[] = [];
-      const rows = cases.map((c, i) => {
+      const rows = [...unique.values()].map(({ c, at }, i) => {
         params.push(
           job.id,
           job.pipelineId,
           c.status,
           c.key,
-          position++,
+          at,
           c.name,
           c.classname,
           c.file,
@@ -95,8 +101,7 @@ export class ReportIngest {
       await manager.query(
         `INSERT INTO ci_test_cases (job_id, pipeline_id, status, case_key, position, name, classname, file,
            execution_time, system_output, attachment) VALUES ${rows.join(', ')}
-         ON CONFLICT (job_id, status, case_key) DO UPDATE SET position = EXCLUDED.position,
-           name = EXCLUDED.name, classname = EXCLUDED.classname, file = EXCLUDED.file,
+         ON CONFLICT (job_id, status, case_key) DO UPDATE SET name = EXCLUDED.name, classname = EXCLUDED.classname, file = EXCLUDED.file,
            execution_time = EXCLUDED.execution_time, system_output = EXCLUDED.system_output,
            attachment = EXCLUDED.attachment`,
         params,
@@ -104,6 +109,13 @@ export class ReportIngest {
     };
     const result = await parseJunit(readText(report.path, report.format === 'gzip'), store);
     if (result.suiteError) await manager.query('DELETE FROM ci_test_cases WHERE job_id = $1', [job.id]);
+    // A case repeated with the same status and key is kept once (GitLab's hash by key): count the rows.
+    const counts = { success: 0, failed: 0, skipped: 0, error: 0 };
+    const rows = (await manager.query(
+      'SELECT status, count(*)::int AS count FROM ci_test_cases WHERE job_id = $1 GROUP BY status',
+      [job.id],
+    )) as Array<{ status: keyof typeof counts; count: number }>;
+    for (const row of rows) counts[row.status] = row.count;
     await manager.query(
       `INSERT INTO ci_test_suite_results (job_id, pipeline_id, project_id, artifact_id, suite_name,
          success_count, failed_count, skipped_count, error_count, total_time, suite_error)
@@ -118,10 +130,10 @@ export class ReportIngest {
         job.projectId,
         report.artifactId,
         testSuiteName(job),
-        result.counts.success,
-        result.counts.failed,
-        result.counts.skipped,
-        result.counts.error,
+        counts.success,
+        counts.failed,
+        counts.skipped,
+        counts.error,
         result.totalTime,
         result.suiteError,
       ],

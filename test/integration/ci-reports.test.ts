@@ -201,10 +201,27 @@ describe('pipeline test reports', () => {
   it('replaces a job’s results when it uploads again, and leaves out retried jobs', async () => {
     const { reporter, project, pipeline, jobs } = await world();
     await upload(jobs.lint, 'junit', junit('<testcase name="one"/><testcase name="two"/>'));
-    await upload(jobs.lint, 'junit', junit('<testcase name="three"/>'));
+    await upload(
+      jobs.lint,
+      'junit',
+      junit(
+        '<testcase name="three" time="1"/><testcase name="three" time="2"/><testcase name="three"><skipped/></testcase>',
+      ),
+    );
     const base = `/projects/${project.id}/pipelines/${pipeline.id}`;
     const report = await ci.get(reporter.token, `${base}/test_report`);
-    expect(((report.test_suites as Json[])[0].test_cases as Json[]).map((c) => c.name)).toEqual(['three']);
+    // The same case twice with one status is kept once, the later one; with another status it is another.
+    expect(
+      ((report.test_suites as Json[])[0].test_cases as Json[]).map((c) => [
+        c.name,
+        c.status,
+        c.execution_time,
+      ]),
+    ).toEqual([
+      ['three', 'success', 2],
+      ['three', 'skipped', 0],
+    ]);
+    expect(report).toMatchObject({ total_count: 2, total_time: 3 });
     await server.dataSource.getRepository(Job).update({ id: jobs.lint.id }, { retried: true });
     expect((await ci.get(reporter.token, `${base}/test_report`)).total_count).toBe(0);
   });
