@@ -1,7 +1,12 @@
 /** The JUnit reader: GitLab's rules for cases, statuses and outputs, and its bounded streaming. */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { parseJunit, rubyFloat, type ParsedTestCase } from '../../src/ci_reports/junit-parser.js';
 import { testSuiteName } from '../../src/ci_reports/report-ingest.js';
+import { readText } from '../../src/ci_reports/xml-chunks.js';
 
 async function* chunks(text: string, size = 7) {
   for (let i = 0; i < text.length; i += size) yield text.slice(i, i + size);
@@ -126,6 +131,24 @@ describe('parseJunit', () => {
     expect(result.counts.success).toBe(n);
     expect(Math.max(...sizes)).toBeLessThanOrEqual(500);
     expect(sizes.reduce((a, b) => a + b, 0)).toBe(n);
+  });
+
+  it('reads several files of one upload (concatenated gzip members) one after the other', async () => {
+    const one = '<?xml version="1.0"?><testsuite name="a"><testcase name="x"/></testsuite>\n';
+    const two =
+      '<?xml version="1.0"?><testsuites><testsuite name="b"><testcase name="y"><failure/></testcase></testsuite></testsuites>';
+    const file = path.join(os.tmpdir(), `junit-${process.pid}.gz`);
+    fs.writeFileSync(file, Buffer.concat([gzipSync(one), gzipSync(two)]));
+    try {
+      const result = await parseJunit(readText(file, true), async () => undefined);
+      expect(result).toMatchObject({ counts: { success: 1, failed: 1 }, suiteError: null });
+      fs.writeFileSync(file, 'not gzip');
+      expect((await parseJunit(readText(file, true), async () => undefined)).suiteError).toMatch(
+        /^JUnit XML parsing failed: /,
+      );
+    } finally {
+      fs.rmSync(file, { force: true });
+    }
   });
 
   it('takes the leading number of a time, as Ruby does', () => {
