@@ -6059,6 +6059,53 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{id}/merge_requests/{merge_request_iid}/test_reports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Compare a merge request's test reports
+         * @description **A forge-api extension** (`x-forge-extension`): GitLab serves this comparison to its merge request
+         *     widget only, as `GET /<project>/-/merge_requests/<iid>/test_reports.json`; here it is in the API,
+         *     with the same body.
+         *
+         *     The test report of the merge request's head pipeline (the newest of its pipelines for its head)
+         *     compared with its base pipeline's (the target branch's newest pipeline for the merge base of the
+         *     latest diff; none: every failure is new). For each head suite: `new_failures` (failed in the head,
+         *     not failed in the base), `existing_failures` (failed in both), `resolved_failures` (failed in the
+         *     base, successful in the head), and the same for errors; at most 100 cases per kind of change (at
+         *     least 10 per list), and the counts of all of them in `summary`. A suite's `status` is `error` for a
+         *     parsing error, `failed` with failures or errors, else `success`; the whole is `failed` when a suite
+         *     is.
+         *
+         *     - **Who.** Whoever may read the project's jobs (`read_build`) and see the merge request.
+         *     - No head pipeline, or one without test reports: 400 `{"message": "This merge request does not have
+         *       test reports"}` (GitLab's widget says it as `status_reason`).
+         *     - An unknown merge request: 404 `{"message": "404 Not found"}`.
+         */
+        get: operations["getMergeRequestTestReports"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{id}/merge_requests/{merge_request_iid}/time_estimate": {
         parameters: {
             query?: never;
@@ -6890,6 +6937,81 @@ export interface paths {
          *     - Nothing to retry: 403 `{"message": "403 Forbidden"}`.
          */
         post: operations["retryProjectPipeline"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/pipelines/{pipeline_id}/test_report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The pipeline's id.
+                 * @example 47
+                 */
+                pipeline_id: number;
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a pipeline's test report
+         * @description The test report of the pipeline's latest jobs with `junit` reports: totals, and each suite with its
+         *     test cases (errors, failures, successes, then skips, each slowest first). A pipeline without test
+         *     reports answers zero totals and no suites.
+         *
+         *     - **Who.** Whoever may read the project's jobs (`read_build`): Reporters and above; anyone who sees
+         *       a public or internal project.
+         *     - `execution_time` and the times are in seconds. `attachment_url` is there for a case whose
+         *       system-out names an attachment (`[[ATTACHMENT|path]]`): the job's artifact file.
+         *     - `stack_trace` and `recent_failures` are always null (GitLab's JUnit reader gives neither here).
+         *     - A pipeline not in the project: 404 `{"message": "404 Not found"}`.
+         */
+        get: operations["getPipelineTestReport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/pipelines/{pipeline_id}/test_report_summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The pipeline's id.
+                 * @example 47
+                 */
+                pipeline_id: number;
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a pipeline's test report summary
+         * @description The counts of the pipeline's test report without its cases: `total`, and each suite's counts with
+         *     the jobs it comes from (`build_ids`) and its parsing error, if any.
+         *
+         *     - **Who.** As for the test report (`read_build`).
+         *     - A pipeline not in the project: 404 `{"message": "404 Not found"}`.
+         */
+        get: operations["getPipelineTestReportSummary"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -11108,6 +11230,12 @@ export interface components {
              * @example http://localhost:8080/platform/api/-/compare/ae1d9fb46aa2b07ee9836d49862ec4e2c46fbbba...6104942438c14ec7bd21c6cd5bd995272b3faff6
              */
             web_url: string;
+        };
+        ComparisonSummary: {
+            errored: number;
+            failed: number;
+            resolved: number;
+            total: number;
         };
         /**
          * ContainerExpirationPolicy
@@ -16579,6 +16707,102 @@ export interface components {
             /** @example 3 */
             count: number;
         };
+        /**
+         * TestCase
+         * @description One test case of a JUnit report (GitLab's `TestCaseEntity`).
+         */
+        TestCase: {
+            /** @description The job's artifact file named by `[[ATTACHMENT|path]]` in a failure's system-out. */
+            attachment_url?: string;
+            /** @description The case's `classname` attribute. */
+            classname: string | null;
+            /** @description The case's `time` attribute, in seconds (0 when absent). */
+            execution_time: number;
+            /** @description The case's `file` attribute. */
+            file: string | null;
+            /** @description The case's `name` attribute. */
+            name: string | null;
+            /** @description Not tracked here. */
+            recent_failures: null;
+            stack_trace: null;
+            /** @enum {string} */
+            status: "success" | "failed" | "skipped" | "error";
+            /** @description For a failure or error: its text (or `message` attribute), then the case's `System Out:` and `System Err:`; for a skip: the `<skipped>` text; otherwise null. */
+            system_output: string | null;
+        };
+        /**
+         * TestReport
+         * @description A pipeline's test report (GitLab's `TestReportEntity`, suites with details).
+         */
+        TestReport: {
+            error_count: number;
+            failed_count: number;
+            skipped_count: number;
+            success_count: number;
+            test_suites: (components["schemas"]["TestSuiteCounts"] & {
+                /** @description Why the suite's report could not be read (`JUnit XML parsing failed: …`). */
+                suite_error: string | null;
+                test_cases: components["schemas"]["TestCase"][];
+            })[];
+            total_count: number;
+            total_time: number;
+        };
+        /**
+         * TestReportsComparison
+         * @description A merge request's head test report against its base's (GitLab's `TestReportsComparerEntity`).
+         */
+        TestReportsComparison: {
+            /** @enum {string} */
+            status: "success" | "failed";
+            suites: {
+                existing_errors: components["schemas"]["TestCase"][];
+                existing_failures: components["schemas"]["TestCase"][];
+                name: string;
+                new_errors: components["schemas"]["TestCase"][];
+                new_failures: components["schemas"]["TestCase"][];
+                resolved_errors: components["schemas"]["TestCase"][];
+                resolved_failures: components["schemas"]["TestCase"][];
+                /** @enum {string} */
+                status: "success" | "failed" | "error";
+                suite_errors: {
+                    base: string | null;
+                    head: string | null;
+                };
+                summary: components["schemas"]["ComparisonSummary"];
+            }[];
+            summary: components["schemas"]["ComparisonSummary"];
+        };
+        /**
+         * TestReportSummary
+         * @description A pipeline's test report counts (GitLab's `TestReportSummaryEntity`).
+         */
+        TestReportSummary: {
+            test_suites: (components["schemas"]["TestSuiteCounts"] & {
+                /** @description The jobs the suite's results come from. */
+                build_ids: number[];
+                suite_error: string | null;
+            })[];
+            total: {
+                count: number;
+                error: number;
+                failed: number;
+                skipped: number;
+                success: number;
+                suite_error: string | null;
+                time: number;
+            };
+        };
+        TestSuiteCounts: {
+            error_count: number;
+            failed_count: number;
+            /** @description The suite's name (the job's name, or its `parallel` group's). */
+            name: string;
+            skipped_count: number;
+            success_count: number;
+            total_count: number;
+            /** @description The sum of its cases' times, in seconds. */
+            total_time: number;
+        };
         /** TimeEstimate */
         TimeEstimate: {
             /** @example 3h30m */
@@ -18202,6 +18426,7 @@ export type SchemaCommitStats = components['schemas']['CommitStats'];
 export type SchemaCommitStatus = components['schemas']['CommitStatus'];
 export type SchemaCommitStatusCreate = components['schemas']['CommitStatusCreate'];
 export type SchemaCompare = components['schemas']['Compare'];
+export type SchemaComparisonSummary = components['schemas']['ComparisonSummary'];
 export type SchemaContainerExpirationPolicy = components['schemas']['ContainerExpirationPolicy'];
 export type SchemaContributor = components['schemas']['Contributor'];
 export type SchemaCurrentUser = components['schemas']['CurrentUser'];
@@ -18421,6 +18646,11 @@ export type SchemaTagCreate = components['schemas']['TagCreate'];
 export type SchemaTagRelease = components['schemas']['TagRelease'];
 export type SchemaTagSignature = components['schemas']['TagSignature'];
 export type SchemaTaskCompletionStatus = components['schemas']['TaskCompletionStatus'];
+export type SchemaTestCase = components['schemas']['TestCase'];
+export type SchemaTestReport = components['schemas']['TestReport'];
+export type SchemaTestReportsComparison = components['schemas']['TestReportsComparison'];
+export type SchemaTestReportSummary = components['schemas']['TestReportSummary'];
+export type SchemaTestSuiteCounts = components['schemas']['TestSuiteCounts'];
 export type SchemaTimeEstimate = components['schemas']['TimeEstimate'];
 export type SchemaTimeStats = components['schemas']['TimeStats'];
 export type SchemaTokenAttributes = components['schemas']['TokenAttributes'];
@@ -30381,6 +30611,45 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getMergeRequestTestReports: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The merge request's project-scoped internal ID (`iid`).
+                 * @example 1
+                 */
+                merge_request_iid: components["parameters"]["MergeRequestIid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The comparison. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TestReportsComparison"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     setMergeRequestTimeEstimate: {
         parameters: {
             query?: never;
@@ -31895,6 +32164,84 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Pipeline"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getPipelineTestReport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The pipeline's id.
+                 * @example 47
+                 */
+                pipeline_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The test report. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TestReport"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getPipelineTestReportSummary: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The pipeline's id.
+                 * @example 47
+                 */
+                pipeline_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The summary. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TestReportSummary"];
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -23,6 +23,7 @@ import { accessTokensManifest } from './access_tokens/manifest.js';
 import { awardEmojiManifest } from './award_emoji/manifest.js';
 import { branchesManifest } from './branches/manifest.js';
 import { ciLintManifest } from './ci_lint/manifest.js';
+import { ciReportsManifest } from './ci_reports/manifest.js';
 import { ciVariablesManifest } from './ci_variables/manifest.js';
 import { clusterAgentsManifest } from './cluster_agents/manifest.js';
 import { commitStatusesManifest } from './commit_statuses/manifest.js';
@@ -73,6 +74,7 @@ export const families = [
   awardEmojiManifest,
   branchesManifest,
   ciLintManifest,
+  ciReportsManifest,
   ciVariablesManifest,
   clusterAgentsManifest,
   commitStatusesManifest,
