@@ -26,11 +26,20 @@ export async function downloadDependencies(context: JobContext): Promise<boolean
     try {
       const status = await context.client.downloadArtifacts(dep.id, dep.token, file);
       if (status !== 200) {
-        const why = status === 404 ? 'not found' : status === 403 ? 'forbidden' : status === 401 ? 'unauthorized' : `status ${status}`;
+        const why =
+          status === 404
+            ? 'not found'
+            : status === 403
+              ? 'forbidden'
+              : status === 401
+                ? 'unauthorized'
+                : `status ${status}`;
         context.trace.write(error(`Downloading artifacts from coordinator... ${why}  id=${dep.id}`));
         return false;
       }
-      context.trace.write(`Downloading artifacts from coordinator... ok  id=${dep.id} responseStatus=200 OK\n`);
+      context.trace.write(
+        `Downloading artifacts from coordinator... ok  id=${dep.id} responseStatus=200 OK\n`,
+      );
       await extractZip(file, context.projectDir);
     } catch (err) {
       context.trace.write(error(`Downloading artifacts for ${dep.name} failed: ${(err as Error).message}`));
@@ -51,7 +60,11 @@ export function uploadFilename(name: string | undefined, format: string): string
   return base;
 }
 
-const STATUS_TEXT: Record<number, string> = { 201: 'Created', 403: 'Forbidden', 413: 'Request Entity Too Large' };
+const STATUS_TEXT: Record<number, string> = {
+  201: 'Created',
+  403: 'Forbidden',
+  413: 'Request Entity Too Large',
+};
 
 async function uploadOne(context: JobContext, spec: JobArtifactSpec, untracked: string[]): Promise<boolean> {
   const type = spec.artifact_type || 'archive';

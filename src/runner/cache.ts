@@ -49,7 +49,9 @@ export async function restoreCaches(context: JobContext, cacheDir: string): Prom
 export async function saveCaches(context: JobContext, cacheDir: string, succeeded: boolean): Promise<void> {
   for (const spec of context.job.cache ?? []) {
     const when = spec.when ?? 'on_success';
-    const wanted = succeeded ? when === 'on_success' || when === 'always' : when === 'on_failure' || when === 'always';
+    const wanted = succeeded
+      ? when === 'on_success' || when === 'always'
+      : when === 'on_failure' || when === 'always';
     if (!pushes(spec) || !wanted) {
       context.trace.write(notice(`Not uploading cache ${spec.key || 'default'} due to policy`));
       continue;

@@ -80,7 +80,11 @@ export class RunnerClient {
     return new Promise((resolve, reject) => {
       const request = lib.request(
         target,
-        { method: req.method, headers: { 'User-Agent': `${RUNNER_NAME} ${RUNNER_VERSION}`, ...req.headers }, agent: this.agent },
+        {
+          method: req.method,
+          headers: { 'User-Agent': `${RUNNER_NAME} ${RUNNER_VERSION}`, ...req.headers },
+          agent: this.agent,
+        },
         (response) => {
           const status = response.statusCode ?? 0;
           if (req.saveTo && status === 200) {
@@ -92,12 +96,15 @@ export class RunnerClient {
           }
           const chunks: Buffer[] = [];
           response.on('data', (chunk: Buffer) => chunks.push(chunk));
-          response.on('end', () => resolve({ status, headers: response.headers, body: Buffer.concat(chunks) }));
+          response.on('end', () =>
+            resolve({ status, headers: response.headers, body: Buffer.concat(chunks) }),
+          );
           response.on('error', reject);
         },
       );
       request.on('error', reject);
-      if (req.timeoutMs) request.setTimeout(req.timeoutMs, () => request.destroy(new Error('request timed out')));
+      if (req.timeoutMs)
+        request.setTimeout(req.timeoutMs, () => request.destroy(new Error('request timed out')));
       const body = req.body;
       if (body === undefined) request.end();
       else if (typeof body === 'string' || Buffer.isBuffer(body)) request.end(body);
@@ -117,7 +124,10 @@ export class RunnerClient {
 
   /** POST /runners/verify: true when the runner exists, false on 403 (it was removed). */
   async verify(): Promise<boolean> {
-    const answer = await this.json('POST', '/runners/verify', { token: this.token, system_id: this.systemId });
+    const answer = await this.json('POST', '/runners/verify', {
+      token: this.token,
+      system_id: this.systemId,
+    });
     if (answer.status === 200) return true;
     if (answer.status === 403) return false;
     throw new Error(`verifying the runner failed: ${answer.status} ${answer.body.toString().slice(0, 200)}`);
@@ -131,7 +141,12 @@ export class RunnerClient {
     const answer = await this.json(
       'POST',
       '/jobs/request',
-      { token: this.token, system_id: this.systemId, last_update: this.lastUpdate || undefined, info: runnerInfo() },
+      {
+        token: this.token,
+        system_id: this.systemId,
+        last_update: this.lastUpdate || undefined,
+        info: runnerInfo(),
+      },
       // The server holds the request about 50 s; past 90 s the connection is taken for dead.
       90_000,
     );

@@ -45,7 +45,8 @@ export function parseArgs(argv: string[], env: NodeJS.ProcessEnv): NodeJS.Proces
       continue;
     }
     const key = FLAGS[flag];
-    if (!key) throw new Error(`unknown option ${argv[i]} (options: --register ${Object.keys(FLAGS).join(' ')})`);
+    if (!key)
+      throw new Error(`unknown option ${argv[i]} (options: --register ${Object.keys(FLAGS).join(' ')})`);
     const value = inline ?? argv[++i];
     if (value === undefined) throw new Error(`${flag} needs a value`);
     out[key] = value;
@@ -81,9 +82,12 @@ export function loadRunnerSettings(env: NodeJS.ProcessEnv): RunnerSettings {
   const dataDir = path.resolve(env.DATA_DIR ?? './data');
   const runnerDir = path.join(dataDir, 'runner');
   const port = env.PORT ?? '8080';
-  const url = (env.FORGE_RUNNER_URL ?? env.EXTERNAL_URL ?? `http://localhost:${port}`).replace(/\/+$/, '').replace(/\/api\/v4$/, '');
+  const url = (env.FORGE_RUNNER_URL ?? env.EXTERNAL_URL ?? `http://localhost:${port}`)
+    .replace(/\/+$/, '')
+    .replace(/\/api\/v4$/, '');
   const concurrency = positive('FORGE_RUNNER_CONCURRENCY', env.FORGE_RUNNER_CONCURRENCY, 2);
-  if (!Number.isInteger(concurrency) || concurrency > 64) throw new Error('FORGE_RUNNER_CONCURRENCY must be an integer from 1 to 64');
+  if (!Number.isInteger(concurrency) || concurrency > 64)
+    throw new Error('FORGE_RUNNER_CONCURRENCY must be an integer from 1 to 64');
   const register = truthy(env.FORGE_RUNNER_REGISTER) || truthy(env.FORGE_BUILTIN_RUNNER);
   return {
     url,

@@ -68,14 +68,20 @@ export async function selectFiles(
           break;
         }
     }
-    if (!found) warnings.push(`${raw}: no matching files. Ensure that the artifact path is relative to the working directory`);
+    if (!found)
+      warnings.push(
+        `${raw}: no matching files. Ensure that the artifact path is relative to the working directory`,
+      );
   }
   for (const file of selection.untracked ?? []) chosen.add(file);
-  const excludes = (selection.exclude ?? []).filter((p) => !outside(p)).map((p) => picomatch(clean(p), { dot: true }));
+  const excludes = (selection.exclude ?? [])
+    .filter((p) => !outside(p))
+    .map((p) => picomatch(clean(p), { dot: true }));
   const files = [...chosen]
     .filter((file) => {
       const parts = file.split('/');
-      for (let i = 1; i <= parts.length; i++) if (excludes.some((m) => m(parts.slice(0, i).join('/')))) return false;
+      for (let i = 1; i <= parts.length; i++)
+        if (excludes.some((m) => m(parts.slice(0, i).join('/')))) return false;
       return true;
     })
     .sort();
@@ -89,7 +95,10 @@ export async function writeZip(root: string, files: string[], target: string): P
     const full = path.join(root, file);
     const stat = await fs.promises.lstat(full);
     if (stat.isSymbolicLink()) {
-      zip.addBuffer(Buffer.from(await fs.promises.readlink(full)), file, { mode: stat.mode, mtime: stat.mtime });
+      zip.addBuffer(Buffer.from(await fs.promises.readlink(full)), file, {
+        mode: stat.mode,
+        mtime: stat.mtime,
+      });
     } else zip.addFile(full, file, { mode: stat.mode, mtime: stat.mtime });
   }
   zip.end();
@@ -99,8 +108,11 @@ export async function writeZip(root: string, files: string[], target: string): P
 /** GitLab Runner's gzip format: one gzip member per file, concatenated. */
 export async function writeGzip(root: string, files: string[], target: string): Promise<void> {
   const out = fs.createWriteStream(target);
-  for (const file of files) await pipeline(fs.createReadStream(path.join(root, file)), zlib.createGzip(), out, { end: false });
-  await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
+  for (const file of files)
+    await pipeline(fs.createReadStream(path.join(root, file)), zlib.createGzip(), out, { end: false });
+  await new Promise<void>((resolve, reject) =>
+    out.end((err?: Error | null) => (err ? reject(err) : resolve())),
+  );
 }
 
 /** Extracts a zip into `root`; entries that would leave it are skipped. Returns the number of files. */

@@ -40,8 +40,7 @@ export interface JobSettings {
 
 /** Why a job ended other than by its script's success. */
 export type JobEnd =
-  | { state: 'success' }
-  | { state: 'failed'; reason: string; exitCode?: number; message: string };
+  { state: 'success' } | { state: 'failed'; reason: string; exitCode?: number; message: string };
 
 /** GitLab's default after_script timeout (5 minutes), used when the step names none. */
 const AFTER_SCRIPT_TIMEOUT_S = 300;
@@ -106,7 +105,9 @@ export class JobRun {
       clearTimeout(timer);
     }
     if (root) {
-      this.trace.write(sectionStart('cleanup_file_variables', 'Cleaning up project directory and file based variables'));
+      this.trace.write(
+        sectionStart('cleanup_file_variables', 'Cleaning up project directory and file based variables'),
+      );
       await fs.promises.rm(root, { recursive: true, force: true }).catch(() => undefined);
       this.trace.write(sectionEnd('cleanup_file_variables'));
     }
@@ -126,23 +127,39 @@ export class JobRun {
     const tmpDir = path.join(root, 'tmp');
     await fs.promises.mkdir(projectDir, { recursive: true });
     await fs.promises.mkdir(tmpDir, { recursive: true, mode: 0o700 });
-    if (s.user) for (const dir of [root, projectDir, tmpDir]) await fs.promises.chown(dir, s.user.uid, s.user.gid);
+    if (s.user)
+      for (const dir of [root, projectDir, tmpDir]) await fs.promises.chown(dir, s.user.uid, s.user.gid);
 
     this.trace.write(`${ANSI.clear}Running with forge-api runner ${RUNNER_VERSION}${ANSI.reset}\n`);
-    this.trace.write(`${ANSI.clear}  on ${s.description} ${s.client.token.slice(0, 14)}, system ID: ${s.client.systemId}${ANSI.reset}\n`);
+    this.trace.write(
+      `${ANSI.clear}  on ${s.description} ${s.client.token.slice(0, 14)}, system ID: ${s.client.systemId}${ANSI.reset}\n`,
+    );
     this.trace.write(sectionStart('prepare_executor', 'Preparing the "shell" executor'));
     this.trace.write(`${ANSI.clear}Using Shell (bash) executor...${ANSI.reset}\n`);
     if (job.image?.name)
-      this.trace.write(warning(`image "${job.image.name}" is recorded but not used: the shell executor runs the job on the runner's machine`));
+      this.trace.write(
+        warning(
+          `image "${job.image.name}" is recorded but not used: the shell executor runs the job on the runner's machine`,
+        ),
+      );
     for (const service of job.services ?? [])
-      if (service.name) this.trace.write(warning(`service "${service.name}" is recorded but not started: the shell executor does not use services`));
+      if (service.name)
+        this.trace.write(
+          warning(
+            `service "${service.name}" is recorded but not started: the shell executor does not use services`,
+          ),
+        );
     this.trace.write(sectionEnd('prepare_executor'));
     this.trace.write(sectionStart('prepare_script', 'Preparing environment'));
     this.trace.write(`Running on ${os.hostname()}${s.user ? ` as ${s.user.name}` : ''}...\n`);
     this.trace.write(sectionEnd('prepare_script'));
 
     const variables = expandAll([
-      ...runnerVariables({ buildsDir: root, projectDir, tmpDir }, s.concurrentId, s.client.token.slice(0, 14)),
+      ...runnerVariables(
+        { buildsDir: root, projectDir, tmpDir },
+        s.concurrentId,
+        s.client.token.slice(0, 14),
+      ),
       ...((job.variables ?? []) as Variable[]),
       ...afterJobVariables(),
     ]);
@@ -150,13 +167,27 @@ export class JobRun {
     const base = inheritedEnvironment(process.env);
     if (s.user?.home) Object.assign(base, { HOME: s.user.home, USER: s.user.name, LOGNAME: s.user.name });
     const env = await jobEnvironment(variables, tmpDir, base, s.user);
-    const context: JobContext = { job, projectDir, tmpDir, env, lookup, trace: this.trace, user: s.user, client: s.client };
+    const context: JobContext = {
+      job,
+      projectDir,
+      tmpDir,
+      env,
+      lookup,
+      trace: this.trace,
+      user: s.user,
+      client: s.client,
+    };
 
     this.trace.write(sectionStart('get_sources', 'Getting source from Git repository'));
     const fetched = await getSources(context, (p) => this.track(p));
     this.trace.write(sectionEnd('get_sources'));
     if (this.stopped) return this.stoppedEnd(timeoutS);
-    if (!fetched) return { state: 'failed', reason: 'runner_system_failure', message: 'Job failed: getting the sources failed' };
+    if (!fetched)
+      return {
+        state: 'failed',
+        reason: 'runner_system_failure',
+        message: 'Job failed: getting the sources failed',
+      };
 
     if (job.cache?.length) {
       this.trace.write(sectionStart('restore_cache', 'Restoring cache'));
@@ -167,7 +198,12 @@ export class JobRun {
       this.trace.write(sectionStart('download_artifacts', 'Downloading artifacts'));
       const ok = await downloadDependencies(context);
       this.trace.write(sectionEnd('download_artifacts'));
-      if (!ok) return { state: 'failed', reason: 'script_failure', message: 'Job failed: downloading artifacts failed' };
+      if (!ok)
+        return {
+          state: 'failed',
+          reason: 'script_failure',
+          message: 'Job failed: downloading artifacts failed',
+        };
     }
 
     const steps = job.steps ?? [];
@@ -175,18 +211,27 @@ export class JobRun {
     let exitCode = 0;
     if (!this.stopped) {
       this.trace.write(sectionStart('step_script', 'Executing "step_script" stage of the job script'));
-      exitCode = await this.runStep(main.flatMap((step) => step.script ?? []), context.env, projectDir, tmpDir, 'step_script');
+      exitCode = await this.runStep(
+        main.flatMap((step) => step.script ?? []),
+        context.env,
+        projectDir,
+        tmpDir,
+        'step_script',
+      );
       this.trace.write(sectionEnd('step_script'));
     }
     const succeeded = exitCode === 0 && !this.stopped;
     const status = this.canceled ? 'canceled' : succeeded ? 'success' : 'failed';
 
     const after = steps.find((step) => step.name === 'after_script');
-    if (after?.script?.length && !this.aborted) await this.afterScript(after, { ...context.env, CI_JOB_STATUS: status }, projectDir, tmpDir);
+    if (after?.script?.length && !this.aborted)
+      await this.afterScript(after, { ...context.env, CI_JOB_STATUS: status }, projectDir, tmpDir);
     if (this.canceled || this.aborted) return this.stoppedEnd(timeoutS);
 
     if (job.cache?.length) {
-      this.trace.write(sectionStart('archive_cache', `Saving cache for ${succeeded ? 'successful' : 'failed'} job`));
+      this.trace.write(
+        sectionStart('archive_cache', `Saving cache for ${succeeded ? 'successful' : 'failed'} job`),
+      );
       await saveCaches(context, s.cacheDir, succeeded);
       this.trace.write(sectionEnd('archive_cache'));
     }
@@ -195,18 +240,35 @@ export class JobRun {
     );
     if (uploads.length) {
       const name = `upload_artifacts_on_${succeeded ? 'success' : 'failure'}`;
-      this.trace.write(sectionStart(name, `Uploading artifacts for ${succeeded ? 'successful' : 'failed'} job`));
+      this.trace.write(
+        sectionStart(name, `Uploading artifacts for ${succeeded ? 'successful' : 'failed'} job`),
+      );
       const ok = await uploadArtifacts(context, uploads);
       this.trace.write(sectionEnd(name));
-      if (!ok && succeeded) return { state: 'failed', reason: 'unknown_failure', message: 'Job failed: uploading artifacts failed' };
+      if (!ok && succeeded)
+        return {
+          state: 'failed',
+          reason: 'unknown_failure',
+          message: 'Job failed: uploading artifacts failed',
+        };
     }
     if (this.timedOut) return this.stoppedEnd(timeoutS);
     if (succeeded) return { state: 'success' };
-    return { state: 'failed', reason: 'script_failure', exitCode, message: `Job failed: exit code ${exitCode}` };
+    return {
+      state: 'failed',
+      reason: 'script_failure',
+      exitCode,
+      message: `Job failed: exit code ${exitCode}`,
+    };
   }
 
   private stoppedEnd(timeoutS: number): JobEnd {
-    if (this.aborted) return { state: 'failed', reason: 'runner_system_failure', message: 'Job failed (system failure): aborted' };
+    if (this.aborted)
+      return {
+        state: 'failed',
+        reason: 'runner_system_failure',
+        message: 'Job failed (system failure): aborted',
+      };
     if (this.canceled) return { state: 'failed', reason: 'job_canceled', message: 'Job failed: canceled' };
     return {
       state: 'failed',
@@ -226,7 +288,13 @@ export class JobRun {
   }
 
   /** Runs commands in a bash of their own (its own process group); the exit code. */
-  private async runStep(commands: string[], env: NodeJS.ProcessEnv, cwd: string, tmpDir: string, name: string): Promise<number> {
+  private async runStep(
+    commands: string[],
+    env: NodeJS.ProcessEnv,
+    cwd: string,
+    tmpDir: string,
+    name: string,
+  ): Promise<number> {
     const script = path.join(tmpDir, `${name}-${crypto.randomBytes(4).toString('hex')}.sh`);
     await fs.promises.writeFile(script, stepScript(commands), { mode: 0o700 });
     if (this.settings.user) await fs.promises.chown(script, this.settings.user.uid, this.settings.user.gid);
@@ -241,14 +309,20 @@ export class JobRun {
     return child.done;
   }
 
-  private async afterScript(step: JobStep, env: NodeJS.ProcessEnv, cwd: string, tmpDir: string): Promise<void> {
+  private async afterScript(
+    step: JobStep,
+    env: NodeJS.ProcessEnv,
+    cwd: string,
+    tmpDir: string,
+  ): Promise<void> {
     this.trace.write(sectionStart('after_script', 'Running after_script'));
     this.trace.write(notice('Running after script...'));
     const limit = step.timeout && step.timeout > 0 ? step.timeout : AFTER_SCRIPT_TIMEOUT_S;
     const timer = setTimeout(() => this.current?.kill(), limit * 1000);
     const code = await this.runStep(step.script, env, cwd, tmpDir, 'after_script');
     clearTimeout(timer);
-    if (code !== 0) this.trace.write(warning(`after_script failed, but job will continue unaffected: exit code ${code}`));
+    if (code !== 0)
+      this.trace.write(warning(`after_script failed, but job will continue unaffected: exit code ${code}`));
     this.trace.write(sectionEnd('after_script'));
   }
 }

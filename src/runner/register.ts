@@ -20,15 +20,20 @@ function readRootToken(settings: RunnerSettings): string | undefined {
 }
 
 /** Waits for the server to answer (it may be starting beside the runner). */
-export async function waitForServer(url: string, log: (m: string) => void, limitMs = 10 * 60 * 1000): Promise<void> {
+export async function waitForServer(
+  url: string,
+  log: (m: string) => void,
+  limitMs = 10 * 60 * 1000,
+): Promise<void> {
   const probe = new RunnerClient(url, '', '');
   const until = Date.now() + limitMs;
-  for (let said = false; ; ) {
+  for (let said = false; ;) {
     try {
       await probe.send({ method: 'GET', path: '/version', timeoutMs: 5000 });
       return;
     } catch (err) {
-      if (Date.now() > until) throw new Error(`the server at ${url} does not answer: ${(err as Error).message}`);
+      if (Date.now() > until)
+        throw new Error(`the server at ${url} does not answer: ${(err as Error).message}`);
       if (!said) log(`waiting for the server at ${url}...`);
       said = true;
       await sleep(1000);
@@ -65,7 +70,9 @@ async function createInstanceRunner(settings: RunnerSettings, log: (m: string) =
       log(`registered instance runner ${id}; its token is saved in ${settings.tokenFile}`);
       return token;
     }
-    throw new Error(`creating the instance runner failed: ${answer.status} ${answer.body.toString().slice(0, 300)}`);
+    throw new Error(
+      `creating the instance runner failed: ${answer.status} ${answer.body.toString().slice(0, 300)}`,
+    );
   }
 }
 
@@ -77,7 +84,8 @@ export async function runnerToken(settings: RunnerSettings, log: (m: string) => 
       throw new Error('the server does not know this runner token (POST /runners/verify answered 403)');
     return settings.token;
   }
-  if (!settings.register) throw new Error('no runner token: set FORGE_RUNNER_TOKEN (a glrt- token) or FORGE_RUNNER_REGISTER=true');
+  if (!settings.register)
+    throw new Error('no runner token: set FORGE_RUNNER_TOKEN (a glrt- token) or FORGE_RUNNER_REGISTER=true');
   let saved: string | undefined;
   try {
     saved = fs.readFileSync(settings.tokenFile, 'utf8').trim() || undefined;

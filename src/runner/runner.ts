@@ -20,7 +20,9 @@ export function resolveUser(spec: string): JobUser {
   const uid = numeric ? Number(numeric[1]) : Number(fields[2]);
   const gid = numeric?.[2] !== undefined ? Number(numeric[2]) : fields.length >= 7 ? Number(fields[3]) : uid;
   if (process.getuid && process.getuid() !== 0 && process.getuid() !== uid)
-    throw new Error('FORGE_RUNNER_USER needs the runner to run as root (it switches to that user for each job)');
+    throw new Error(
+      'FORGE_RUNNER_USER needs the runner to run as root (it switches to that user for each job)',
+    );
   return { uid, gid, name: fields[0] ?? String(uid), home: fields[5] };
 }
 
@@ -66,7 +68,8 @@ export class Runner {
         failures = 0;
       } catch (err) {
         failures++;
-        if (failures === 1 || failures % 20 === 0) this.log(`checking for jobs failed: ${(err as Error).message}`);
+        if (failures === 1 || failures % 20 === 0)
+          this.log(`checking for jobs failed: ${(err as Error).message}`);
         await sleep(Math.min(1000 * failures, 10_000));
         continue;
       }
@@ -77,7 +80,9 @@ export class Runner {
       }
       if (!job) continue;
       if (this.stopping) break;
-      this.log(`job ${job.id} received (${job.job_info?.name ?? ''}, project ${job.job_info?.project_id ?? '?'})`);
+      this.log(
+        `job ${job.id} received (${job.job_info?.name ?? ''}, project ${job.job_info?.project_id ?? '?'})`,
+      );
       const run = new JobRun(job, {
         client: this.client,
         buildsDir: this.settings.buildsDir,

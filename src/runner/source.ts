@@ -31,12 +31,20 @@ export async function getSources(
   }
   const git = job.git_info;
   const depthVar = Number(lookup('GIT_DEPTH'));
-  const depth = Number.isInteger(depthVar) && depthVar >= 0 && lookup('GIT_DEPTH') ? depthVar : (git.depth ?? 0);
-  trace.write(notice(depth > 0 ? `Fetching changes with git depth set to ${depth}...` : 'Fetching changes...'));
+  const depth =
+    Number.isInteger(depthVar) && depthVar >= 0 && lookup('GIT_DEPTH') ? depthVar : (git.depth ?? 0);
+  trace.write(
+    notice(depth > 0 ? `Fetching changes with git depth set to ${depth}...` : 'Fetching changes...'),
+  );
   const env = { ...context.env, GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: 'true', LC_ALL: 'C' };
   const run = async (args: string[]): Promise<number> =>
     track(
-      runProcess('git', args, { cwd: projectDir, env, user: context.user, onOutput: (chunk) => trace.write(chunk) }),
+      runProcess('git', args, {
+        cwd: projectDir,
+        env,
+        user: context.user,
+        onOutput: (chunk) => trace.write(chunk),
+      }),
     ).done;
 
   if ((await run(['init', '-q', projectDir])) !== 0) return false;
@@ -46,7 +54,9 @@ export async function getSources(
   const refspecs = git.refspecs?.length ? git.refspecs : defaultRefspecs(git.ref, git.ref_type);
   const depthArgs = depth > 0 ? ['--depth', String(depth)] : [];
   if ((await run(['fetch', 'origin', ...refspecs, ...depthArgs, '--prune', '--quiet'])) !== 0) return false;
-  trace.write(notice(`Checking out ${git.sha.slice(0, 8)} as detached HEAD (ref is ${git.ref ?? git.sha})...`));
+  trace.write(
+    notice(`Checking out ${git.sha.slice(0, 8)} as detached HEAD (ref is ${git.ref ?? git.sha})...`),
+  );
   if ((await run(['-c', 'advice.detachedHead=false', 'checkout', '-f', '-q', git.sha])) !== 0) {
     // The sha may be past the fetched depth or outside the refspecs: fetch it by itself.
     trace.write(warning(`${git.sha.slice(0, 8)} was not fetched; fetching it directly`));
@@ -59,5 +69,7 @@ export async function getSources(
 
 function defaultRefspecs(ref: string | undefined, refType: string | undefined): string[] {
   if (!ref) return ['+refs/heads/*:refs/remotes/origin/*'];
-  return refType === 'tag' ? [`+refs/tags/${ref}:refs/tags/${ref}`] : [`+refs/heads/${ref}:refs/remotes/origin/${ref}`];
+  return refType === 'tag'
+    ? [`+refs/tags/${ref}:refs/tags/${ref}`]
+    : [`+refs/heads/${ref}:refs/remotes/origin/${ref}`];
 }

@@ -76,7 +76,9 @@ export class JobTrace {
   private schedule(): void {
     if (this.finished) return;
     this.timer = setTimeout(() => {
-      this.sending = this.sending.then(() => this.tick()).catch((err: Error) => this.options.log(`trace update failed: ${err.message}`));
+      this.sending = this.sending
+        .then(() => this.tick())
+        .catch((err: Error) => this.options.log(`trace update failed: ${err.message}`));
       void this.sending.then(() => this.schedule());
     }, this.intervalMs);
     this.timer.unref();
@@ -119,7 +121,12 @@ export class JobTrace {
   private async sendPatch(): Promise<'ok' | 'retry' | 'abort' | 'gone'> {
     const content = this.bytes(this.sent);
     if (!content.length) return 'ok';
-    const answer = await this.options.client.patchTrace(this.options.jobId, this.options.jobToken, content, this.sent);
+    const answer = await this.options.client.patchTrace(
+      this.options.jobId,
+      this.options.jobToken,
+      content,
+      this.sent,
+    );
     this.watch(answer);
     if (answer.status === 202) {
       this.sent += content.length;

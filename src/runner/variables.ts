@@ -16,10 +16,13 @@ export interface Variable extends JobVariable {
 
 /** os.Expand's rules as GitLab Runner uses them: $NAME and ${NAME}; unknown names become empty. */
 export function expandValue(value: string, lookup: (key: string) => string | undefined): string {
-  return value.replace(/\$(?:\{([A-Za-z0-9_]+)\}|([A-Za-z0-9_]+)|\$)/g, (whole, braced?: string, bare?: string) => {
-    if (whole === '$$') return '$';
-    return lookup((braced ?? bare) as string) ?? '';
-  });
+  return value.replace(
+    /\$(?:\{([A-Za-z0-9_]+)\}|([A-Za-z0-9_]+)|\$)/g,
+    (whole, braced?: string, bare?: string) => {
+      if (whole === '$$') return '$';
+      return lookup((braced ?? bare) as string) ?? '';
+    },
+  );
 }
 
 /** The last definition of each key wins; values are expanded against the list before expansion. */
@@ -38,7 +41,13 @@ export interface JobDirs {
 }
 
 export function runnerVariables(dirs: JobDirs, concurrentId: number, runnerShortToken: string): Variable[] {
-  const v = (key: string, value: string): Variable => ({ key, value, public: true, masked: false, internal: true });
+  const v = (key: string, value: string): Variable => ({
+    key,
+    value,
+    public: true,
+    masked: false,
+    internal: true,
+  });
   return [
     v('CI_BUILDS_DIR', dirs.buildsDir),
     v('CI_PROJECT_DIR', dirs.projectDir),
@@ -50,7 +59,13 @@ export function runnerVariables(dirs: JobDirs, concurrentId: number, runnerShort
 }
 
 export function afterJobVariables(): Variable[] {
-  const v = (key: string, value: string): Variable => ({ key, value, public: true, masked: false, internal: true });
+  const v = (key: string, value: string): Variable => ({
+    key,
+    value,
+    public: true,
+    masked: false,
+    internal: true,
+  });
   return [
     v('CI_SHARED_ENVIRONMENT', 'true'),
     v('CI_RUNNER_VERSION', RUNNER_VERSION),
