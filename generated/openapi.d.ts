@@ -1543,6 +1543,113 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/jobs/{job_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The job's id.
+                 * @example 8
+                 */
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Report a job's state
+         * @description The runner's report on its job: `running` (a keep-alive), or its end (`success` or `failed`).
+         *
+         *     - **Who.** The job's runner, by the job's token (`token` in the body): 403 when it is not this job's, or the
+         *       job is no longer running (then with `Job-Status`).
+         *     - **Ending.** With `output.bytesize` larger than the log received so far the answer is 202 with
+         *       `X-GitLab-Trace-Update-Interval`: the runner sends the rest of the log and asks again. Smaller: 412.
+         *       Otherwise the job ends (`failure_reason` and `exit_code` as sent; `allow_failure: exit_codes` applies),
+         *       its coverage is read from the log with its `coverage` regex, its pipeline moves on, its log moves to
+         *       the object store and its token stops working: 200.
+         *     - Every answer has `Job-Status`.
+         */
+        put: operations["updateRunnerJob"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/jobs/{job_id}/trace": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The job's id.
+                 * @example 8
+                 */
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Append to a job's log
+         * @description Appends the body (raw bytes) to the job's log at the offset `Content-Range: <start>-<end>` gives.
+         *
+         *     - **Who.** The job's runner, by the job's token (`JOB-TOKEN`): 403 for any other token, a finished job's
+         *       included (GitLab Runner then stops the job).
+         *     - 202 with `Range: 0-<size>`. When `start` is not the log's size, nothing is written: 416 with the `Range`
+         *       to resume from. 400 without `Content-Range`.
+         *     - `Job-Status: canceled` asks the runner to stop.
+         *     - The log is kept in chunks while the job runs (one row per request), then archived as one object in the
+         *       object store; `GET /projects/{id}/jobs/{job_id}/trace` reads it either way. Masking secrets in the log
+         *       is the runner's work.
+         */
+        patch: operations["appendRunnerJobTrace"];
+        trace?: never;
+    };
+    "/jobs/request": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask for a job to run
+         * @description Hands the runner the oldest pending job it may run, or answers 204 when there is none.
+         *
+         *     - **Who.** A runner, by its authentication token (`token`, `glrt-…`) in the body: 403 when it is unknown
+         *       or expired. The runner's `contacted_at`, `info` and IP address are recorded.
+         *     - **Long polling.** Without a job the request is held up to about 50 seconds (`FORGE_RUNNER_LONG_POLL_SECONDS`)
+         *       and answered at once when a build becomes pending (PostgreSQL `LISTEN/NOTIFY`, on every server process).
+         *       204 carries `X-GitLab-Last-Update`, which the runner sends back as `last_update`.
+         *     - **Matching.** Instance runners take jobs of every project, group runners those of projects under
+         *       their group, project runners those of their projects. A paused runner gets none. A job's `tags` must
+         *       all be among the runner's; an untagged job needs `run_untagged`. A runner with `access_level:
+         *       ref_protected` takes only jobs of protected branches and tags.
+         *     - Jobs are taken with `SELECT … FOR UPDATE SKIP LOCKED`: concurrent runners never get the same job.
+         *     - **The job.** It becomes `running` with the runner and a new job token (`glcbt-…`). Its timeout is its
+         *       own `timeout`, else the project's `build_timeout`, capped by the runner's `maximum_timeout`.
+         *     - **Variables**, lowest precedence first (the runner keeps the last of each key): predefined (`CI_*`,
+         *       `GITLAB_*`, `CI_JOB_TOKEN`), the job's YAML variables, what other families add (dotenv reports), instance,
+         *       group and project variables (protected ones only on protected refs; environment-scoped ones by the
+         *       job's environment), the pipeline's (API, trigger, schedule), then those a manual job was played with.
+         */
+        post: operations["requestRunnerJob"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/member_roles": {
         parameters: {
             query?: never;
@@ -3098,6 +3205,180 @@ export interface paths {
          */
         post: operations["startProjectHousekeeping"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/job_token_scope": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a project's job token scope
+         * @description Whether the project limits which projects' job tokens reach it (`inbound_enabled`, true unless turned
+         *     off). `outbound_enabled` is always false (GitLab removed the outbound scope).
+         *
+         *     - **Who.** Maintainer and above (GitLab's `admin_project`).
+         */
+        get: operations["getJobTokenScope"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Turn a project's inbound job token scope on or off
+         * @description Sets `inbound_enabled` to `enabled` (required). Answers 204.
+         *
+         *     - **Who.** Maintainer and above.
+         */
+        patch: operations["updateJobTokenScope"];
+        trace?: never;
+    };
+    "/projects/{id}/job_token_scope/allowlist": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List the projects whose job tokens reach a project
+         * @description The project itself, then the allowlisted projects by id.
+         *
+         *     - **Who.** Maintainer and above.
+         *     - Offset pagination: `page`, `per_page` (default 20, at most 100) and GitLab's headers.
+         */
+        get: operations["listJobTokenScopeProjects"];
+        put?: never;
+        /**
+         * Allow a project's job tokens
+         * @description Adds `target_project_id` to the allowlist: that project's job tokens reach this one. Answers 201
+         *     `{source_project_id, target_project_id}`.
+         *
+         *     - **Who.** Maintainer and above; the target must be a project the caller sees (404 otherwise).
+         *     - 400 `Target project is already in the job token scope` when it is there already (or is this project).
+         */
+        post: operations["addJobTokenScopeProject"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/job_token_scope/allowlist/{target_project_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The allowlisted project's id.
+                 * @example 7
+                 */
+                target_project_id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Stop allowing a project's job tokens
+         * @description Removes the project from the allowlist: 204, or 404 when it is not on it.
+         *
+         *     - **Who.** Maintainer and above.
+         */
+        delete: operations["removeJobTokenScopeProject"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/job_token_scope/groups_allowlist": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List the groups whose projects' job tokens reach a project
+         * @description The allowlisted groups by id: the job tokens of every project under them reach this project.
+         *
+         *     - **Who.** Maintainer and above.
+         *     - Offset pagination: `page`, `per_page` (default 20, at most 100) and GitLab's headers.
+         */
+        get: operations["listJobTokenScopeGroups"];
+        put?: never;
+        /**
+         * Allow a group's job tokens
+         * @description Adds `target_group_id` to the groups allowlist. Answers 201 `{source_project_id, target_group_id}`.
+         *
+         *     - **Who.** Maintainer and above; the group must be one the caller sees (404 otherwise).
+         *     - 400 `Target group is already in the job token scope` when it is there already.
+         */
+        post: operations["addJobTokenScopeGroup"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/job_token_scope/groups_allowlist/{target_group_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The allowlisted group's id.
+                 * @example 4
+                 */
+                target_group_id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Stop allowing a group's job tokens
+         * @description Removes the group from the allowlist: 204, or 404 when it is not on it.
+         *
+         *     - **Who.** Maintainer and above.
+         */
+        delete: operations["removeJobTokenScopeGroup"];
         options?: never;
         head?: never;
         patch?: never;
@@ -11560,6 +11841,23 @@ export interface components {
                 value: string;
             }[];
         };
+        JobTokenScope: {
+            inbound_enabled: boolean;
+            outbound_enabled: boolean;
+        };
+        JobTokenScopeGroup: {
+            id: number;
+            name: string;
+            web_url: string;
+        };
+        JobTokenScopeGroupLink: {
+            source_project_id: number;
+            target_group_id: number;
+        };
+        JobTokenScopeProjectLink: {
+            source_project_id: number;
+            target_project_id: number;
+        };
         KubernetesAgentInfo: {
             agent_id: number;
             agent_name: string;
@@ -15179,6 +15477,102 @@ export interface components {
             state: "closed" | "reopened" | "merged";
             user: components["schemas"]["UserSummary"];
         };
+        /** @description GitLab's job payload (`API::Entities::Ci::JobRequest::Response`). */
+        RunnerJob: {
+            allow_git_fetch: boolean;
+            artifacts: Record<string, never>[];
+            cache: Record<string, never>[];
+            credentials?: Record<string, never>[];
+            dependencies: {
+                artifacts_file?: {
+                    filename?: string;
+                    size?: number;
+                };
+                id: number;
+                name: string;
+                token: string;
+            }[];
+            features: Record<string, never>;
+            git_info: {
+                before_sha: string;
+                depth: number;
+                ref: string;
+                /** @enum {string} */
+                ref_type: "branch" | "tag";
+                refspecs: string[];
+                repo_object_format?: string;
+                /** @description The clone URL, with `gitlab-ci-token:<job token>@`. */
+                repo_url: string;
+                sha: string;
+            };
+            hooks?: Record<string, never>[];
+            id: number;
+            image?: Record<string, never> | null;
+            job_info: {
+                id: number;
+                name: string;
+                project_id: number;
+                project_jobs_running_on_instance_runners_count?: string;
+                project_name: string;
+                queue_depth?: number;
+                queue_size?: number;
+                stage: string;
+                time_in_queue_seconds?: number;
+            };
+            runner_info: {
+                runner_session_url?: string | null;
+                timeout?: number;
+            };
+            services?: (Record<string, never> | null)[];
+            steps: {
+                allow_failure?: boolean;
+                name?: string;
+                script?: string[];
+                timeout?: number;
+                when?: string;
+            }[];
+            /** @description The job token (`CI_JOB_TOKEN`), valid while the job runs. */
+            token: string;
+            variables: components["schemas"]["RunnerVariable"][];
+        };
+        RunnerJobRequest: {
+            /** @description What the runner says of itself (name, version, revision, platform, architecture, executor, shell, features, config). */
+            info?: {
+                [key: string]: unknown;
+            };
+            /** @description The `X-GitLab-Last-Update` of the runner's previous 204. */
+            last_update?: string;
+            system_id?: string;
+            /** @description The runner's authentication token. */
+            token: string;
+        } & {
+            [key: string]: unknown;
+        };
+        RunnerJobUpdate: {
+            checksum?: string;
+            exit_code?: number;
+            failure_reason?: string;
+            output?: {
+                bytesize?: number;
+                checksum?: string;
+            } & {
+                [key: string]: unknown;
+            };
+            /** @enum {string} */
+            state?: "pending" | "running" | "success" | "failed";
+            /** @description The job's token. */
+            token: string;
+        } & {
+            [key: string]: unknown;
+        };
+        RunnerVariable: {
+            file?: boolean;
+            key: string;
+            masked: boolean;
+            public: boolean;
+            raw?: boolean;
+            value: string;
+        };
         ScopeInput: {
             _destroy?: boolean;
             environment_scope?: string;
@@ -17198,6 +17592,10 @@ export type SchemaJobCommit = components['schemas']['JobCommit'];
 export type SchemaJobCommon = components['schemas']['JobCommon'];
 export type SchemaJobPipeline = components['schemas']['JobPipeline'];
 export type SchemaJobPlay = components['schemas']['JobPlay'];
+export type SchemaJobTokenScope = components['schemas']['JobTokenScope'];
+export type SchemaJobTokenScopeGroup = components['schemas']['JobTokenScopeGroup'];
+export type SchemaJobTokenScopeGroupLink = components['schemas']['JobTokenScopeGroupLink'];
+export type SchemaJobTokenScopeProjectLink = components['schemas']['JobTokenScopeProjectLink'];
 export type SchemaKubernetesAgentInfo = components['schemas']['KubernetesAgentInfo'];
 export type SchemaLabelBasic = components['schemas']['LabelBasic'];
 export type SchemaLabelPriorityInput = components['schemas']['LabelPriorityInput'];
@@ -17306,6 +17704,10 @@ export type SchemaResourceAccessTokenWithToken = components['schemas']['Resource
 export type SchemaResourceLabelEvent = components['schemas']['ResourceLabelEvent'];
 export type SchemaResourceMilestoneEvent = components['schemas']['ResourceMilestoneEvent'];
 export type SchemaResourceStateEvent = components['schemas']['ResourceStateEvent'];
+export type SchemaRunnerJob = components['schemas']['RunnerJob'];
+export type SchemaRunnerJobRequest = components['schemas']['RunnerJobRequest'];
+export type SchemaRunnerJobUpdate = components['schemas']['RunnerJobUpdate'];
+export type SchemaRunnerVariable = components['schemas']['RunnerVariable'];
 export type SchemaScopeInput = components['schemas']['ScopeInput'];
 export type SchemaSharedRunnersSetting = components['schemas']['SharedRunnersSetting'];
 export type SchemaSidekiqCompoundMetrics = components['schemas']['SidekiqCompoundMetrics'];
@@ -20804,6 +21206,202 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    updateRunnerJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The job's id.
+                 * @example 8
+                 */
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "token": "glcbt-64_aBcDeFgHiJkLmNoPqRsTuV",
+                 *       "state": "failed",
+                 *       "failure_reason": "script_failure",
+                 *       "exit_code": 1,
+                 *       "output": {
+                 *         "checksum": "crc32:4a1b2c3d",
+                 *         "bytesize": 1024
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["RunnerJobUpdate"];
+            };
+        };
+        responses: {
+            /** @description Recorded. */
+            200: {
+                headers: {
+                    /** @description The job's status now (`canceled` tells the runner to stop). */
+                    "Job-Status"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not complete yet (the log has not all arrived); the runner retries. */
+            202: {
+                headers: {
+                    /** @description The job's status now (`canceled` tells the runner to stop). */
+                    "Job-Status"?: string;
+                    /** @description Seconds between the runner's log updates. */
+                    "X-GitLab-Trace-Update-Interval"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description The log received does not match the runner's (`output.bytesize` is smaller). */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "412 Precondition Failed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    appendRunnerJobTrace: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description `<start>-<end>` (inclusive byte offsets, no unit), as GitLab Runner sends it.
+                 * @example 0-1023
+                 */
+                "Content-Range"?: string;
+            };
+            path: {
+                /**
+                 * @description The job's id.
+                 * @example 8
+                 */
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /** @example Running with gitlab-runner 17.7.0 */
+                "text/plain": string;
+            };
+        };
+        responses: {
+            /** @description Appended. */
+            202: {
+                headers: {
+                    /** @description The job's status now (`canceled` tells the runner to stop). */
+                    "Job-Status"?: string;
+                    /** @description `0-<size>`: the log's size now. */
+                    Range?: string;
+                    /** @description Seconds between the runner's log updates. */
+                    "X-GitLab-Trace-Update-Interval"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description `start` is not where the log ends: the runner resends from `Range`'s end. */
+            416: {
+                headers: {
+                    /** @description The job's status now (`canceled` tells the runner to stop). */
+                    "Job-Status"?: string;
+                    /** @description `0-<size>`: the log's size now. */
+                    Range?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "416 Range Not Satisfiable"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    requestRunnerJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "token": "glrt-t1_xYzAbCdEfGhIjKlMnOpQ",
+                 *       "system_id": "s_0123456789ab",
+                 *       "last_update": "1767225600000",
+                 *       "info": {
+                 *         "name": "gitlab-runner",
+                 *         "version": "17.7.0",
+                 *         "executor": "shell",
+                 *         "shell": "bash",
+                 *         "features": {
+                 *           "trace_checksum": true
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["RunnerJobRequest"];
+            };
+        };
+        responses: {
+            /** @description A job to run. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunnerJob"];
+                };
+            };
+            /** @description No job for this runner now. */
+            204: {
+                headers: {
+                    /** @description The queue's version, for the runner's next `last_update`. */
+                    "X-GitLab-Last-Update"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listInstanceMemberRoles: {
         parameters: {
             query?: never;
@@ -24105,6 +24703,396 @@ export interface operations {
                     /** @example null */
                     "application/json": null;
                 };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getJobTokenScope: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The scope. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "inbound_enabled": true,
+                     *       "outbound_enabled": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["JobTokenScope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateJobTokenScope: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "enabled": false
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Limit access to the allowlisted projects and groups. */
+                    enabled: boolean;
+                };
+                /**
+                 * @example {
+                 *       "enabled": false
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": {
+                    /** @description Limit access to the allowlisted projects and groups. */
+                    enabled: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Saved. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listJobTokenScopeProjects: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of projects. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectSimple"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    addJobTokenScopeProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "target_project_id": 7
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The project to allow. */
+                    target_project_id: number;
+                };
+                /**
+                 * @example {
+                 *       "target_project_id": 7
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": {
+                    /** @description The project to allow. */
+                    target_project_id: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Added. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "source_project_id": 1,
+                     *       "target_project_id": 7
+                     *     }
+                     */
+                    "application/json": components["schemas"]["JobTokenScopeProjectLink"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    removeJobTokenScopeProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The allowlisted project's id.
+                 * @example 7
+                 */
+                target_project_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listJobTokenScopeGroups: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of groups. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": 4,
+                     *         "name": "platform",
+                     *         "web_url": "https://gitlab.example.com/groups/platform"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["JobTokenScopeGroup"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    addJobTokenScopeGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "target_group_id": 4
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The group to allow. */
+                    target_group_id: number;
+                };
+                /**
+                 * @example {
+                 *       "target_group_id": 4
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": {
+                    /** @description The group to allow. */
+                    target_group_id: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Added. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "source_project_id": 1,
+                     *       "target_group_id": 4
+                     *     }
+                     */
+                    "application/json": components["schemas"]["JobTokenScopeGroupLink"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    removeJobTokenScopeGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The allowlisted group's id.
+                 * @example 4
+                 */
+                target_group_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];

@@ -1,8 +1,11 @@
 // Generated from the contract by scripts/operation-subjects.mjs: do not edit.
 export interface OperationSubjects {
   addGroupMember: 'group';
+  addJobTokenScopeGroup: 'project';
+  addJobTokenScopeProject: 'project';
   addMergeRequestSpentTime: 'project';
   addProjectMember: 'project';
+  appendRunnerJobTrace: 'none';
   approveMergeRequest: 'project';
   archiveProject: 'project';
   blockUser: 'instance';
@@ -120,6 +123,7 @@ export interface OperationSubjects {
   getGroupRepositoryStorageMoveOfGroup: 'instance';
   getGroupVariable: 'group';
   getInstanceVariable: 'instance';
+  getJobTokenScope: 'project';
   getKubernetesAgentInfo: 'none';
   getLatestProjectPipeline: 'project';
   getMergeRequest: 'project';
@@ -221,6 +225,8 @@ export interface OperationSubjects {
   listGroups: 'instance';
   listInstanceMemberRoles: 'instance';
   listInstanceVariables: 'instance';
+  listJobTokenScopeGroups: 'project';
+  listJobTokenScopeProjects: 'project';
   listMergeRequestApprovalRules: 'project';
   listMergeRequestAwardEmoji: 'project';
   listMergeRequestCommits: 'project';
@@ -284,7 +290,10 @@ export interface OperationSubjects {
   registerClusterAgent: 'project';
   registerUnleashClient: 'none';
   removeGroupMember: 'group';
+  removeJobTokenScopeGroup: 'project';
+  removeJobTokenScopeProject: 'project';
   removeProjectMember: 'project';
+  requestRunnerJob: 'none';
   resetMergeRequestApprovals: 'project';
   resetMergeRequestSpentTime: 'project';
   resetMergeRequestTimeEstimate: 'project';
@@ -332,6 +341,7 @@ export interface OperationSubjects {
   updateGroupVariable: 'group';
   updateInstanceMemberRole: 'instance';
   updateInstanceVariable: 'instance';
+  updateJobTokenScope: 'project';
   updateMergeRequest: 'project';
   updateMergeRequestApprovalRule: 'project';
   updateMergeRequestDiscussionNote: 'project';
@@ -355,12 +365,14 @@ export interface OperationSubjects {
   updateProtectedBranchWithPut: 'project';
   updateRemoteMirror: 'project';
   updateRepositoryFile: 'project';
+  updateRunnerJob: 'none';
   updateSnippet: 'instance';
   updateUser: 'instance';
 }
 
 /** Operations whose `security` names non-user schemes: the principal they are called with. */
 export interface OperationCredentials {
+  appendRunnerJobTrace: 'JobToken';
   getKubernetesAgentInfo: 'KubernetesAgentToken';
   getUnleashClientFeatures: 'UnleashInstanceId' | 'UnleashInstanceIdQuery';
   getUnleashFeatures: 'UnleashInstanceId' | 'UnleashInstanceIdQuery';

@@ -90,7 +90,8 @@ export async function createApp(options: AppOptions): Promise<App> {
   koa.use(errorMiddleware(logger));
   koa.use(rejectMalformedStrings);
   const subjects = createSubjectResolvers(services);
-  koa.use(gitHttp(services, subjects));
+  const callerCredentials = createCallerCredentialResolvers(services);
+  koa.use(gitHttp(services, subjects, callerCredentials));
   // Before the routers of other paths: no ops route or upload lies under /api/v4 ('api' is a reserved
   // namespace), and an API request, the common case, need not be matched against them first.
   koa.use(
@@ -101,7 +102,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       authenticator: services.authentication,
       subjects,
       credentials: createCredentialResolvers(services),
-      callerCredentials: createCallerCredentialResolvers(services),
+      callerCredentials,
       rateLimiter: services.rateLimiter,
       config,
     }),

@@ -55,6 +55,7 @@ import { remoteMirrorsManifest } from './remote_mirrors/manifest.js';
 import { repositoryManifest } from './repository/manifest.js';
 import { repositoryStorageMovesManifest } from './repository_storage_moves/manifest.js';
 import { resourceEventsManifest } from './resource_events/manifest.js';
+import { runnerJobsManifest } from './runner_jobs/manifest.js';
 import { runnersManifest } from './runners/manifest.js';
 import { sidekiqManifest } from './sidekiq/manifest.js';
 import { snippetsManifest } from './snippets/manifest.js';
@@ -102,6 +103,7 @@ export const families = [
   repositoryManifest,
   repositoryStorageMovesManifest,
   resourceEventsManifest,
+  runnerJobsManifest,
   runnersManifest,
   sidekiqManifest,
   snippetsManifest,

@@ -6,6 +6,7 @@
  */
 import type { Context } from 'koa';
 import { basicAuthToken, requireScope, type Caller } from '../core/auth.js';
+import type { CallerCredentialResolvers } from '../core/credentials.js';
 import { ApiError } from '../core/errors.js';
 import type { ServiceRegistry } from '../core/family.js';
 import type { SubjectResolvers } from '../core/subjects.js';
@@ -36,6 +37,15 @@ export class GitHttpError extends Error {
   }
 }
 
+/** The user name of HTTP Basic credentials. */
+function basicAuthUser(authorization: string | undefined): string | undefined {
+  const match = /^Basic\s+(\S+)$/i.exec(authorization ?? '');
+  if (!match) return undefined;
+  const decoded = Buffer.from(match[1], 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  return colon >= 0 ? decoded.slice(0, colon) : undefined;
+}
+
 const accessDenied = () => new GitHttpError(401, 'HTTP Basic: Access denied', true);
 
 /** The repository a request reached: where it is, the writer a push counts as, and a push's session. */
@@ -50,9 +60,17 @@ export class RepositoryAccess {
   constructor(
     private readonly services: GitHttpServices,
     private readonly subjects: Pick<SubjectResolvers, 'project'>,
+    /** The API's caller schemes: `gitlab-ci-token` with a CI job token as the password resolves through `JobToken`. */
+    private readonly callerCredentials: CallerCredentialResolvers = {},
   ) {}
 
   private async authenticate(ctx: Context): Promise<Caller> {
+    const jobToken = this.callerCredentials.JobToken;
+    if (jobToken && basicAuthUser(ctx.headers.authorization) === 'gitlab-ci-token') {
+      const caller = await jobToken(basicAuthToken(ctx.headers) ?? '');
+      if (!caller) throw accessDenied();
+      return caller;
+    }
     try {
       return await this.services.authentication.authenticate(basicAuthToken(ctx.headers));
     } catch (err) {
@@ -105,6 +123,16 @@ export class RepositoryAccess {
       throw err;
     }
     const pushing = service === 'git-receive-pack';
+    if (caller.reach) {
+      // A job token clones its own project and those whose job token scope allows it; it never pushes.
+      try {
+        await caller.reach.check('project', view);
+      } catch (err) {
+        if (err instanceof ApiError) throw new GitHttpError(404, NOT_FOUND);
+        throw err;
+      }
+      if (pushing) throw new GitHttpError(403, 'You are not allowed to push code to this project.');
+    }
     this.requireRepositoryScope(caller, pushing);
     const target: GitTarget = {
       dir: this.services.repositories.dir(view),
@@ -182,6 +210,8 @@ export class RepositoryAccess {
   ): Promise<GitTarget> {
     const caller = await this.authenticate(ctx);
     const pushing = service === 'git-receive-pack';
+    // A job token reaches projects' repositories only.
+    if (caller.reach) throw accessDenied();
     this.requireRepositoryScope(caller, pushing);
     if (pushing && !caller.user) throw accessDenied();
     let target: Awaited<ReturnType<ServiceRegistry['snippets']['gitTarget']>>;

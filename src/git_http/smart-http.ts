@@ -5,6 +5,7 @@
  */
 import type { Context, Middleware } from 'koa';
 import { decodedStream } from '../core/http.js';
+import type { CallerCredentialResolvers } from '../core/credentials.js';
 import type { SubjectResolvers } from '../core/subjects.js';
 import { advertiseRefs, isGitService, runService, type GitService } from '../git/smart-protocol.js';
 import { HOOK_PATH, PushSessions } from './push-sessions.js';
@@ -46,8 +47,12 @@ function respond(ctx: Context, contentType: string, body: unknown) {
   ctx.body = body;
 }
 
-export function gitHttp(services: GitHttpServices, subjects: Pick<SubjectResolvers, 'project'>): Middleware {
-  const access = new RepositoryAccess(services, subjects);
+export function gitHttp(
+  services: GitHttpServices,
+  subjects: Pick<SubjectResolvers, 'project'>,
+  callerCredentials: CallerCredentialResolvers = {},
+): Middleware {
+  const access = new RepositoryAccess(services, subjects, callerCredentials);
   const sessions = new PushSessions();
 
   const resolve = (ctx: Context, { fullPath, service }: GitRequest): Promise<GitTarget> => {

@@ -1,6 +1,7 @@
 import { In, type DataSource, type EntityManager } from 'typeorm';
 import { ApiError, badParameter, forbidden, recordNotFound } from '../core/errors.js';
 import type { Events } from '../core/events.js';
+import type { Contributions } from '../core/family.js';
 import { type Page, type PageParams, type RequestInfo } from '../core/pagination.js';
 import { paginateOffsetInOneStatement } from '../db/paged-rows.js';
 import { preparedQuery } from '../db/prepared.js';
@@ -15,6 +16,7 @@ import type { JobContext, PipelineContext } from './pipeline.presenter.js';
 import { PipelineProcessing, matchesNeed } from './pipeline-processing.js';
 import { projectFullPath } from './predefined-variables.js';
 import { CANCELABLE_STATUSES, COMPLETED_STATUSES } from './statuses.js';
+import './job-traces.js';
 
 export interface JobListParams extends PageParams {
   scope?: CiStatus[] | CiStatus;
@@ -56,6 +58,7 @@ export class JobsService {
     private readonly secrets: SecretBox,
     private readonly config: { readonly externalUrl: string },
     private readonly listCounts: PipelineListCounts,
+    private readonly contributions?: Contributions,
   ) {
     this.jobRows = entityRows(dataSource, Job, 'j');
     this.pipelineRows = entityRows(dataSource, Pipeline, 'p');
@@ -150,8 +153,15 @@ export class JobsService {
    * A job's status as its runner reports it: `pending` → `running` → `success`, `failed` or `canceled`.
    * The pipeline moves on in the same transaction. Throws 400 for a transition GitLab would refuse.
    */
-  async updateStatus(jobId: number, status: CiStatus, update: StatusUpdate = {}): Promise<Job> {
-    return this.dataSource.transaction(async (manager) => {
+  async updateStatus(
+    jobId: number,
+    status: CiStatus,
+    update: StatusUpdate = {},
+    within?: EntityManager,
+  ): Promise<Job> {
+    const inTransaction = <T>(work: (manager: EntityManager) => Promise<T>) =>
+      within ? work(within) : this.dataSource.transaction(work);
+    return inTransaction(async (manager) => {
       const job = await this.lock(manager, jobId);
       const now = new Date();
       const from = job.status;
@@ -186,8 +196,14 @@ export class JobsService {
     ]);
   }
 
+  /** The job's log: a trace store's (the runner's live log, or its archive), else the row's. */
   async trace(view: ProjectView, jobId: number): Promise<string> {
-    return (await this.find(view, jobId)).trace ?? '';
+    const job = await this.find(view, jobId);
+    for (const store of this.contributions?.of('ciJobTraces') ?? []) {
+      const stored = await store.read(job);
+      if (stored !== null) return (job.trace ?? '') + stored.toString('utf8');
+    }
+    return job.trace ?? '';
   }
 
   async cancel(view: ProjectView, jobId: number): Promise<Job> {
@@ -323,8 +339,12 @@ export class JobsService {
   async erase(view: ProjectView, jobId: number, user: User | null): Promise<Job> {
     return this.dataSource.transaction(async (manager) => {
       const job = await this.find(view, jobId, manager);
-      if (!COMPLETED_STATUSES.includes(job.status) || !job.trace || job.erasedAt)
-        throw new ApiError(403, { message: '403 Forbidden - Job is not erasable!' });
+      const refused = () => new ApiError(403, { message: '403 Forbidden - Job is not erasable!' });
+      if (!COMPLETED_STATUSES.includes(job.status) || job.erasedAt) throw refused();
+      let stored = false;
+      for (const store of this.contributions?.of('ciJobTraces') ?? [])
+        stored = (await store.erase(manager, job)) || stored;
+      if (!job.trace && !stored) throw refused();
       job.trace = null;
       job.erasedAt = new Date();
       job.erasedById = user?.id ?? null;

@@ -91,6 +91,7 @@ export class PipelinesService {
       this.secrets,
       core.config,
       this.listCounts,
+      core.contributions,
     );
     this.bridges = new PipelineLinks(
       core.dataSource,
