@@ -1381,6 +1381,64 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/groups/{id}/runners": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a group's runners
+         * @description The runners available in the group: its group runners and those of its ancestors, and the instance runners.
+         *
+         *     - **Who.** Maintainer and above (`read_group_runners`).
+         *     - Filters: `type`, `paused`, `status` (`online`: contacted within the last 2 hours; `offline`: contacted before that; `never_contacted`; `stale`: created and last contacted more than 7 days ago), `tag_list` (all of the tags), `version_prefix` (400 `{"error": "version_prefix is invalid"}` unless it starts with a digit or a dot).
+         *     - Newest first (by id). Offset pagination in SQL: `page`, `per_page` (default 20, at most 100) and GitLab's headers.
+         */
+        get: operations["listGroupRunners"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/groups/{id}/runners/reset_registration_token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reset a group's runner registration token
+         * @description Gives the group a new registration token (`runners_token`) and answers 201 with it.
+         *
+         *     - **Who.** Owners (`update_runners_registration_token`).
+         */
+        post: operations["resetGroupRunnerRegistrationToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/groups/{id}/subgroups": {
         parameters: {
             query?: never;
@@ -8228,6 +8286,106 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{id}/runners": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a project's runners
+         * @description The runners available to the project: its own project runners, the group runners of its group and the group's ancestors, and the instance runners.
+         *
+         *     - **Who.** Maintainer and above (`read_project_runners`).
+         *     - `scope` also takes the legacy `specific` and `shared`, and the types.
+         *     - Filters: `type`, `paused`, `status` (`online`: contacted within the last 2 hours; `offline`: contacted before that; `never_contacted`; `stale`: created and last contacted more than 7 days ago), `tag_list` (all of the tags), `version_prefix` (400 `{"error": "version_prefix is invalid"}` unless it starts with a digit or a dot).
+         *     - Newest first (by id). Offset pagination in SQL: `page`, `per_page` (default 20, at most 100) and GitLab's headers.
+         */
+        get: operations["listProjectRunners"];
+        put?: never;
+        /**
+         * Enable a project runner in the project
+         * @description Enables another project's runner in this project and answers 201 with it.
+         *
+         *     - **Who.** Maintainer and above of this project (`create_runners`), who may also edit the runner (Rule `runner_assign`: a Maintainer of a project the runner is enabled in, or an administrator). A group runner answers 403 `{"message": "403 Forbidden - Runner is a group runner"}`, a locked one 403 `{"message": "403 Forbidden - Runner is locked"}` (administrators excepted), someone else's 403 `{"message": "403 Forbidden - No access granted"}`; an instance runner 400 `{"message": "400 Bad request - Runner is not a project runner"}`, one already enabled 400 `{"message": "400 Bad request - Runner has already been taken"}`.
+         *     - **Required:** `runner_id` (unknown: 404 `{"message": "404 Runner Not Found"}`).
+         *     - The project's `ci_registered_project_runners` limit applies (400).
+         */
+        post: operations["enableProjectRunner"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/runners/{runner_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The runner's id.
+                 * @example 9
+                 */
+                runner_id: components["parameters"]["ProjectRunnerId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Disable a project runner in the project
+         * @description Disables the runner in this project; answers 204. A runner is not disabled in its owner project (the project it was created in): 403 `{"message": "403 Forbidden - You cannot unassign a runner from the owner project. Delete the runner instead"}`. A runner not enabled in the project: 404 `{"message": "404 Runner Not Found"}`.
+         *
+         *     - **Who.** Maintainer and above (`admin_runners`).
+         */
+        delete: operations["disableProjectRunner"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/runners/reset_registration_token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reset a project's runner registration token
+         * @description Gives the project a new registration token (`runners_token`) and answers 201 with it; the previous one stops registering runners.
+         *
+         *     - **Who.** Maintainer and above (`update_runners_registration_token`).
+         */
+        post: operations["resetProjectRunnerRegistrationToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{id}/share": {
         parameters: {
             query?: never;
@@ -8941,6 +9099,232 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/runners": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the caller's runners
+         * @description The runners the caller manages: project runners of projects where they are Maintainer or above, and group runners of groups (or their subgroups) where they are Owner. Administrators get the same list (their own memberships), and all runners from `GET /runners/all`.
+         *
+         *     - **Who.** Any signed-in user.
+         *     - Filters: `type`, `paused`, `status` (`online`: contacted within the last 2 hours; `offline`: contacted before that; `never_contacted`; `stale`: created and last contacted more than 7 days ago), `tag_list` (all of the tags), `version_prefix` (400 `{"error": "version_prefix is invalid"}` unless it starts with a digit or a dot).
+         *     - Newest first (by id). Offset pagination in SQL: `page`, `per_page` (default 20, at most 100) and GitLab's headers.
+         */
+        get: operations["listOwnedRunners"];
+        put?: never;
+        /**
+         * Register a runner with a registration token
+         * @description The legacy registration: `token` is a registration token, the instance's (an instance runner), a group's (`runners_token`: a group runner) or a project's (`runners_token`: a project runner). Answers 201 with the new runner's id and authentication token.
+         *
+         *     - **Who.** Whoever holds a registration token; it is a body (or form, or query) parameter, as GitLab reads it, not a security scheme. An unknown token answers 403 `{"message": "403 Forbidden"}`, as does any token while the instance does not allow registration tokens (`FORGE_ALLOW_RUNNER_REGISTRATION_TOKEN=false`, GitLab's `allow_runner_registration_token`).
+         *     - Optional: `description`, `maintenance_note` (or its deprecated `maintainer_note`), `info` (what the runner says of itself: `name`, `version`, `revision`, `platform`, `architecture`), `paused` (or the deprecated `active`, not both), `locked`, `run_untagged`, `tag_list`, `access_level`, `maximum_timeout`.
+         *     - The plan limits `ci_registered_project_runners` and `ci_registered_group_runners` apply: 400 `{"message": {"runner_projects.base": ["Maximum number of ci registered project runners (N) exceeded"]}}` (`runner_namespaces.base` for a group).
+         */
+        post: operations["registerRunner"];
+        /**
+         * Delete a runner with its authentication token
+         * @description The runner deletes itself (`gitlab-runner unregister`): answers 204. Its jobs keep their history.
+         *
+         *     - **Who.** Whoever holds the runner's authentication token (`token`, a body, form or query parameter). An unknown or expired token answers 403 `{"message": "403 Forbidden"}`; without one, 400 `{"error": "token is missing"}`.
+         */
+        delete: operations["deleteRunnerByToken"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/runners/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The runner's id.
+                 * @example 9
+                 */
+                id: components["parameters"]["RunnerId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a runner
+         * @description One runner with its details: tags, settings, what it last reported (`version`, `revision`, `platform`, `architecture`, `contacted_at`), and the projects and groups it serves that the caller may see. `maintenance_note` only for callers who may edit the runner.
+         *
+         *     - **Who.** Any signed-in user, then Rule `runner_access`: an administrator; for an instance runner, any signed-in user may read it; for a group runner, the group's Owner (`admin_runners`), and its Maintainers read it; for a project runner, a Maintainer of its owner project (`admin_runners`), and Maintainers of the other projects it is enabled in read and edit it. Anyone else gets 403 `{"message": "403 Forbidden - No access granted"}`; an unknown runner 404 `{"message": "404 Runner Not Found"}`.
+         */
+        get: operations["getRunner"];
+        /**
+         * Update a runner
+         * @description Changes the runner's `description`, `paused` (or the deprecated `active`, not both: 400), `tag_list`, `run_untagged`, `locked`, `access_level`, `maximum_timeout` (600 seconds at least: 400 `{"message": {"maximum_timeout": ["needs to be at least 10 minutes"]}}`) and `maintenance_note` (at most 1024 characters). At least one is needed (400). Answers 200 with the runner.
+         *
+         *     - **Who.** Any signed-in user, then Rule `runner_access`: an administrator; for an instance runner, any signed-in user may read it; for a group runner, the group's Owner (`admin_runners`), and its Maintainers read it; for a project runner, a Maintainer of its owner project (`admin_runners`), and Maintainers of the other projects it is enabled in read and edit it. Anyone else gets 403 `{"message": "403 Forbidden - No access granted"}`; an unknown runner 404 `{"message": "404 Runner Not Found"}`.
+         */
+        put: operations["updateRunner"];
+        post?: never;
+        /**
+         * Delete a runner
+         * @description Deletes the runner; answers 204. Its jobs keep their history.
+         *
+         *     - **Who.** Any signed-in user, then Rule `runner_access`: an administrator; for an instance runner, any signed-in user may read it; for a group runner, the group's Owner (`admin_runners`), and its Maintainers read it; for a project runner, a Maintainer of its owner project (`admin_runners`), and Maintainers of the other projects it is enabled in read and edit it. Anyone else gets 403 `{"message": "403 Forbidden - No access granted"}`; an unknown runner 404 `{"message": "404 Runner Not Found"}`. A project runner enabled in more than one project is deleted by administrators only: 403 `{"message": "403 Forbidden - Runner associated with more than one project"}`.
+         */
+        delete: operations["deleteRunner"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/runners/{id}/jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The runner's id.
+                 * @example 9
+                 */
+                id: components["parameters"]["RunnerId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a runner's jobs
+         * @description The jobs the runner picked, each with its project, among projects where the caller is Reporter or above (administrators: all).
+         *
+         *     - **Who.** Any signed-in user, then Rule `runner_access`: an administrator; for an instance runner, any signed-in user may read it; for a group runner, the group's Owner (`admin_runners`), and its Maintainers read it; for a project runner, a Maintainer of its owner project (`admin_runners`), and Maintainers of the other projects it is enabled in read and edit it. Anyone else gets 403 `{"message": "403 Forbidden - No access granted"}`; an unknown runner 404 `{"message": "404 Runner Not Found"}`. (Those who may edit it, and a group runner's Maintainers.)
+         *     - `status` filters by job status; `order_by=id` with `sort` (`desc` by default). Offset pagination in SQL.
+         */
+        get: operations["listRunnerJobs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/runners/{id}/reset_authentication_token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The runner's id.
+                 * @example 9
+                 */
+                id: components["parameters"]["RunnerId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reset a runner's authentication token
+         * @description Replaces the runner's authentication token and answers 201 with the new one.
+         *
+         *     - **Who.** Any signed-in user, then Rule `runner_access`: an administrator; for an instance runner, any signed-in user may read it; for a group runner, the group's Owner (`admin_runners`), and its Maintainers read it; for a project runner, a Maintainer of its owner project (`admin_runners`), and Maintainers of the other projects it is enabled in read and edit it. Anyone else gets 403 `{"message": "403 Forbidden - No access granted"}`; an unknown runner 404 `{"message": "404 Runner Not Found"}`. (Those who may edit the runner.)
+         */
+        post: operations["resetRunnerAuthenticationToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/runners/all": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List all runners
+         * @description Every runner of the instance: instance, group and project runners.
+         *
+         *     - **Who.** Administrators (`admin_all_resources`).
+         *     - `scope` also takes the legacy `specific` (project and group runners) and `shared` (instance runners), and the types.
+         *     - Filters: `type`, `paused`, `status` (`online`: contacted within the last 2 hours; `offline`: contacted before that; `never_contacted`; `stale`: created and last contacted more than 7 days ago), `tag_list` (all of the tags), `version_prefix` (400 `{"error": "version_prefix is invalid"}` unless it starts with a digit or a dot).
+         *     - Newest first (by id). Offset pagination in SQL: `page`, `per_page` (default 20, at most 100) and GitLab's headers.
+         */
+        get: operations["listAllRunners"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/runners/reset_authentication_token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reset a runner's authentication token with the current one
+         * @description Replaces the runner's authentication token and answers 201 with the new one; the old one stops working at once.
+         *
+         *     - **Who.** Whoever holds the current token. Unknown or expired: 403 `{"message": "403 Forbidden"}`.
+         */
+        post: operations["resetRunnerAuthenticationTokenByToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/runners/reset_registration_token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reset the instance's runner registration token
+         * @description Makes a new instance registration token and answers 201 with it; the previous one stops working. The server keeps only its SHA-256 digest, so this answer is the only place it is shown (there is none before the first reset).
+         *
+         *     - **Who.** Administrators (`admin_all_resources`).
+         */
+        post: operations["resetInstanceRunnerRegistrationToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/runners/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Verify a runner's authentication token
+         * @description Answers 200 with the runner's id, the token and its expiry while the token is valid (`gitlab-runner verify`). `system_id` names the machine the runner runs on; it is accepted and not kept.
+         *
+         *     - **Who.** Whoever holds the token. Unknown or expired: 403 `{"message": "403 Forbidden"}` (the runner is gone).
+         */
+        post: operations["verifyRunner"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/sidekiq/compound_metrics": {
         parameters: {
             query?: never;
@@ -9496,6 +9880,31 @@ export interface paths {
          *     `description` longer than 255 characters. The answer is the only time the secret is shown.
          */
         post: operations["createCurrentUserPersonalAccessToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/user/runners": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a runner
+         * @description Creates a runner owned by the caller and answers 201 with its id and authentication token (`glrt-...`), which is shown only here: the server keeps a SHA-256 digest of it.
+         *
+         *     - **Who.** Any signed-in user whose token has `api` or `create_runner`; then Rule `runner_creator`: an instance runner needs an administrator, a group runner the group's Owner (`create_runners` on the group), a project runner a Maintainer of the project (`create_runners` on the project). Others get 403 `{"message": "403 Forbidden - Insufficient permissions"}`.
+         *     - **Required:** `runner_type`; `group_id` with `group_type`, `project_id` with `project_type` (400 `{"error": "group_id is missing"}`). A group or project that does not exist answers 400 `{"message": "400 Bad request - Missing/invalid group"}` (or `project`).
+         *     - Defaults: not paused, not locked, `run_untagged` true, `access_level` `not_protected`, no tags, no maximum timeout.
+         *     - Limits: a project runner counts against the project's `ci_registered_project_runners`, a group runner against the group's `ci_registered_group_runners` (runners created or contacted in the last 7 days; 0 means no limit). Over it: 400 `{"message": "400 Bad request - Maximum number of ci registered project runners (N) exceeded"}`.
+         */
+        post: operations["createUserRunner"];
         delete?: never;
         options?: never;
         head?: never;
@@ -15477,6 +15886,84 @@ export interface components {
             state: "closed" | "reopened" | "merged";
             user: components["schemas"]["UserSummary"];
         };
+        Runner: {
+            /**
+             * @deprecated
+             * @description Deprecated: the negation of `paused`.
+             */
+            active: boolean;
+            /** Format: date-time */
+            created_at: string;
+            description: string | null;
+            id: number;
+            /** @description Where it last called from. */
+            ip_address: string | null;
+            /** @description An instance runner. */
+            is_shared: boolean;
+            /** @description The name it last reported. */
+            name: string | null;
+            /** @description Contacted within the last 2 hours. */
+            online: boolean;
+            paused: boolean;
+            /** @enum {string} */
+            runner_type: "instance_type" | "group_type" | "project_type";
+            /** @enum {string} */
+            status: "online" | "offline" | "stale" | "never_contacted" | "paused";
+        };
+        RunnerCreate: {
+            /**
+             * @description `ref_protected`: only jobs on protected branches and tags.
+             * @enum {string}
+             */
+            access_level?: "not_protected" | "ref_protected";
+            /** @description The runner's description. */
+            description?: string;
+            /** @description With `group_type`. */
+            group_id?: number;
+            /** @description The runner cannot be enabled in other projects. */
+            locked?: boolean;
+            /** @description Free-form notes for whoever maintains the runner. */
+            maintenance_note?: string;
+            /** @description Seconds; caps the timeout of the jobs it runs. */
+            maximum_timeout?: number;
+            /** @description The runner takes no new jobs. */
+            paused?: boolean;
+            /** @description With `project_type`. */
+            project_id?: number;
+            /** @description The runner takes jobs without tags. */
+            run_untagged?: boolean;
+            /** @enum {string} */
+            runner_type: "instance_type" | "group_type" | "project_type";
+            /** @description Tags, as an array or comma-separated. */
+            tag_list?: string[] | string;
+        };
+        RunnerDetails: components["schemas"]["Runner"] & {
+            /** @enum {string} */
+            access_level: "not_protected" | "ref_protected";
+            architecture: string | null;
+            /** Format: date-time */
+            contacted_at: string | null;
+            groups: components["schemas"]["RunnerGroup"][];
+            locked: boolean;
+            /** @description Only for those who may edit the runner. */
+            maintenance_note?: string | null;
+            maximum_timeout: number | null;
+            platform: string | null;
+            projects: components["schemas"]["RunnerProject"][];
+            revision: string | null;
+            run_untagged: boolean;
+            tag_list: string[];
+            version: string | null;
+        };
+        RunnerEnable: {
+            runner_id: number;
+        };
+        RunnerGroup: {
+            id: number;
+            name: string;
+            /** Format: uri */
+            web_url: string;
+        };
         /** @description GitLab's job payload (`API::Entities::Ci::JobRequest::Response`). */
         RunnerJob: {
             allow_git_fetch: boolean;
@@ -15535,6 +16022,38 @@ export interface components {
             token: string;
             variables: components["schemas"]["RunnerVariable"][];
         };
+        "RunnerJob-2": {
+            allow_failure?: boolean;
+            /** Format: date-time */
+            created_at: string;
+            duration?: number | null;
+            /** Format: date-time */
+            finished_at?: string | null;
+            id: number;
+            name: string;
+            pipeline?: {
+                id?: number;
+                project_id?: number;
+                ref?: string;
+                sha?: string;
+                status?: string;
+            };
+            project: {
+                id: number;
+                name: string;
+                name_with_namespace: string;
+                path: string;
+                path_with_namespace: string;
+            };
+            ref: string;
+            stage: string;
+            /** Format: date-time */
+            started_at?: string | null;
+            status: string;
+            tag?: boolean;
+            /** Format: uri */
+            web_url?: string;
+        };
         RunnerJobRequest: {
             /** @description What the runner says of itself (name, version, revision, platform, architecture, executor, shell, features, config). */
             info?: {
@@ -15565,6 +16084,104 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        RunnerProject: {
+            /** Format: date-time */
+            created_at?: string;
+            default_branch?: string | null;
+            description?: string | null;
+            id: number;
+            name: string;
+            name_with_namespace: string;
+            path: string;
+            path_with_namespace: string;
+            /** Format: uri */
+            web_url: string;
+        };
+        RunnerRegister: {
+            /**
+             * @description `ref_protected`: only jobs on protected branches and tags.
+             * @enum {string}
+             */
+            access_level?: "not_protected" | "ref_protected";
+            /**
+             * @deprecated
+             * @description Deprecated: the negation of `paused`.
+             */
+            active?: boolean;
+            /** @description The runner's description. */
+            description?: string;
+            /** @description What the runner says of itself. */
+            info?: {
+                architecture?: string;
+                executor?: string;
+                name?: string;
+                platform?: string;
+                revision?: string;
+                shell?: string;
+                version?: string;
+            };
+            /** @description The runner cannot be enabled in other projects. */
+            locked?: boolean;
+            /**
+             * @deprecated
+             * @description Deprecated spelling of `maintenance_note`.
+             */
+            maintainer_note?: string;
+            /** @description Free-form notes for whoever maintains the runner. */
+            maintenance_note?: string;
+            /** @description Seconds; caps the timeout of the jobs it runs. */
+            maximum_timeout?: number;
+            /** @description The runner takes no new jobs. */
+            paused?: boolean;
+            /** @description The runner takes jobs without tags. */
+            run_untagged?: boolean;
+            /** @description Tags, as an array or comma-separated. */
+            tag_list?: string[] | string;
+            /** @description A registration token. */
+            token: string;
+        };
+        RunnerRegistration: {
+            id: number;
+            /** @description The authentication token (`glrt-...`). */
+            token: string;
+            /** Format: date-time */
+            token_expires_at: string | null;
+        };
+        RunnerToken: {
+            /** @description A token. */
+            token: string;
+            /**
+             * Format: date-time
+             * @description When it expires; null: never.
+             */
+            token_expires_at?: string | null;
+        };
+        RunnerUpdate: {
+            /**
+             * @description `ref_protected`: only jobs on protected branches and tags.
+             * @enum {string}
+             */
+            access_level?: "not_protected" | "ref_protected";
+            /**
+             * @deprecated
+             * @description Deprecated: the negation of `paused`.
+             */
+            active?: boolean;
+            /** @description The runner's description. */
+            description?: string;
+            /** @description The runner cannot be enabled in other projects. */
+            locked?: boolean;
+            /** @description Free-form notes for whoever maintains the runner. */
+            maintenance_note?: string;
+            /** @description Seconds; caps the timeout of the jobs it runs. */
+            maximum_timeout?: number;
+            /** @description The runner takes no new jobs. */
+            paused?: boolean;
+            /** @description The runner takes jobs without tags. */
+            run_untagged?: boolean;
+            /** @description Tags, as an array or comma-separated. */
+            tag_list?: string[] | string;
+        };
         RunnerVariable: {
             file?: boolean;
             key: string;
@@ -15572,6 +16189,12 @@ export interface components {
             public: boolean;
             raw?: boolean;
             value: string;
+        };
+        RunnerVerify: {
+            /** @description The id of the machine the runner runs on. */
+            system_id?: string;
+            /** @description The runner's authentication token. */
+            token: string;
         };
         ScopeInput: {
             _destroy?: boolean;
@@ -17204,6 +17827,11 @@ export interface components {
          */
         ProjectId: number | string;
         /**
+         * @description The runner's id.
+         * @example 9
+         */
+        ProjectRunnerId: number;
+        /**
          * @description The rule's name, a branch name or a wildcard, URL-encoded (`release%2F%2A` for `release/*`).
          * @example main
          */
@@ -17223,6 +17851,11 @@ export interface components {
          * @example 58
          */
         ResourceTokenId: number;
+        /**
+         * @description The runner's id.
+         * @example 9
+         */
+        RunnerId: number;
         /**
          * @description Only labels whose name or description contains this text, ignoring case.
          * @example bug
@@ -17704,10 +18337,22 @@ export type SchemaResourceAccessTokenWithToken = components['schemas']['Resource
 export type SchemaResourceLabelEvent = components['schemas']['ResourceLabelEvent'];
 export type SchemaResourceMilestoneEvent = components['schemas']['ResourceMilestoneEvent'];
 export type SchemaResourceStateEvent = components['schemas']['ResourceStateEvent'];
+export type SchemaRunner = components['schemas']['Runner'];
+export type SchemaRunnerCreate = components['schemas']['RunnerCreate'];
+export type SchemaRunnerDetails = components['schemas']['RunnerDetails'];
+export type SchemaRunnerEnable = components['schemas']['RunnerEnable'];
+export type SchemaRunnerGroup = components['schemas']['RunnerGroup'];
 export type SchemaRunnerJob = components['schemas']['RunnerJob'];
+export type SchemaRunnerJob_2 = components['schemas']['RunnerJob-2'];
 export type SchemaRunnerJobRequest = components['schemas']['RunnerJobRequest'];
 export type SchemaRunnerJobUpdate = components['schemas']['RunnerJobUpdate'];
+export type SchemaRunnerProject = components['schemas']['RunnerProject'];
+export type SchemaRunnerRegister = components['schemas']['RunnerRegister'];
+export type SchemaRunnerRegistration = components['schemas']['RunnerRegistration'];
+export type SchemaRunnerToken = components['schemas']['RunnerToken'];
+export type SchemaRunnerUpdate = components['schemas']['RunnerUpdate'];
 export type SchemaRunnerVariable = components['schemas']['RunnerVariable'];
+export type SchemaRunnerVerify = components['schemas']['RunnerVerify'];
 export type SchemaScopeInput = components['schemas']['ScopeInput'];
 export type SchemaSharedRunnersSetting = components['schemas']['SharedRunnersSetting'];
 export type SchemaSidekiqCompoundMetrics = components['schemas']['SidekiqCompoundMetrics'];
@@ -17869,10 +18514,12 @@ export type ParameterPersonalSnippetId = components['parameters']['PersonalSnipp
 export type ParameterPipelineScheduleId = components['parameters']['PipelineScheduleId'];
 export type ParameterPipelineScheduleVariableKey = components['parameters']['PipelineScheduleVariableKey'];
 export type ParameterProjectId = components['parameters']['ProjectId'];
+export type ParameterProjectRunnerId = components['parameters']['ProjectRunnerId'];
 export type ParameterProtectedBranchName = components['parameters']['ProtectedBranchName'];
 export type ParameterProtectedTagName = components['parameters']['ProtectedTagName'];
 export type ParameterRepositoryStorageId = components['parameters']['RepositoryStorageId'];
 export type ParameterResourceTokenId = components['parameters']['ResourceTokenId'];
+export type ParameterRunnerId = components['parameters']['RunnerId'];
 export type ParameterSearch = components['parameters']['Search'];
 export type ParameterShowSeatInfo = components['parameters']['ShowSeatInfo'];
 export type ParameterSkipGroups = components['parameters']['SkipGroups'];
@@ -20850,6 +21497,111 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["GroupRepositoryStorageMove"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listGroupRunners: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /**
+                 * @description Only paused runners (`true`) or only those taking jobs (`false`).
+                 * @example false
+                 */
+                paused?: boolean;
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+                /**
+                 * @description Only runners with this status (`active` and `paused` are deprecated spellings of `paused=false/true`).
+                 * @example online
+                 */
+                status?: "online" | "offline" | "stale" | "never_contacted" | "active" | "paused";
+                /**
+                 * @description Only runners with every one of these tags, comma-separated or repeated (`tag_list[]=`).
+                 * @example docker,linux
+                 */
+                tag_list?: string | string[];
+                /**
+                 * @description Only runners of this type.
+                 * @example project_type
+                 */
+                type?: "instance_type" | "group_type" | "project_type";
+                /**
+                 * @description Only runners whose last reported version starts with this (digits and dots, e.g. `16.` or `15.1.`).
+                 * @example 16.
+                 */
+                version_prefix?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of runners. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Runner"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    resetGroupRunnerRegistrationToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's integer ID, or its full path URL-encoded (`platform%2Fbackend`).
+                 * @example 7
+                 */
+                id: components["parameters"]["GroupId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new registration token. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunnerToken"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -33839,6 +34591,208 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listProjectRunners: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /**
+                 * @description Only paused runners (`true`) or only those taking jobs (`false`).
+                 * @example false
+                 */
+                paused?: boolean;
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+                /**
+                 * @description Deprecated: use `type` or `status`. Only runners in this scope.
+                 * @example online
+                 */
+                scope?: "specific" | "shared" | "instance_type" | "group_type" | "project_type" | "online" | "offline" | "stale" | "never_contacted" | "active" | "paused";
+                /**
+                 * @description Only runners with this status (`active` and `paused` are deprecated spellings of `paused=false/true`).
+                 * @example online
+                 */
+                status?: "online" | "offline" | "stale" | "never_contacted" | "active" | "paused";
+                /**
+                 * @description Only runners with every one of these tags, comma-separated or repeated (`tag_list[]=`).
+                 * @example docker,linux
+                 */
+                tag_list?: string | string[];
+                /**
+                 * @description Only runners of this type.
+                 * @example project_type
+                 */
+                type?: "instance_type" | "group_type" | "project_type";
+                /**
+                 * @description Only runners whose last reported version starts with this (digits and dots, e.g. `16.` or `15.1.`).
+                 * @example 16.
+                 */
+                version_prefix?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of runners. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Runner"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    enableProjectRunner: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "runner_id": 9
+                 *     }
+                 */
+                "application/json": components["schemas"]["RunnerEnable"];
+                /**
+                 * @example {
+                 *       "runner_id": 9
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["RunnerEnable"];
+                /**
+                 * @example {
+                 *       "runner_id": 9
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["RunnerEnable"];
+            };
+        };
+        responses: {
+            /** @description The runner. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Runner"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    disableProjectRunner: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The runner's id.
+                 * @example 9
+                 */
+                runner_id: components["parameters"]["ProjectRunnerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The runner no longer serves the project. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    resetProjectRunnerRegistrationToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new registration token. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunnerToken"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     shareProjectWithGroup: {
         parameters: {
             query?: never;
@@ -35264,6 +36218,602 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listOwnedRunners: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /**
+                 * @description Only paused runners (`true`) or only those taking jobs (`false`).
+                 * @example false
+                 */
+                paused?: boolean;
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+                /**
+                 * @description Deprecated: use `type` or `status`. Only runners in this scope.
+                 * @example online
+                 */
+                scope?: "online" | "offline" | "stale" | "never_contacted" | "active" | "paused";
+                /**
+                 * @description Only runners with this status (`active` and `paused` are deprecated spellings of `paused=false/true`).
+                 * @example online
+                 */
+                status?: "online" | "offline" | "stale" | "never_contacted" | "active" | "paused";
+                /**
+                 * @description Only runners with every one of these tags, comma-separated or repeated (`tag_list[]=`).
+                 * @example docker,linux
+                 */
+                tag_list?: string | string[];
+                /**
+                 * @description Only runners of this type.
+                 * @example project_type
+                 */
+                type?: "instance_type" | "group_type" | "project_type";
+                /**
+                 * @description Only runners whose last reported version starts with this (digits and dots, e.g. `16.` or `15.1.`).
+                 * @example 16.
+                 */
+                version_prefix?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of runners. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Runner"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    registerRunner: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "token": "GR1348941xyzExampleToken000",
+                 *       "description": "build box",
+                 *       "tag_list": "linux,docker"
+                 *     }
+                 */
+                "application/json": components["schemas"]["RunnerRegister"];
+                /**
+                 * @example {
+                 *       "token": "GR1348941xyzExampleToken000",
+                 *       "description": "build box",
+                 *       "tag_list": "linux,docker"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["RunnerRegister"];
+                /**
+                 * @example {
+                 *       "token": "GR1348941xyzExampleToken000",
+                 *       "description": "build box",
+                 *       "tag_list": "linux,docker"
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["RunnerRegister"];
+            };
+        };
+        responses: {
+            /** @description The new runner and its authentication token. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunnerRegistration"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteRunnerByToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "token": "glrt-t1_9QfZtqXBLb7s3vbzkNZb"
+                 *     }
+                 */
+                "application/json": components["schemas"]["RunnerToken"];
+                /**
+                 * @example {
+                 *       "token": "glrt-t1_9QfZtqXBLb7s3vbzkNZb"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["RunnerToken"];
+                /**
+                 * @example {
+                 *       "token": "glrt-t1_9QfZtqXBLb7s3vbzkNZb"
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["RunnerToken"];
+            };
+        };
+        responses: {
+            /** @description The runner is gone. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getRunner: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The runner's id.
+                 * @example 9
+                 */
+                id: components["parameters"]["RunnerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The runner. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunnerDetails"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateRunner: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The runner's id.
+                 * @example 9
+                 */
+                id: components["parameters"]["RunnerId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "description": "build box",
+                 *       "paused": true,
+                 *       "tag_list": [
+                 *         "linux"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["RunnerUpdate"];
+                /**
+                 * @example {
+                 *       "description": "build box",
+                 *       "paused": true,
+                 *       "tag_list": [
+                 *         "linux"
+                 *       ]
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["RunnerUpdate"];
+                /**
+                 * @example {
+                 *       "description": "build box",
+                 *       "paused": true,
+                 *       "tag_list": [
+                 *         "linux"
+                 *       ]
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["RunnerUpdate"];
+            };
+        };
+        responses: {
+            /** @description The runner. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunnerDetails"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteRunner: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The runner's id.
+                 * @example 9
+                 */
+                id: components["parameters"]["RunnerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The runner is gone. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listRunnerJobs: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Order by `id`.
+                 * @example id
+                 */
+                order_by?: "id";
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+                /** @description Sort direction. */
+                sort?: components["parameters"]["Sort"];
+                /**
+                 * @description Only jobs with this status.
+                 * @example success
+                 */
+                status?: "created" | "waiting_for_resource" | "preparing" | "pending" | "running" | "success" | "failed" | "canceling" | "canceled" | "skipped" | "manual" | "scheduled";
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The runner's id.
+                 * @example 9
+                 */
+                id: components["parameters"]["RunnerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of jobs. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunnerJob-2"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    resetRunnerAuthenticationToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The runner's id.
+                 * @example 9
+                 */
+                id: components["parameters"]["RunnerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new token. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunnerToken"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listAllRunners: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /**
+                 * @description Only paused runners (`true`) or only those taking jobs (`false`).
+                 * @example false
+                 */
+                paused?: boolean;
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+                /**
+                 * @description Deprecated: use `type` or `status`. Only runners in this scope.
+                 * @example online
+                 */
+                scope?: "specific" | "shared" | "instance_type" | "group_type" | "project_type" | "online" | "offline" | "stale" | "never_contacted" | "active" | "paused";
+                /**
+                 * @description Only runners with this status (`active` and `paused` are deprecated spellings of `paused=false/true`).
+                 * @example online
+                 */
+                status?: "online" | "offline" | "stale" | "never_contacted" | "active" | "paused";
+                /**
+                 * @description Only runners with every one of these tags, comma-separated or repeated (`tag_list[]=`).
+                 * @example docker,linux
+                 */
+                tag_list?: string | string[];
+                /**
+                 * @description Only runners of this type.
+                 * @example project_type
+                 */
+                type?: "instance_type" | "group_type" | "project_type";
+                /**
+                 * @description Only runners whose last reported version starts with this (digits and dots, e.g. `16.` or `15.1.`).
+                 * @example 16.
+                 */
+                version_prefix?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of runners. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Runner"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    resetRunnerAuthenticationTokenByToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "token": "glrt-t1_9QfZtqXBLb7s3vbzkNZb"
+                 *     }
+                 */
+                "application/json": components["schemas"]["RunnerToken"];
+                /**
+                 * @example {
+                 *       "token": "glrt-t1_9QfZtqXBLb7s3vbzkNZb"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["RunnerToken"];
+                /**
+                 * @example {
+                 *       "token": "glrt-t1_9QfZtqXBLb7s3vbzkNZb"
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["RunnerToken"];
+            };
+        };
+        responses: {
+            /** @description The new token. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunnerToken"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    resetInstanceRunnerRegistrationToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new registration token. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunnerToken"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    verifyRunner: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "token": "glrt-t1_9QfZtqXBLb7s3vbzkNZb",
+                 *       "system_id": "s_2f1e3c9a7b4d"
+                 *     }
+                 */
+                "application/json": components["schemas"]["RunnerVerify"];
+                /**
+                 * @example {
+                 *       "token": "glrt-t1_9QfZtqXBLb7s3vbzkNZb",
+                 *       "system_id": "s_2f1e3c9a7b4d"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["RunnerVerify"];
+                /**
+                 * @example {
+                 *       "token": "glrt-t1_9QfZtqXBLb7s3vbzkNZb",
+                 *       "system_id": "s_2f1e3c9a7b4d"
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["RunnerVerify"];
+            };
+        };
+        responses: {
+            /** @description The token is valid. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunnerRegistration"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     getSidekiqCompoundMetrics: {
         parameters: {
             query?: never;
@@ -36243,6 +37793,73 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createUserRunner: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "runner_type": "project_type",
+                 *       "project_id": 42,
+                 *       "description": "build box",
+                 *       "tag_list": [
+                 *         "linux",
+                 *         "docker"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["RunnerCreate"];
+                /**
+                 * @example {
+                 *       "runner_type": "project_type",
+                 *       "project_id": 42,
+                 *       "description": "build box",
+                 *       "tag_list": [
+                 *         "linux",
+                 *         "docker"
+                 *       ]
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["RunnerCreate"];
+                /**
+                 * @example {
+                 *       "runner_type": "project_type",
+                 *       "project_id": 42,
+                 *       "description": "build box",
+                 *       "tag_list": [
+                 *         "linux",
+                 *         "docker"
+                 *       ]
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["RunnerCreate"];
+            };
+        };
+        responses: {
+            /** @description The new runner and its authentication token. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunnerRegistration"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];

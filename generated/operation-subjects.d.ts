@@ -62,6 +62,7 @@ export interface OperationSubjects {
   createSnippetRepositoryStorageMove: 'instance';
   createUser: 'instance';
   createUserPersonalAccessToken: 'instance';
+  createUserRunner: 'instance';
   deleteBranch: 'project';
   deleteClusterAgent: 'project';
   deleteFeatureFlag: 'project';
@@ -100,7 +101,11 @@ export interface OperationSubjects {
   deleteRemoteMirror: 'project';
   deleteRepositoryFile: 'project';
   deleteRepositoryTag: 'project';
+  deleteRunner: 'instance';
+  deleteRunnerByToken: 'none';
   deleteSnippet: 'instance';
+  disableProjectRunner: 'project';
+  enableProjectRunner: 'project';
   eraseProjectJob: 'project';
   forkProject: 'project';
   getBranch: 'project';
@@ -184,6 +189,7 @@ export interface OperationSubjects {
   getRepositoryMergeBase: 'project';
   getRepositoryTag: 'project';
   getRepositoryTagSignature: 'project';
+  getRunner: 'instance';
   getSidekiqCompoundMetrics: 'instance';
   getSidekiqJobStats: 'instance';
   getSidekiqProcessMetrics: 'instance';
@@ -201,6 +207,7 @@ export interface OperationSubjects {
   lintCiConfig: 'instance';
   lintCiConfigInProject: 'project';
   lintProjectCiConfig: 'project';
+  listAllRunners: 'instance';
   listAllSnippets: 'instance';
   listBranches: 'project';
   listCiYmlTemplates: 'instance';
@@ -221,6 +228,7 @@ export interface OperationSubjects {
   listGroupProjects: 'group';
   listGroupRepositoryStorageMoves: 'instance';
   listGroupRepositoryStorageMovesOfGroup: 'instance';
+  listGroupRunners: 'group';
   listGroupVariables: 'group';
   listGroups: 'instance';
   listInstanceMemberRoles: 'instance';
@@ -242,6 +250,7 @@ export interface OperationSubjects {
   listMergeRequestResourceStateEvents: 'project';
   listMergeRequestVersions: 'project';
   listMergeRequests: 'instance';
+  listOwnedRunners: 'instance';
   listPersonalAccessTokens: 'instance';
   listPipelineBridges: 'project';
   listPipelineJobs: 'project';
@@ -262,6 +271,7 @@ export interface OperationSubjects {
   listProjectPipelines: 'project';
   listProjectRepositoryStorageMoves: 'instance';
   listProjectRepositoryStorageMovesOfProject: 'instance';
+  listProjectRunners: 'project';
   listProjectSnippets: 'project';
   listProjectUploads: 'project';
   listProjectVariables: 'project';
@@ -273,6 +283,7 @@ export interface OperationSubjects {
   listRepositoryContributors: 'project';
   listRepositoryTags: 'project';
   listRepositoryTree: 'project';
+  listRunnerJobs: 'instance';
   listSnippetRepositoryStorageMoves: 'instance';
   listSnippetRepositoryStorageMovesOfSnippet: 'instance';
   listSnippets: 'instance';
@@ -288,15 +299,21 @@ export interface OperationSubjects {
   publishMergeRequestDraftNote: 'project';
   rebaseMergeRequest: 'project';
   registerClusterAgent: 'project';
+  registerRunner: 'none';
   registerUnleashClient: 'none';
   removeGroupMember: 'group';
   removeJobTokenScopeGroup: 'project';
   removeJobTokenScopeProject: 'project';
   removeProjectMember: 'project';
   requestRunnerJob: 'none';
+  resetGroupRunnerRegistrationToken: 'group';
+  resetInstanceRunnerRegistrationToken: 'instance';
   resetMergeRequestApprovals: 'project';
   resetMergeRequestSpentTime: 'project';
   resetMergeRequestTimeEstimate: 'project';
+  resetProjectRunnerRegistrationToken: 'project';
+  resetRunnerAuthenticationToken: 'instance';
+  resetRunnerAuthenticationTokenByToken: 'none';
   resolveMergeRequestDiscussion: 'project';
   retryProjectJob: 'project';
   retryProjectPipeline: 'project';
@@ -365,9 +382,11 @@ export interface OperationSubjects {
   updateProtectedBranchWithPut: 'project';
   updateRemoteMirror: 'project';
   updateRepositoryFile: 'project';
+  updateRunner: 'instance';
   updateRunnerJob: 'none';
   updateSnippet: 'instance';
   updateUser: 'instance';
+  verifyRunner: 'none';
 }
 
 /** Operations whose `security` names non-user schemes: the principal they are called with. */

@@ -35,6 +35,8 @@ export interface Config {
   secretKey?: string;
   /** GitLab's `allow_local_requests_from_web_hooks_and_services`: mirrors may point at local addresses. */
   allowLocalRequests: boolean;
+  /** GitLab's `allow_runner_registration_token`: runners may register with a registration token (default true). */
+  allowRunnerRegistrationToken: boolean;
   /**
    * GitLab feature flags that are off by default and turned on here (`FORGE_FEATURES`, comma-separated),
    * for example `mr_approved_filter`.
@@ -70,6 +72,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rootToken: env.FORGE_ROOT_TOKEN || undefined,
     secretKey: env.FORGE_SECRET_KEY || undefined,
     allowLocalRequests: /^(1|true|yes)$/i.test(env.FORGE_ALLOW_LOCAL_REQUESTS ?? ''),
+    allowRunnerRegistrationToken: !/^(0|false|no)$/i.test(env.FORGE_ALLOW_RUNNER_REGISTRATION_TOKEN ?? ''),
     rateLimits: parseRateLimits(env.FORGE_RATE_LIMITS),
     storages: parseStorages(env.FORGE_STORAGES, dataDir),
     objectStore: { kind: 'file', dir: path.join(dataDir, 'objects') },
