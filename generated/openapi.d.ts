@@ -2578,6 +2578,36 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{id}/artifacts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a project's artifacts
+         * @description Sets every deletable artifact of the project to expire now and answers 202; they are removed on the
+         *     job queue. The artifacts of the latest successful pipeline of each ref (and its child pipelines)
+         *     are kept, and job logs are never removed.
+         *
+         *     - **Who.** Maintainers and above (`destroy_artifacts`).
+         */
+        delete: operations["deleteProjectArtifacts"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{id}/ci/lint": {
         parameters: {
             query?: never;
@@ -3506,6 +3536,124 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{id}/jobs/{job_id}/artifacts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The job's id.
+                 * @example 8
+                 */
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        /**
+         * Download a job's artifacts archive
+         * @description The job's artifacts archive (a zip), as `Content-Disposition: attachment` with its file name.
+         *
+         *     - **Who.** Whoever reads the project's jobs (`read_build`), or a running job's `CI_JOB_TOKEN`
+         *       within its job token scope.
+         *     - 404 when the job is not in the project, has no artifacts, or only reports.
+         *     - May answer 302 to a presigned URL of the bucket.
+         */
+        get: operations["getJobArtifacts"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a job's artifacts
+         * @description Removes the job's artifacts (its archive, metadata and reports; never its log) and answers 204.
+         *
+         *     - **Who.** Maintainers and above (GitLab's `destroy_artifacts`); others who see the project get 403.
+         *     - 404 when the job is not in the project.
+         */
+        delete: operations["deleteJobArtifacts"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/jobs/{job_id}/artifacts/{artifact_path}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The file's path in the archive, URL-encoded (`dist%2Fapp.js`).
+                 * @example dist%2Freport.txt
+                 */
+                artifact_path: string;
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The job's id.
+                 * @example 8
+                 */
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        /**
+         * Download one file of a job's artifacts
+         * @description One file of the job's archive, streamed out of the zip without extracting the others, with its type
+         *     by extension and `Content-Disposition: attachment`.
+         *
+         *     - **Who.** As for the archive (`read_build`, or a job token within its scope).
+         *     - A path with `..` or a NUL answers 400; a file not in the archive (or a directory), a job without an
+         *       archive, or not in the project, 404.
+         */
+        get: operations["getJobArtifactFile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/jobs/{job_id}/artifacts/keep": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The job's id.
+                 * @example 8
+                 */
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Keep a job's artifacts
+         * @description Stops the job's artifacts from expiring, and answers the job.
+         *
+         *     - **Who.** Developers and above (`update_build`).
+         *     - 404 when the job is not in the project or has no artifacts.
+         */
+        post: operations["keepJobArtifacts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{id}/jobs/{job_id}/cancel": {
         parameters: {
             query?: never;
@@ -3674,6 +3822,93 @@ export interface paths {
          *     - **Who.** As for the job (`read_build`).
          */
         get: operations["getProjectJobTrace"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/jobs/artifacts/{ref_name}/download": {
+        parameters: {
+            query: {
+                /**
+                 * @description The job's name.
+                 * @example build
+                 */
+                job: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A branch or tag name, URL-encoded (HEAD and commit SHAs are not refs here).
+                 * @example main
+                 */
+                ref_name: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Download the artifacts archive of a ref's job
+         * @description The archive of the job named `job` in the latest successful pipeline of `ref_name` (the last
+         *     created), or of its child pipelines: the parent pipeline's job wins over a child's of the same
+         *     name. A manual job counts once it ran (a pipeline waiting on a manual job is not successful).
+         *
+         *     - **Who.** As for a job's archive.
+         *     - 404 when there is no such pipeline, job or archive. May answer 302 to a presigned URL.
+         */
+        get: operations["downloadJobArtifactsByRef"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/jobs/artifacts/{ref_name}/raw/{artifact_path}": {
+        parameters: {
+            query: {
+                /**
+                 * @description The job's name.
+                 * @example build
+                 */
+                job: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The file's path in the archive, URL-encoded (`dist%2Fapp.js`).
+                 * @example dist%2Freport.txt
+                 */
+                artifact_path: string;
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A branch or tag name, URL-encoded (HEAD and commit SHAs are not refs here).
+                 * @example main
+                 */
+                ref_name: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Download one file of a ref's job artifacts
+         * @description One file of the archive `downloadJobArtifactsByRef` would answer, streamed out of the zip.
+         *
+         *     - **Who.** As for a job's archive.
+         *     - 400 for a path with `..` or a NUL; 404 when there is no such pipeline, job, archive or file.
+         */
+        get: operations["getJobArtifactFileByRef"];
         put?: never;
         post?: never;
         delete?: never;
@@ -17199,6 +17434,38 @@ export interface components {
                 "application/zip": string;
             };
         };
+        /** @description The file's bytes, streamed. */
+        ArtifactFile: {
+            headers: {
+                /**
+                 * @description `attachment; filename="<base name>"; filename*=UTF-8''<base name>`.
+                 * @example attachment; filename="report.txt"; filename*=UTF-8''report.txt
+                 */
+                "Content-Disposition"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                /** @example (file bytes) */
+                "application/octet-stream": string;
+                /** @example All tests passed. */
+                "text/plain": string;
+            };
+        };
+        /** @description The archive, streamed. */
+        ArtifactsArchive: {
+            headers: {
+                /**
+                 * @description `attachment; filename="<name>"; filename*=UTF-8''<name>`, the name it was uploaded as.
+                 * @example attachment; filename="artifacts.zip"; filename*=UTF-8''artifacts.zip
+                 */
+                "Content-Disposition"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                /** @example (ZIP bytes) */
+                "application/zip": string;
+            };
+        };
         /** @description A parameter is missing or invalid (`{"error": "name is missing"}`), or the record failed validation (`{"message": {"path": ["has already been taken"]}}`). Any operation answers 400 to malformed input, before any other check: a NUL byte, a lone UTF-16 surrogate or bytes that are not UTF-8 in a parameter, a path segment or the `Sudo` header; a broken percent escape; parameters nested more than 32 levels deep; a body that is not valid for its Content-Type or Content-Encoding. */
         BadRequest: {
             headers: {
@@ -17335,6 +17602,18 @@ export interface components {
                  */
                 "application/json": components["schemas"]["Error"];
             };
+        };
+        /** @description The object store's presigned URL to download from. */
+        Redirect: {
+            headers: {
+                /**
+                 * @description The presigned URL.
+                 * @example https://bucket.example.com/artifacts/1/8/artifacts.zip?X-Amz-Signature=abc
+                 */
+                Location?: string;
+                [name: string]: unknown;
+            };
+            content?: never;
         };
         /** @description The database does not answer within the connection or statement timeout (`FORGE_DB_CONNECT_TIMEOUT`, `FORGE_DB_STATEMENT_TIMEOUT`). The request did nothing; retry later. Readiness (`/-/readiness`) fails at the same time. */
         ServiceUnavailable: {
@@ -18412,6 +18691,8 @@ export type SchemaX509Certificate = components['schemas']['X509Certificate'];
 export type SchemaX509Issuer = components['schemas']['X509Issuer'];
 export type SchemaX509TagSignature = components['schemas']['X509TagSignature'];
 export type ResponseArchive = components['responses']['Archive'];
+export type ResponseArtifactFile = components['responses']['ArtifactFile'];
+export type ResponseArtifactsArchive = components['responses']['ArtifactsArchive'];
 export type ResponseBadRequest = components['responses']['BadRequest'];
 export type ResponseConflict = components['responses']['Conflict'];
 export type ResponseForbidden = components['responses']['Forbidden'];
@@ -18423,6 +18704,7 @@ export type ResponseMethodNotAllowed = components['responses']['MethodNotAllowed
 export type ResponseNotAcceptable = components['responses']['NotAcceptable'];
 export type ResponseNotFound = components['responses']['NotFound'];
 export type ResponsePayloadTooLarge = components['responses']['PayloadTooLarge'];
+export type ResponseRedirect = components['responses']['Redirect'];
 export type ResponseServiceUnavailable = components['responses']['ServiceUnavailable'];
 export type ResponseTagNotCreated = components['responses']['TagNotCreated'];
 export type ResponseTooManyRequests = components['responses']['TooManyRequests'];
@@ -23994,6 +24276,38 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    deleteProjectArtifacts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The artifacts will be removed. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     lintProjectCiConfig: {
         parameters: {
             query?: {
@@ -25948,6 +26262,150 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getJobArtifacts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The job's id.
+                 * @example 8
+                 */
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["ArtifactsArchive"];
+            302: components["responses"]["Redirect"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteJobArtifacts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The job's id.
+                 * @example 8
+                 */
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The artifacts are gone. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getJobArtifactFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The file's path in the archive, URL-encoded (`dist%2Fapp.js`).
+                 * @example dist%2Freport.txt
+                 */
+                artifact_path: string;
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The job's id.
+                 * @example 8
+                 */
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["ArtifactFile"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    keepJobArtifacts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The job's id.
+                 * @example 8
+                 */
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The job. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     cancelProjectJob: {
         parameters: {
             query?: never;
@@ -26148,6 +26606,86 @@ export interface operations {
                     "text/plain": string;
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    downloadJobArtifactsByRef: {
+        parameters: {
+            query: {
+                /**
+                 * @description The job's name.
+                 * @example build
+                 */
+                job: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A branch or tag name, URL-encoded (HEAD and commit SHAs are not refs here).
+                 * @example main
+                 */
+                ref_name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["ArtifactsArchive"];
+            302: components["responses"]["Redirect"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getJobArtifactFileByRef: {
+        parameters: {
+            query: {
+                /**
+                 * @description The job's name.
+                 * @example build
+                 */
+                job: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The file's path in the archive, URL-encoded (`dist%2Fapp.js`).
+                 * @example dist%2Freport.txt
+                 */
+                artifact_path: string;
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A branch or tag name, URL-encoded (HEAD and commit SHAs are not refs here).
+                 * @example main
+                 */
+                ref_name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["ArtifactFile"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];

@@ -74,6 +74,7 @@ export interface OperationSubjects {
   deleteGroupVariable: 'group';
   deleteInstanceMemberRole: 'instance';
   deleteInstanceVariable: 'instance';
+  deleteJobArtifacts: 'project';
   deleteMergeRequest: 'project';
   deleteMergeRequestApprovalRule: 'project';
   deleteMergeRequestAwardEmoji: 'project';
@@ -87,6 +88,7 @@ export interface OperationSubjects {
   deletePipelineTrigger: 'project';
   deleteProject: 'project';
   deleteProjectApprovalRule: 'project';
+  deleteProjectArtifacts: 'project';
   deleteProjectCustomAttribute: 'instance';
   deleteProjectForkRelation: 'project';
   deleteProjectLabel: 'project';
@@ -105,6 +107,7 @@ export interface OperationSubjects {
   deleteRunnerByToken: 'none';
   deleteSnippet: 'instance';
   disableProjectRunner: 'project';
+  downloadJobArtifactsByRef: 'project';
   enableProjectRunner: 'project';
   eraseProjectJob: 'project';
   forkProject: 'project';
@@ -128,6 +131,9 @@ export interface OperationSubjects {
   getGroupRepositoryStorageMoveOfGroup: 'instance';
   getGroupVariable: 'group';
   getInstanceVariable: 'instance';
+  getJobArtifactFile: 'project';
+  getJobArtifactFileByRef: 'project';
+  getJobArtifacts: 'project';
   getJobTokenScope: 'project';
   getKubernetesAgentInfo: 'none';
   getLatestProjectPipeline: 'project';
@@ -204,6 +210,7 @@ export interface OperationSubjects {
   getUnleashFeatures: 'none';
   getUser: 'instance';
   getVersion: 'instance';
+  keepJobArtifacts: 'project';
   lintCiConfig: 'instance';
   lintCiConfigInProject: 'project';
   lintProjectCiConfig: 'project';
@@ -392,6 +399,10 @@ export interface OperationSubjects {
 /** Operations whose `security` names non-user schemes: the principal they are called with. */
 export interface OperationCredentials {
   appendRunnerJobTrace: 'JobToken';
+  downloadJobArtifactsByRef: 'JobToken' | 'JobTokenQuery';
+  getJobArtifactFile: 'JobToken' | 'JobTokenQuery';
+  getJobArtifactFileByRef: 'JobToken' | 'JobTokenQuery';
+  getJobArtifacts: 'JobToken' | 'JobTokenQuery';
   getKubernetesAgentInfo: 'KubernetesAgentToken';
   getUnleashClientFeatures: 'UnleashInstanceId' | 'UnleashInstanceIdQuery';
   getUnleashFeatures: 'UnleashInstanceId' | 'UnleashInstanceIdQuery';

@@ -33,6 +33,7 @@ import { filesManifest } from './files/manifest.js';
 import { gitManifest } from './git/manifest.js';
 import { gitHttpManifest } from './git_http/manifest.js';
 import { groupsManifest } from './groups/manifest.js';
+import { jobArtifactsManifest } from './job_artifacts/manifest.js';
 import { labelsManifest } from './labels/manifest.js';
 import { memberRolesManifest } from './member_roles/manifest.js';
 import { membersManifest } from './members/manifest.js';
@@ -81,6 +82,7 @@ export const families = [
   gitManifest,
   gitHttpManifest,
   groupsManifest,
+  jobArtifactsManifest,
   labelsManifest,
   memberRolesManifest,
   membersManifest,

@@ -1,0 +1,12 @@
+/** Events of the job_artifacts family, added to the catalog of src/core/events.ts. */
+
+/** A project's artifacts may have expired (an expiry date passed, or all were set to expire now). */
+export interface JobArtifactsExpiryDue {
+  projectId: number;
+}
+
+declare module '../core/events.js' {
+  interface EventCatalog {
+    'ci.job_artifacts_expiry_due': JobArtifactsExpiryDue;
+  }
+}
