@@ -10,8 +10,8 @@ import { Masker } from './masker.js';
 
 /** GitLab Runner's DefaultTracePatchLimit. */
 const PATCH_LIMIT = 1024 * 1024;
-/** GitLab Runner's MaxUpdateInterval: a server asking for longer is not followed. */
-const MAX_INTERVAL_MS = 15 * 60 * 1000;
+/** The shortest update interval a server may ask for. */
+const MIN_INTERVAL_MS = 1000;
 /** An unreachable server is retried this long at the end before the job is given up. */
 const FINAL_UPDATE_LIMIT_MS = 10 * 60 * 1000;
 
@@ -113,9 +113,11 @@ export class JobTrace {
     const status = answer.headers['job-status'];
     if (status === 'canceled' || status === 'canceling') this.remote('cancel');
     else if (status === 'failed') this.remote('abort');
+    // A server asking for more frequent updates (a trace being watched) is followed; a longer interval is
+    // not: the updates are also how a cancel reaches the job, which must stop within seconds.
     const interval = Number(answer.headers['x-gitlab-trace-update-interval']);
     if (Number.isFinite(interval) && interval > 0)
-      this.intervalMs = Math.min(Math.max(interval * 1000, this.options.intervalMs), MAX_INTERVAL_MS);
+      this.intervalMs = Math.min(Math.max(interval * 1000, MIN_INTERVAL_MS), this.options.intervalMs);
   }
 
   private async sendPatch(): Promise<'ok' | 'retry' | 'abort' | 'gone'> {
