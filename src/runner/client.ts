@@ -150,6 +150,7 @@ export class RunnerClient {
       // The server holds the request about 50 s; past 90 s the connection is taken for dead.
       90_000,
     );
+    if (process.env.RUNNER_TRACE_REQUESTS) process.stderr.write(`request: ${answer.status} ${answer.body.toString().slice(0, 300)}\n`);
     const lastUpdate = answer.headers['x-gitlab-last-update'];
     if (typeof lastUpdate === 'string') this.lastUpdate = lastUpdate;
     if (answer.status === 201) return JSON.parse(answer.body.toString()) as JobPayload;
