@@ -3,7 +3,7 @@
  * LOCKED), `PUT /jobs/:id` (a runner's state), `PATCH /jobs/:id/trace` (the live log), and the sweep
  * that fails jobs whose runner went silent.
  */
-import { In, type DataSource, type EntityManager } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import { RE2JS } from 're2js';
 import { hashToken } from '../core/auth.js';
 import { ApiError, badParameter } from '../core/errors.js';
@@ -68,7 +68,6 @@ const CANDIDATES = 20;
 export class RunnerJobsService {
   private readonly dataSource: DataSource;
   private readonly events: Events;
-  private readonly externalUrl: string;
   readonly signal: QueueSignal;
   /** How long `POST /jobs/request` holds a request without a job (GitLab/Workhorse: about 50 s). */
   longPollMs = Number(process.env.FORGE_RUNNER_LONG_POLL_SECONDS ?? 50) * 1000;
@@ -82,7 +81,6 @@ export class RunnerJobsService {
   ) {
     this.dataSource = core.dataSource;
     this.events = core.events;
-    this.externalUrl = core.config.externalUrl;
     this.signal = new QueueSignal(core.dataSource);
   }
 
@@ -115,11 +113,35 @@ export class RunnerJobsService {
     );
   }
 
-  /** Picks the oldest pending build this runner may run, in one transaction; null: none. */
+  /**
+   * Picks the oldest pending build this runner may run, in one transaction; null: none. The candidates
+   * are read without locks, then taken one at a time with FOR UPDATE SKIP LOCKED: a runner locks only
+   * the job it takes, and concurrent runners skip it for the next one instead of waiting or failing.
+   */
   private async assign(runner: Runner): Promise<Record<string, unknown> | null> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.assignOnce(runner);
+      } catch (err) {
+        // Two pipelines' processing may still deadlock with us: the loser tries again.
+        const code = (err as { driverError?: { code?: string }; code?: string }).driverError?.code;
+        if (attempt >= 3 || (code !== '40P01' && code !== '40001')) throw err;
+      }
+    }
+  }
+
+  private async assignOnce(runner: Runner): Promise<Record<string, unknown> | null> {
     return this.dataSource.transaction(async (manager) => {
-      const candidates = await this.candidates(manager, runner);
-      for (const job of candidates) {
+      for (const { id, pipeline_id } of await this.candidates(manager, runner)) {
+        // The pipeline first, as its processing locks it before its jobs.
+        await manager.query('SELECT 1 FROM ci_pipelines WHERE id = $1 FOR UPDATE', [pipeline_id]);
+        const locked: Array<{ id: number }> = await manager.query(
+          `SELECT id FROM ci_builds WHERE id = $1 AND status = 'pending' AND runner_id IS NULL
+           FOR UPDATE SKIP LOCKED`,
+          [id],
+        );
+        if (locked.length === 0) continue;
+        const job = await manager.findOneByOrFail(Job, { id });
         if (runner.accessLevel === 'ref_protected' && !(await this.protectedRef(job))) continue;
         return this.start(manager, runner, job);
       }
@@ -127,7 +149,10 @@ export class RunnerJobsService {
     });
   }
 
-  private async candidates(manager: EntityManager, runner: Runner): Promise<Job[]> {
+  private async candidates(
+    manager: EntityManager,
+    runner: Runner,
+  ): Promise<Array<{ id: number; pipeline_id: number }>> {
     const scope =
       runner.runnerType === 'instance_type'
         ? 'TRUE'
@@ -135,17 +160,14 @@ export class RunnerJobsService {
           ? `j.project_id IN (SELECT p.id FROM projects p JOIN namespaces n ON n.id = p.namespace_id
                WHERE n.traversal_ids && ARRAY(SELECT namespace_id FROM ci_runner_namespaces WHERE runner_id = $1))`
           : 'j.project_id IN (SELECT project_id FROM ci_runner_projects WHERE runner_id = $1)';
-    const rows: Array<{ id: number }> = await manager.query(
-      `SELECT j.id FROM ci_builds j
+    return manager.query(
+      `SELECT j.id, j.pipeline_id FROM ci_builds j
        WHERE j.status = 'pending' AND j.type = 'build' AND j.runner_id IS NULL AND ${scope}
          AND COALESCE(j.options->'tags', '[]'::jsonb) <@ $2::jsonb
          AND ($3::boolean OR jsonb_array_length(COALESCE(j.options->'tags', '[]'::jsonb)) > 0)
-       ORDER BY j.id LIMIT ${CANDIDATES} FOR UPDATE OF j SKIP LOCKED`,
+       ORDER BY j.id LIMIT ${CANDIDATES}`,
       [runner.id, JSON.stringify(runner.tagList), runner.runUntagged],
     );
-    if (rows.length === 0) return [];
-    const jobs = await manager.findBy(Job, { id: In(rows.map((row) => row.id)) });
-    return jobs.sort((a, b) => a.id - b.id);
   }
 
   private async protectedRef(job: Job): Promise<boolean> {
@@ -205,7 +227,7 @@ export class RunnerJobsService {
       timeout,
       protectedRef,
       commit,
-      externalUrl: this.externalUrl,
+      externalUrl: this.core.config.externalUrl,
       ciVariables,
       openSealed: (value) => this.deps.pipelines.secrets.open(value),
       playVariables: this.deps.pipelines.jobs.playVariables(job),

@@ -75,26 +75,29 @@ export class Traces implements JobTraceStore {
     return this.chunks(job.id);
   }
 
-  /** Moves a finished job's chunks into the object store; nothing to do when there are none. */
+  /**
+   * Moves a finished job's chunks into the object store; nothing to do when there are none. The build's
+   * row stays locked meanwhile, so that two archivers (the runner's last update, the queue) never race.
+   */
   async archive(jobId: number): Promise<void> {
-    const rows: Array<{ project_id: number; trace_size: string; trace_object: string | null }> =
-      await this.dataSource.query('SELECT project_id, trace_size, trace_object FROM ci_builds WHERE id = $1', [
-        jobId,
-      ]);
-    const row = rows[0];
-    if (!row || row.trace_object || Number(row.trace_size) === 0) return;
-    const key = traceKey(row.project_id, jobId);
-    await this.store.putStream(key, Readable.from([await this.chunks(jobId)]));
-    const done = await this.dataSource.transaction(async (manager) => {
-      const updated: unknown[] = await manager.query(
-        `WITH u AS (UPDATE ci_builds SET trace_object = $2 WHERE id = $1 AND trace_object IS NULL RETURNING 1)
-         SELECT 1 FROM u`,
-        [jobId, key],
-      );
-      if (updated.length) await manager.query('DELETE FROM ci_build_trace_chunks WHERE build_id = $1', [jobId]);
-      return updated.length > 0;
+    await this.dataSource.transaction(async (manager) => {
+      const rows: Array<{ project_id: number; trace_size: string; trace_object: string | null }> =
+        await manager.query(
+          'SELECT project_id, trace_size, trace_object FROM ci_builds WHERE id = $1 FOR UPDATE',
+          [jobId],
+        );
+      const row = rows[0];
+      if (!row || row.trace_object || Number(row.trace_size) === 0) return;
+      const key = traceKey(row.project_id, jobId);
+      await this.store.putStream(key, Readable.from([await this.chunks(jobId, manager)]));
+      try {
+        await manager.query('UPDATE ci_builds SET trace_object = $2 WHERE id = $1', [jobId, key]);
+        await manager.query('DELETE FROM ci_build_trace_chunks WHERE build_id = $1', [jobId]);
+      } catch (err) {
+        await this.store.delete([key]).catch(() => undefined);
+        throw err;
+      }
     });
-    if (!done) await this.store.delete([key]).catch(() => undefined);
   }
 
   async erase(manager: EntityManager, job: Job): Promise<boolean> {
