@@ -2,9 +2,11 @@
 import { describe, expect, it } from 'vitest';
 import { AccessLevel } from '../../src/core/access-level.js';
 import { hashToken } from '../../src/core/auth.js';
+import { pipelineHelpers } from '../helpers/pipelines.js';
 import { useTestServer } from '../helpers/server.js';
 
 const server = useTestServer();
+const { commit, pipelineFor, jobsOf, run } = pipelineHelpers(server);
 type Json = Record<string, unknown>;
 
 async function world() {
@@ -392,20 +394,67 @@ describe("the users' runner API", () => {
     });
   });
 
-  it("lists a runner's jobs", async () => {
+  it("lists a runner's jobs in the projects the caller reads, filtered and ordered", async () => {
     const w = await world();
     const { id } = await createRunner(w.maintainer.token, {
       runner_type: 'project_type',
       project_id: w.project.id,
     });
-    const res = await server.request('GET', `/runners/${id}/jobs?status=success&order_by=id&sort=asc`, {
+    const sha = await commit(w.admin.token, w.project, {
+      '.gitlab-ci.yml': 'a:\n  script: [x]\nb:\n  script: [y]\n',
+    });
+    const pipeline = await pipelineFor(w.admin.token, w.project, sha);
+    const jobs = await jobsOf(w.admin.token, w.project, pipeline.id);
+    const ids = jobs.map((job) => job.id).sort((x, y) => x - y);
+    await server.dataSource.query('UPDATE ci_builds SET runner_id = $1 WHERE id = ANY($2::int[])', [id, ids]);
+    await run(ids[0], 'running', 'success');
+    const list = async (query: string, token = w.maintainer.token) => {
+      const res = await server.request('GET', `/runners/${id}/jobs${query}`, { token });
+      expect(res.status, res.text).toBe(200);
+      return res.body as Json[];
+    };
+    expect((await list('')).map((job) => job.id)).toEqual([...ids].reverse());
+    expect((await list('?order_by=id&sort=asc')).map((job) => job.id)).toEqual(ids);
+    const done = await list('?status=success');
+    expect(done).toHaveLength(1);
+    expect(done[0]).toMatchObject({
+      id: ids[0],
+      status: 'success',
+      project: { id: w.project.id },
+      pipeline: { id: pipeline.id },
+    });
+    const paged = await server.request('GET', `/runners/${id}/jobs?per_page=1&page=2`, {
       token: w.maintainer.token,
     });
-    expect(res.status, res.text).toBe(200);
-    expect(res.body).toEqual([]);
+    expect(paged.headers.get('x-total')).toBe('2');
+    expect((await list('?page=5')).length).toBe(0);
     expect((await server.request('GET', `/runners/${id}/jobs`, { token: w.developer.token })).status).toBe(
       403,
     );
+  });
+});
+
+describe('the lists at the widest pages', () => {
+  it('answers empty pages past the end, with the totals', async () => {
+    const w = await world();
+    const { id } = await createRunner(w.maintainer.token, {
+      runner_type: 'project_type',
+      project_id: w.project.id,
+    });
+    const lists = [
+      '/runners',
+      '/runners/all',
+      `/runners/${id}/jobs`,
+      `/projects/${w.project.id}/runners`,
+      `/groups/${w.group.id}/runners`,
+    ];
+    for (const list of lists)
+      for (const query of ['page=1000000000&per_page=100', 'page=2147483647&per_page=2147483647']) {
+        const res = await server.request('GET', `${list}?${query}`, { token: w.admin.token });
+        expect(res.status, `${list} ${res.text}`).toBe(200);
+        expect(res.body).toEqual([]);
+        expect(res.headers.get('x-total'), list).not.toBeNull();
+      }
   });
 });
 
