@@ -32,6 +32,18 @@ const LOCKED_PIPELINES = `
     UNION ALL SELECT p.id FROM ci_pipelines p JOIN locked l ON p.parent_pipeline_id = l.id
   )`;
 
+/** The rows of a `RETURNING` clause: TypeORM answers `[rows, count]` for an UPDATE or a DELETE. */
+function returned<T>(result: unknown): T[] {
+  if (
+    Array.isArray(result) &&
+    result.length === 2 &&
+    Array.isArray(result[0]) &&
+    typeof result[1] === 'number'
+  )
+    return result[0] as T[];
+  return result as T[];
+}
+
 export class ArtifactRemoval {
   constructor(
     private readonly dataSource: DataSource,
@@ -42,9 +54,11 @@ export class ArtifactRemoval {
   /** Deletes the rows in `manager`'s transaction; answers the keys to remove once it commits. */
   async deleteRows(manager: EntityManager, projectId: number, ids: readonly number[]): Promise<string[]> {
     if (ids.length === 0) return [];
-    const rows: Array<{ object_key: string }> = await manager.query(
-      'DELETE FROM ci_job_artifacts WHERE project_id = $1 AND id = ANY($2) RETURNING object_key',
-      [projectId, ids],
+    const rows = returned<{ object_key: string }>(
+      await manager.query(
+        'DELETE FROM ci_job_artifacts WHERE project_id = $1 AND id = ANY($2) RETURNING object_key',
+        [projectId, ids],
+      ),
     );
     await updateArtifactStatistics(manager, projectId);
     return rows.map((row) => row.object_key);
@@ -74,7 +88,7 @@ export class ArtifactRemoval {
 
   /** Sets every deletable artifact of the project to expire now (the locked ones are left as they are). */
   async expireAllNow(manager: EntityManager, projectId: number): Promise<number> {
-    const rows: unknown[] = await manager.query(
+    const result: unknown = await manager.query(
       `${LOCKED_PIPELINES}
        UPDATE ci_job_artifacts a SET expire_at = now()
        FROM ci_builds b
@@ -83,7 +97,7 @@ export class ArtifactRemoval {
        RETURNING a.id`,
       [projectId],
     );
-    return rows.length;
+    return returned(result).length;
   }
 
   /** Removes the project's expired, unlocked artifacts, a batch at a time; answers how many went. */

@@ -1,13 +1,8 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import yazl from 'yazl';
 import { AccessLevel } from '../../src/core/access-level.js';
 import type { Caller } from '../../src/core/auth.js';
 import { parseExpireIn } from '../../src/job_artifacts/expire-in.js';
-import type { JobTokenReach } from '../../src/runner_jobs/contracts.js';
-import type { Project } from '../../src/projects/project.entity.js';
+import { artifactHelpers, CONFIG, jobCaller, spooled, zipOf } from '../helpers/job-artifacts.js';
 import { pipelineHelpers } from '../helpers/pipelines.js';
 import { useTestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
@@ -15,85 +10,7 @@ import { waitFor } from '../helpers/wait.js';
 type Json = Record<string, unknown>;
 const server = useTestServer({ env: { FORGE_JOB_POLL: '0.5' } });
 const { commit, pipelineFor, settle, run, byName } = pipelineHelpers(server);
-
-/** A zip of `files` (name → content), as a runner's archive. */
-export function zipOf(files: Record<string, string | Buffer>): Promise<Buffer> {
-  const zip = new yazl.ZipFile();
-  for (const [name, content] of Object.entries(files))
-    zip.addBuffer(Buffer.isBuffer(content) ? content : Buffer.from(content), name);
-  zip.end();
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    zip.outputStream.on('data', (chunk: Buffer) => chunks.push(chunk));
-    zip.outputStream.on('end', () => resolve(Buffer.concat(chunks)));
-    zip.outputStream.on('error', reject);
-  });
-}
-
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'forge-artifacts-test-'));
-let counter = 0;
-const spooled = (content: Buffer, filename = 'artifacts.zip') => {
-  const file = path.join(tmp, `upload-${++counter}`);
-  fs.writeFileSync(file, content);
-  return { path: file, filename, mimeType: 'application/octet-stream', size: content.length };
-};
-
-/** The caller a running job's token stands for (what the runner_jobs family resolves). */
-const jobCaller = (project: Project, job: { id: number; pipeline_id?: number }, userId: number): Caller => ({
-  user: null,
-  token: null,
-  reach: {
-    kind: 'ci_job_token',
-    jobId: job.id,
-    pipelineId: 0,
-    projectId: project.id,
-    userId,
-    check: async () => undefined,
-  } as JobTokenReach,
-});
-
-const CONFIG = `
-stages: [build, test]
-build:
-  stage: build
-  script: make
-  artifacts:
-    paths: [dist/]
-test:
-  stage: test
-  script: make test
-  artifacts:
-    reports:
-      junit: report.xml
-`;
-
-/** A project whose pipeline on main ran `build` (with an archive) and `test` (a report only). */
-async function builtProject(files: Record<string, string | Buffer> = { 'dist/app.js': 'console.log(1)' }) {
-  const { owner, project } = await server.factories.ownedProjectWithReadme();
-  const sha = await commit(owner.token, project, { '.gitlab-ci.yml': CONFIG });
-  const pipeline = await pipelineFor(owner.token, project, sha);
-  const jobs = await settle(owner.token, project, pipeline.id, { build: 'pending' });
-  const build = byName(jobs, 'build');
-  await run(build.id, 'running');
-  const archive = await server.services.jobArtifacts.upload(
-    jobCaller(project, build, owner.user.id),
-    build.id,
-    spooled(await zipOf(files)),
-    { expire_in: '1 week' },
-  );
-  await run(build.id, 'success');
-  const test = byName(await settle(owner.token, project, pipeline.id, { test: 'pending' }), 'test');
-  await run(test.id, 'running');
-  await server.services.jobArtifacts.upload(
-    jobCaller(project, test, owner.user.id),
-    test.id,
-    spooled(Buffer.from('<testsuites/>').subarray(0), 'junit.xml.gz'),
-    { artifact_type: 'junit', artifact_format: 'raw' },
-  );
-  await run(test.id, 'success');
-  await settle(owner.token, project, pipeline.id, { build: 'success', test: 'success' });
-  return { owner, project, pipeline, build, test, archive };
-}
+const { builtProject } = artifactHelpers(server);
 
 describe('expire_in', () => {
   it.each([
