@@ -134,10 +134,10 @@ export class RunnerClient {
   }
 
   /**
-   * POST /jobs/request, long-polled by the server: a job, null when there is none (204, or a status
-   * GitLab Runner treats as "nothing now"), 'forbidden' on 403.
+   * POST /jobs/request, long-polled by the server: a job, null when there is none (204), 'forbidden' on
+   * 403, 'failed' on any other answer (GitLab Runner then waits before it asks again).
    */
-  async requestJob(): Promise<JobPayload | null | 'forbidden'> {
+  async requestJob(): Promise<JobPayload | null | 'forbidden' | 'failed'> {
     const answer = await this.json(
       'POST',
       '/jobs/request',
@@ -150,12 +150,12 @@ export class RunnerClient {
       // The server holds the request about 50 s; past 90 s the connection is taken for dead.
       90_000,
     );
-    if (process.env.RUNNER_TRACE_REQUESTS) process.stderr.write(`request: ${answer.status} ${answer.body.toString().slice(0, 300)}\n`);
     const lastUpdate = answer.headers['x-gitlab-last-update'];
     if (typeof lastUpdate === 'string') this.lastUpdate = lastUpdate;
     if (answer.status === 201) return JSON.parse(answer.body.toString()) as JobPayload;
     if (answer.status === 403) return 'forbidden';
-    return null;
+    if (answer.status === 204) return null;
+    return 'failed';
   }
 
   /** PUT /jobs/:id with the job's token: the status code and Job-Status decide what the runner does next. */

@@ -42,6 +42,9 @@ export interface JobSettings {
 export type JobEnd =
   { state: 'success' } | { state: 'failed'; reason: string; exitCode?: number; message: string };
 
+/** The runner token's first 8 characters after its `glrt-` prefix, as GitLab Runner shows it. */
+const shortToken = (token: string) => token.replace(/^glrt-/, '').slice(0, 8);
+
 /** GitLab's default after_script timeout (5 minutes), used when the step names none. */
 const AFTER_SCRIPT_TIMEOUT_S = 300;
 
@@ -132,7 +135,7 @@ export class JobRun {
 
     this.trace.write(`${ANSI.clear}Running with forge-api runner ${RUNNER_VERSION}${ANSI.reset}\n`);
     this.trace.write(
-      `${ANSI.clear}  on ${s.description} ${s.client.token.slice(0, 14)}, system ID: ${s.client.systemId}${ANSI.reset}\n`,
+      `${ANSI.clear}  on ${s.description} ${shortToken(s.client.token)}, system ID: ${s.client.systemId}${ANSI.reset}\n`,
     );
     this.trace.write(sectionStart('prepare_executor', 'Preparing the "shell" executor'));
     this.trace.write(`${ANSI.clear}Using Shell (bash) executor...${ANSI.reset}\n`);
@@ -155,11 +158,7 @@ export class JobRun {
     this.trace.write(sectionEnd('prepare_script'));
 
     const variables = expandAll([
-      ...runnerVariables(
-        { buildsDir: root, projectDir, tmpDir },
-        s.concurrentId,
-        s.client.token.slice(0, 14),
-      ),
+      ...runnerVariables({ buildsDir: root, projectDir, tmpDir }, s.concurrentId, shortToken(s.client.token)),
       ...((job.variables ?? []) as Variable[]),
       ...afterJobVariables(),
     ]);

@@ -78,6 +78,10 @@ export class Runner {
         await sleep(10_000);
         continue;
       }
+      if (job === 'failed') {
+        await sleep(3000);
+        continue;
+      }
       if (!job) continue;
       if (this.stopping) break;
       this.log(

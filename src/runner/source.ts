@@ -53,7 +53,11 @@ export async function getSources(
   if ((await run(['remote', 'add', 'origin', git.repo_url])) !== 0) return false;
   const refspecs = git.refspecs?.length ? git.refspecs : defaultRefspecs(git.ref, git.ref_type);
   const depthArgs = depth > 0 ? ['--depth', String(depth)] : [];
-  if ((await run(['fetch', 'origin', ...refspecs, ...depthArgs, '--prune', '--quiet'])) !== 0) return false;
+  if ((await run(['fetch', 'origin', ...refspecs, ...depthArgs, '--prune', '--quiet'])) !== 0) {
+    // One refspec the server lacks fails the whole fetch: take those it has, then the sha itself.
+    trace.write(warning('fetching all refspecs failed; fetching them one by one'));
+    for (const refspec of refspecs) await run(['fetch', 'origin', refspec, ...depthArgs, '--quiet']);
+  }
   trace.write(
     notice(`Checking out ${git.sha.slice(0, 8)} as detached HEAD (ref is ${git.ref ?? git.sha})...`),
   );

@@ -59,7 +59,8 @@ const get = async (p: string) => {
   expect(res.status, res.text).toBe(200);
   return res;
 };
-const traceOf = async (projectId: number, jobId: number) => (await get(`/projects/${projectId}/jobs/${jobId}/trace`)).text;
+const traceOf = async (projectId: number, jobId: number) =>
+  (await get(`/projects/${projectId}/jobs/${jobId}/trace`)).text;
 
 function alive(pid: number): boolean {
   try {
@@ -69,24 +70,35 @@ function alive(pid: number): boolean {
   }
 }
 
-async function newProject() {
-  const project = await server.factories.project({ initialize_with_readme: true });
+let project: Awaited<ReturnType<typeof server.factories.project>>;
+
+async function setUpProject() {
+  project = await server.factories.project({ initialize_with_readme: true });
   const res = await server.request('POST', `/projects/${project.id}/variables`, {
     token: admin.token,
     json: { key: 'SECRET_TOKEN', value: SECRET, masked: true },
   });
   expect(res.status, res.text).toBe(201);
-  return project;
 }
+
+/** A commit on a branch of its own whose pipeline runs `config`. */
+const branchWith = (branch: string, config: string) =>
+  commit(admin.token, project, { '.gitlab-ci.yml': config }, { branch, from: 'main', action: 'update' });
 
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'forge-builtin-runner-'));
   server.services.runnerJobs.longPollMs = 5000;
   const user = await server.factories.user({ admin: true });
   admin = { token: user.token };
+  await setUpProject();
   const res = await server.request('POST', '/user/runners', {
     token: admin.token,
-    json: { runner_type: 'instance_type', description: 'built-in', run_untagged: true },
+    json: {
+      runner_type: 'project_type',
+      project_id: project.id,
+      description: 'built-in',
+      run_untagged: true,
+    },
   });
   expect(res.status, res.text).toBe(201);
   runnerToken = (res.body as Json).token as string;
@@ -153,7 +165,6 @@ child:
 
 describe('the built-in runner runs a pushed pipeline', () => {
   it('runs stages, needs, a matrix, artifacts with a junit report, an allowed exit code, a manual job and a child pipeline to completion', async () => {
-    const project = await newProject();
     const sha = await commit(admin.token, project, {
       '.gitlab-ci.yml': CONFIG,
       'child.yml': 'child-job:\n  script: echo "in the child pipeline"\n',
@@ -166,7 +177,12 @@ describe('the built-in runner runs a pushed pipeline', () => {
     );
     const jobs = await jobsOf(admin.token, project, pipeline.id);
     const statuses = Object.fromEntries(jobs.map((j) => [j.name, j.status]));
-    expect((done.body as Json).status, `${JSON.stringify(statuses)}\n${runnerOutput}`).toBe('success');
+    const failedTraces = await Promise.all(
+      jobs.filter((j) => j.status === 'failed' && j.name !== 'flaky').map((j) => traceOf(project.id, j.id)),
+    );
+    expect((done.body as Json).status, `${JSON.stringify(statuses)}\n${failedTraces.join('\n')}`).toBe(
+      'success',
+    );
     expect(statuses).toEqual({
       build: 'success',
       'test: [red]': 'success',
@@ -214,11 +230,11 @@ describe('the built-in runner runs a pushed pipeline', () => {
   }, 60_000);
 
   it('stops a running sleep 600 within 5 s of a cancel', async () => {
-    const project = await newProject();
     const pidFile = path.join(dir, 'cancel.pid');
-    const sha = await commit(admin.token, project, {
-      '.gitlab-ci.yml': `sleeper:\n  script:\n    - sleep 600 & echo $! > ${pidFile}; wait\n`,
-    });
+    const sha = await branchWith(
+      'cancel',
+      `sleeper:\n  script:\n    - sleep 600 & echo $! > ${pidFile}; wait\n`,
+    );
     const pipeline = await pipelineFor(admin.token, project, sha);
     await until(
       async () => fs.existsSync(pidFile) && fs.readFileSync(pidFile, 'utf8').trim() !== '',
@@ -228,9 +244,15 @@ describe('the built-in runner runs a pushed pipeline', () => {
     expect(alive(pid)).toBe(true);
     const [job] = await jobsOf(admin.token, project, pipeline.id);
     const canceledAt = Date.now();
-    const res = await server.request('POST', `/projects/${project.id}/jobs/${job.id}/cancel`, { token: admin.token });
+    const res = await server.request('POST', `/projects/${project.id}/jobs/${job.id}/cancel`, {
+      token: admin.token,
+    });
     expect(res.status, res.text).toBe(201);
-    await until(async () => alive(pid), (running) => !running, 5000);
+    await until(
+      async () => alive(pid),
+      (running) => !running,
+      5000,
+    );
     expect(alive(pid)).toBe(false);
     expect(Date.now() - canceledAt).toBeLessThan(5000);
     expect(((await get(`/projects/${project.id}/jobs/${job.id}`)).body as Json).status).toBe('canceled');
@@ -238,11 +260,11 @@ describe('the built-in runner runs a pushed pipeline', () => {
 
   it('leaves the job of a runner killed with -9 failed with runner_system_failure after its timeout', async () => {
     server.services.runnerJobs.stuckGraceMs = 1000;
-    const project = await newProject();
     const pidFile = path.join(dir, 'crash.pid');
-    const sha = await commit(admin.token, project, {
-      '.gitlab-ci.yml': `crash:\n  timeout: 3s\n  script:\n    - sleep 600 & echo $! > ${pidFile}; wait\n`,
-    });
+    const sha = await branchWith(
+      'crash',
+      `crash:\n  timeout: 3s\n  script:\n    - sleep 600 & echo $! > ${pidFile}; wait\n`,
+    );
     const pipeline = await pipelineFor(admin.token, project, sha);
     await until(
       async () => fs.existsSync(pidFile) && fs.readFileSync(pidFile, 'utf8').trim() !== '',
