@@ -81,9 +81,18 @@ async function setUpProject() {
   expect(res.status, res.text).toBe(201);
 }
 
-/** A commit on a branch of its own whose pipeline runs `config`. */
-const branchWith = (branch: string, config: string) =>
-  commit(admin.token, project, { '.gitlab-ci.yml': config }, { branch, from: 'main', action: 'update' });
+/** A commit on a branch of its own whose pipeline runs `config` (main may have a configuration or not). */
+async function branchWith(branch: string, config: string) {
+  const existing = await server.request(
+    'GET',
+    `/projects/${project.id}/repository/files/.gitlab-ci.yml?ref=main`,
+    {
+      token: admin.token,
+    },
+  );
+  const action = existing.status === 200 ? 'update' : 'create';
+  return commit(admin.token, project, { '.gitlab-ci.yml': config }, { branch, from: 'main', action });
+}
 
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'forge-builtin-runner-'));
