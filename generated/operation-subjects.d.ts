@@ -372,7 +372,7 @@ export interface OperationSubjects {
 
 /** Operations whose `security` names non-user schemes: the principal they are called with. */
 export interface OperationCredentials {
-  appendRunnerJobTrace: 'JobToken';
+  appendRunnerJobTrace: 'JobToken' | 'JobTokenQuery';
   getKubernetesAgentInfo: 'KubernetesAgentToken';
   getUnleashClientFeatures: 'UnleashInstanceId' | 'UnleashInstanceIdQuery';
   getUnleashFeatures: 'UnleashInstanceId' | 'UnleashInstanceIdQuery';
