@@ -1659,7 +1659,7 @@ export interface paths {
          * Append to a job's log
          * @description Appends the body (raw bytes) to the job's log at the offset `Content-Range: <start>-<end>` gives.
          *
-         *     - **Who.** The job's runner, by the job's token (`JOB-TOKEN`): 403 for any other token, a finished job's
+         *     - **Who.** The job's runner, by the job's token (`JOB-TOKEN`, or `job_token` in the query): 403 for any other token, a finished job's
          *       included (GitLab Runner then stops the job).
          *     - 202 with `Range: 0-<size>`. When `start` is not the log's size, nothing is written: 416 with the `Range`
          *       to resume from. 400 without `Content-Range`.
@@ -22292,6 +22292,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             /** @description The log received does not match the runner's (`output.bytesize` is smaller). */
@@ -22354,6 +22355,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
@@ -22428,7 +22430,9 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
@@ -25906,6 +25910,41 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": 1,
+                     *         "description": null,
+                     *         "name": "website",
+                     *         "name_with_namespace": "Acme / website",
+                     *         "path": "website",
+                     *         "path_with_namespace": "acme/website",
+                     *         "created_at": "2026-01-05T10:00:00.000Z",
+                     *         "default_branch": "main",
+                     *         "tag_list": [],
+                     *         "topics": [],
+                     *         "ssh_url_to_repo": "git@gitlab.example.com:acme/website.git",
+                     *         "http_url_to_repo": "https://gitlab.example.com/acme/website.git",
+                     *         "web_url": "https://gitlab.example.com/acme/website",
+                     *         "readme_url": null,
+                     *         "forks_count": 0,
+                     *         "avatar_url": null,
+                     *         "star_count": 0,
+                     *         "last_activity_at": "2026-01-05T10:00:00.000Z",
+                     *         "visibility": "private",
+                     *         "namespace": {
+                     *           "id": 2,
+                     *           "name": "Acme",
+                     *           "path": "acme",
+                     *           "kind": "group",
+                     *           "full_path": "acme",
+                     *           "parent_id": null,
+                     *           "avatar_url": null,
+                     *           "web_url": "https://gitlab.example.com/groups/acme"
+                     *         }
+                     *       }
+                     *     ]
+                     */
                     "application/json": components["schemas"]["ProjectSimple"][];
                 };
             };

@@ -398,7 +398,7 @@ export interface OperationSubjects {
 
 /** Operations whose `security` names non-user schemes: the principal they are called with. */
 export interface OperationCredentials {
-  appendRunnerJobTrace: 'JobToken';
+  appendRunnerJobTrace: 'JobToken' | 'JobTokenQuery';
   downloadJobArtifactsByRef: 'JobToken' | 'JobTokenQuery';
   getJobArtifactFile: 'JobToken' | 'JobTokenQuery';
   getJobArtifactFileByRef: 'JobToken' | 'JobTokenQuery';

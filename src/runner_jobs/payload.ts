@@ -261,7 +261,7 @@ export async function dependenciesOf(manager: EntityManager, job: Job): Promise<
 }
 
 export async function buildPayload(input: PayloadInput): Promise<Record<string, unknown>> {
-  const { job, pipeline, project, runner, externalUrl, manager } = input;
+  const { job, pipeline, project, externalUrl, manager } = input;
   const fullPath = projectFullPath(project);
   const deps = await dependenciesOf(manager, job);
   const extensions = input.contributions.of('runnerJobPayload');
