@@ -9404,7 +9404,7 @@ export interface paths {
          * Delete a runner
          * @description Deletes the runner; answers 204. Its jobs keep their history.
          *
-         *     - **Who.** Any signed-in user, then Rule `runner_access`: an administrator; for an instance runner, any signed-in user may read it; for a group runner, the group's Owner (`admin_runners`), and its Maintainers read it; for a project runner, a Maintainer of its owner project (`admin_runners`), and Maintainers of the other projects it is enabled in read and edit it. Anyone else gets 403 `{"message": "403 Forbidden - No access granted"}`; an unknown runner 404 `{"message": "404 Runner Not Found"}`. A project runner enabled in more than one project is deleted by administrators only: 403 `{"message": "403 Forbidden - Runner associated with more than one project"}`.
+         *     - **Who.** Any signed-in user, then Rule `runner_access`: an administrator; for an instance runner, any signed-in user may read it; for a group runner, the group's Owner (`admin_runners`), and its Maintainers read it; for a project runner, a Maintainer of its owner project (`admin_runners`), and Maintainers of the other projects it is enabled in read and edit it. Anyone else gets 403 `{"message": "403 Forbidden - No access granted"}`; an unknown runner 404 `{"message": "404 Runner Not Found"}`. A project runner enabled in more than one project is deleted by administrators only: anyone else gets 403 `{"message": "403 Forbidden - Runner associated with more than one project"}`.
          */
         delete: operations["deleteRunner"];
         options?: never;
