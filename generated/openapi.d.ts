@@ -1601,6 +1601,89 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/jobs/{id}/artifacts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The job's id.
+                 * @example 8
+                 */
+                id: number;
+            };
+            cookie?: never;
+        };
+        /**
+         * Download a job's archive (runner)
+         * @description The job's archive, for a runner fetching a dependency's artifacts before its job starts.
+         *
+         *     - **Who.** A running job's `CI_JOB_TOKEN`, for its own job or a job of the same project; anything
+         *       else answers 403.
+         *     - A job without an archive answers 404. The answer may be 302 to a presigned URL of the bucket.
+         */
+        get: operations["downloadJobArtifactsForRunner"];
+        put?: never;
+        /**
+         * Upload an artifact file (runner)
+         * @description Keeps one file of the running job, as GitLab Runner uploads them: `multipart/form-data` with the
+         *     file in `file`; `artifact_type`, `artifact_format` and `expire_in` in the query or the form.
+         *
+         *     - **Who.** The job's own `CI_JOB_TOKEN` while it runs; anything else answers 403.
+         *     - `artifact_type`: `archive` (default), `metadata`, `junit`, `dotenv`, `cobertura`, `sast`,
+         *       `dependency_scanning`, `secret_detection`, `container_scanning`, `coverage_fuzzing`... (GitLab's
+         *       list); `artifact_format`: `zip`, `gzip` or `raw` (the type's own format by default; an archive
+         *       is a zip). A zip that cannot be read, an unknown type or format, an `expire_in` that is no
+         *       duration, a missing file, or a second file of the same type for the job answer 400.
+         *     - `expire_in`: a duration as GitLab reads them (`30 days`, `1 week`, `2h 20min`, `3600`), or
+         *       `never`; the default is `30 days`.
+         *     - Above the maximum artifacts size (`FORGE_MAX_ARTIFACTS_SIZE_MB`, GitLab's `max_artifacts_size`,
+         *       100 MB by default) the answer is 413 `{"message": "file size has reached maximum size limit"}`
+         *       and nothing is kept. The body is streamed to disk as it arrives, never held in memory.
+         *     - A report is handed to the families that read it (test reports, dotenv, coverage, security
+         *       reports) in the upload's transaction: a report they refuse is not kept, with their answer.
+         *     - 201 with the body `201`.
+         */
+        post: operations["uploadJobArtifacts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/jobs/{id}/artifacts/authorize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The job's id.
+                 * @example 8
+                 */
+                id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Authorize an artifacts upload (runner)
+         * @description Whether the running job may upload a file of `filesize` bytes of `artifact_type`, with the largest
+         *     size allowed.
+         *
+         *     - **Who.** The job's own `CI_JOB_TOKEN` (`JOB-TOKEN`) while it runs: any other token, a missing
+         *       one, a job that is not running or erased answers 403.
+         *     - `filesize` above the maximum artifacts size (`FORGE_MAX_ARTIFACTS_SIZE_MB`, GitLab's
+         *       `max_artifacts_size`, 100 MB by default) answers 413.
+         *     - An unknown `artifact_type` answers 400.
+         */
+        post: operations["authorizeJobArtifactsUpload"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/jobs/{job_id}": {
         parameters: {
             query?: never;
@@ -10531,6 +10614,17 @@ export interface components {
             user: components["schemas"]["UserSummary"];
         };
         /**
+         * ArtifactUpload
+         * @description A runner's upload.
+         */
+        ArtifactUpload: {
+            /**
+             * @description The file (a multipart file part).
+             * @example artifacts.zip
+             */
+            file: string;
+        };
+        /**
          * @description An emoji awarded by a user on a merge request (`awardable_type: MergeRequest`, `awardable_id` its
          *     global id) or on a note (`awardable_type: Note`, the note's id). `url` is a custom emoji's image,
          *     always null here (no custom emoji). A reaction whose user was deleted belongs to the ghost user.
@@ -18403,6 +18497,7 @@ export type SchemaApprovalRuleProtectedBranch = components['schemas']['ApprovalR
 export type SchemaApprovalRuleUpdate = components['schemas']['ApprovalRuleUpdate'];
 export type SchemaApproveParams = components['schemas']['ApproveParams'];
 export type SchemaApproverUser = components['schemas']['ApproverUser'];
+export type SchemaArtifactUpload = components['schemas']['ArtifactUpload'];
 export type SchemaAwardEmoji = components['schemas']['AwardEmoji'];
 export type SchemaAwardEmojiCreate = components['schemas']['AwardEmojiCreate'];
 export type SchemaBlameRange = components['schemas']['BlameRange'];
@@ -22228,6 +22323,161 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["KubernetesAgentInfo"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    downloadJobArtifactsForRunner: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The job's id.
+                 * @example 8
+                 */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["ArtifactsArchive"];
+            302: components["responses"]["Redirect"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    uploadJobArtifacts: {
+        parameters: {
+            query?: {
+                /**
+                 * @description `zip`, `gzip` or `raw`.
+                 * @example zip
+                 */
+                artifact_format?: "zip" | "gzip" | "raw";
+                /**
+                 * @description GitLab's artifact type: `archive` (default), `metadata`, `junit`, `dotenv`, `cobertura`, `sast`...
+                 * @example archive
+                 */
+                artifact_type?: string;
+                /**
+                 * @description When the file expires (`30 days`, `1 week`, `never`).
+                 * @example 1 week
+                 */
+                expire_in?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The job's id.
+                 * @example 8
+                 */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "file": "artifacts.zip"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ArtifactUpload"];
+                /**
+                 * @example {
+                 *       "file": "artifacts.zip"
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["ArtifactUpload"];
+            };
+        };
+        responses: {
+            /** @description The file is kept. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example 201 */
+                    "application/json": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    authorizeJobArtifactsUpload: {
+        parameters: {
+            query?: {
+                /**
+                 * @description GitLab's artifact type: `archive` (default), `metadata`, `junit`, `dotenv`, `cobertura`, `sast`...
+                 * @example archive
+                 */
+                artifact_type?: string;
+                /**
+                 * @description The size of the file to upload, in bytes, when known.
+                 * @example 1024
+                 */
+                filesize?: number;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The job's id.
+                 * @example 8
+                 */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The upload is allowed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "TempPath": "",
+                     *       "MaximumSize": 104857600
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description The largest file allowed, in bytes.
+                         * @example 104857600
+                         */
+                        MaximumSize: number;
+                        /**
+                         * @description Always empty (there is no Workhorse in front of the API).
+                         * @example
+                         */
+                        TempPath: string;
+                    };
                 };
             };
             400: components["responses"]["BadRequest"];

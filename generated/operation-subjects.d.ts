@@ -8,6 +8,7 @@ export interface OperationSubjects {
   appendRunnerJobTrace: 'none';
   approveMergeRequest: 'project';
   archiveProject: 'project';
+  authorizeJobArtifactsUpload: 'none';
   blockUser: 'instance';
   bulkPublishMergeRequestDraftNotes: 'project';
   cancelMergeRequestAutoMerge: 'project';
@@ -108,6 +109,7 @@ export interface OperationSubjects {
   deleteSnippet: 'instance';
   disableProjectRunner: 'project';
   downloadJobArtifactsByRef: 'project';
+  downloadJobArtifactsForRunner: 'none';
   enableProjectRunner: 'project';
   eraseProjectJob: 'project';
   forkProject: 'project';
@@ -393,13 +395,16 @@ export interface OperationSubjects {
   updateRunnerJob: 'none';
   updateSnippet: 'instance';
   updateUser: 'instance';
+  uploadJobArtifacts: 'none';
   verifyRunner: 'none';
 }
 
 /** Operations whose `security` names non-user schemes: the principal they are called with. */
 export interface OperationCredentials {
   appendRunnerJobTrace: 'JobToken' | 'JobTokenQuery';
+  authorizeJobArtifactsUpload: 'JobToken';
   downloadJobArtifactsByRef: 'JobToken' | 'JobTokenQuery';
+  downloadJobArtifactsForRunner: 'JobToken';
   getJobArtifactFile: 'JobToken' | 'JobTokenQuery';
   getJobArtifactFileByRef: 'JobToken' | 'JobTokenQuery';
   getJobArtifacts: 'JobToken' | 'JobTokenQuery';
@@ -408,4 +413,5 @@ export interface OperationCredentials {
   getUnleashFeatures: 'UnleashInstanceId' | 'UnleashInstanceIdQuery';
   postUnleashClientMetrics: 'UnleashInstanceId' | 'UnleashInstanceIdQuery';
   registerUnleashClient: 'UnleashInstanceId' | 'UnleashInstanceIdQuery';
+  uploadJobArtifacts: 'JobToken';
 }

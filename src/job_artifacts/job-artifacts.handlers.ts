@@ -40,6 +40,21 @@ function fileAnswer(served: Served): Bytes {
 }
 
 export const jobArtifactsHandlers = defineHandlers(['jobArtifacts', 'pipelines'], {
+  async authorizeJobArtifactsUpload({ params, caller, services }) {
+    const body = await services.jobArtifacts.authorizeUpload(caller, params.id, params);
+    return { status: 200, body };
+  },
+
+  async uploadJobArtifacts({ params, caller, services, files }) {
+    await services.jobArtifacts.upload(caller, params.id, files?.file, params);
+    return { status: 201, body: '201' };
+  },
+
+  async downloadJobArtifactsForRunner({ params, caller, services }) {
+    const archive = await services.jobArtifacts.forRunner(caller, params.id);
+    return answer(await services.jobArtifacts.serve(archive));
+  },
+
   async getJobArtifacts({ params, subject, services }) {
     const { archive } = await services.jobArtifacts.archiveForJob(subject, params.job_id);
     return answer(await services.jobArtifacts.serve(archive));

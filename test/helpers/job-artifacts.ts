@@ -1,9 +1,10 @@
 /** What the job artifacts tests share: zips, spooled uploads, and a project whose pipeline kept artifacts. */
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import yazl from 'yazl';
-import type { Caller } from '../../src/core/auth.js';
+import { hashToken, type Caller } from '../../src/core/auth.js';
 import type { Project } from '../../src/projects/project.entity.js';
 import type { JobTokenReach } from '../../src/runner_jobs/contracts.js';
 import { pipelineHelpers } from './pipelines.js';
@@ -96,4 +97,54 @@ export function artifactHelpers(server: TestServer) {
   }
 
   return { builtProject };
+}
+
+/** A project runner of `project`, registered in the database, that asks for jobs as GitLab Runner does. */
+export async function projectRunner(server: TestServer, project: Project) {
+  const token = `glrt-${randomBytes(12).toString('hex')}`;
+  const rows: Array<{ id: number }> = await server.dataSource.query(
+    `INSERT INTO ci_runners (runner_type, token_digest, registration_type, description)
+     VALUES ('project_type', $1, 'authenticated_user', 'test runner') RETURNING id`,
+    [hashToken(token)],
+  );
+  await server.dataSource.query('INSERT INTO ci_runner_projects (runner_id, project_id) VALUES ($1, $2)', [
+    rows[0].id,
+    project.id,
+  ]);
+  type RunnerJob = {
+    id: number;
+    token: string;
+    job_info: { name: string };
+    dependencies: Array<{ id: number; name: string; artifacts_file?: { filename: string; size: number } }>;
+  };
+  /** The next job, waiting for one to be pending. */
+  async function request(): Promise<RunnerJob> {
+    for (let attempt = 0; attempt < 100; attempt++) {
+      const res = await server.request('POST', '/jobs/request', { json: { token, info: { name: 'test' } } });
+      if (res.status === 201) return res.body as RunnerJob;
+      if (res.status !== 204) throw new Error(`jobs/request answered ${res.status}: ${res.text}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    throw new Error('no job came');
+  }
+  return { token, request };
+}
+
+/** `POST /jobs/:id/artifacts` as GitLab Runner sends it: multipart `file`, the rest in the query. */
+export async function runnerUpload(
+  server: TestServer,
+  job: { id: number; token: string },
+  content: Buffer,
+  query: Record<string, string> = {},
+  filename = 'artifacts.zip',
+) {
+  const form = new FormData();
+  form.append('file', new Blob([content]), filename);
+  const qs = new URLSearchParams(query).toString();
+  const res = await fetch(`${server.api}/jobs/${job.id}/artifacts${qs ? `?${qs}` : ''}`, {
+    method: 'POST',
+    headers: { 'JOB-TOKEN': job.token },
+    body: form,
+  });
+  return { status: res.status, text: await res.text() };
 }

@@ -2,7 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { AccessLevel } from '../../src/core/access-level.js';
 import type { Caller } from '../../src/core/auth.js';
 import { parseExpireIn } from '../../src/job_artifacts/expire-in.js';
-import { artifactHelpers, CONFIG, jobCaller, spooled, zipOf } from '../helpers/job-artifacts.js';
+import {
+  artifactHelpers,
+  CONFIG,
+  jobCaller,
+  projectRunner,
+  runnerUpload,
+  spooled,
+  zipOf,
+} from '../helpers/job-artifacts.js';
 import { pipelineHelpers } from '../helpers/pipelines.js';
 import { useTestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
@@ -239,5 +247,89 @@ describe('job artifacts', () => {
       return objects;
     };
     expect(await waitFor(objectsOf, (keys) => keys.length === 0)).toEqual([]);
+  });
+});
+
+describe('the runner API', () => {
+  it('authorizes and takes uploads from the running job, and hands its archive to the jobs that depend on it', async () => {
+    const { owner, project } = await server.factories.ownedProjectWithReadme();
+    const runner = await projectRunner(server, project);
+    const sha = await commit(owner.token, project, { '.gitlab-ci.yml': CONFIG });
+    const pipeline = await pipelineFor(owner.token, project, sha);
+    await settle(owner.token, project, pipeline.id, { build: 'pending' });
+    const build = await runner.request();
+    expect(build.job_info.name).toBe('build');
+    const zip = await zipOf({ 'dist/app.js': 'console.log(1)' });
+
+    const authorize = (jobId: number, headers: Record<string, string>, query = '') =>
+      server.request('POST', `/jobs/${jobId}/artifacts/authorize${query}`, { headers });
+    const own = { 'JOB-TOKEN': build.token };
+    const authorizations: Array<[string, number, Record<string, string>, string, number]> = [
+      ['its own token', build.id, own, '', 200],
+      ['a size within the limit', build.id, own, '?filesize=1024', 200],
+      ['a size over the limit', build.id, own, `?filesize=${200 * 1024 * 1024}`, 413],
+      ['an unknown type', build.id, own, '?artifact_type=poem', 400],
+      ['no token', build.id, {}, '', 403],
+      ['an unknown token', build.id, { 'JOB-TOKEN': 'glcbt-nope' }, '', 403],
+      ['another job', build.id + 1, own, '', 403],
+    ];
+    for (const [name, jobId, headers, query, status] of authorizations) {
+      const res = await authorize(jobId, headers, query);
+      expect(res.status, `${name}: ${res.text}`).toBe(status);
+    }
+    expect((await authorize(build.id, own)).body).toEqual({ TempPath: '', MaximumSize: 100 * 1024 * 1024 });
+
+    const limit = server.services.jobArtifacts.settings.maxArtifactsSize;
+    server.services.jobArtifacts.settings.maxArtifactsSize = 10;
+    try {
+      expect((await runnerUpload(server, build, zip)).status).toBe(413);
+    } finally {
+      server.services.jobArtifacts.settings.maxArtifactsSize = limit;
+    }
+    expect((await runnerUpload(server, build, zip, { expire_in: 'soon' })).status).toBe(400);
+    expect(await runnerUpload(server, build, zip, { artifact_type: 'archive', expire_in: '1 week' })).toEqual(
+      {
+        status: 201,
+        text: '"201"',
+      },
+    );
+    const own200 = await server.request('GET', `/jobs/${build.id}/artifacts`, { headers: own });
+    expect(own200.status).toBe(200);
+    await run(build.id, 'success');
+    // The token ends with its job.
+    expect((await runnerUpload(server, build, zip, { artifact_type: 'metadata' })).status).toBe(403);
+
+    const test = await runner.request();
+    expect(test.job_info.name).toBe('test');
+    expect(test.dependencies).toEqual([
+      {
+        id: build.id,
+        name: 'build',
+        token: test.token,
+        artifacts_file: { filename: 'artifacts.zip', size: zip.length },
+      },
+    ]);
+    const downloaded = await fetch(`${server.api}/jobs/${build.id}/artifacts`, {
+      headers: { 'JOB-TOKEN': test.token },
+    });
+    expect(downloaded.status).toBe(200);
+    expect(Buffer.from(await downloaded.arrayBuffer()).equals(zip)).toBe(true);
+    const asUser = await server.request(
+      'GET',
+      `/projects/${project.id}/jobs/${build.id}/artifacts?job_token=${test.token}`,
+    );
+    expect(asUser.status).toBe(200);
+    const report = await runnerUpload(
+      server,
+      test,
+      Buffer.from('<testsuites/>'),
+      { artifact_type: 'junit', artifact_format: 'raw' },
+      'junit.xml',
+    );
+    expect(report.status, report.text).toBe(201);
+    const reportOnly = await server.request('GET', `/projects/${project.id}/jobs/${test.id}/artifacts`, {
+      token: owner.token,
+    });
+    expect(reportOnly.status).toBe(404);
   });
 });
