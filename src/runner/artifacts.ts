@@ -40,7 +40,7 @@ export async function downloadDependencies(context: JobContext): Promise<boolean
       context.trace.write(
         `Downloading artifacts from coordinator... ok  id=${dep.id} responseStatus=200 OK\n`,
       );
-      await extractZip(file, context.projectDir);
+      await extractZip(file, context.projectDir, context.user);
     } catch (err) {
       context.trace.write(error(`Downloading artifacts for ${dep.name} failed: ${(err as Error).message}`));
       return false;

@@ -38,7 +38,7 @@ export async function restoreCaches(context: JobContext, cacheDir: string): Prom
       continue;
     }
     try {
-      await extractZip(file, context.projectDir);
+      await extractZip(file, context.projectDir, context.user);
       context.trace.write(notice(`Successfully extracted cache`));
     } catch (err) {
       context.trace.write(warning(`Failed to extract cache: ${(err as Error).message}`));

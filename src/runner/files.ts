@@ -115,20 +115,30 @@ export async function writeGzip(root: string, files: string[], target: string): 
   );
 }
 
-/** Extracts a zip into `root`; entries that would leave it are skipped. Returns the number of files. */
-export async function extractZip(archive: string, root: string): Promise<number> {
+/**
+ * Extracts a zip into `root`; entries that would leave it are skipped. With `owner`, what it creates
+ * belongs to the job's user (the runner may run as root). Returns the number of files.
+ */
+export async function extractZip(
+  archive: string,
+  root: string,
+  owner?: { uid: number; gid: number },
+): Promise<number> {
   const zip = await yauzl.openPromise(archive);
-  const base = path.resolve(root);
+  const base = await fs.promises.realpath(root);
+  const inside = (p: string) => p === base || p.startsWith(`${base}${path.sep}`);
   let count = 0;
   try {
     for await (const entry of zip.eachEntry()) {
       const target = path.resolve(base, entry.fileName);
-      if (target !== base && !target.startsWith(`${base}${path.sep}`)) continue;
-      if (entry.fileName.endsWith('/')) {
-        await fs.promises.mkdir(target, { recursive: true });
-        continue;
-      }
-      await fs.promises.mkdir(path.dirname(target), { recursive: true });
+      if (!inside(target)) continue;
+      const isDir = entry.fileName.endsWith('/');
+      const dir = isDir ? target : path.dirname(target);
+      const made = await fs.promises.mkdir(dir, { recursive: true });
+      // An earlier entry may be a symlink out of the directory: nothing is written through one.
+      if (!inside(await fs.promises.realpath(dir))) continue;
+      if (owner && made) await chownDown(made, dir, owner);
+      if (isDir) continue;
       const mode = (entry.externalFileAttributes >>> 16) & 0o170777;
       await fs.promises.rm(target, { force: true });
       const stream = await zip.openReadStreamPromise(entry);
@@ -139,10 +149,21 @@ export async function extractZip(archive: string, root: string): Promise<number>
       } else {
         await pipeline(stream, fs.createWriteStream(target, { mode: mode & 0o777 || 0o644 }));
       }
+      if (owner) await fs.promises.lchown(target, owner.uid, owner.gid);
       count++;
     }
   } finally {
     zip.close();
   }
   return count;
+}
+
+/** Gives `owner` the directories mkdir made: the first one it made down to `last`. */
+async function chownDown(first: string, last: string, owner: { uid: number; gid: number }): Promise<void> {
+  let dir = first;
+  await fs.promises.chown(dir, owner.uid, owner.gid);
+  for (const part of path.relative(first, last).split(path.sep).filter(Boolean)) {
+    dir = path.join(dir, part);
+    await fs.promises.chown(dir, owner.uid, owner.gid);
+  }
 }

@@ -16,6 +16,7 @@ import yazl from 'yazl';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RunnerClient } from '../../src/runner/client.js';
 import { Crc32 } from '../../src/runner/crc32.js';
+import { extractZip } from '../../src/runner/files.js';
 import { JobRun } from '../../src/runner/job.js';
 import type { JobPayload } from '../../src/runner/payload.js';
 
@@ -352,5 +353,30 @@ describe('the built-in runner runs a job on the shell executor', () => {
     await run(payload(106, ['sleep 30'], { runner_info: { timeout: 1 } }));
     expect(fake.updates.at(-1)).toMatchObject({ state: 'failed', failure_reason: 'job_execution_timeout' });
     expect(fake.trace.toString()).toContain('execution took longer than 1s seconds');
+  });
+});
+
+describe('the runner extracts dependency and cache archives', () => {
+  it('writes nothing outside the project directory, not through a symlink either, and gives the files to the job user', async () => {
+    const outside = fs.mkdtempSync(path.join(os.tmpdir(), 'runner-outside-'));
+    const target = fs.mkdtempSync(path.join(os.tmpdir(), 'runner-extract-'));
+    const zip = new yazl.ZipFile();
+    zip.addBuffer(Buffer.from(outside), 'link', { mode: 0o120777 });
+    zip.addBuffer(Buffer.from('through the link'), 'link/file.txt');
+    zip.addBuffer(Buffer.from('fine'), 'sub/dir/ok.txt');
+    zip.end();
+    const parts: Buffer[] = [];
+    for await (const chunk of zip.outputStream) parts.push(chunk as Buffer);
+    const archive = path.join(root, 'slip.zip');
+    fs.writeFileSync(archive, Buffer.concat(parts));
+    const owner = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : undefined;
+    await extractZip(archive, target, owner);
+    expect(fs.readdirSync(outside)).toEqual([]);
+    expect(fs.readFileSync(path.join(target, 'sub/dir/ok.txt'), 'utf8')).toBe('fine');
+    if (owner)
+      for (const p of ['sub', 'sub/dir', 'sub/dir/ok.txt'])
+        expect(fs.statSync(path.join(target, p)).uid).toBe(65534);
+    fs.rmSync(outside, { recursive: true, force: true });
+    fs.rmSync(target, { recursive: true, force: true });
   });
 });
