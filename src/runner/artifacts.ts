@@ -8,7 +8,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { extractZip, selectFiles, writeGzip, writeZip } from './files.js';
+import { contentPath, extractZip, selectFiles, writeGzip, writeZip } from './files.js';
 import type { JobContext } from './context.js';
 import type { JobArtifactSpec } from './payload.js';
 import { error, notice, warning } from './shell.js';
@@ -86,7 +86,8 @@ async function uploadOne(context: JobContext, spec: JobArtifactSpec, untracked: 
   try {
     if (format === 'zip') await writeZip(context.projectDir, files, packed);
     else if (format === 'gzip') await writeGzip(context.projectDir, files, packed);
-    else if (files.length === 1) await fs.promises.copyFile(path.join(context.projectDir, files[0]), packed);
+    else if (files.length === 1)
+      await fs.promises.copyFile(await contentPath(context.projectDir, files[0]), packed);
     else {
       context.trace.write(error(`only one file can be sent as raw artifact: ${files.join(', ')}`));
       return false;

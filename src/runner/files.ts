@@ -105,11 +105,25 @@ export async function writeZip(root: string, files: string[], target: string): P
   await pipeline(zip.outputStream, fs.createWriteStream(target));
 }
 
+/**
+ * The file's real path when it is inside `root`: a report read by content (gzip, raw) is never a
+ * symlink to something of the runner's machine (the runner may run as root).
+ */
+export async function contentPath(root: string, file: string): Promise<string> {
+  const base = await fs.promises.realpath(root);
+  const real = await fs.promises.realpath(path.join(root, file));
+  if (!real.startsWith(`${base}${path.sep}`))
+    throw new Error(`${file}: points outside the project directory`);
+  return real;
+}
+
 /** GitLab Runner's gzip format: one gzip member per file, concatenated. */
 export async function writeGzip(root: string, files: string[], target: string): Promise<void> {
   const out = fs.createWriteStream(target);
   for (const file of files)
-    await pipeline(fs.createReadStream(path.join(root, file)), zlib.createGzip(), out, { end: false });
+    await pipeline(fs.createReadStream(await contentPath(root, file)), zlib.createGzip(), out, {
+      end: false,
+    });
   await new Promise<void>((resolve, reject) =>
     out.end((err?: Error | null) => (err ? reject(err) : resolve())),
   );

@@ -19,6 +19,7 @@ import { Crc32 } from '../../src/runner/crc32.js';
 import { extractZip } from '../../src/runner/files.js';
 import { JobRun } from '../../src/runner/job.js';
 import type { JobPayload } from '../../src/runner/payload.js';
+import type { JobUser } from '../../src/runner/proc.js';
 
 interface Upload {
   type: string;
@@ -162,8 +163,9 @@ function payload(id: number, script: string[], extra: Partial<JobPayload> = {}):
   };
 }
 
-async function run(job: JobPayload): Promise<JobRun> {
+async function run(job: JobPayload, user?: JobUser): Promise<JobRun> {
   const settings = {
+    user,
     client: new RunnerClient(url, 'glrt-test-runner-token', 's_000000000000'),
     buildsDir: path.join(root, 'builds'),
     cacheDir: path.join(root, 'cache'),
@@ -346,6 +348,20 @@ describe('the built-in runner runs a job on the shell executor', () => {
     expect(alive(sleeper)).toBe(false);
     expect(fake.updates.at(-1)).toMatchObject({ state: 'failed', failure_reason: 'job_canceled' });
     expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  it.runIf(process.getuid?.() === 0)('runs the job as the configured unprivileged user', async () => {
+    fs.chmodSync(root, 0o755);
+    const fake = fakeJob(107);
+    await run(
+      payload(107, ['echo "uid=$(id -u) home=$HOME"', 'echo made > mine.txt', 'test -w "$CI_PROJECT_DIR"'], {
+        artifacts: [{ paths: ['mine.txt'], artifact_type: 'archive', artifact_format: 'zip' }],
+      }),
+      { uid: 65534, gid: 65534, name: 'nobody', home: '/nonexistent' },
+    );
+    expect(fake.trace.toString()).toContain('uid=65534 home=/nonexistent');
+    expect(fake.updates.at(-1)).toMatchObject({ state: 'success' });
+    expect(await zipEntries(fake.uploads[0].data)).toEqual({ 'mine.txt': 'made\n' });
   });
 
   it('fails a job past its timeout with job_execution_timeout', async () => {
