@@ -165,6 +165,16 @@ describe('which runner gets which job', () => {
     );
   });
 
+  it('gives an instance runner the jobs of any project', async () => {
+    const { project } = await projectWithJobs('build:\n  tags: [instance-only]\n  script: [x]\n');
+    const { token } = await createRunner(server.dataSource, {
+      type: 'instance_type',
+      tags: ['instance-only'],
+    });
+    const got = await new RunnerDriver(server.api, token).requestJob();
+    expect(got.kind === 'job' && got.job.job_info.project_id).toBe(project.id);
+  });
+
   it('gives untagged jobs only to runners with run_untagged', async () => {
     const { project } = await projectWithJobs('build:\n  script: [x]\n');
     const strict = await runnerFor(project, { tags: ['linux'], runUntagged: false });
