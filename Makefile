@@ -111,6 +111,7 @@ ops-coverage: install
 bench: build
 	@node --import tsx scripts/bench/bench.ts
 	@node --import tsx scripts/bench/ci-lint-config.ts
+	@node --import tsx scripts/bench/runner.ts
 
 clean:
 	rm -rf dist data .forge-test

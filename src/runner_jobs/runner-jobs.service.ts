@@ -119,6 +119,21 @@ export class RunnerJobsService {
    * the job it takes, and concurrent runners skip it for the next one instead of waiting or failing.
    */
   private async assign(runner: Runner): Promise<Record<string, unknown> | null> {
+    // A look without a transaction first: most woken runners find nothing for them and stop here.
+    if ((await this.candidates(this.dataSource.manager, runner)).length === 0) return null;
+    // Those that may take a job try one after the other in this process: the first takes it at once
+    // instead of queueing for connections and the pipeline's lock behind the others.
+    const turn = this.assigning.then(() => this.assignWithRetries(runner));
+    this.assigning = turn.then(
+      () => undefined,
+      () => undefined,
+    );
+    return turn;
+  }
+
+  private assigning: Promise<void> = Promise.resolve();
+
+  private async assignWithRetries(runner: Runner): Promise<Record<string, unknown> | null> {
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.assignOnce(runner);
@@ -155,7 +170,7 @@ export class RunnerJobsService {
   ): Promise<Array<{ id: number; pipeline_id: number }>> {
     const scope =
       runner.runnerType === 'instance_type'
-        ? 'TRUE'
+        ? '$1::integer IS NOT NULL'
         : runner.runnerType === 'group_type'
           ? `j.project_id IN (SELECT p.id FROM projects p JOIN namespaces n ON n.id = p.namespace_id
                WHERE n.traversal_ids && ARRAY(SELECT namespace_id FROM ci_runner_namespaces WHERE runner_id = $1))`
@@ -319,16 +334,14 @@ export class RunnerJobsService {
     contentRange: string | undefined,
     read: () => Promise<Buffer>,
   ): Promise<Record<string, string>> {
+    // The token resolved to this running job: no need to read it again.
     if (reachJobId !== jobId) throw forbidden403();
-    const job = await this.dataSource.manager.findOneBy(Job, { id: jobId, type: 'build' });
-    if (!job) throw new ApiError(404, { message: '404 Not Found' });
-    const status = job.status === 'canceled' ? 'canceled' : job.status;
+    const status = 'running';
     const range = /^(\d+)-(\d+)$/.exec(contentRange?.trim() ?? '');
     if (!range) throw badParameter('Content-Range header is missing or invalid');
     const start = Number(range[1]);
     const data = await read();
     const result = await this.traces.append(jobId, start, data);
-    await this.dataSource.query('UPDATE ci_builds SET runner_updated_at = now() WHERE id = $1', [jobId]);
     if (typeof result === 'object')
       throw new ApiError(
         416,

@@ -32,21 +32,17 @@ export class Traces implements JobTraceStore {
    * where the log ends.
    */
   async append(jobId: number, start: number, data: Buffer): Promise<number | { resumeAt: number }> {
-    return this.dataSource.transaction(async (manager) => {
-      const rows: Array<{ trace_size: string }> = await manager.query(
-        `WITH u AS (UPDATE ci_builds SET trace_size = trace_size + $3
-                    WHERE id = $1 AND trace_size = $2 AND trace_object IS NULL RETURNING trace_size)
-         SELECT trace_size FROM u`,
-        [jobId, start, data.length],
-      );
-      if (rows.length === 0) return { resumeAt: await this.size(jobId, manager) };
-      if (data.length > 0)
-        await manager.query(
-          'INSERT INTO ci_build_trace_chunks (build_id, start_offset, data) VALUES ($1, $2, $3)',
-          [jobId, start, data],
-        );
-      return Number(rows[0].trace_size);
-    });
+    // One statement: the offset check, the size, the runner's last word and the chunk commit together.
+    const rows: Array<{ trace_size: string }> = await this.dataSource.query(
+      `WITH u AS (UPDATE ci_builds SET trace_size = trace_size + $3, runner_updated_at = now()
+                  WHERE id = $1 AND trace_size = $2 AND trace_object IS NULL RETURNING trace_size),
+            c AS (INSERT INTO ci_build_trace_chunks (build_id, start_offset, data)
+                  SELECT $1, $2, $4::bytea FROM u WHERE $3 > 0)
+       SELECT trace_size FROM u`,
+      [jobId, start, data.length, data],
+    );
+    if (rows.length === 0) return { resumeAt: await this.size(jobId) };
+    return Number(rows[0].trace_size);
   }
 
   private async chunks(jobId: number, manager: EntityManager = this.dataSource.manager): Promise<Buffer> {

@@ -131,6 +131,33 @@ describe('POST /jobs/request', () => {
     expect((await other.driver.requestJob()).kind).toBe('none');
   });
 
+  it("orders variables as GitLab does: YAML, then project, then the pipeline's, then a manual play's", async () => {
+    const { owner, project } = await server.factories.ownedProjectWithReadme();
+    await server.request('POST', `/projects/${project.id}/variables`, {
+      token: owner.token,
+      json: { key: 'WHO', value: 'project' },
+    });
+    const ci = 'variables:\n  WHO: yaml\nauto:\n  script: [x]\nmanual:\n  when: manual\n  script: [x]\n';
+    await commit(owner.token, project, { '.gitlab-ci.yml': ci }, { message: 'CI [skip ci]' });
+    const created = await server.request('POST', `/projects/${project.id}/pipeline`, {
+      token: owner.token,
+      json: { ref: 'main', variables: [{ key: 'WHO', value: 'pipeline' }] },
+    });
+    expect(created.status, created.text).toBe(201);
+    const pipelineId = (created.body as { id: number }).id;
+    const jobs = await settle(owner.token, project, pipelineId, { auto: 'pending', manual: 'manual' });
+    const { driver } = await runnerFor(project);
+    const who = (job: RunnerJobPayload) => job.variables.filter((v) => v.key === 'WHO').map((v) => v.value);
+    expect(who((await driver.nextJob(1))!)).toEqual(['yaml', 'project', 'pipeline']);
+    const manual = jobs.find((job) => job.name === 'manual')!;
+    const played = await server.request('POST', `/projects/${project.id}/jobs/${manual.id}/play`, {
+      token: owner.token,
+      json: { job_variables_attributes: [{ key: 'WHO', value: 'manual' }] },
+    });
+    expect(played.status, played.text).toBe(200);
+    expect(who((await driver.nextJob(1))!)).toEqual(['yaml', 'project', 'pipeline', 'manual']);
+  });
+
   it('keeps protected variables from unprotected refs', async () => {
     const { owner, project } = await server.factories.ownedProjectWithReadme();
     await server.request('POST', `/projects/${project.id}/variables`, {
@@ -163,6 +190,16 @@ describe('which runner gets which job', () => {
     expect((await (await runnerFor(project, { tags: ['linux', 'docker'] })).driver.requestJob()).kind).toBe(
       'job',
     );
+  });
+
+  it('gives an instance runner the jobs of any project', async () => {
+    const { project } = await projectWithJobs('build:\n  tags: [instance-only]\n  script: [x]\n');
+    const { token } = await createRunner(server.dataSource, {
+      type: 'instance_type',
+      tags: ['instance-only'],
+    });
+    const got = await new RunnerDriver(server.api, token).requestJob();
+    expect(got.kind === 'job' && got.job.job_info.project_id).toBe(project.id);
   });
 
   it('gives untagged jobs only to runners with run_untagged', async () => {
