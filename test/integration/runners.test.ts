@@ -219,6 +219,36 @@ describe('the runner and its token', () => {
       (await server.request('GET', '/runners/all?version_prefix=x', { token: w.admin.token })).status,
     ).toBe(400);
   });
+
+  it("gives GitLab's statuses: offline after 2 hours, paused, stale after 7 days", async () => {
+    const w = await world();
+    const status = async (id: number) =>
+      ((await server.request('GET', `/runners/${id}`, { token: w.admin.token })).body as Json).status;
+    const offline = await createRunner(w.admin.token, { runner_type: 'instance_type' });
+    await server.dataSource.query(
+      `UPDATE ci_runners SET contacted_at = now() - interval '3 hours' WHERE id = $1`,
+      [offline.id],
+    );
+    expect(await status(offline.id)).toBe('offline');
+    const paused = await createRunner(w.admin.token, { runner_type: 'instance_type', paused: true });
+    await server.dataSource.query(`UPDATE ci_runners SET contacted_at = now() WHERE id = $1`, [paused.id]);
+    expect(await status(paused.id)).toBe('paused');
+    const stale = await createRunner(w.admin.token, { runner_type: 'instance_type' });
+    await server.dataSource.query(
+      `UPDATE ci_runners SET created_at = now() - interval '8 days', contacted_at = now() - interval '8 days' WHERE id = $1`,
+      [stale.id],
+    );
+    expect(await status(stale.id)).toBe('stale');
+    const listed = async (query: string) =>
+      (
+        (await server.request('GET', `/runners/all?${query}&per_page=100`, { token: w.admin.token }))
+          .body as Json[]
+      ).map((r) => r.id);
+    expect(await listed('status=stale')).toContain(stale.id);
+    expect(await listed('status=offline')).toEqual(expect.arrayContaining([offline.id, stale.id]));
+    expect(await listed('status=offline')).not.toContain(paused.id);
+    expect(await listed('status=online')).toContain(paused.id);
+  });
 });
 
 describe("the users' runner API", () => {
