@@ -1620,7 +1620,8 @@ export interface paths {
          *
          *     - **Who.** A running job's `CI_JOB_TOKEN`, for its own job or a job of the same project; anything
          *       else answers 403.
-         *     - A job without an archive answers 404. The answer may be 302 to a presigned URL of the bucket.
+         *     - A job without an archive answers 404. With `direct_download=true` (as GitLab Runner asks) the answer
+         *       may be 302 to a presigned URL of the bucket; otherwise the server streams the bytes.
          */
         get: operations["downloadJobArtifactsForRunner"];
         put?: never;
@@ -22337,7 +22338,13 @@ export interface operations {
     };
     downloadJobArtifactsForRunner: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Allow a redirect to the bucket rather than streaming through the server.
+                 * @example true
+                 */
+                direct_download?: boolean;
+            };
             header?: never;
             path: {
                 /**

@@ -52,7 +52,7 @@ export const jobArtifactsHandlers = defineHandlers(['jobArtifacts', 'pipelines']
 
   async downloadJobArtifactsForRunner({ params, caller, services }) {
     const archive = await services.jobArtifacts.forRunner(caller, params.id);
-    return answer(await services.jobArtifacts.serve(archive));
+    return answer(await services.jobArtifacts.serve(archive, { redirect: params.direct_download === true }));
   },
 
   async getJobArtifacts({ params, subject, services }) {

@@ -320,11 +320,14 @@ export class JobArtifactsService {
   }
 
   /** The archive's bytes, or where to download them from (a presigned URL, when the store gives one). */
-  async serve(artifact: JobArtifact): Promise<Served> {
-    const url = await this.store.downloadUrl(artifact.objectKey, {
-      filename: artifact.filename,
-      contentType: 'application/zip',
-    });
+  async serve(artifact: JobArtifact, options: { redirect?: boolean } = {}): Promise<Served> {
+    const url =
+      options.redirect === false
+        ? null
+        : await this.store.downloadUrl(artifact.objectKey, {
+            filename: artifact.filename,
+            contentType: 'application/zip',
+          });
     if (url) return { redirect: url };
     const stream = await this.store.get(artifact.objectKey);
     if (!stream) throw notFound();

@@ -309,7 +309,7 @@ describe('the runner API', () => {
         artifacts_file: { filename: 'artifacts.zip', size: zip.length },
       },
     ]);
-    const downloaded = await fetch(`${server.api}/jobs/${build.id}/artifacts`, {
+    const downloaded = await fetch(`${server.api}/jobs/${build.id}/artifacts?direct_download=true`, {
       headers: { 'JOB-TOKEN': test.token },
     });
     expect(downloaded.status).toBe(200);
