@@ -19,7 +19,6 @@ const { commit, pipelineFor, jobsOf } = pipelineHelpers(server);
 const SECRET = 'Zq8-masked-Secret-4711';
 let dir: string;
 let admin: { token: string };
-let runnerToken: string;
 const runners: ChildProcess[] = [];
 let runnerOutput = '';
 
@@ -29,7 +28,11 @@ function startRunner(): ChildProcess {
     env: {
       ...process.env,
       FORGE_RUNNER_URL: server.url,
-      FORGE_RUNNER_TOKEN: runnerToken,
+      // The built-in runner's own registration, as `FORGE_BUILTIN_RUNNER=true make run` does it: an instance
+      // runner created with the administrator's token, its token kept in DATA_DIR/runner/token.
+      FORGE_RUNNER_TOKEN: '',
+      FORGE_RUNNER_REGISTER: 'true',
+      FORGE_ROOT_TOKEN: admin.token,
       FORGE_RUNNER_CONCURRENCY: '4',
       FORGE_RUNNER_UPDATE_INTERVAL: '1',
       DATA_DIR: path.join(dir, 'data'),
@@ -100,17 +103,6 @@ beforeAll(async () => {
   const user = await server.factories.user({ admin: true });
   admin = { token: user.token };
   await setUpProject();
-  const res = await server.request('POST', '/user/runners', {
-    token: admin.token,
-    json: {
-      runner_type: 'project_type',
-      project_id: project.id,
-      description: 'built-in',
-      run_untagged: true,
-    },
-  });
-  expect(res.status, res.text).toBe(201);
-  runnerToken = (res.body as Json).token as string;
   startRunner();
 });
 
@@ -236,6 +228,18 @@ describe('the built-in runner runs a pushed pipeline', () => {
     const childJobs = await jobsOf(admin.token, project, child);
     expect(childJobs.map((j) => [j.name, j.status])).toEqual([['child-job', 'success']]);
     expect(await traceOf(project.id, childJobs[0].id)).toContain('in the child pipeline');
+
+    // The runner registered itself as an instance runner and kept its token.
+    const saved = fs.readFileSync(path.join(dir, 'data/runner/token'), 'utf8').trim();
+    expect(saved).toMatch(/^glrt-/);
+    expect((fs.statSync(path.join(dir, 'data/runner/token')).mode & 0o777).toString(8)).toBe('600');
+    const all = (await get('/runners/all')).body as Json[];
+    expect(all).toEqual([
+      expect.objectContaining({
+        runner_type: 'instance_type',
+        description: 'forge-api built-in shell runner',
+      }),
+    ]);
   }, 60_000);
 
   it('stops a running sleep 600 within 5 s of a cancel', async () => {
