@@ -123,7 +123,8 @@ export class JobRun {
     );
   }
 
-  private async stages(root: string, timeoutS: number): Promise<JobEnd> {
+  /** The job's directories, the trace's header (executor, image, services) and its environment. */
+  private async prepare(root: string): Promise<JobContext> {
     const job = this.job;
     const s = this.settings;
     const projectDir = path.join(root, 'project');
@@ -176,6 +177,14 @@ export class JobRun {
       user: s.user,
       client: s.client,
     };
+    return context;
+  }
+
+  private async stages(root: string, timeoutS: number): Promise<JobEnd> {
+    const job = this.job;
+    const s = this.settings;
+    const context = await this.prepare(root);
+    const { projectDir, tmpDir } = context;
 
     this.trace.write(sectionStart('get_sources', 'Getting source from Git repository'));
     const fetched = await getSources(context, (p) => this.track(p));
@@ -226,7 +235,26 @@ export class JobRun {
     if (after?.script?.length && !this.aborted)
       await this.afterScript(after, { ...context.env, CI_JOB_STATUS: status }, projectDir, tmpDir);
     if (this.canceled || this.aborted) return this.stoppedEnd(timeoutS);
+    if (!(await this.handOn(context, succeeded)) && succeeded)
+      return {
+        state: 'failed',
+        reason: 'unknown_failure',
+        message: 'Job failed: uploading artifacts failed',
+      };
+    if (this.timedOut) return this.stoppedEnd(timeoutS);
+    if (succeeded) return { state: 'success' };
+    return {
+      state: 'failed',
+      reason: 'script_failure',
+      exitCode,
+      message: `Job failed: exit code ${exitCode}`,
+    };
+  }
 
+  /** Saves the cache and uploads artifacts and reports, as `when` says for the job's result; false on a failed upload. */
+  private async handOn(context: JobContext, succeeded: boolean): Promise<boolean> {
+    const job = this.job;
+    const s = this.settings;
     if (job.cache?.length) {
       this.trace.write(
         sectionStart('archive_cache', `Saving cache for ${succeeded ? 'successful' : 'failed'} job`),
@@ -244,21 +272,9 @@ export class JobRun {
       );
       const ok = await uploadArtifacts(context, uploads);
       this.trace.write(sectionEnd(name));
-      if (!ok && succeeded)
-        return {
-          state: 'failed',
-          reason: 'unknown_failure',
-          message: 'Job failed: uploading artifacts failed',
-        };
+      return ok;
     }
-    if (this.timedOut) return this.stoppedEnd(timeoutS);
-    if (succeeded) return { state: 'success' };
-    return {
-      state: 'failed',
-      reason: 'script_failure',
-      exitCode,
-      message: `Job failed: exit code ${exitCode}`,
-    };
+    return true;
   }
 
   private stoppedEnd(timeoutS: number): JobEnd {
