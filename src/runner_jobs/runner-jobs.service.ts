@@ -11,6 +11,7 @@ import type { CoreDeps } from '../core/family.js';
 import type { Events } from '../core/events.js';
 import { parseDuration } from '../ci_config/duration.js';
 import type { CiVariablesService } from '../ci_variables/ci-variables.service.js';
+import type { GitCommit } from '../git/commits.js';
 import { refPatternMatches } from '../git/ref-changes.js';
 import { Job, Pipeline } from '../pipelines/pipeline.entity.js';
 import type { PipelinesService } from '../pipelines/pipelines.service.js';
@@ -214,12 +215,7 @@ export class RunnerJobsService {
     const pipeline = await manager.findOneByOrFail(Pipeline, { id: job.pipelineId });
     const protectedRef = await this.protectedRef(job);
     const view = { project, accessLevel: 0, showStatistics: false } as unknown as ProjectView;
-    const commit =
-      (await this.deps.repositories
-        .open(view)
-        .git.commits([job.sha])
-        .then((map) => map.get(job.sha) ?? null)
-        .catch(() => null)) ?? null;
+    const commit = await this.commit(view, job.sha);
     const environment = environmentName(job.options.environment);
     const ciVariables = await this.deps.ciVariables.forPipeline(
       { projectId: project.id, protectedRef, environment },
@@ -248,6 +244,22 @@ export class RunnerJobsService {
       playVariables: this.deps.pipelines.jobs.playVariables(job),
       contributions: this.core.contributions,
     });
+  }
+
+  /** A commit is what it is forever: the jobs of a pipeline read it once (a git process saved per job). */
+  private readonly commits = new Map<string, GitCommit | null>();
+
+  private async commit(view: ProjectView, sha: string): Promise<GitCommit | null> {
+    const key = `${view.project.id}:${sha}`;
+    if (this.commits.has(key)) return this.commits.get(key) ?? null;
+    const commit = await this.deps.repositories
+      .open(view)
+      .git.commits([sha])
+      .then((map) => map.get(sha) ?? null)
+      .catch(() => null);
+    if (this.commits.size >= 1000) this.commits.delete(this.commits.keys().next().value!);
+    if (commit) this.commits.set(key, commit);
+    return commit;
   }
 
   // ---- PUT /jobs/:id ----
