@@ -167,6 +167,18 @@ describe('job artifacts', () => {
     } finally {
       server.services.jobArtifacts.settings.maxArtifactsSize = limit;
     }
+    // A refused upload leaves no object behind: one object per kept row.
+    const keys: string[] = [];
+    for await (const object of server.services.jobArtifacts.store.list(
+      `artifacts/${project.id}/${build.id}/`,
+    ))
+      keys.push(object.key);
+    const rows: Array<{ object_key: string }> = await server.dataSource.query(
+      'SELECT object_key FROM ci_job_artifacts WHERE job_id = $1',
+      [build.id],
+    );
+    expect(keys.sort()).toEqual(rows.map((row) => row.object_key).sort());
+    expect(keys).toHaveLength(2);
   });
 
   it('keeps, deletes one job, and deletes a project’s artifacts but the latest pipeline’s', async () => {
@@ -331,5 +343,32 @@ describe('the runner API', () => {
       token: owner.token,
     });
     expect(reportOnly.status).toBe(404);
+  });
+
+  it("lets another project's running job download the artifacts once the project allows it, and not after it ends", async () => {
+    const { owner, project } = await builtProject({ 'lib.txt': 'shared library' });
+    const other = await server.factories.projectWithReadme({ owner });
+    const runner = await projectRunner(server, other);
+    const sha = await commit(owner.token, other, { '.gitlab-ci.yml': 'fetch:\n  script: curl\n' });
+    const pipeline = await pipelineFor(owner.token, other, sha);
+    await settle(owner.token, other, pipeline.id, { fetch: 'pending' });
+    const job = await runner.request();
+    const download = () =>
+      server.request(
+        'GET',
+        `/projects/${project.id}/jobs/artifacts/main/raw/lib.txt?job=build&job_token=${job.token}`,
+      );
+    const refused = await download();
+    expect(refused.status, refused.text).toBe(403);
+    const allow = await server.request('POST', `/projects/${project.id}/job_token_scope/allowlist`, {
+      token: owner.token,
+      json: { target_project_id: other.id },
+    });
+    expect(allow.status, allow.text).toBe(201);
+    const allowed = await download();
+    expect(allowed.status, allowed.text).toBe(200);
+    expect(allowed.text).toBe('shared library');
+    await run(job.id, 'success');
+    expect((await download()).status).toBe(401);
   });
 });
