@@ -49,8 +49,17 @@ module.exports = {
     {
       name: 'git-only-in-src-git',
       severity: 'error',
-      comment: 'Every git (and other) process is spawned by src/git/, the one git layer.',
-      from: { path: '^src/', pathNot: '^src/git/' },
+      comment:
+        'Every git (and other) process is spawned by src/git/, the one git layer. src/runner/ is the ' +
+        'exception: the built-in runner executes jobs (bash, git clone as a CI client), it is not the server.',
+      from: {
+        path: '^src/',
+        pathNot: [
+          '^src/git/',
+          // The runner is a separate command, a client of the runner API that runs jobs' scripts.
+          '^src/runner/',
+        ],
+      },
       to: { path: ['^child_process$', '^node:child_process$', '^src/git/git\\.ts$'] },
     },
     {

@@ -6,7 +6,7 @@ PORT ?= 8080
 # Redocly sends usage data unless told not to; nothing leaves the machine.
 export REDOCLY_TELEMETRY := off
 
-.PHONY: install generate check-generated lint typecheck build migrate run test test-unit fuzz mock docs ops-coverage bench clean
+.PHONY: install generate check-generated lint typecheck build migrate run runner test test-unit fuzz mock docs ops-coverage bench clean
 
 # --prefer-offline: packages already in npm's cache are not checked with the registry again.
 node_modules/.installed: package.json package-lock.json
@@ -67,8 +67,20 @@ migrate: dist/.built
 	node dist/src/cli/setup.js
 
 # The server migrates and makes sure root exists itself: one start, not two.
+# FORGE_BUILTIN_RUNNER=true also starts the built-in shell runner beside it (it registers itself as an
+# instance runner with the root token once the server answers, and stops with the server).
 run: dist/.built
+ifeq ($(FORGE_BUILTIN_RUNNER),true)
+	@node dist/src/runner/main.js --register & runner=$$!; \
+	trap 'kill $$runner 2>/dev/null; wait $$runner 2>/dev/null' EXIT; \
 	node dist/src/main.js
+else
+	node dist/src/main.js
+endif
+
+## The built-in shell runner alone, against FORGE_RUNNER_URL with FORGE_RUNNER_TOKEN (see the README).
+runner: dist/.built
+	node dist/src/runner/main.js
 
 test: build
 	@rm -f .forge-test/vitest.json
@@ -100,6 +112,7 @@ bench: build
 	@node --import tsx scripts/bench/bench.ts
 	@node --import tsx scripts/bench/ci-lint-config.ts
 	@node --import tsx scripts/bench/object-store.ts
+	@node --import tsx scripts/bench/runner.ts
 
 clean:
 	rm -rf dist data .forge-test

@@ -34,7 +34,7 @@ export class JobTokenScopeService {
     );
   }
 
-  /** The allowlisted projects, the project itself first (GitLab lists it too), then by when they were added. */
+  /** The allowlisted projects and the project itself (GitLab lists it too), by id. */
   async projectAllowlist(
     view: ProjectView,
     params: PageParams,
@@ -48,8 +48,7 @@ export class JobTokenScopeService {
         `p.id = :id OR p.id IN (SELECT target_project_id FROM ci_job_token_project_scope_links WHERE source_project_id = :id)`,
         { id: view.project.id },
       )
-      .orderBy('p.id = :id', 'DESC')
-      .addOrderBy('p.id', 'ASC');
+      .orderBy('p.id', 'ASC');
     return paginateOffset(query, params, request) as Promise<Page<Project & { namespace: Namespace }>>;
   }
 
@@ -79,7 +78,11 @@ export class JobTokenScopeService {
     return rows[0].n > 0;
   }
 
-  async groupAllowlist(view: ProjectView, params: PageParams, request: RequestInfo): Promise<Page<Namespace>> {
+  async groupAllowlist(
+    view: ProjectView,
+    params: PageParams,
+    request: RequestInfo,
+  ): Promise<Page<Namespace>> {
     const query = this.dataSource
       .getRepository(Namespace)
       .createQueryBuilder('g')

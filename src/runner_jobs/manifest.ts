@@ -40,8 +40,14 @@ export const runnerJobsManifest = defineFamily({
     ),
   ],
   callerCredentials: {
-    JobToken: ({ jobTokens }) => (token) => jobTokens.caller(token),
-    JobTokenQuery: ({ jobTokens }) => (token) => jobTokens.caller(token),
+    JobToken:
+      ({ jobTokens }) =>
+      (token) =>
+        jobTokens.caller(token),
+    JobTokenQuery:
+      ({ jobTokens }) =>
+      (token) =>
+        jobTokens.caller(token),
   },
   contributes: {
     // Multi-project pipelines triggered with CI_JOB_TOKEN run as the job's user.

@@ -66,7 +66,13 @@ export async function jobVariables(input: PayloadInput, dependencies: Job[]): Pr
     variable('CI_SERVER_NAME', 'GitLab'),
     variable('CI_JOB_ID', String(job.id)),
     variable('CI_JOB_NAME', job.name),
-    variable('CI_JOB_NAME_SLUG', job.name.toLowerCase().replace(/[^a-z0-9]/g, '-').slice(0, 63)),
+    variable(
+      'CI_JOB_NAME_SLUG',
+      job.name
+        .toLowerCase()
+        .replace(/[^a-z0-9]/g, '-')
+        .slice(0, 63),
+    ),
     variable('CI_JOB_STAGE', job.stage),
     variable('CI_JOB_URL', `${externalUrl}/${fullPath}/-/jobs/${job.id}`),
     variable('CI_JOB_STARTED_AT', (job.startedAt ?? new Date()).toISOString().replace(/\.\d{3}Z$/, 'Z')),
@@ -143,7 +149,8 @@ function steps(job: Job, timeout: number) {
     },
   ];
   const after = asArray(o.after_script);
-  if (after.length) list.push({ name: 'after_script', script: after, timeout, when: 'always', allow_failure: true });
+  if (after.length)
+    list.push({ name: 'after_script', script: after, timeout, when: 'always', allow_failure: true });
   return list;
 }
 
@@ -254,7 +261,7 @@ export async function dependenciesOf(manager: EntityManager, job: Job): Promise<
 }
 
 export async function buildPayload(input: PayloadInput): Promise<Record<string, unknown>> {
-  const { job, pipeline, project, runner, externalUrl, manager } = input;
+  const { job, pipeline, project, externalUrl, manager } = input;
   const fullPath = projectFullPath(project);
   const deps = await dependenciesOf(manager, job);
   const extensions = input.contributions.of('runnerJobPayload');
@@ -295,7 +302,9 @@ export async function buildPayload(input: PayloadInput): Promise<Record<string, 
       ref_type: job.tag ? 'tag' : 'branch',
       refspecs: [
         `+refs/pipelines/${pipeline.id}:refs/pipelines/${pipeline.id}`,
-        job.tag ? `+refs/tags/${job.ref}:refs/tags/${job.ref}` : `+refs/heads/${job.ref}:refs/remotes/origin/${job.ref}`,
+        job.tag
+          ? `+refs/tags/${job.ref}:refs/tags/${job.ref}`
+          : `+refs/heads/${job.ref}:refs/remotes/origin/${job.ref}`,
       ],
       depth: numberSetting(project, 'ci_default_git_depth', 20),
     },
@@ -306,7 +315,14 @@ export async function buildPayload(input: PayloadInput): Promise<Record<string, 
     services: ((o.services ?? []) as unknown[]).map((s) => image(s)),
     artifacts: artifacts(job),
     cache: caches(job),
-    credentials: [{ type: 'registry', url: new URL(externalUrl).host, username: 'gitlab-ci-token', password: input.token }],
+    credentials: [
+      {
+        type: 'registry',
+        url: new URL(externalUrl).host,
+        username: 'gitlab-ci-token',
+        password: input.token,
+      },
+    ],
     dependencies,
     features: { trace_sections: true, failure_reasons: FAILURE_REASONS },
     hooks: [],

@@ -95,8 +95,7 @@ export const runnerJobsHandlers = defineHandlers(['runnerJobs', 'jobTokenScope']
   },
 
   async removeJobTokenScopeGroup({ subject, params, services }) {
-    if (!(await services.jobTokenScope.removeGroup(subject, params.target_group_id)))
-      throw recordNotFound();
+    if (!(await services.jobTokenScope.removeGroup(subject, params.target_group_id))) throw recordNotFound();
     return { status: 204, body: null };
   },
 });

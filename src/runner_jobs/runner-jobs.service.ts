@@ -3,7 +3,7 @@
  * LOCKED), `PUT /jobs/:id` (a runner's state), `PATCH /jobs/:id/trace` (the live log), and the sweep
  * that fails jobs whose runner went silent.
  */
-import { In, type DataSource, type EntityManager } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import { RE2JS } from 're2js';
 import { hashToken } from '../core/auth.js';
 import { ApiError, badParameter } from '../core/errors.js';
@@ -11,6 +11,7 @@ import type { CoreDeps } from '../core/family.js';
 import type { Events } from '../core/events.js';
 import { parseDuration } from '../ci_config/duration.js';
 import type { CiVariablesService } from '../ci_variables/ci-variables.service.js';
+import type { GitCommit } from '../git/commits.js';
 import { refPatternMatches } from '../git/ref-changes.js';
 import { Job, Pipeline } from '../pipelines/pipeline.entity.js';
 import type { PipelinesService } from '../pipelines/pipelines.service.js';
@@ -68,7 +69,6 @@ const CANDIDATES = 20;
 export class RunnerJobsService {
   private readonly dataSource: DataSource;
   private readonly events: Events;
-  private readonly externalUrl: string;
   readonly signal: QueueSignal;
   /** How long `POST /jobs/request` holds a request without a job (GitLab/Workhorse: about 50 s). */
   longPollMs = Number(process.env.FORGE_RUNNER_LONG_POLL_SECONDS ?? 50) * 1000;
@@ -82,7 +82,6 @@ export class RunnerJobsService {
   ) {
     this.dataSource = core.dataSource;
     this.events = core.events;
-    this.externalUrl = core.config.externalUrl;
     this.signal = new QueueSignal(core.dataSource);
   }
 
@@ -115,11 +114,50 @@ export class RunnerJobsService {
     );
   }
 
-  /** Picks the oldest pending build this runner may run, in one transaction; null: none. */
+  /**
+   * Picks the oldest pending build this runner may run, in one transaction; null: none. The candidates
+   * are read without locks, then taken one at a time with FOR UPDATE SKIP LOCKED: a runner locks only
+   * the job it takes, and concurrent runners skip it for the next one instead of waiting or failing.
+   */
   private async assign(runner: Runner): Promise<Record<string, unknown> | null> {
+    // A look without a transaction first: most woken runners find nothing for them and stop here.
+    if ((await this.candidates(this.dataSource.manager, runner)).length === 0) return null;
+    // Those that may take a job try one after the other in this process: the first takes it at once
+    // instead of queueing for connections and the pipeline's lock behind the others.
+    const turn = this.assigning.then(() => this.assignWithRetries(runner));
+    this.assigning = turn.then(
+      () => undefined,
+      () => undefined,
+    );
+    return turn;
+  }
+
+  private assigning: Promise<void> = Promise.resolve();
+
+  private async assignWithRetries(runner: Runner): Promise<Record<string, unknown> | null> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.assignOnce(runner);
+      } catch (err) {
+        // Two pipelines' processing may still deadlock with us: the loser tries again.
+        const code = (err as { driverError?: { code?: string }; code?: string }).driverError?.code;
+        if (attempt >= 3 || (code !== '40P01' && code !== '40001')) throw err;
+      }
+    }
+  }
+
+  private async assignOnce(runner: Runner): Promise<Record<string, unknown> | null> {
     return this.dataSource.transaction(async (manager) => {
-      const candidates = await this.candidates(manager, runner);
-      for (const job of candidates) {
+      for (const { id, pipeline_id } of await this.candidates(manager, runner)) {
+        // The pipeline first, as its processing locks it before its jobs.
+        await manager.query('SELECT 1 FROM ci_pipelines WHERE id = $1 FOR UPDATE', [pipeline_id]);
+        const locked: Array<{ id: number }> = await manager.query(
+          `SELECT id FROM ci_builds WHERE id = $1 AND status = 'pending' AND runner_id IS NULL
+           FOR UPDATE SKIP LOCKED`,
+          [id],
+        );
+        if (locked.length === 0) continue;
+        const job = await manager.findOneByOrFail(Job, { id });
         if (runner.accessLevel === 'ref_protected' && !(await this.protectedRef(job))) continue;
         return this.start(manager, runner, job);
       }
@@ -127,25 +165,25 @@ export class RunnerJobsService {
     });
   }
 
-  private async candidates(manager: EntityManager, runner: Runner): Promise<Job[]> {
+  private async candidates(
+    manager: EntityManager,
+    runner: Runner,
+  ): Promise<Array<{ id: number; pipeline_id: number }>> {
     const scope =
       runner.runnerType === 'instance_type'
-        ? 'TRUE'
+        ? '$1::integer IS NOT NULL'
         : runner.runnerType === 'group_type'
           ? `j.project_id IN (SELECT p.id FROM projects p JOIN namespaces n ON n.id = p.namespace_id
                WHERE n.traversal_ids && ARRAY(SELECT namespace_id FROM ci_runner_namespaces WHERE runner_id = $1))`
           : 'j.project_id IN (SELECT project_id FROM ci_runner_projects WHERE runner_id = $1)';
-    const rows: Array<{ id: number }> = await manager.query(
-      `SELECT j.id FROM ci_builds j
+    return manager.query(
+      `SELECT j.id, j.pipeline_id FROM ci_builds j
        WHERE j.status = 'pending' AND j.type = 'build' AND j.runner_id IS NULL AND ${scope}
          AND COALESCE(j.options->'tags', '[]'::jsonb) <@ $2::jsonb
          AND ($3::boolean OR jsonb_array_length(COALESCE(j.options->'tags', '[]'::jsonb)) > 0)
-       ORDER BY j.id LIMIT ${CANDIDATES} FOR UPDATE OF j SKIP LOCKED`,
+       ORDER BY j.id LIMIT ${CANDIDATES}`,
       [runner.id, JSON.stringify(runner.tagList), runner.runUntagged],
     );
-    if (rows.length === 0) return [];
-    const jobs = await manager.findBy(Job, { id: In(rows.map((row) => row.id)) });
-    return jobs.sort((a, b) => a.id - b.id);
   }
 
   private async protectedRef(job: Job): Promise<boolean> {
@@ -177,12 +215,7 @@ export class RunnerJobsService {
     const pipeline = await manager.findOneByOrFail(Pipeline, { id: job.pipelineId });
     const protectedRef = await this.protectedRef(job);
     const view = { project, accessLevel: 0, showStatistics: false } as unknown as ProjectView;
-    const commit =
-      (await this.deps.repositories
-        .open(view)
-        .git.commits([job.sha])
-        .then((map) => map.get(job.sha) ?? null)
-        .catch(() => null)) ?? null;
+    const commit = await this.commit(view, job.sha);
     const environment = environmentName(job.options.environment);
     const ciVariables = await this.deps.ciVariables.forPipeline(
       { projectId: project.id, protectedRef, environment },
@@ -205,12 +238,28 @@ export class RunnerJobsService {
       timeout,
       protectedRef,
       commit,
-      externalUrl: this.externalUrl,
+      externalUrl: this.core.config.externalUrl,
       ciVariables,
       openSealed: (value) => this.deps.pipelines.secrets.open(value),
       playVariables: this.deps.pipelines.jobs.playVariables(job),
       contributions: this.core.contributions,
     });
+  }
+
+  /** A commit is what it is forever: the jobs of a pipeline read it once (a git process saved per job). */
+  private readonly commits = new Map<string, GitCommit | null>();
+
+  private async commit(view: ProjectView, sha: string): Promise<GitCommit | null> {
+    const key = `${view.project.id}:${sha}`;
+    if (this.commits.has(key)) return this.commits.get(key) ?? null;
+    const commit = await this.deps.repositories
+      .open(view)
+      .git.commits([sha])
+      .then((map) => map.get(sha) ?? null)
+      .catch(() => null);
+    if (this.commits.size >= 1000) this.commits.delete(this.commits.keys().next().value!);
+    if (commit) this.commits.set(key, commit);
+    return commit;
   }
 
   // ---- PUT /jobs/:id ----
@@ -297,16 +346,14 @@ export class RunnerJobsService {
     contentRange: string | undefined,
     read: () => Promise<Buffer>,
   ): Promise<Record<string, string>> {
+    // The token resolved to this running job: no need to read it again.
     if (reachJobId !== jobId) throw forbidden403();
-    const job = await this.dataSource.manager.findOneBy(Job, { id: jobId, type: 'build' });
-    if (!job) throw new ApiError(404, { message: '404 Not Found' });
-    const status = job.status === 'canceled' ? 'canceled' : job.status;
+    const status = 'running';
     const range = /^(\d+)-(\d+)$/.exec(contentRange?.trim() ?? '');
     if (!range) throw badParameter('Content-Range header is missing or invalid');
     const start = Number(range[1]);
     const data = await read();
     const result = await this.traces.append(jobId, start, data);
-    await this.dataSource.query('UPDATE ci_builds SET runner_updated_at = now() WHERE id = $1', [jobId]);
     if (typeof result === 'object')
       throw new ApiError(
         416,

@@ -32,21 +32,17 @@ export class Traces implements JobTraceStore {
    * where the log ends.
    */
   async append(jobId: number, start: number, data: Buffer): Promise<number | { resumeAt: number }> {
-    return this.dataSource.transaction(async (manager) => {
-      const rows: Array<{ trace_size: string }> = await manager.query(
-        `WITH u AS (UPDATE ci_builds SET trace_size = trace_size + $3
-                    WHERE id = $1 AND trace_size = $2 AND trace_object IS NULL RETURNING trace_size)
-         SELECT trace_size FROM u`,
-        [jobId, start, data.length],
-      );
-      if (rows.length === 0) return { resumeAt: await this.size(jobId, manager) };
-      if (data.length > 0)
-        await manager.query(
-          'INSERT INTO ci_build_trace_chunks (build_id, start_offset, data) VALUES ($1, $2, $3)',
-          [jobId, start, data],
-        );
-      return Number(rows[0].trace_size);
-    });
+    // One statement: the offset check, the size, the runner's last word and the chunk commit together.
+    const rows: Array<{ trace_size: string }> = await this.dataSource.query(
+      `WITH u AS (UPDATE ci_builds SET trace_size = trace_size + $3, runner_updated_at = now()
+                  WHERE id = $1 AND trace_size = $2 AND trace_object IS NULL RETURNING trace_size),
+            c AS (INSERT INTO ci_build_trace_chunks (build_id, start_offset, data)
+                  SELECT $1, $2, $4::bytea FROM u WHERE $3 > 0)
+       SELECT trace_size FROM u`,
+      [jobId, start, data.length, data],
+    );
+    if (rows.length === 0) return { resumeAt: await this.size(jobId) };
+    return Number(rows[0].trace_size);
   }
 
   private async chunks(jobId: number, manager: EntityManager = this.dataSource.manager): Promise<Buffer> {
@@ -75,26 +71,29 @@ export class Traces implements JobTraceStore {
     return this.chunks(job.id);
   }
 
-  /** Moves a finished job's chunks into the object store; nothing to do when there are none. */
+  /**
+   * Moves a finished job's chunks into the object store; nothing to do when there are none. The build's
+   * row stays locked meanwhile, so that two archivers (the runner's last update, the queue) never race.
+   */
   async archive(jobId: number): Promise<void> {
-    const rows: Array<{ project_id: number; trace_size: string; trace_object: string | null }> =
-      await this.dataSource.query('SELECT project_id, trace_size, trace_object FROM ci_builds WHERE id = $1', [
-        jobId,
-      ]);
-    const row = rows[0];
-    if (!row || row.trace_object || Number(row.trace_size) === 0) return;
-    const key = traceKey(row.project_id, jobId);
-    await this.store.putStream(key, Readable.from([await this.chunks(jobId)]));
-    const done = await this.dataSource.transaction(async (manager) => {
-      const updated: unknown[] = await manager.query(
-        `WITH u AS (UPDATE ci_builds SET trace_object = $2 WHERE id = $1 AND trace_object IS NULL RETURNING 1)
-         SELECT 1 FROM u`,
-        [jobId, key],
-      );
-      if (updated.length) await manager.query('DELETE FROM ci_build_trace_chunks WHERE build_id = $1', [jobId]);
-      return updated.length > 0;
+    await this.dataSource.transaction(async (manager) => {
+      const rows: Array<{ project_id: number; trace_size: string; trace_object: string | null }> =
+        await manager.query(
+          'SELECT project_id, trace_size, trace_object FROM ci_builds WHERE id = $1 FOR UPDATE',
+          [jobId],
+        );
+      const row = rows[0];
+      if (!row || row.trace_object || Number(row.trace_size) === 0) return;
+      const key = traceKey(row.project_id, jobId);
+      await this.store.putStream(key, Readable.from([await this.chunks(jobId, manager)]));
+      try {
+        await manager.query('UPDATE ci_builds SET trace_object = $2 WHERE id = $1', [jobId, key]);
+        await manager.query('DELETE FROM ci_build_trace_chunks WHERE build_id = $1', [jobId]);
+      } catch (err) {
+        await this.store.delete([key]).catch(() => undefined);
+        throw err;
+      }
     });
-    if (!done) await this.store.delete([key]).catch(() => undefined);
   }
 
   async erase(manager: EntityManager, job: Job): Promise<boolean> {
