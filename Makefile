@@ -113,6 +113,7 @@ bench: build
 	@node --import tsx scripts/bench/ci-lint-config.ts
 	@node --import tsx scripts/bench/object-store.ts
 	@node --import tsx scripts/bench/runner.ts
+	@node --import tsx scripts/bench/artifacts.ts
 
 clean:
 	rm -rf dist data .forge-test

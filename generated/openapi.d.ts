@@ -1601,6 +1601,197 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/jobs/{id}/artifacts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The job's id.
+                 * @example 8
+                 */
+                id: number;
+            };
+            cookie?: never;
+        };
+        /**
+         * Download a job's archive (runner)
+         * @description The job's archive, for a runner fetching a dependency's artifacts before its job starts.
+         *
+         *     - **Who.** A running job's `CI_JOB_TOKEN`, for its own job or a job of the same project; anything
+         *       else answers 403.
+         *     - A job without an archive answers 404. With `direct_download=true` (as GitLab Runner asks) the answer
+         *       may be 302 to a presigned URL of the bucket; otherwise the server streams the bytes.
+         */
+        get: operations["downloadJobArtifactsForRunner"];
+        put?: never;
+        /**
+         * Upload an artifact file (runner)
+         * @description Keeps one file of the running job, as GitLab Runner uploads them: `multipart/form-data` with the
+         *     file in `file`; `artifact_type`, `artifact_format` and `expire_in` in the query or the form.
+         *
+         *     - **Who.** The job's own `CI_JOB_TOKEN` while it runs; anything else answers 403.
+         *     - `artifact_type`: `archive` (default), `metadata`, `junit`, `dotenv`, `cobertura`, `sast`,
+         *       `dependency_scanning`, `secret_detection`, `container_scanning`, `coverage_fuzzing`... (GitLab's
+         *       list); `artifact_format`: `zip`, `gzip` or `raw` (the type's own format by default; an archive
+         *       is a zip). A zip that cannot be read, an unknown type or format, an `expire_in` that is no
+         *       duration, a missing file, or a second file of the same type for the job answer 400.
+         *     - `expire_in`: a duration as GitLab reads them (`30 days`, `1 week`, `2h 20min`, `3600`), or
+         *       `never`; the default is `30 days`.
+         *     - Above the maximum artifacts size (`FORGE_MAX_ARTIFACTS_SIZE_MB`, GitLab's `max_artifacts_size`,
+         *       100 MB by default) the answer is 413 `{"message": "file size has reached maximum size limit"}`
+         *       and nothing is kept. The body is streamed to disk as it arrives, never held in memory.
+         *     - A report is handed to the families that read it (test reports, dotenv, coverage, security
+         *       reports) in the upload's transaction: a report they refuse is not kept, with their answer.
+         *     - 201 with the body `201`.
+         */
+        post: operations["uploadJobArtifacts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/jobs/{id}/artifacts/authorize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The job's id.
+                 * @example 8
+                 */
+                id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Authorize an artifacts upload (runner)
+         * @description Whether the running job may upload a file of `filesize` bytes of `artifact_type`, with the largest
+         *     size allowed.
+         *
+         *     - **Who.** The job's own `CI_JOB_TOKEN` (`JOB-TOKEN`) while it runs: any other token, a missing
+         *       one, a job that is not running or erased answers 403.
+         *     - `filesize` above the maximum artifacts size (`FORGE_MAX_ARTIFACTS_SIZE_MB`, GitLab's
+         *       `max_artifacts_size`, 100 MB by default) answers 413.
+         *     - An unknown `artifact_type` answers 400.
+         */
+        post: operations["authorizeJobArtifactsUpload"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/jobs/{job_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The job's id.
+                 * @example 8
+                 */
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Report a job's state
+         * @description The runner's report on its job: `running` (a keep-alive), or its end (`success` or `failed`).
+         *
+         *     - **Who.** The job's runner, by the job's token (`token` in the body): 403 when it is not this job's, or the
+         *       job is no longer running (then with `Job-Status`).
+         *     - **Ending.** With `output.bytesize` larger than the log received so far the answer is 202 with
+         *       `X-GitLab-Trace-Update-Interval`: the runner sends the rest of the log and asks again. Smaller: 412.
+         *       Otherwise the job ends (`failure_reason` and `exit_code` as sent; `allow_failure: exit_codes` applies),
+         *       its coverage is read from the log with its `coverage` regex, its pipeline moves on, its log moves to
+         *       the object store and its token stops working: 200.
+         *     - Every answer has `Job-Status`.
+         */
+        put: operations["updateRunnerJob"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/jobs/{job_id}/trace": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The job's id.
+                 * @example 8
+                 */
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Append to a job's log
+         * @description Appends the body (raw bytes) to the job's log at the offset `Content-Range: <start>-<end>` gives.
+         *
+         *     - **Who.** The job's runner, by the job's token (`JOB-TOKEN`, or `job_token` in the query): 403 for any other token, a finished job's
+         *       included (GitLab Runner then stops the job).
+         *     - 202 with `Range: 0-<size>`. When `start` is not the log's size, nothing is written: 416 with the `Range`
+         *       to resume from. 400 without `Content-Range`.
+         *     - `Job-Status: canceled` asks the runner to stop.
+         *     - The log is kept in chunks while the job runs (one row per request), then archived as one object in the
+         *       object store; `GET /projects/{id}/jobs/{job_id}/trace` reads it either way. Masking secrets in the log
+         *       is the runner's work.
+         */
+        patch: operations["appendRunnerJobTrace"];
+        trace?: never;
+    };
+    "/jobs/request": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask for a job to run
+         * @description Hands the runner the oldest pending job it may run, or answers 204 when there is none.
+         *
+         *     - **Who.** A runner, by its authentication token (`token`, `glrt-…`) in the body: 403 when it is unknown
+         *       or expired. The runner's `contacted_at`, `info` and IP address are recorded.
+         *     - **Long polling.** Without a job the request is held up to about 50 seconds (`FORGE_RUNNER_LONG_POLL_SECONDS`)
+         *       and answered at once when a build becomes pending (PostgreSQL `LISTEN/NOTIFY`, on every server process).
+         *       204 carries `X-GitLab-Last-Update`, which the runner sends back as `last_update`.
+         *     - **Matching.** Instance runners take jobs of every project, group runners those of projects under
+         *       their group, project runners those of their projects. A paused runner gets none. A job's `tags` must
+         *       all be among the runner's; an untagged job needs `run_untagged`. A runner with `access_level:
+         *       ref_protected` takes only jobs of protected branches and tags.
+         *     - Jobs are taken with `SELECT … FOR UPDATE SKIP LOCKED`: concurrent runners never get the same job.
+         *     - **The job.** It becomes `running` with the runner and a new job token (`glcbt-…`). Its timeout is its
+         *       own `timeout`, else the project's `build_timeout`, capped by the runner's `maximum_timeout`.
+         *     - **Variables**, lowest precedence first (the runner keeps the last of each key): predefined (`CI_*`,
+         *       `GITLAB_*`, `CI_JOB_TOKEN`), the job's YAML variables, what other families add (dotenv reports), instance,
+         *       group and project variables (protected ones only on protected refs; environment-scoped ones by the
+         *       job's environment), the pipeline's (API, trigger, schedule), then those a manual job was played with.
+         */
+        post: operations["requestRunnerJob"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/member_roles": {
         parameters: {
             query?: never;
@@ -2466,6 +2657,36 @@ export interface paths {
          */
         post: operations["archiveProject"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/artifacts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a project's artifacts
+         * @description Sets every deletable artifact of the project to expire now and answers 202; they are removed on the
+         *     job queue. The artifacts of the latest successful pipeline of each ref (and its child pipelines)
+         *     are kept, and job logs are never removed.
+         *
+         *     - **Who.** Maintainers and above (`destroy_artifacts`).
+         */
+        delete: operations["deleteProjectArtifacts"];
         options?: never;
         head?: never;
         patch?: never;
@@ -3459,6 +3680,180 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{id}/job_token_scope": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a project's job token scope
+         * @description Whether the project limits which projects' job tokens reach it (`inbound_enabled`, true unless turned
+         *     off). `outbound_enabled` is always false (GitLab removed the outbound scope).
+         *
+         *     - **Who.** Maintainer and above (GitLab's `admin_project`).
+         */
+        get: operations["getJobTokenScope"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Turn a project's inbound job token scope on or off
+         * @description Sets `inbound_enabled` to `enabled` (required). Answers 204.
+         *
+         *     - **Who.** Maintainer and above.
+         */
+        patch: operations["updateJobTokenScope"];
+        trace?: never;
+    };
+    "/projects/{id}/job_token_scope/allowlist": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List the projects whose job tokens reach a project
+         * @description The project itself, then the allowlisted projects by id.
+         *
+         *     - **Who.** Maintainer and above.
+         *     - Offset pagination: `page`, `per_page` (default 20, at most 100) and GitLab's headers.
+         */
+        get: operations["listJobTokenScopeProjects"];
+        put?: never;
+        /**
+         * Allow a project's job tokens
+         * @description Adds `target_project_id` to the allowlist: that project's job tokens reach this one. Answers 201
+         *     `{source_project_id, target_project_id}`.
+         *
+         *     - **Who.** Maintainer and above; the target must be a project the caller sees (404 otherwise).
+         *     - 400 `Target project is already in the job token scope` when it is there already (or is this project).
+         */
+        post: operations["addJobTokenScopeProject"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/job_token_scope/allowlist/{target_project_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The allowlisted project's id.
+                 * @example 7
+                 */
+                target_project_id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Stop allowing a project's job tokens
+         * @description Removes the project from the allowlist: 204, or 404 when it is not on it.
+         *
+         *     - **Who.** Maintainer and above.
+         */
+        delete: operations["removeJobTokenScopeProject"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/job_token_scope/groups_allowlist": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List the groups whose projects' job tokens reach a project
+         * @description The allowlisted groups by id: the job tokens of every project under them reach this project.
+         *
+         *     - **Who.** Maintainer and above.
+         *     - Offset pagination: `page`, `per_page` (default 20, at most 100) and GitLab's headers.
+         */
+        get: operations["listJobTokenScopeGroups"];
+        put?: never;
+        /**
+         * Allow a group's job tokens
+         * @description Adds `target_group_id` to the groups allowlist. Answers 201 `{source_project_id, target_group_id}`.
+         *
+         *     - **Who.** Maintainer and above; the group must be one the caller sees (404 otherwise).
+         *     - 400 `Target group is already in the job token scope` when it is there already.
+         */
+        post: operations["addJobTokenScopeGroup"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/job_token_scope/groups_allowlist/{target_group_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The allowlisted group's id.
+                 * @example 4
+                 */
+                target_group_id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Stop allowing a group's job tokens
+         * @description Removes the group from the allowlist: 204, or 404 when it is not on it.
+         *
+         *     - **Who.** Maintainer and above.
+         */
+        delete: operations["removeJobTokenScopeGroup"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{id}/jobs": {
         parameters: {
             query?: never;
@@ -3517,6 +3912,124 @@ export interface paths {
         get: operations["getProjectJob"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/jobs/{job_id}/artifacts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The job's id.
+                 * @example 8
+                 */
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        /**
+         * Download a job's artifacts archive
+         * @description The job's artifacts archive (a zip), as `Content-Disposition: attachment` with its file name.
+         *
+         *     - **Who.** Whoever reads the project's jobs (`read_build`), or a running job's `CI_JOB_TOKEN`
+         *       within its job token scope.
+         *     - 404 when the job is not in the project, has no artifacts, or only reports.
+         *     - May answer 302 to a presigned URL of the bucket.
+         */
+        get: operations["getJobArtifacts"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a job's artifacts
+         * @description Removes the job's artifacts (its archive, metadata and reports; never its log) and answers 204.
+         *
+         *     - **Who.** Maintainers and above (GitLab's `destroy_artifacts`); others who see the project get 403.
+         *     - 404 when the job is not in the project.
+         */
+        delete: operations["deleteJobArtifacts"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/jobs/{job_id}/artifacts/{artifact_path}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The file's path in the archive, URL-encoded (`dist%2Fapp.js`).
+                 * @example dist%2Freport.txt
+                 */
+                artifact_path: string;
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The job's id.
+                 * @example 8
+                 */
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        /**
+         * Download one file of a job's artifacts
+         * @description One file of the job's archive, streamed out of the zip without extracting the others, with its type
+         *     by extension and `Content-Disposition: attachment`.
+         *
+         *     - **Who.** As for the archive (`read_build`, or a job token within its scope).
+         *     - A path with `..` or a NUL answers 400; a file not in the archive (or a directory), a job without an
+         *       archive, or not in the project, 404.
+         */
+        get: operations["getJobArtifactFile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/jobs/{job_id}/artifacts/keep": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The job's id.
+                 * @example 8
+                 */
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Keep a job's artifacts
+         * @description Stops the job's artifacts from expiring, and answers the job.
+         *
+         *     - **Who.** Developers and above (`update_build`).
+         *     - 404 when the job is not in the project or has no artifacts.
+         */
+        post: operations["keepJobArtifacts"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3691,6 +4204,93 @@ export interface paths {
          *     - **Who.** As for the job (`read_build`).
          */
         get: operations["getProjectJobTrace"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/jobs/artifacts/{ref_name}/download": {
+        parameters: {
+            query: {
+                /**
+                 * @description The job's name.
+                 * @example build
+                 */
+                job: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A branch or tag name, URL-encoded (HEAD and commit SHAs are not refs here).
+                 * @example main
+                 */
+                ref_name: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Download the artifacts archive of a ref's job
+         * @description The archive of the job named `job` in the latest successful pipeline of `ref_name` (the last
+         *     created), or of its child pipelines: the parent pipeline's job wins over a child's of the same
+         *     name. A manual job counts once it ran (a pipeline waiting on a manual job is not successful).
+         *
+         *     - **Who.** As for a job's archive.
+         *     - 404 when there is no such pipeline, job or archive. May answer 302 to a presigned URL.
+         */
+        get: operations["downloadJobArtifactsByRef"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/jobs/artifacts/{ref_name}/raw/{artifact_path}": {
+        parameters: {
+            query: {
+                /**
+                 * @description The job's name.
+                 * @example build
+                 */
+                job: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The file's path in the archive, URL-encoded (`dist%2Fapp.js`).
+                 * @example dist%2Freport.txt
+                 */
+                artifact_path: string;
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A branch or tag name, URL-encoded (HEAD and commit SHAs are not refs here).
+                 * @example main
+                 */
+                ref_name: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Download one file of a ref's job artifacts
+         * @description One file of the archive `downloadJobArtifactsByRef` would answer, streamed out of the zip.
+         *
+         *     - **Who.** As for a job's archive.
+         *     - 400 for a path with `..` or a NUL; 404 when there is no such pipeline, job, archive or file.
+         */
+        get: operations["getJobArtifactFileByRef"];
         put?: never;
         post?: never;
         delete?: never;
@@ -10435,6 +11035,17 @@ export interface components {
             user: components["schemas"]["UserSummary"];
         };
         /**
+         * ArtifactUpload
+         * @description A runner's upload.
+         */
+        ArtifactUpload: {
+            /**
+             * @description The file (a multipart file part).
+             * @example artifacts.zip
+             */
+            file: string;
+        };
+        /**
          * @description An emoji awarded by a user on a merge request (`awardable_type: MergeRequest`, `awardable_id` its
          *     global id) or on a note (`awardable_type: Note`, the note's id). `url` is a custom emoji's image,
          *     always null here (no custom emoji). A reaction whose user was deleted belongs to the ghost user.
@@ -12519,6 +13130,23 @@ export interface components {
                 /** @example canary */
                 value: string;
             }[];
+        };
+        JobTokenScope: {
+            inbound_enabled: boolean;
+            outbound_enabled: boolean;
+        };
+        JobTokenScopeGroup: {
+            id: number;
+            name: string;
+            web_url: string;
+        };
+        JobTokenScopeGroupLink: {
+            source_project_id: number;
+            target_group_id: number;
+        };
+        JobTokenScopeProjectLink: {
+            source_project_id: number;
+            target_project_id: number;
         };
         KubernetesAgentInfo: {
             agent_id: number;
@@ -16254,6 +16882,94 @@ export interface components {
             /** Format: uri */
             web_url?: string;
         };
+        /** @description GitLab's job payload (`API::Entities::Ci::JobRequest::Response`). */
+        RunnerJobPayload: {
+            allow_git_fetch: boolean;
+            artifacts: Record<string, never>[];
+            cache: Record<string, never>[];
+            credentials?: Record<string, never>[];
+            dependencies: {
+                artifacts_file?: {
+                    filename?: string;
+                    size?: number;
+                };
+                id: number;
+                name: string;
+                token: string;
+            }[];
+            features: Record<string, never>;
+            git_info: {
+                before_sha: string;
+                depth: number;
+                ref: string;
+                /** @enum {string} */
+                ref_type: "branch" | "tag";
+                refspecs: string[];
+                repo_object_format?: string;
+                /** @description The clone URL, with `gitlab-ci-token:<job token>@`. */
+                repo_url: string;
+                sha: string;
+            };
+            hooks?: Record<string, never>[];
+            id: number;
+            image?: Record<string, never> | null;
+            job_info: {
+                id: number;
+                name: string;
+                project_id: number;
+                project_jobs_running_on_instance_runners_count?: string;
+                project_name: string;
+                queue_depth?: number;
+                queue_size?: number;
+                stage: string;
+                time_in_queue_seconds?: number;
+            };
+            runner_info: {
+                runner_session_url?: string | null;
+                timeout?: number;
+            };
+            services?: (Record<string, never> | null)[];
+            steps: {
+                allow_failure?: boolean;
+                name?: string;
+                script?: string[];
+                timeout?: number;
+                when?: string;
+            }[];
+            /** @description The job token (`CI_JOB_TOKEN`), valid while the job runs. */
+            token: string;
+            variables: components["schemas"]["RunnerVariable"][];
+        };
+        RunnerJobRequest: {
+            /** @description What the runner says of itself (name, version, revision, platform, architecture, executor, shell, features, config). */
+            info?: {
+                [key: string]: unknown;
+            };
+            /** @description The `X-GitLab-Last-Update` of the runner's previous 204. */
+            last_update?: string;
+            system_id?: string;
+            /** @description The runner's authentication token. */
+            token: string;
+        } & {
+            [key: string]: unknown;
+        };
+        RunnerJobUpdate: {
+            checksum?: string;
+            exit_code?: number;
+            failure_reason?: string;
+            output?: {
+                bytesize?: number;
+                checksum?: string;
+            } & {
+                [key: string]: unknown;
+            };
+            /** @enum {string} */
+            state?: "pending" | "running" | "success" | "failed";
+            /** @description The job's token. */
+            token: string;
+        } & {
+            [key: string]: unknown;
+        };
         RunnerProject: {
             /** Format: date-time */
             created_at?: string;
@@ -16351,6 +17067,14 @@ export interface components {
             run_untagged?: boolean;
             /** @description Tags, as an array or comma-separated. */
             tag_list?: string[] | string;
+        };
+        RunnerVariable: {
+            file?: boolean;
+            key: string;
+            masked: boolean;
+            public: boolean;
+            raw?: boolean;
+            value: string;
         };
         RunnerVerify: {
             /** @description The id of the machine the runner runs on. */
@@ -17457,6 +18181,38 @@ export interface components {
                 "application/zip": string;
             };
         };
+        /** @description The file's bytes, streamed. */
+        ArtifactFile: {
+            headers: {
+                /**
+                 * @description `attachment; filename="<base name>"; filename*=UTF-8''<base name>`.
+                 * @example attachment; filename="report.txt"; filename*=UTF-8''report.txt
+                 */
+                "Content-Disposition"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                /** @example (file bytes) */
+                "application/octet-stream": string;
+                /** @example All tests passed. */
+                "text/plain": string;
+            };
+        };
+        /** @description The archive, streamed. */
+        ArtifactsArchive: {
+            headers: {
+                /**
+                 * @description `attachment; filename="<name>"; filename*=UTF-8''<name>`, the name it was uploaded as.
+                 * @example attachment; filename="artifacts.zip"; filename*=UTF-8''artifacts.zip
+                 */
+                "Content-Disposition"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                /** @example (ZIP bytes) */
+                "application/zip": string;
+            };
+        };
         /** @description A parameter is missing or invalid (`{"error": "name is missing"}`), or the record failed validation (`{"message": {"path": ["has already been taken"]}}`). Any operation answers 400 to malformed input, before any other check: a NUL byte, a lone UTF-16 surrogate or bytes that are not UTF-8 in a parameter, a path segment or the `Sudo` header; a broken percent escape; parameters nested more than 32 levels deep; a body that is not valid for its Content-Type or Content-Encoding. */
         BadRequest: {
             headers: {
@@ -17593,6 +18349,18 @@ export interface components {
                  */
                 "application/json": components["schemas"]["Error"];
             };
+        };
+        /** @description The object store's presigned URL to download from. */
+        Redirect: {
+            headers: {
+                /**
+                 * @description The presigned URL.
+                 * @example https://bucket.example.com/artifacts/1/8/artifacts.zip?X-Amz-Signature=abc
+                 */
+                Location?: string;
+                [name: string]: unknown;
+            };
+            content?: never;
         };
         /** @description The database does not answer within the connection or statement timeout (`FORGE_DB_CONNECT_TIMEOUT`, `FORGE_DB_STATEMENT_TIMEOUT`). The request did nothing; retry later. Readiness (`/-/readiness`) fails at the same time. */
         ServiceUnavailable: {
@@ -18382,6 +19150,7 @@ export type SchemaApprovalRuleProtectedBranch = components['schemas']['ApprovalR
 export type SchemaApprovalRuleUpdate = components['schemas']['ApprovalRuleUpdate'];
 export type SchemaApproveParams = components['schemas']['ApproveParams'];
 export type SchemaApproverUser = components['schemas']['ApproverUser'];
+export type SchemaArtifactUpload = components['schemas']['ArtifactUpload'];
 export type SchemaAwardEmoji = components['schemas']['AwardEmoji'];
 export type SchemaAwardEmojiCreate = components['schemas']['AwardEmojiCreate'];
 export type SchemaBlameRange = components['schemas']['BlameRange'];
@@ -18497,6 +19266,10 @@ export type SchemaJobCommit = components['schemas']['JobCommit'];
 export type SchemaJobCommon = components['schemas']['JobCommon'];
 export type SchemaJobPipeline = components['schemas']['JobPipeline'];
 export type SchemaJobPlay = components['schemas']['JobPlay'];
+export type SchemaJobTokenScope = components['schemas']['JobTokenScope'];
+export type SchemaJobTokenScopeGroup = components['schemas']['JobTokenScopeGroup'];
+export type SchemaJobTokenScopeGroupLink = components['schemas']['JobTokenScopeGroupLink'];
+export type SchemaJobTokenScopeProjectLink = components['schemas']['JobTokenScopeProjectLink'];
 export type SchemaKubernetesAgentInfo = components['schemas']['KubernetesAgentInfo'];
 export type SchemaLabelBasic = components['schemas']['LabelBasic'];
 export type SchemaLabelPriorityInput = components['schemas']['LabelPriorityInput'];
@@ -18612,11 +19385,15 @@ export type SchemaRunnerDetails = components['schemas']['RunnerDetails'];
 export type SchemaRunnerEnable = components['schemas']['RunnerEnable'];
 export type SchemaRunnerGroup = components['schemas']['RunnerGroup'];
 export type SchemaRunnerJob = components['schemas']['RunnerJob'];
+export type SchemaRunnerJobPayload = components['schemas']['RunnerJobPayload'];
+export type SchemaRunnerJobRequest = components['schemas']['RunnerJobRequest'];
+export type SchemaRunnerJobUpdate = components['schemas']['RunnerJobUpdate'];
 export type SchemaRunnerProject = components['schemas']['RunnerProject'];
 export type SchemaRunnerRegister = components['schemas']['RunnerRegister'];
 export type SchemaRunnerRegistration = components['schemas']['RunnerRegistration'];
 export type SchemaRunnerToken = components['schemas']['RunnerToken'];
 export type SchemaRunnerUpdate = components['schemas']['RunnerUpdate'];
+export type SchemaRunnerVariable = components['schemas']['RunnerVariable'];
 export type SchemaRunnerVerify = components['schemas']['RunnerVerify'];
 export type SchemaScopeInput = components['schemas']['ScopeInput'];
 export type SchemaSharedRunnersSetting = components['schemas']['SharedRunnersSetting'];
@@ -18682,6 +19459,8 @@ export type SchemaX509Certificate = components['schemas']['X509Certificate'];
 export type SchemaX509Issuer = components['schemas']['X509Issuer'];
 export type SchemaX509TagSignature = components['schemas']['X509TagSignature'];
 export type ResponseArchive = components['responses']['Archive'];
+export type ResponseArtifactFile = components['responses']['ArtifactFile'];
+export type ResponseArtifactsArchive = components['responses']['ArtifactsArchive'];
 export type ResponseBadRequest = components['responses']['BadRequest'];
 export type ResponseConflict = components['responses']['Conflict'];
 export type ResponseForbidden = components['responses']['Forbidden'];
@@ -18693,6 +19472,7 @@ export type ResponseMethodNotAllowed = components['responses']['MethodNotAllowed
 export type ResponseNotAcceptable = components['responses']['NotAcceptable'];
 export type ResponseNotFound = components['responses']['NotFound'];
 export type ResponsePayloadTooLarge = components['responses']['PayloadTooLarge'];
+export type ResponseRedirect = components['responses']['Redirect'];
 export type ResponseServiceUnavailable = components['responses']['ServiceUnavailable'];
 export type ResponseTagNotCreated = components['responses']['TagNotCreated'];
 export type ResponseTooManyRequests = components['responses']['TooManyRequests'];
@@ -22228,6 +23008,367 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    downloadJobArtifactsForRunner: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Allow a redirect to the bucket rather than streaming through the server.
+                 * @example true
+                 */
+                direct_download?: boolean;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The job's id.
+                 * @example 8
+                 */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["ArtifactsArchive"];
+            302: components["responses"]["Redirect"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    uploadJobArtifacts: {
+        parameters: {
+            query?: {
+                /**
+                 * @description `zip`, `gzip` or `raw`.
+                 * @example zip
+                 */
+                artifact_format?: "zip" | "gzip" | "raw";
+                /**
+                 * @description GitLab's artifact type: `archive` (default), `metadata`, `junit`, `dotenv`, `cobertura`, `sast`...
+                 * @example archive
+                 */
+                artifact_type?: string;
+                /**
+                 * @description When the file expires (`30 days`, `1 week`, `never`).
+                 * @example 1 week
+                 */
+                expire_in?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The job's id.
+                 * @example 8
+                 */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "file": "artifacts.zip"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ArtifactUpload"];
+                /**
+                 * @example {
+                 *       "file": "artifacts.zip"
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["ArtifactUpload"];
+            };
+        };
+        responses: {
+            /** @description The file is kept. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example 201 */
+                    "application/json": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    authorizeJobArtifactsUpload: {
+        parameters: {
+            query?: {
+                /**
+                 * @description GitLab's artifact type: `archive` (default), `metadata`, `junit`, `dotenv`, `cobertura`, `sast`...
+                 * @example archive
+                 */
+                artifact_type?: string;
+                /**
+                 * @description The size of the file to upload, in bytes, when known.
+                 * @example 1024
+                 */
+                filesize?: number;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The job's id.
+                 * @example 8
+                 */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The upload is allowed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "TempPath": "",
+                     *       "MaximumSize": 104857600
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description The largest file allowed, in bytes.
+                         * @example 104857600
+                         */
+                        MaximumSize: number;
+                        /**
+                         * @description Always empty (there is no Workhorse in front of the API).
+                         * @example
+                         */
+                        TempPath: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateRunnerJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The job's id.
+                 * @example 8
+                 */
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "token": "glcbt-64_aBcDeFgHiJkLmNoPqRsTuV",
+                 *       "state": "failed",
+                 *       "failure_reason": "script_failure",
+                 *       "exit_code": 1,
+                 *       "output": {
+                 *         "checksum": "crc32:4a1b2c3d",
+                 *         "bytesize": 1024
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["RunnerJobUpdate"];
+            };
+        };
+        responses: {
+            /** @description Recorded. */
+            200: {
+                headers: {
+                    /** @description The job's status now (`canceled` tells the runner to stop). */
+                    "Job-Status"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not complete yet (the log has not all arrived); the runner retries. */
+            202: {
+                headers: {
+                    /** @description The job's status now (`canceled` tells the runner to stop). */
+                    "Job-Status"?: string;
+                    /** @description Seconds between the runner's log updates. */
+                    "X-GitLab-Trace-Update-Interval"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description The log received does not match the runner's (`output.bytesize` is smaller). */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "412 Precondition Failed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    appendRunnerJobTrace: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description `<start>-<end>` (inclusive byte offsets, no unit), as GitLab Runner sends it.
+                 * @example 0-1023
+                 */
+                "Content-Range"?: string;
+            };
+            path: {
+                /**
+                 * @description The job's id.
+                 * @example 8
+                 */
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /** @example Running with gitlab-runner 17.7.0 */
+                "text/plain": string;
+            };
+        };
+        responses: {
+            /** @description Appended. */
+            202: {
+                headers: {
+                    /** @description The job's status now (`canceled` tells the runner to stop). */
+                    "Job-Status"?: string;
+                    /** @description `0-<size>`: the log's size now. */
+                    Range?: string;
+                    /** @description Seconds between the runner's log updates. */
+                    "X-GitLab-Trace-Update-Interval"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description `start` is not where the log ends: the runner resends from `Range`'s end. */
+            416: {
+                headers: {
+                    /** @description The job's status now (`canceled` tells the runner to stop). */
+                    "Job-Status"?: string;
+                    /** @description `0-<size>`: the log's size now. */
+                    Range?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "416 Range Not Satisfiable"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    requestRunnerJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "token": "glrt-t1_xYzAbCdEfGhIjKlMnOpQ",
+                 *       "system_id": "s_0123456789ab",
+                 *       "last_update": "1767225600000",
+                 *       "info": {
+                 *         "name": "gitlab-runner",
+                 *         "version": "17.7.0",
+                 *         "executor": "shell",
+                 *         "shell": "bash",
+                 *         "features": {
+                 *           "trace_checksum": true
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["RunnerJobRequest"];
+            };
+        };
+        responses: {
+            /** @description A job to run. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunnerJobPayload"];
+                };
+            };
+            /** @description No job for this runner now. */
+            204: {
+                headers: {
+                    /** @description The queue's version, for the runner's next `last_update`. */
+                    "X-GitLab-Last-Update"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listInstanceMemberRoles: {
         parameters: {
             query?: never;
@@ -24057,6 +25198,38 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Project"];
                 };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteProjectArtifacts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The artifacts will be removed. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -26240,6 +27413,431 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getJobTokenScope: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The scope. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "inbound_enabled": true,
+                     *       "outbound_enabled": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["JobTokenScope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateJobTokenScope: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "enabled": false
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Limit access to the allowlisted projects and groups. */
+                    enabled: boolean;
+                };
+                /**
+                 * @example {
+                 *       "enabled": false
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": {
+                    /** @description Limit access to the allowlisted projects and groups. */
+                    enabled: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Saved. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listJobTokenScopeProjects: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of projects. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": 1,
+                     *         "description": null,
+                     *         "name": "website",
+                     *         "name_with_namespace": "Acme / website",
+                     *         "path": "website",
+                     *         "path_with_namespace": "acme/website",
+                     *         "created_at": "2026-01-05T10:00:00.000Z",
+                     *         "default_branch": "main",
+                     *         "tag_list": [],
+                     *         "topics": [],
+                     *         "ssh_url_to_repo": "git@gitlab.example.com:acme/website.git",
+                     *         "http_url_to_repo": "https://gitlab.example.com/acme/website.git",
+                     *         "web_url": "https://gitlab.example.com/acme/website",
+                     *         "readme_url": null,
+                     *         "forks_count": 0,
+                     *         "avatar_url": null,
+                     *         "star_count": 0,
+                     *         "last_activity_at": "2026-01-05T10:00:00.000Z",
+                     *         "visibility": "private",
+                     *         "namespace": {
+                     *           "id": 2,
+                     *           "name": "Acme",
+                     *           "path": "acme",
+                     *           "kind": "group",
+                     *           "full_path": "acme",
+                     *           "parent_id": null,
+                     *           "avatar_url": null,
+                     *           "web_url": "https://gitlab.example.com/groups/acme"
+                     *         }
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["ProjectSimple"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    addJobTokenScopeProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "target_project_id": 7
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The project to allow. */
+                    target_project_id: number;
+                };
+                /**
+                 * @example {
+                 *       "target_project_id": 7
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": {
+                    /** @description The project to allow. */
+                    target_project_id: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Added. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "source_project_id": 1,
+                     *       "target_project_id": 7
+                     *     }
+                     */
+                    "application/json": components["schemas"]["JobTokenScopeProjectLink"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    removeJobTokenScopeProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The allowlisted project's id.
+                 * @example 7
+                 */
+                target_project_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listJobTokenScopeGroups: {
+        parameters: {
+            query?: {
+                /** @description Page number for offset pagination (1-based). */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. Values above 100 are capped at 100. */
+                per_page?: components["parameters"]["PerPage"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of groups. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-Next-Page": components["headers"]["XNextPage"];
+                    "X-Page": components["headers"]["XPage"];
+                    "X-Per-Page": components["headers"]["XPerPage"];
+                    "X-Prev-Page": components["headers"]["XPrevPage"];
+                    "X-Total": components["headers"]["XTotal"];
+                    "X-Total-Pages": components["headers"]["XTotalPages"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": 4,
+                     *         "name": "platform",
+                     *         "web_url": "https://gitlab.example.com/groups/platform"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["JobTokenScopeGroup"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    addJobTokenScopeGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "target_group_id": 4
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The group to allow. */
+                    target_group_id: number;
+                };
+                /**
+                 * @example {
+                 *       "target_group_id": 4
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": {
+                    /** @description The group to allow. */
+                    target_group_id: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Added. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "source_project_id": 1,
+                     *       "target_group_id": 4
+                     *     }
+                     */
+                    "application/json": components["schemas"]["JobTokenScopeGroupLink"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    removeJobTokenScopeGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The allowlisted group's id.
+                 * @example 4
+                 */
+                target_group_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listProjectJobs: {
         parameters: {
             query?: {
@@ -26294,6 +27892,150 @@ export interface operations {
         };
     };
     getProjectJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The job's id.
+                 * @example 8
+                 */
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The job. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getJobArtifacts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The job's id.
+                 * @example 8
+                 */
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["ArtifactsArchive"];
+            302: components["responses"]["Redirect"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteJobArtifacts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The job's id.
+                 * @example 8
+                 */
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The artifacts are gone. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getJobArtifactFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The file's path in the archive, URL-encoded (`dist%2Fapp.js`).
+                 * @example dist%2Freport.txt
+                 */
+                artifact_path: string;
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The job's id.
+                 * @example 8
+                 */
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["ArtifactFile"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    keepJobArtifacts: {
         parameters: {
             query?: never;
             header?: never;
@@ -26532,6 +28274,86 @@ export interface operations {
                     "text/plain": string;
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    downloadJobArtifactsByRef: {
+        parameters: {
+            query: {
+                /**
+                 * @description The job's name.
+                 * @example build
+                 */
+                job: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A branch or tag name, URL-encoded (HEAD and commit SHAs are not refs here).
+                 * @example main
+                 */
+                ref_name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["ArtifactsArchive"];
+            302: components["responses"]["Redirect"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getJobArtifactFileByRef: {
+        parameters: {
+            query: {
+                /**
+                 * @description The job's name.
+                 * @example build
+                 */
+                job: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The file's path in the archive, URL-encoded (`dist%2Fapp.js`).
+                 * @example dist%2Freport.txt
+                 */
+                artifact_path: string;
+                /**
+                 * @description The project's integer ID, or its full path URL-encoded (`group%2Fsubgroup%2Fproject`).
+                 * @example 42
+                 */
+                id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A branch or tag name, URL-encoded (HEAD and commit SHAs are not refs here).
+                 * @example main
+                 */
+                ref_name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["ArtifactFile"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];

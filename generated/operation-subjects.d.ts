@@ -1,10 +1,14 @@
 // Generated from the contract by scripts/operation-subjects.mjs: do not edit.
 export interface OperationSubjects {
   addGroupMember: 'group';
+  addJobTokenScopeGroup: 'project';
+  addJobTokenScopeProject: 'project';
   addMergeRequestSpentTime: 'project';
   addProjectMember: 'project';
+  appendRunnerJobTrace: 'none';
   approveMergeRequest: 'project';
   archiveProject: 'project';
+  authorizeJobArtifactsUpload: 'none';
   blockUser: 'instance';
   bulkPublishMergeRequestDraftNotes: 'project';
   cancelMergeRequestAutoMerge: 'project';
@@ -75,6 +79,7 @@ export interface OperationSubjects {
   deleteGroupVariable: 'group';
   deleteInstanceMemberRole: 'instance';
   deleteInstanceVariable: 'instance';
+  deleteJobArtifacts: 'project';
   deleteMergeRequest: 'project';
   deleteMergeRequestApprovalRule: 'project';
   deleteMergeRequestAwardEmoji: 'project';
@@ -88,6 +93,7 @@ export interface OperationSubjects {
   deletePipelineTrigger: 'project';
   deleteProject: 'project';
   deleteProjectApprovalRule: 'project';
+  deleteProjectArtifacts: 'project';
   deleteProjectCustomAttribute: 'instance';
   deleteProjectForkRelation: 'project';
   deleteProjectLabel: 'project';
@@ -107,6 +113,8 @@ export interface OperationSubjects {
   deleteRunnerByToken: 'none';
   deleteSnippet: 'instance';
   disableProjectRunner: 'project';
+  downloadJobArtifactsByRef: 'project';
+  downloadJobArtifactsForRunner: 'none';
   enableProjectRunner: 'project';
   eraseProjectJob: 'project';
   forkProject: 'project';
@@ -132,6 +140,10 @@ export interface OperationSubjects {
   getGroupRepositoryStorageMoveOfGroup: 'instance';
   getGroupVariable: 'group';
   getInstanceVariable: 'instance';
+  getJobArtifactFile: 'project';
+  getJobArtifactFileByRef: 'project';
+  getJobArtifacts: 'project';
+  getJobTokenScope: 'project';
   getKubernetesAgentInfo: 'none';
   getLatestProjectPipeline: 'project';
   getMergeRequest: 'project';
@@ -148,12 +160,15 @@ export interface OperationSubjects {
   getMergeRequestResourceLabelEvent: 'project';
   getMergeRequestResourceMilestoneEvent: 'project';
   getMergeRequestResourceStateEvent: 'project';
+  getMergeRequestTestReports: 'project';
   getMergeRequestTimeStats: 'project';
   getMergeRequestVersion: 'project';
   getMetadata: 'instance';
   getPersonalAccessToken: 'instance';
   getPipelineSchedule: 'project';
   getPipelineScheduleVariable: 'project';
+  getPipelineTestReport: 'project';
+  getPipelineTestReportSummary: 'project';
   getPipelineTrigger: 'project';
   getPlanLimits: 'instance';
   getProject: 'project';
@@ -207,6 +222,7 @@ export interface OperationSubjects {
   getUnleashFeatures: 'none';
   getUser: 'instance';
   getVersion: 'instance';
+  keepJobArtifacts: 'project';
   lintCiConfig: 'instance';
   lintCiConfigInProject: 'project';
   lintProjectCiConfig: 'project';
@@ -238,6 +254,8 @@ export interface OperationSubjects {
   listGroups: 'instance';
   listInstanceMemberRoles: 'instance';
   listInstanceVariables: 'instance';
+  listJobTokenScopeGroups: 'project';
+  listJobTokenScopeProjects: 'project';
   listMergeRequestApprovalRules: 'project';
   listMergeRequestAwardEmoji: 'project';
   listMergeRequestCommits: 'project';
@@ -305,7 +323,10 @@ export interface OperationSubjects {
   registerRunner: 'none';
   registerUnleashClient: 'none';
   removeGroupMember: 'group';
+  removeJobTokenScopeGroup: 'project';
+  removeJobTokenScopeProject: 'project';
   removeProjectMember: 'project';
+  requestRunnerJob: 'none';
   resetGroupRunnerRegistrationToken: 'group';
   resetInstanceRunnerRegistrationToken: 'instance';
   resetMergeRequestApprovals: 'project';
@@ -362,6 +383,7 @@ export interface OperationSubjects {
   updateGroupVariable: 'group';
   updateInstanceMemberRole: 'instance';
   updateInstanceVariable: 'instance';
+  updateJobTokenScope: 'project';
   updateMergeRequest: 'project';
   updateMergeRequestApprovalRule: 'project';
   updateMergeRequestDiscussionNote: 'project';
@@ -386,16 +408,26 @@ export interface OperationSubjects {
   updateRemoteMirror: 'project';
   updateRepositoryFile: 'project';
   updateRunner: 'instance';
+  updateRunnerJob: 'none';
   updateSnippet: 'instance';
   updateUser: 'instance';
+  uploadJobArtifacts: 'none';
   verifyRunner: 'none';
 }
 
 /** Operations whose `security` names non-user schemes: the principal they are called with. */
 export interface OperationCredentials {
+  appendRunnerJobTrace: 'JobToken' | 'JobTokenQuery';
+  authorizeJobArtifactsUpload: 'JobToken';
+  downloadJobArtifactsByRef: 'JobToken' | 'JobTokenQuery';
+  downloadJobArtifactsForRunner: 'JobToken';
+  getJobArtifactFile: 'JobToken' | 'JobTokenQuery';
+  getJobArtifactFileByRef: 'JobToken' | 'JobTokenQuery';
+  getJobArtifacts: 'JobToken' | 'JobTokenQuery';
   getKubernetesAgentInfo: 'KubernetesAgentToken';
   getUnleashClientFeatures: 'UnleashInstanceId' | 'UnleashInstanceIdQuery';
   getUnleashFeatures: 'UnleashInstanceId' | 'UnleashInstanceIdQuery';
   postUnleashClientMetrics: 'UnleashInstanceId' | 'UnleashInstanceIdQuery';
   registerUnleashClient: 'UnleashInstanceId' | 'UnleashInstanceIdQuery';
+  uploadJobArtifacts: 'JobToken';
 }
