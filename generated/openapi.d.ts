@@ -3967,7 +3967,7 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description The file's path in the archive, URL-encoded (`dist%2Fapp.js`).
+                 * @description The file's path in the archive, with its slashes as they are (`dist/app.js`) or URL-encoded (`dist%2Fapp.js`), as GitLab's `*artifact_path` takes the rest of the path.
                  * @example dist%2Freport.txt
                  */
                 artifact_path: string;
@@ -4266,7 +4266,7 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description The file's path in the archive, URL-encoded (`dist%2Fapp.js`).
+                 * @description The file's path in the archive, with its slashes as they are (`dist/app.js`) or URL-encoded (`dist%2Fapp.js`), as GitLab's `*artifact_path` takes the rest of the path.
                  * @example dist%2Freport.txt
                  */
                 artifact_path: string;
@@ -28005,7 +28005,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The file's path in the archive, URL-encoded (`dist%2Fapp.js`).
+                 * @description The file's path in the archive, with its slashes as they are (`dist/app.js`) or URL-encoded (`dist%2Fapp.js`), as GitLab's `*artifact_path` takes the rest of the path.
                  * @example dist%2Freport.txt
                  */
                 artifact_path: string;
@@ -28334,7 +28334,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The file's path in the archive, URL-encoded (`dist%2Fapp.js`).
+                 * @description The file's path in the archive, with its slashes as they are (`dist/app.js`) or URL-encoded (`dist%2Fapp.js`), as GitLab's `*artifact_path` takes the rest of the path.
                  * @example dist%2Freport.txt
                  */
                 artifact_path: string;

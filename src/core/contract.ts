@@ -107,10 +107,19 @@ export class Router {
       // Both of openapi-backend's parameter syntaxes agree only on plain, distinct names.
       if (names.some((name, i) => !/^[A-Za-z0-9_-]+$/.test(name) || names.indexOf(name) !== i))
         throw new Error(`${operation.path}: path parameters must be distinct plain names`);
+      // A parameter marked `x-wildcard` (GitLab's `*artifact_path`) takes the rest of the path, slashes too.
+      const wildcards = new Set(
+        ((operation.parameters ?? []) as Array<{ in?: string; name?: string; 'x-wildcard'?: boolean }>)
+          .filter((parameter) => parameter.in === 'path' && parameter['x-wildcard'] === true)
+          .map((parameter) => parameter.name),
+      );
       // Not escaped, as openapi-backend does not escape them: `.` in a template matches any character.
-      const pattern = new RegExp(`^${operation.path.replace(/\{.*?\}/g, '([^/]+)')}$`);
+      const pattern = new RegExp(
+        `^${operation.path.replace(/\{(.*?)\}/g, (_, name: string) => (wildcards.has(name) ? '(.+)' : '([^/]+)'))}$`,
+      );
       const literal = operation.path.replace(/\{.*?\}/g, '');
-      const segments = /[.*+?^$()|[\]\\]/.test(literal) ? undefined : segmentCount(operation.path);
+      const segments =
+        wildcards.size > 0 || /[.*+?^$()|[\]\\]/.test(literal) ? undefined : segmentCount(operation.path);
       const route = { operation, pattern, names, segments };
       const exact = this.exact.get(operation.method) ?? new Map<string, Route>();
       this.exact.set(operation.method, exact);

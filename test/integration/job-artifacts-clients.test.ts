@@ -47,6 +47,13 @@ describe('@gitbeaker/rest', () => {
     });
     expect(await textOf(one)).toBe('release notes');
 
+    // gitbeaker sends a nested path by job with its slashes as they are: GitLab's `*artifact_path`.
+    const nestedByJob = await api.JobArtifacts.downloadArchive(project.id, {
+      jobId: build.id,
+      artifactPath: 'dist/app.js',
+    });
+    expect(await textOf(nestedByJob)).toBe('console.log(1)');
+
     const nested = await api.JobArtifacts.downloadArchive(project.id, {
       ref: 'main',
       job: 'build',
