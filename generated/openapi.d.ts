@@ -12958,13 +12958,36 @@ export interface components {
         Job: components["schemas"]["JobCommon"] & {
             /** @example false */
             archived: boolean;
-            /** @example [] */
-            artifacts: Record<string, never>[];
+            /**
+             * @description The job's artifacts, its archive and each report.
+             * @example []
+             */
+            artifacts: {
+                /**
+                 * @example zip
+                 * @enum {string|null}
+                 */
+                file_format: "zip" | "gzip" | "raw" | null;
+                /** @example archive */
+                file_type: string;
+                /** @example artifacts.zip */
+                filename: string;
+                /** @example 1024 */
+                size: number;
+            }[];
             /**
              * Format: date-time
+             * @description When the archive expires; null when it is kept or there is none.
              * @example null
              */
             artifacts_expire_at: string | null;
+            /** @description The job's archive, when it has one. */
+            artifacts_file?: {
+                /** @example artifacts.zip */
+                filename: string;
+                /** @example 1024 */
+                size: number;
+            };
             /** @example null */
             runner: null | Record<string, never>;
             /** @example null */

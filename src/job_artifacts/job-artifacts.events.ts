@@ -5,8 +5,14 @@ export interface JobArtifactsExpiryDue {
   projectId: number;
 }
 
+/** Rows of artifacts were deleted in a transaction (a job's erase): their objects go once it committed. */
+export interface JobArtifactObjectsReleased {
+  keys: string[];
+}
+
 declare module '../core/events.js' {
   interface EventCatalog {
     'ci.job_artifacts_expiry_due': JobArtifactsExpiryDue;
+    'ci.job_artifact_objects_released': JobArtifactObjectsReleased;
   }
 }

@@ -382,6 +382,37 @@ export class JobArtifactsService {
     if (rows[0]) await this.removal.removeExpired(rows[0].project_id);
   }
 
+  /** GitLab's artifact attributes of each job's representation, by job id (one query a page). */
+  async jobFields(jobs: readonly Job[]): Promise<Map<number, Record<string, unknown>>> {
+    const byJob = await this.forJobs(jobs.map((job) => job.id));
+    const fields = new Map<number, Record<string, unknown>>();
+    for (const [jobId, artifacts] of byJob) {
+      const archive = artifacts.find((artifact) => artifact.fileType === 'archive');
+      fields.set(jobId, {
+        artifacts: artifacts.map((artifact) => ({
+          file_type: artifact.fileType,
+          size: artifact.size,
+          filename: artifact.filename,
+          file_format: artifact.fileFormat,
+        })),
+        artifacts_expire_at: archive?.expireAt?.toISOString() ?? null,
+        ...(archive ? { artifacts_file: { filename: archive.filename, size: archive.size } } : {}),
+      });
+    }
+    return fields;
+  }
+
+  /** A job's erase takes its artifacts: rows now, objects once the erase committed. */
+  async eraseWith(manager: EntityManager, job: Job): Promise<void> {
+    const rows = await manager.find(JobArtifact, { select: { id: true }, where: { jobId: job.id } });
+    const keys = await this.removal.deleteRows(
+      manager,
+      job.projectId,
+      rows.map((row) => row.id),
+    );
+    if (keys.length) await this.events.publish(manager, 'ci.job_artifact_objects_released', { keys });
+  }
+
   /** Artifacts of each job, for representations: by job id. */
   async forJobs(jobIds: readonly number[]): Promise<Map<number, JobArtifact[]>> {
     const byJob = new Map<number, JobArtifact[]>();

@@ -30,6 +30,13 @@ export const jobArtifactsManifest = defineFamily({
     ),
   ],
   subscribers: ({ jobArtifacts }) => [
+    // An erased job's artifact rows went with its erase: their objects go after the commit.
+    defineSubscriber({
+      event: 'ci.job_artifact_objects_released',
+      name: 'job_artifacts.remove_released_objects',
+      retryDelaySeconds: 5,
+      handle: ({ keys }) => jobArtifacts.removal.deleteObjects(keys),
+    }),
     // An expiry date passed, or a project's artifacts were all set to expire: remove what may go.
     defineSubscriber({
       event: 'ci.job_artifacts_expiry_due',
@@ -55,6 +62,10 @@ export const jobArtifactsManifest = defineFamily({
     }),
   ],
   contributes: {
+    // A job's representation lists its artifacts (`artifacts_file`, `artifacts`, `artifacts_expire_at`).
+    jobFields: ({ jobArtifacts }) => ({ fieldsFor: (jobs) => jobArtifacts.jobFields(jobs) }),
+    // Erasing a job removes its artifacts with its log, in the erase's transaction.
+    ciJobChanges: ({ jobArtifacts }) => ({ jobErased: (manager, job) => jobArtifacts.eraseWith(manager, job) }),
     // Runners download a dependency's archive: its name and size go in the job payload.
     runnerJobPayload: ({ jobArtifacts }) => ({
       artifactsFile: (manager, dependency) => jobArtifacts.artifactsFile(manager, dependency),

@@ -16,6 +16,7 @@ import type { JobContext, PipelineContext } from './pipeline.presenter.js';
 import { PipelineProcessing, matchesNeed } from './pipeline-processing.js';
 import { projectFullPath } from './predefined-variables.js';
 import { CANCELABLE_STATUSES, COMPLETED_STATUSES } from './statuses.js';
+import { announceJobErased, jobFieldsOf } from './job-changes.js';
 import './job-traces.js';
 
 export interface JobListParams extends PageParams {
@@ -30,6 +31,8 @@ export interface JobRecords {
   commits: Map<string, JobContext['commit']>;
   downstream: Map<number, { pipeline: Pipeline; fullPath: string }>;
   base: PipelineContext;
+  /** Other families' attributes of each build (`jobFields`), by job id. */
+  extra: Map<number, Record<string, unknown>>;
 }
 
 export interface StatusUpdate {
@@ -58,7 +61,7 @@ export class JobsService {
     private readonly secrets: SecretBox,
     private readonly config: { readonly externalUrl: string },
     private readonly listCounts: PipelineListCounts,
-    private readonly contributions?: Contributions,
+    private readonly contributions: Contributions,
   ) {
     this.jobRows = entityRows(dataSource, Job, 'j');
     this.pipelineRows = entityRows(dataSource, Pipeline, 'p');
@@ -132,7 +135,13 @@ export class JobsService {
       ? await manager.findBy(Pipeline, { id: In(downstream.map((row) => row.id)) })
       : [];
     const git = this.repositories.open(view).git;
-    const commits = await git.commits([...new Set(jobs.map((job) => job.sha))]).catch(() => new Map());
+    const [commits, extra] = await Promise.all([
+      git.commits([...new Set(jobs.map((job) => job.sha))]).catch(() => new Map()),
+      jobFieldsOf(
+        this.contributions,
+        jobs.filter((job) => job.type === 'build'),
+      ),
+    ]);
     return {
       pipelines: new Map(pipelines.map((p) => [p.id, p])),
       users: new Map(users.map((u) => [u.id, u])),
@@ -144,6 +153,7 @@ export class JobsService {
         ]),
       ),
       base: { fullPath: projectFullPath(view.project), externalUrl: this.config.externalUrl },
+      extra,
     };
   }
 
@@ -199,7 +209,7 @@ export class JobsService {
   /** The job's log: a trace store's (the runner's live log, or its archive), else the row's. */
   async trace(view: ProjectView, jobId: number): Promise<string> {
     const job = await this.find(view, jobId);
-    for (const store of this.contributions?.of('ciJobTraces') ?? []) {
+    for (const store of this.contributions.of('ciJobTraces')) {
       const stored = await store.read(job);
       if (stored !== null) return (job.trace ?? '') + stored.toString('utf8');
     }
@@ -342,13 +352,14 @@ export class JobsService {
       const refused = () => new ApiError(403, { message: '403 Forbidden - Job is not erasable!' });
       if (!COMPLETED_STATUSES.includes(job.status) || job.erasedAt) throw refused();
       let stored = false;
-      for (const store of this.contributions?.of('ciJobTraces') ?? [])
+      for (const store of this.contributions.of('ciJobTraces'))
         stored = (await store.erase(manager, job)) || stored;
       if (!job.trace && !stored) throw refused();
       job.trace = null;
       job.erasedAt = new Date();
       job.erasedById = user?.id ?? null;
       await manager.save(job);
+      await announceJobErased(this.contributions, manager, job);
       return job;
     });
   }

@@ -77,6 +77,8 @@ export interface JobContext extends PipelineContext {
   pipeline: Pipeline;
   user: User | null;
   commit: GitCommit | null;
+  /** What other families add to the job (`jobFields`: its artifacts, its runner). */
+  extra?: Record<string, unknown>;
 }
 
 function presentCommit(commit: GitCommit, ctx: PipelineContext): NonNullable<JobJson['commit']> {
@@ -149,6 +151,7 @@ export function presentJob(job: Job, ctx: JobContext): JobJson {
     runner_manager: null,
     tag_list: Array.isArray(tags) ? tags.map(String) : [],
     archived: false,
+    ...(ctx.extra as Partial<JobJson> | undefined),
   };
 }
 

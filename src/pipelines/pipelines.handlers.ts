@@ -24,6 +24,7 @@ function jobContext(job: Job, records: JobRecords) {
     pipeline: records.pipelines.get(job.pipelineId)!,
     user: job.userId === null ? null : (records.users.get(job.userId) ?? null),
     commit: records.commits.get(job.sha) ?? null,
+    extra: records.extra.get(job.id),
   };
 }
 

@@ -149,6 +149,8 @@ const LISTS = [
   '/runners/:runner/jobs',
   '/projects/:project/runners',
   '/groups/:group/runners',
+  '/projects/:project/job_token_scope/allowlist',
+  '/projects/:project/job_token_scope/groups_allowlist',
   '/projects/:project/deployments',
   '/templates/gitlab_ci_ymls',
   '/projects/:project/snippets',

@@ -24,6 +24,7 @@ import {
 import type { Namespace } from '../../src/namespaces/namespace.entity.js';
 import type { Project } from '../../src/projects/project.entity.js';
 import type { TestUser } from '../helpers/factories.js';
+import { jobCaller, spooled, zipOf } from '../helpers/job-artifacts.js';
 import { useTestServer, type TestResponse } from '../helpers/server.js';
 
 // Archives and large blobs have endpoint limits of a few a minute; the matrix calls them many times.
@@ -285,6 +286,27 @@ const triggerOf = (c: Case) => {
     sharedTriggers.set(c.subjectId, api('POST', `${project(c)}/triggers`, { description: 'matrix' }));
   return sharedTriggers.get(c.subjectId)!;
 };
+/** A build of the case's project that ran and kept an archive (`dist/app.js`), on the `ci` branch. */
+async function newArtifactJob(c: Case): Promise<number> {
+  const { buildId } = await pipelineOf(c, 'pending');
+  const jobs = server.services.pipelines.jobs;
+  const build = await server.services.pipelines.jobs.updateStatus(buildId, 'running');
+  await server.services.jobArtifacts.upload(
+    jobCaller({ id: build.projectId } as Project, { id: buildId }, fx.users.admin.user.id),
+    buildId,
+    spooled(await zipOf({ 'dist/app.js': 'console.log(1)' })),
+    { artifact_type: 'archive', artifact_format: 'zip' },
+  );
+  await jobs.updateStatus(buildId, 'success');
+  return buildId;
+}
+const sharedArtifactJobs = new Map<number, Promise<number>>();
+const artifactJobOf = (c: Case) => {
+  if (!sharedArtifactJobs.has(c.subjectId))
+    sharedArtifactJobs.set(c.subjectId, newArtifactJob({ ...c, expected: 'allowed' }));
+  return sharedArtifactJobs.get(c.subjectId)!;
+};
+
 /** Runners: made by the administrator through the API; a project runner of a project only they manage. */
 async function newRunner(projectId?: number): Promise<{ id: number; token: string }> {
   const body = projectId
@@ -964,6 +986,49 @@ const CALLS: Record<string, (c: Case) => Call | Promise<Call>> = {
   eraseProjectJob: (c) => onJob(c, 'buildId', 'traced'),
   // Trigger tokens (the administrator's: only they edit them) and triggering, which needs the token
   // alone: on the private project's `ci` branch, whoever calls.
+  getJobArtifacts: async (c) => ({ path: { job_id: await artifactJobOf(c) } }),
+  getJobArtifactFile: async (c) => ({
+    path: { job_id: await artifactJobOf(c), artifact_path: 'dist/app.js' },
+  }),
+  downloadJobArtifactsByRef: async (c) => {
+    await artifactJobOf(c);
+    return { path: { ref_name: 'ci' }, query: { job: 'build' } };
+  },
+  getJobArtifactFileByRef: async (c) => {
+    await artifactJobOf(c);
+    return { path: { ref_name: 'ci', artifact_path: 'dist/app.js' }, query: { job: 'build' } };
+  },
+  keepJobArtifacts: async (c) => ({ path: { job_id: await artifactJobOf(c) } }),
+  deleteJobArtifacts: async (c) => ({
+    path: { job_id: c.expected === 'allowed' ? await newArtifactJob(c) : await artifactJobOf(c) },
+  }),
+  // Runner-facing: a job token (or a runner token in the body) is the credential; a personal token is none.
+  authorizeJobArtifactsUpload: async (c) => ({ path: { id: (await pipelineOf(c)).buildId } }),
+  uploadJobArtifacts: async (c) => ({ path: { id: (await pipelineOf(c)).buildId } }),
+  downloadJobArtifactsForRunner: async (c) => ({ path: { id: (await pipelineOf(c)).buildId } }),
+  requestRunnerJob: () => ({ body: { token: 'glrt-not-a-runner-token' } }),
+  updateRunnerJob: async (c) => ({
+    path: { job_id: (await pipelineOf(c)).buildId },
+    body: { token: 'glcbt-not-a-job-token', state: 'running' },
+  }),
+  appendRunnerJobTrace: async (c) => ({ path: { job_id: (await pipelineOf(c)).buildId } }),
+  addJobTokenScopeProject: () => ({ body: { target_project_id: fx.projects.public.id } }),
+  removeJobTokenScopeProject: async (c) => {
+    const target = fx.projects.public.id;
+    if (c.expected === 'allowed')
+      await api('POST', `${project(c)}/job_token_scope/allowlist`, { target_project_id: target });
+    return { path: { target_project_id: target } };
+  },
+  addJobTokenScopeGroup: () => ({ body: { target_group_id: fx.groups.public.id } }),
+  removeJobTokenScopeGroup: async (c) => {
+    const target = fx.groups.public.id;
+    if (c.expected === 'allowed')
+      await api('POST', `${project(c)}/job_token_scope/groups_allowlist`, { target_group_id: target });
+    return { path: { target_group_id: target } };
+  },
+  getPipelineTestReport: (c) => inPipeline(c),
+  getPipelineTestReportSummary: (c) => inPipeline(c),
+  getMergeRequestTestReports: () => ({ path: { merge_request_iid: 1 } }),
   createUserRunner: () => ({ body: { runner_type: 'project_type', project_id: fx.projects.public.id } }),
   registerRunner: async () => ({
     body: { token: (await api('GET', `/projects/${fx.projects.public.id}`)).runners_token },
@@ -1297,6 +1362,12 @@ const FINER_RULES: Record<string, (c: Case) => number | undefined> = {
   getUnleashFeatures: () => 401,
   registerUnleashClient: () => 401,
   postUnleashClientMetrics: () => 401,
+  authorizeJobArtifactsUpload: () => 403,
+  uploadJobArtifacts: () => 403,
+  downloadJobArtifactsForRunner: () => 403,
+  requestRunnerJob: () => 403,
+  updateRunnerJob: () => 403,
+  appendRunnerJobTrace: () => 403,
 };
 
 /**
