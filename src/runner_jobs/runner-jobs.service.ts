@@ -15,7 +15,6 @@ import type { GitCommit } from '../git/commits.js';
 import { refPatternMatches } from '../git/ref-changes.js';
 import { Job, Pipeline } from '../pipelines/pipeline.entity.js';
 import type { PipelinesService } from '../pipelines/pipelines.service.js';
-import type { ProtectedRefs } from '../protected_branches/protected-refs.js';
 import { Project } from '../projects/project.entity.js';
 import { projectSettings } from '../projects/project-settings.js';
 import type { ProjectView } from '../projects/projects.service.js';
@@ -31,7 +30,6 @@ export interface RunnerJobsDeps {
   runners: RunnersService;
   pipelines: PipelinesService;
   ciVariables: CiVariablesService;
-  protectedRefs: ProtectedRefs;
   repositories: RepositoriesService;
 }
 
