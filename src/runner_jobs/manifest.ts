@@ -35,7 +35,7 @@ export const runnerJobsManifest = defineFamily({
     ),
     defineService(
       'runnerJobs',
-      ['runners', 'pipelines', 'ciVariables', 'protectedRefs', 'repositories'],
+      ['runners', 'pipelines', 'ciVariables', 'repositories'],
       (core, deps) => new RunnerJobsService(core, deps, new Traces(core.dataSource, core.objectStore)),
     ),
   ],

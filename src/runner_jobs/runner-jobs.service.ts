@@ -15,7 +15,6 @@ import type { GitCommit } from '../git/commits.js';
 import { refPatternMatches } from '../git/ref-changes.js';
 import { Job, Pipeline } from '../pipelines/pipeline.entity.js';
 import type { PipelinesService } from '../pipelines/pipelines.service.js';
-import type { ProtectedRefs } from '../protected_branches/protected-refs.js';
 import { Project } from '../projects/project.entity.js';
 import { projectSettings } from '../projects/project-settings.js';
 import type { ProjectView } from '../projects/projects.service.js';
@@ -31,7 +30,6 @@ export interface RunnerJobsDeps {
   runners: RunnersService;
   pipelines: PipelinesService;
   ciVariables: CiVariablesService;
-  protectedRefs: ProtectedRefs;
   repositories: RepositoriesService;
 }
 
@@ -158,7 +156,7 @@ export class RunnerJobsService {
         );
         if (locked.length === 0) continue;
         const job = await manager.findOneByOrFail(Job, { id });
-        if (runner.accessLevel === 'ref_protected' && !(await this.protectedRef(job))) continue;
+        if (runner.accessLevel === 'ref_protected' && !(await this.protectedRef(manager, job))) continue;
         return this.start(manager, runner, job);
       }
       return null;
@@ -186,10 +184,16 @@ export class RunnerJobsService {
     );
   }
 
-  private async protectedRef(job: Job): Promise<boolean> {
-    if (!job.tag) return this.deps.protectedRefs.isProtectedBranch(job.projectId, job.ref);
-    const { tags } = await this.deps.protectedRefs.projectRules(job.projectId);
-    return tags.some((rule) => refPatternMatches(rule.name, job.ref));
+  /**
+   * Whether the job's ref is a protected branch or tag, read in the caller's transaction (PGlite has one
+   * session: a read beside an open transaction would wait for it).
+   */
+  private async protectedRef(manager: EntityManager, job: Job): Promise<boolean> {
+    const rows: Array<{ name: string }> = await manager.query(
+      `SELECT name FROM ${job.tag ? 'protected_tags' : 'protected_branches'} WHERE project_id = $1`,
+      [job.projectId],
+    );
+    return rows.some((rule) => refPatternMatches(rule.name, job.ref));
   }
 
   /** The job's timeout: its own `timeout`, else the project's, capped by the runner's maximum. */
@@ -213,7 +217,7 @@ export class RunnerJobsService {
     );
     const started = await this.deps.pipelines.jobs.updateStatus(job.id, 'running', {}, manager);
     const pipeline = await manager.findOneByOrFail(Pipeline, { id: job.pipelineId });
-    const protectedRef = await this.protectedRef(job);
+    const protectedRef = await this.protectedRef(manager, job);
     const view = { project, accessLevel: 0, showStatistics: false } as unknown as ProjectView;
     const commit = await this.commit(view, job.sha);
     const environment = environmentName(job.options.environment);
