@@ -286,13 +286,40 @@ const triggerOf = (c: Case) => {
     sharedTriggers.set(c.subjectId, api('POST', `${project(c)}/triggers`, { description: 'matrix' }));
   return sharedTriggers.get(c.subjectId)!;
 };
-/** A build of the case's project that ran and kept an archive (`dist/app.js`), on the `ci` branch. */
+/**
+ * A build of the case's project that ran and kept an archive (`dist/app.js`), on a branch of its own whose
+ * pipelines do not cancel each other (the other cases' new pipelines on `ci` would cancel a running one).
+ */
+const artifactBranches = new Map<number, Promise<unknown>>();
 async function newArtifactJob(c: Case): Promise<number> {
-  const { buildId } = await pipelineOf(c, 'pending');
+  if (!artifactBranches.has(c.subjectId))
+    artifactBranches.set(
+      c.subjectId,
+      api('POST', `${project(c)}/repository/commits`, {
+        branch: 'artifacts',
+        start_branch: 'main',
+        commit_message: 'CI with artifacts',
+        actions: [
+          {
+            action: 'create',
+            file_path: '.gitlab-ci.yml',
+            content: 'workflow: { auto_cancel: { on_new_commit: none } }\nbuild: { script: x }\n',
+          },
+        ],
+      }),
+    );
+  await artifactBranches.get(c.subjectId);
+  const pipeline = await api('POST', `${project(c)}/pipeline`, { ref: 'artifacts' });
+  await server.services.pipelines.processing.process(pipeline.id as number);
+  const [build] = (await api(
+    'GET',
+    `${project(c)}/pipelines/${pipeline.id as number}/jobs`,
+  )) as unknown as Json[];
+  const buildId = build.id as number;
   const jobs = server.services.pipelines.jobs;
-  const build = await server.services.pipelines.jobs.updateStatus(buildId, 'running');
+  await jobs.updateStatus(buildId, 'running');
   await server.services.jobArtifacts.upload(
-    jobCaller({ id: build.projectId } as Project, { id: buildId }, fx.users.admin.user.id),
+    jobCaller({ id: c.subjectId } as Project, { id: buildId }, fx.users.admin.user.id),
     buildId,
     spooled(await zipOf({ 'dist/app.js': 'console.log(1)' })),
     { artifact_type: 'archive', artifact_format: 'zip' },
@@ -300,10 +327,12 @@ async function newArtifactJob(c: Case): Promise<number> {
   await jobs.updateStatus(buildId, 'success');
   return buildId;
 }
+/** A build of the public project, for the runner-facing operations (which have no subject). */
+const publicBuild = async (c: Case) =>
+  (await pipelineOf({ ...c, subjectId: fx.projects.public.id, expected: 'unauthorized' })).buildId;
 const sharedArtifactJobs = new Map<number, Promise<number>>();
 const artifactJobOf = (c: Case) => {
-  if (!sharedArtifactJobs.has(c.subjectId))
-    sharedArtifactJobs.set(c.subjectId, newArtifactJob({ ...c, expected: 'allowed' }));
+  if (!sharedArtifactJobs.has(c.subjectId)) sharedArtifactJobs.set(c.subjectId, newArtifactJob(c));
   return sharedArtifactJobs.get(c.subjectId)!;
 };
 
@@ -992,38 +1021,43 @@ const CALLS: Record<string, (c: Case) => Call | Promise<Call>> = {
   }),
   downloadJobArtifactsByRef: async (c) => {
     await artifactJobOf(c);
-    return { path: { ref_name: 'ci' }, query: { job: 'build' } };
+    return { path: { ref_name: 'artifacts' }, query: { job: 'build' } };
   },
   getJobArtifactFileByRef: async (c) => {
     await artifactJobOf(c);
-    return { path: { ref_name: 'ci', artifact_path: 'dist/app.js' }, query: { job: 'build' } };
+    return { path: { ref_name: 'artifacts', artifact_path: 'dist/app.js' }, query: { job: 'build' } };
   },
   keepJobArtifacts: async (c) => ({ path: { job_id: await artifactJobOf(c) } }),
   deleteJobArtifacts: async (c) => ({
     path: { job_id: c.expected === 'allowed' ? await newArtifactJob(c) : await artifactJobOf(c) },
   }),
   // Runner-facing: a job token (or a runner token in the body) is the credential; a personal token is none.
-  authorizeJobArtifactsUpload: async (c) => ({ path: { id: (await pipelineOf(c)).buildId } }),
-  uploadJobArtifacts: async (c) => ({ path: { id: (await pipelineOf(c)).buildId } }),
-  downloadJobArtifactsForRunner: async (c) => ({ path: { id: (await pipelineOf(c)).buildId } }),
+  authorizeJobArtifactsUpload: async (c) => ({ path: { id: await publicBuild(c) } }),
+  uploadJobArtifacts: async (c) => ({ path: { id: await publicBuild(c) } }),
+  downloadJobArtifactsForRunner: async (c) => ({ path: { id: await publicBuild(c) } }),
   requestRunnerJob: () => ({ body: { token: 'glrt-not-a-runner-token' } }),
   updateRunnerJob: async (c) => ({
-    path: { job_id: (await pipelineOf(c)).buildId },
+    path: { job_id: await publicBuild(c) },
     body: { token: 'glcbt-not-a-job-token', state: 'running' },
   }),
-  appendRunnerJobTrace: async (c) => ({ path: { job_id: (await pipelineOf(c)).buildId } }),
+  appendRunnerJobTrace: async (c) => ({ path: { job_id: await publicBuild(c) } }),
   addJobTokenScopeProject: () => ({ body: { target_project_id: fx.projects.public.id } }),
   removeJobTokenScopeProject: async (c) => {
     const target = fx.projects.public.id;
     if (c.expected === 'allowed')
-      await api('POST', `${project(c)}/job_token_scope/allowlist`, { target_project_id: target });
+      // Already there from another caller's case is as good.
+      await api('POST', `${project(c)}/job_token_scope/allowlist`, { target_project_id: target }).catch(
+        () => undefined,
+      );
     return { path: { target_project_id: target } };
   },
   addJobTokenScopeGroup: () => ({ body: { target_group_id: fx.groups.public.id } }),
   removeJobTokenScopeGroup: async (c) => {
     const target = fx.groups.public.id;
     if (c.expected === 'allowed')
-      await api('POST', `${project(c)}/job_token_scope/groups_allowlist`, { target_group_id: target });
+      await api('POST', `${project(c)}/job_token_scope/groups_allowlist`, { target_group_id: target }).catch(
+        () => undefined,
+      );
     return { path: { target_group_id: target } };
   },
   getPipelineTestReport: (c) => inPipeline(c),
@@ -1365,8 +1399,9 @@ const FINER_RULES: Record<string, (c: Case) => number | undefined> = {
   authorizeJobArtifactsUpload: () => 403,
   uploadJobArtifacts: () => 403,
   downloadJobArtifactsForRunner: () => 403,
-  requestRunnerJob: () => 403,
-  updateRunnerJob: () => 403,
+  // A blocked user's personal token is refused before anything reads the body's runner or job token.
+  requestRunnerJob: (c) => (c.caller === 'blocked' ? 401 : 403),
+  updateRunnerJob: (c) => (c.caller === 'blocked' ? 401 : 403),
   appendRunnerJobTrace: () => 403,
 };
 
