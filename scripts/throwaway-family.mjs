@@ -17,6 +17,8 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** What the copy needs to generate, lint, type-check and build; the tests stay behind (tsc needs none). */
 const COPIED = [
   'src',
+  // Benches (scripts/bench) start their data and peers with the tests' helpers.
+  'test/helpers',
   'openapi',
   'scripts',
   'generated',

@@ -252,6 +252,12 @@ function callerSchemes(backend: Backend, operation: Operation): OwnSchemes {
   return schemes;
 }
 
+/** Whether every scheme the operation's `security` names is a caller scheme (no personal token). */
+function onlyCallerSchemes(backend: Backend, operation: Operation): boolean {
+  const names = (operation.security ?? []).flatMap((requirement) => Object.keys(requirement));
+  return names.length > 0 && callerSchemes(backend, operation).length === names.length;
+}
+
 /** A refused credential: 401, or what the operation declares (`x-credential-refusal: forbidden`). */
 const credentialRefused = (operation: Operation) =>
   (operation as { 'x-credential-refusal'?: string })['x-credential-refusal'] === 'forbidden'
@@ -400,9 +406,11 @@ export function apiMiddleware(options: ApiOptions): Middleware {
           headers: ctx.headers,
           query: rawQuery,
         });
-    const authenticated = own
-      ? anonymous
-      : (byCallerScheme ?? (await authenticator.authenticate(presentedToken(ctx.headers, rawQuery))));
+    // An operation that names only caller schemes (a runner's job token) reads no user's token at all.
+    const userTokens = !own && !onlyCallerSchemes(backend, operation);
+    const authenticated =
+      byCallerScheme ??
+      (userTokens ? await authenticator.authenticate(presentedToken(ctx.headers, rawQuery)) : anonymous);
     if (!own && !authenticated.user && !allowsAnonymous(operation)) throw credentialRefused(operation);
     requireScope(authenticated, operationScopes(operation, method));
     const caller: Caller = await authenticator.actAs(authenticated, sudoIdentifier(ctx.headers, rawQuery));

@@ -290,13 +290,14 @@ const triggerOf = (c: Case) => {
  * A build of the case's project that ran and kept an archive (`dist/app.js`), on a branch of its own whose
  * pipelines do not cancel each other (the other cases' new pipelines on `ci` would cancel a running one).
  */
-const artifactBranches = new Map<number, Promise<unknown>>();
-async function newArtifactJob(c: Case): Promise<number> {
-  if (!artifactBranches.has(c.subjectId))
+const artifactBranches = new Map<string, Promise<unknown>>();
+async function newArtifactJob(c: Case, branch = 'artifacts'): Promise<number> {
+  const key = `${c.subjectId}:${branch}`;
+  if (!artifactBranches.has(key))
     artifactBranches.set(
-      c.subjectId,
+      key,
       api('POST', `${project(c)}/repository/commits`, {
-        branch: 'artifacts',
+        branch,
         start_branch: 'main',
         commit_message: 'CI with artifacts',
         actions: [
@@ -308,8 +309,8 @@ async function newArtifactJob(c: Case): Promise<number> {
         ],
       }),
     );
-  await artifactBranches.get(c.subjectId);
-  const pipeline = await api('POST', `${project(c)}/pipeline`, { ref: 'artifacts' });
+  await artifactBranches.get(key);
+  const pipeline = await api('POST', `${project(c)}/pipeline`, { ref: branch });
   await server.services.pipelines.processing.process(pipeline.id as number);
   const [build] = (await api(
     'GET',
@@ -1029,7 +1030,9 @@ const CALLS: Record<string, (c: Case) => Call | Promise<Call>> = {
   },
   keepJobArtifacts: async (c) => ({ path: { job_id: await artifactJobOf(c) } }),
   deleteJobArtifacts: async (c) => ({
-    path: { job_id: c.expected === 'allowed' ? await newArtifactJob(c) : await artifactJobOf(c) },
+    path: {
+      job_id: c.expected === 'allowed' ? await newArtifactJob(c, 'doomed-artifacts') : await artifactJobOf(c),
+    },
   }),
   // Runner-facing: a job token (or a runner token in the body) is the credential; a personal token is none.
   authorizeJobArtifactsUpload: async (c) => ({ path: { id: await publicBuild(c) } }),
