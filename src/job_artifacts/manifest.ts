@@ -65,7 +65,9 @@ export const jobArtifactsManifest = defineFamily({
     // A job's representation lists its artifacts (`artifacts_file`, `artifacts`, `artifacts_expire_at`).
     jobFields: ({ jobArtifacts }) => ({ fieldsFor: (jobs) => jobArtifacts.jobFields(jobs) }),
     // Erasing a job removes its artifacts with its log, in the erase's transaction.
-    ciJobChanges: ({ jobArtifacts }) => ({ jobErased: (manager, job) => jobArtifacts.eraseWith(manager, job) }),
+    ciJobChanges: ({ jobArtifacts }) => ({
+      jobErased: (manager, job) => jobArtifacts.eraseWith(manager, job),
+    }),
     // Runners download a dependency's archive: its name and size go in the job payload.
     runnerJobPayload: ({ jobArtifacts }) => ({
       artifactsFile: (manager, dependency) => jobArtifacts.artifactsFile(manager, dependency),
