@@ -1044,7 +1044,14 @@ const CALLS: Record<string, (c: Case) => Call | Promise<Call>> = {
     body: { token: 'glcbt-not-a-job-token', state: 'running' },
   }),
   appendRunnerJobTrace: async (c) => ({ path: { job_id: await publicBuild(c) } }),
-  addJobTokenScopeProject: () => ({ body: { target_project_id: fx.projects.public.id } }),
+  // A project or group of its own per call: one already in the scope is a 400.
+  addJobTokenScopeProject: async () => ({
+    body: {
+      target_project_id: (
+        await server.factories.project({ owner: fx.users.admin, namespace: fx.parent, visibility: 'public' })
+      ).id,
+    },
+  }),
   removeJobTokenScopeProject: async (c) => {
     const target = fx.projects.public.id;
     if (c.expected === 'allowed')
@@ -1054,7 +1061,9 @@ const CALLS: Record<string, (c: Case) => Call | Promise<Call>> = {
       );
     return { path: { target_project_id: target } };
   },
-  addJobTokenScopeGroup: () => ({ body: { target_group_id: fx.groups.public.id } }),
+  addJobTokenScopeGroup: async () => ({
+    body: { target_group_id: (await server.factories.group({ visibility: 'public' })).id },
+  }),
   removeJobTokenScopeGroup: async (c) => {
     const target = fx.groups.public.id;
     if (c.expected === 'allowed')
@@ -1512,13 +1521,19 @@ function judge(c: Case, call: Call, response: TestResponse): string | null {
       const refused =
         status === 401 || status === 403 || (status === 404 && message === SUBJECT_NOT_FOUND[c.op.subject]);
       if (refused) return what;
-      if (status >= 300) allowedButNot2xx.push(`${c.op.operationId} ${c.caller} ${c.visibility}: ${status}`);
+      if (status >= 300 && EMPTY_ANSWERS[c.op.operationId] !== status)
+        allowedButNot2xx.push(`${c.op.operationId} ${c.caller} ${c.visibility}: ${status}`);
       return null;
     }
   }
 }
 
 const allowedButNot2xx: string[] = [];
+/**
+ * Operations whose allowed answer, on fixtures without the data they read, is GitLab's refusal of that
+ * absence rather than a success: a merge request whose head pipeline has no JUnit report answers 400.
+ */
+const EMPTY_ANSWERS: Record<string, number> = { getMergeRequestTestReports: 400 };
 
 /** Runs `tasks` with at most `limit` at a time. */
 async function pool<T>(items: T[], limit: number, task: (item: T) => Promise<void>) {
