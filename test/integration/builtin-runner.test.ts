@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import yauzl from 'yauzl';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pythonGitlab, runPythonClient } from '../helpers/clients.js';
 import { pipelineHelpers, type JobJson } from '../helpers/pipelines.js';
 import { useTestServer } from '../helpers/server.js';
 
@@ -157,6 +158,12 @@ deploy-by-hand:
   stage: deploy
   script: echo deploying
   when: manual
+release:
+  stage: deploy
+  script: echo releasing
+  environment:
+    name: production
+    url: https://example.com
 child:
   stage: deploy
   trigger:
@@ -190,6 +197,7 @@ describe('the built-in runner runs a pushed pipeline', () => {
       'test: [blue]': 'success',
       flaky: 'failed',
       'deploy-by-hand': 'manual',
+      release: 'success',
     });
     const byName = (name: string) => jobs.find((j) => j.name === name) as JobJson;
     expect(byName('flaky').allow_failure).toBe(true);
@@ -228,6 +236,31 @@ describe('the built-in runner runs a pushed pipeline', () => {
     const childJobs = await jobsOf(admin.token, project, child);
     expect(childJobs.map((j) => [j.name, j.status])).toEqual([['child-job', 'success']]);
     expect(await traceOf(project.id, childJobs[0].id)).toContain('in the child pipeline');
+
+    // A GitLab user's client reads the jobs, a trace, the test report and the environment.
+    if (pythonGitlab) {
+      const stdout = await runPythonClient('python_gitlab_runner_results.py', [
+        server.url,
+        admin.token,
+        String(project.id),
+        String(pipeline.id),
+      ]);
+      expect(JSON.parse(stdout.trim())).toEqual({
+        jobs: [
+          ['build', 'success'],
+          ['deploy-by-hand', 'manual'],
+          ['flaky', 'failed'],
+          ['release', 'success'],
+          ['test: [blue]', 'success'],
+          ['test: [red]', 'success'],
+        ],
+        build_trace: true,
+        build_artifacts: 'artifacts.zip',
+        test_report: [2, 2, ['build']],
+        test_report_summary: 2,
+        environment: ['production', 'available', 'success', 'release'],
+      });
+    }
 
     // The runner registered itself as an instance runner and kept its token.
     const saved = fs.readFileSync(path.join(dir, 'data/runner/token'), 'utf8').trim();
