@@ -10,9 +10,15 @@ export interface JobArtifactObjectsReleased {
   keys: string[];
 }
 
+/** An upload's object was (or is about to be) written: once its row had time to commit, it is checked. */
+export interface JobArtifactUploadSettled {
+  key: string;
+}
+
 declare module '../core/events.js' {
   interface EventCatalog {
     'ci.job_artifacts_expiry_due': JobArtifactsExpiryDue;
     'ci.job_artifact_objects_released': JobArtifactObjectsReleased;
+    'ci.job_artifact_upload_settled': JobArtifactUploadSettled;
   }
 }

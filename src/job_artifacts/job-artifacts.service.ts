@@ -6,6 +6,7 @@
  * An upload writes the object first and its row in a transaction; a failed transaction removes the
  * object, so no object is ever served without a row.
  */
+import { faultPoint } from '../core/faults.js';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
@@ -158,7 +159,18 @@ export class JobArtifactsService {
     if (!entries) throw badParameter('file is not a valid zip archive');
     const filename = sanitize(file.filename || defaultName(fileType, format));
     const key = `artifacts/${job.projectId}/${job.id}/${randomUUID()}/${filename}`;
+    // Queued before the object exists: if the process dies between the write and the row's commit, the
+    // check finds an object no row names and removes it (a failed transaction removes it at once below).
+    await this.dataSource.transaction((manager) =>
+      this.events.publish(
+        manager,
+        'ci.job_artifact_upload_settled',
+        { key },
+        { startAfter: new Date(Date.now() + UPLOAD_CHECK_AFTER_MS) },
+      ),
+    );
     const size = await this.store.putFile(key, file.path);
+    faultPoint('artifact-upload:stored');
     try {
       return await this.dataSource.transaction(async (manager) => {
         const locked = await this.pipelines.jobs.lock(manager, job.id);
@@ -382,6 +394,12 @@ export class JobArtifactsService {
     if (rows[0]) await this.removal.removeExpired(rows[0].project_id);
   }
 
+  /** After an upload had time to commit: its object goes unless a row names it (a crash left it). */
+  async settleUpload(key: string): Promise<void> {
+    if (await this.dataSource.manager.existsBy(JobArtifact, { objectKey: key })) return;
+    await this.store.delete([key]);
+  }
+
   /** GitLab's artifact attributes of each job's representation, by job id (one query a page). */
   async jobFields(jobs: readonly Job[]): Promise<Map<number, Record<string, unknown>>> {
     const byJob = await this.forJobs(jobs.map((job) => job.id));
@@ -427,6 +445,9 @@ export class JobArtifactsService {
     return byJob;
   }
 }
+
+/** How long an upload has to commit its row before its object is taken for a crash's leftover. */
+export const UPLOAD_CHECK_AFTER_MS = 60 * 60 * 1000;
 
 const tooLarge = () => new ApiError(413, { message: 'file size has reached maximum size limit' });
 

@@ -30,6 +30,13 @@ export const jobArtifactsManifest = defineFamily({
     ),
   ],
   subscribers: ({ jobArtifacts }) => [
+    // An upload's object with no row an hour on is what a crash between the write and the commit left.
+    defineSubscriber({
+      event: 'ci.job_artifact_upload_settled',
+      name: 'job_artifacts.settle_upload',
+      retryDelaySeconds: 30,
+      handle: ({ key }) => jobArtifacts.settleUpload(key),
+    }),
     // An erased job's artifact rows went with its erase: their objects go after the commit.
     defineSubscriber({
       event: 'ci.job_artifact_objects_released',

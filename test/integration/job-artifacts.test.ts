@@ -1,5 +1,7 @@
+import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { AccessLevel } from '../../src/core/access-level.js';
+import { queueSchema } from '../../src/core/queue.js';
 import type { Caller } from '../../src/core/auth.js';
 import { parseExpireIn } from '../../src/job_artifacts/expire-in.js';
 import {
@@ -259,6 +261,27 @@ describe('job artifacts', () => {
       return objects;
     };
     expect(await waitFor(objectsOf, (keys) => keys.length === 0)).toEqual([]);
+  });
+});
+
+describe('a crash between an upload and its row', () => {
+  it('queues a check before the object is written, which removes an object no row names and keeps the others', async () => {
+    const { project, build, archive } = await builtProject();
+    const store = server.services.jobArtifacts.store;
+    // The upload queued its check before writing: the check names the object its row names.
+    const schema = await queueSchema(server.dataSource);
+    const queued: Array<{ data: { key: string } }> = await server.dataSource.query(
+      `SELECT data FROM ${schema}.job WHERE name = 'job_artifacts.settle_upload'`,
+    );
+    expect(queued.map((job) => job.data.key)).toContain(archive.objectKey);
+    // What a process killed after the write and before the commit leaves: an object and no row.
+    const orphan = `artifacts/${project.id}/${build.id}/crashed/artifacts.zip`;
+    await store.putStream(orphan, Readable.from([Buffer.from('left behind')]));
+    await server.services.jobArtifacts.settleUpload(orphan);
+    expect(await store.head(orphan)).toBeNull();
+    // A committed upload's object stays, and is still served.
+    await server.services.jobArtifacts.settleUpload(archive.objectKey);
+    expect(await store.head(archive.objectKey)).not.toBeNull();
   });
 });
 
