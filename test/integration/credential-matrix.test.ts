@@ -29,12 +29,18 @@ interface CredentialOperation {
 }
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
+/**
+ * CI job tokens act for their job's user within the job token scope (caller schemes, not principals of
+ * their own): test/integration/runner-jobs.test.ts and job-artifacts.test.ts check their cases (a running
+ * job's token, a finished job's, another project's before and after the allowlist, none).
+ */
+const CALLER_SCHEMES = new Set(['JobToken', 'JobTokenQuery']);
 const OPERATIONS: CredentialOperation[] = Object.entries(spec.paths).flatMap(([path, item]) =>
   METHODS.filter((method) => item[method]).flatMap((method) => {
     const op = item[method];
     const schemes = ((op.security ?? []) as Json[]).flatMap((requirement) => Object.keys(requirement));
     return schemes
-      .filter((scheme) => !USER_SCHEMES.has(scheme))
+      .filter((scheme) => !USER_SCHEMES.has(scheme) && !CALLER_SCHEMES.has(scheme))
       .map((scheme) => ({
         operationId: op.operationId as string,
         method: method.toUpperCase(),
