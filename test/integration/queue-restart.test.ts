@@ -132,17 +132,17 @@ describe.runIf(fs.existsSync(entry))('a job in flight when its process is killed
     const second = start();
     await second.ready;
     await until(() => !fs.existsSync(path.join(path.dirname(dir), aside)), 60_000, 'the removal completes');
-    // The deletion's other jobs (uploads_remove, project_snippet_repositories_remove) are counted too; one
-    // the kill caught running fails once and runs again.
+    // The deletion's other jobs (uploads_remove, project_snippet_repositories_remove,
+    // job_artifacts.remove_project) are counted too; one the kill caught running fails once and runs again.
     await until(
       async () =>
         ((await call('GET', '/sidekiq/job_stats')).body as { jobs: { processed: number } }).jobs.processed ===
-        3,
+        4,
       30_000,
       'the jobs are counted as processed',
     );
     expect((await call('GET', '/sidekiq/job_stats')).body).toMatchObject({
-      jobs: { processed: 3, enqueued: 0, dead: 0 },
+      jobs: { processed: 4, enqueued: 0, dead: 0 },
     });
     if (postgres) {
       const rows = await admin((client) =>

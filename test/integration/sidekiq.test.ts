@@ -50,9 +50,10 @@ describe('what administrators see', () => {
     expect(fs.existsSync(dir)).toBe(false);
 
     // The repository_remove subscriber removes what the deletion moved aside, uploads_remove the
-    // project's uploads, project_snippet_repositories_remove its snippets' repositories; all are counted.
+    // project's uploads, project_snippet_repositories_remove its snippets' repositories,
+    // job_artifacts.remove_project its artifacts' objects; all are counted.
     await until(
-      async () => aside().length === 0 && (await stats()).processed === Number(before.processed) + 3,
+      async () => aside().length === 0 && (await stats()).processed === Number(before.processed) + 4,
     );
 
     const queues = await server.request('GET', '/sidekiq/queue_metrics', { token: admin.token });
