@@ -58,13 +58,15 @@ export class JobTokenScopeService {
     targetId: number,
   ): Promise<{ source_project_id: number; target_project_id: number }> {
     const target = await this.projects.find(caller, targetId);
+    // The project itself is always in its scope: refused before anything is written.
+    if (target.project.id === view.project.id)
+      throw badParameter('Target project is already in the job token scope');
     const rows: unknown[] = await this.dataSource.query(
       `INSERT INTO ci_job_token_project_scope_links (source_project_id, target_project_id, added_by_id)
        VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING 1`,
       [view.project.id, target.project.id, caller.user?.id ?? null],
     );
-    if (target.project.id === view.project.id || rows.length === 0)
-      throw badParameter('Target project is already in the job token scope');
+    if (rows.length === 0) throw badParameter('Target project is already in the job token scope');
     return { source_project_id: view.project.id, target_project_id: target.project.id };
   }
 
